@@ -1,0 +1,273 @@
+/*
+ * iogate.h - the public C ABI of libiogate, the iogate I/O engine.
+ *
+ * This is the only public header. A caller describes one or more jobs with
+ * struct iog_job_spec, creates a session from them, starts it (worker threads
+ * run in the background), polls progress, optionally cancels, waits, and then
+ * copies out statistics, latency histograms and per-interval series. All jobs
+ * of one session run concurrently.
+ *
+ * Conventions
+ *  - Every function that can fail returns 0 (or a non-negative count) on
+ *    success and a negative errno on failure. When `err` is not NULL, a
+ *    NUL-terminated human-readable message is written into it (at most
+ *    `errlen` bytes including the NUL).
+ *  - The library never aborts the process on bad input or I/O errors; I/O
+ *    errors are counted in the statistics of the job that saw them.
+ *  - Every struct exchanged with the library starts with `struct_size`, which
+ *    the caller sets to sizeof() of the struct it was compiled against. The
+ *    library rejects sizes it does not know with -EINVAL.
+ *  - Times are nanoseconds, sizes bytes, on CLOCK_MONOTONIC.
+ *  - iog_abi_version() changes whenever a struct layout or a function
+ *    signature changes; callers must check it before use.
+ *
+ * Latency histograms
+ *  Values (ns) below IOG_HIST_LINEAR are counted exactly, one bucket per
+ *  nanosecond. Above that, every power-of-two range [2^k, 2^(k+1)) is split
+ *  into IOG_HIST_SUB_BUCKETS equal buckets, for 2^k < IOG_HIST_TOP_NS. A value
+ *  reported as the midpoint of its bucket is therefore within
+ *  1 / (2 * IOG_HIST_SUB_BUCKETS) = 0.39% of the recorded value (the stated
+ *  bound is 1%). Values at or above IOG_HIST_TOP_NS (about 1100 s) are not
+ *  clamped: they are counted in the last bucket, the overflow bucket, and the
+ *  exact maximum is kept in the summary. Histograms are plain count arrays:
+ *  merging two is adding them element by element.
+ */
+#ifndef IOGATE_H
+#define IOGATE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define IOG_API __attribute__((visibility("default")))
+#else
+#define IOG_API
+#endif
+
+#define IOG_ABI_VERSION 1
+
+/* Histogram geometry (see the comment at the top). */
+#define IOG_HIST_SUB_BITS 7
+#define IOG_HIST_SUB_BUCKETS (1u << IOG_HIST_SUB_BITS)  /* 128 per octave   */
+#define IOG_HIST_LINEAR (2u * IOG_HIST_SUB_BUCKETS)      /* 256 exact values */
+#define IOG_HIST_TOP_BITS 40                             /* 2^40 ns ~ 1100 s */
+#define IOG_HIST_TOP_NS (1ull << IOG_HIST_TOP_BITS)
+/* linear part + one group per octave from 2^8 to 2^39 + the overflow bucket */
+#define IOG_HIST_BUCKETS \
+    (IOG_HIST_LINEAR + (IOG_HIST_TOP_BITS - IOG_HIST_SUB_BITS - 1) * IOG_HIST_SUB_BUCKETS + 1)
+
+#define IOG_PATH_MAX 4096
+#define IOG_ERR_MAX 512
+
+enum iog_engine {
+    IOG_ENGINE_NULL = 0,     /* no I/O: completes every request at once   */
+    IOG_ENGINE_PSYNC = 1,    /* pread(2) / pwrite(2), iodepth 1           */
+    IOG_ENGINE_IO_URING = 2, /* liburing, iodepth requests in flight      */
+    IOG_ENGINE_LIBAIO = 3,   /* reserved: rejected with -EOPNOTSUPP       */
+    IOG_ENGINE_SYNC = 4,     /* reserved: rejected with -EOPNOTSUPP       */
+};
+
+enum iog_rw {
+    IOG_RW_READ = 0,
+    IOG_RW_WRITE = 1,
+    IOG_RW_RANDREAD = 2,
+    IOG_RW_RANDWRITE = 3,
+    IOG_RW_RW = 4,     /* sequential mix of reads and writes */
+    IOG_RW_RANDRW = 5, /* random mix of reads and writes     */
+};
+
+enum iog_dir { IOG_DIR_READ = 0, IOG_DIR_WRITE = 1, IOG_DIR_COUNT = 2 };
+
+/* slat: submission (prepare to handed to the kernel); clat: handed to the
+ * kernel to completion; lat: prepare to completion (slat + clat). */
+enum iog_lat { IOG_LAT_SLAT = 0, IOG_LAT_CLAT = 1, IOG_LAT_LAT = 2, IOG_LAT_COUNT = 3 };
+
+enum iog_state {
+    IOG_STATE_CREATED = 0,
+    IOG_STATE_LAYOUT = 1,  /* creating or extending files              */
+    IOG_STATE_RAMP = 2,    /* running, not yet counted (ramp_time)     */
+    IOG_STATE_RUNNING = 3, /* running and counted                      */
+    IOG_STATE_DONE = 4,    /* every worker finished (or was cancelled) */
+};
+
+/* iog_job_spec.flags */
+#define IOG_JOB_TIME_BASED (1u << 0) /* run for runtime_ns, looping over the region */
+#define IOG_JOB_DIRECT (1u << 1)     /* O_DIRECT with aligned buffers               */
+#define IOG_JOB_NO_LAYOUT (1u << 2)  /* never create or extend the file             */
+
+struct iog_job_spec {
+    uint32_t struct_size; /* sizeof(struct iog_job_spec)                       */
+    uint32_t engine;      /* enum iog_engine                                   */
+    uint32_t rw;          /* enum iog_rw                                       */
+    uint32_t rwmixread;   /* 0..100, share of reads for IOG_RW_RW/RANDRW       */
+    uint64_t bs[IOG_DIR_COUNT]; /* block size per direction, > 0          */
+    uint32_t iodepth;     /* >= 1; must be 1 for psync                         */
+    uint32_t numjobs;     /* worker threads, >= 1, each runs the whole job     */
+    uint64_t size;        /* bytes of the region [offset, offset + size)       */
+    uint64_t offset;      /* start of the region in the file                   */
+    uint64_t runtime_ns;  /* 0: no time limit (requires not time_based)        */
+    uint64_t ramp_ns;     /* run this long before counting anything            */
+    uint64_t interval_ns; /* series interval; 0 means 1 s                      */
+    uint64_t seed;        /* random seed; thread i uses a stream derived from it */
+    uint32_t flags;       /* IOG_JOB_*                                         */
+    uint32_t reserved0;   /* must be 0                                         */
+    char filename[IOG_PATH_MAX]; /* NUL-terminated; ignored by the null engine */
+};
+
+/* Summary of one latency kind. mean and stdev are exact (not from buckets). */
+struct iog_lat_summary {
+    uint64_t count;
+    uint64_t min_ns; /* 0 when count == 0 */
+    uint64_t max_ns;
+    double mean_ns;
+    double stdev_ns; /* sample standard deviation */
+};
+
+/* Counted statistics of one job in one direction, all its threads merged.
+ * Nothing done during ramp_time is counted. */
+struct iog_dir_stats {
+    uint32_t struct_size;
+    uint32_t dir;        /* enum iog_dir */
+    uint64_t ios;        /* completed without error */
+    uint64_t bytes;
+    uint64_t runtime_ns; /* counted time of the job (longest thread) */
+    double iops;         /* ios / runtime */
+    double bw_bytes;     /* bytes / runtime, bytes per second */
+    struct iog_lat_summary lat[IOG_LAT_COUNT];
+    uint64_t errors;        /* requests that failed or came back short */
+    int32_t first_errno;    /* positive errno of the first error, 0 if none */
+    uint32_t reserved0;
+    uint64_t first_error_offset;
+};
+
+/* One interval of one job in one direction, all its threads merged. */
+struct iog_interval {
+    uint64_t end_ns;   /* interval end, measured from the start of counting */
+    uint64_t ios;
+    uint64_t bytes;
+    double iops;
+    double bw_bytes;
+    double clat_mean_ns;
+    uint64_t clat_p99_ns;
+    double lat_mean_ns;
+    uint64_t lat_p99_ns;
+};
+
+/* A snapshot for progress bars; counts are live (including ramp). */
+struct iog_progress {
+    uint32_t struct_size;
+    uint32_t state;      /* enum iog_state */
+    uint64_t elapsed_ns; /* since iog_session_start */
+    uint64_t counted_ns; /* since counting began (0 during layout and ramp) */
+    uint64_t expected_ns; /* estimate of total run time incl. ramp, 0 if unknown */
+    uint64_t ios[IOG_DIR_COUNT];   /* counted ios so far, all jobs */
+    uint64_t bytes[IOG_DIR_COUNT];
+    uint64_t errors;
+    uint32_t jobs_done; /* jobs whose threads have all finished */
+    uint32_t jobs;
+};
+
+/* A struct's size and field offsets, for bindings to check their layout. */
+struct iog_layout_field {
+    const char *name;
+    uint32_t offset;
+    uint32_t size;
+};
+
+typedef struct iog_session iog_session; /* opaque */
+
+/* Returns IOG_ABI_VERSION of the library. */
+IOG_API uint32_t iog_abi_version(void);
+
+/* Library version string, e.g. "0.1.0". Never NULL. */
+IOG_API const char *iog_version(void);
+
+/*
+ * Describes the layout of the public struct named `name` ("iog_job_spec",
+ * "iog_dir_stats", "iog_lat_summary", "iog_interval", "iog_progress").
+ * Writes its sizeof into *size and a pointer to a static array of fields into
+ * *fields, returning the number of fields; -ENOENT for an unknown name.
+ */
+IOG_API int iog_describe_struct(const char *name, uint32_t *size,
+                                const struct iog_layout_field **fields);
+
+/*
+ * Validates `njobs` job specs and creates a session. Nothing is opened or
+ * written yet. Returns 0 and stores the session in *out, or:
+ *  -EINVAL     a spec is invalid (message names the job index and field)
+ *  -EOPNOTSUPP an engine that this build does not provide
+ *  -ENOMEM     out of memory
+ */
+IOG_API int iog_session_create(const struct iog_job_spec *jobs, uint32_t njobs,
+                               iog_session **out, char *err, size_t errlen);
+
+/*
+ * Opens (and lays out) the files and starts the worker threads, then returns.
+ * Returns 0, or a negative errno if a file cannot be opened or laid out, or a
+ * thread cannot be started (the message names the file). -EALREADY when
+ * called twice.
+ */
+IOG_API int iog_session_start(iog_session *s, char *err, size_t errlen);
+
+/* Fills a progress snapshot. Safe from any thread, at any time after create. */
+IOG_API int iog_session_poll(iog_session *s, struct iog_progress *out);
+
+/* Asks every worker to stop soon. Safe from any thread and from signal
+ * handlers, idempotent. Counted statistics stay valid. */
+IOG_API int iog_session_cancel(iog_session *s);
+
+/*
+ * Waits up to timeout_ns (0: do not wait) for every worker to finish.
+ * Returns 0 when all finished, -ETIMEDOUT when they are still running,
+ * -EINVAL if the session was never started.
+ */
+IOG_API int iog_session_wait(iog_session *s, uint64_t timeout_ns);
+
+/* Number of jobs in the session. */
+IOG_API uint32_t iog_session_jobs(const iog_session *s);
+
+/*
+ * Copies the statistics of job `job` in direction `dir` into *out (its
+ * struct_size must be set). Only after iog_session_wait returned 0.
+ * -EINVAL for a bad index or size, -EBUSY while running.
+ */
+IOG_API int iog_session_dir_stats(const iog_session *s, uint32_t job, uint32_t dir,
+                                  struct iog_dir_stats *out);
+
+/*
+ * Copies the histogram of latency kind `lat` (enum iog_lat) of job `job` in
+ * direction `dir` into `counts`, which has room for `ncounts` entries; it must
+ * be at least IOG_HIST_BUCKETS. -EINVAL, -EBUSY as above.
+ */
+IOG_API int iog_session_histogram(const iog_session *s, uint32_t job, uint32_t dir,
+                                  uint32_t lat, uint64_t *counts, size_t ncounts);
+
+/*
+ * Copies up to `cap` intervals of job `job` in direction `dir` into `out` and
+ * returns the number of intervals the job has (which may exceed cap: call
+ * again with a larger buffer). The last interval may be shorter than the
+ * interval length. -EINVAL, -EBUSY as above.
+ */
+IOG_API int iog_session_series(const iog_session *s, uint32_t job, uint32_t dir,
+                               struct iog_interval *out, size_t cap);
+
+/*
+ * Cancels, waits for every worker and frees the session. NULL is ignored.
+ */
+IOG_API void iog_session_destroy(iog_session *s);
+
+/* Bucket index of a value in ns, and the bounds [lo, hi) of a bucket; for the
+ * overflow bucket hi is UINT64_MAX. Exposed so that bindings and tests use
+ * exactly the library's geometry. */
+IOG_API uint32_t iog_hist_index(uint64_t value_ns);
+IOG_API int iog_hist_bounds(uint32_t index, uint64_t *lo, uint64_t *hi);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* IOGATE_H */
