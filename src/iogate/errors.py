@@ -1,0 +1,59 @@
+"""The exceptions iogate raises, and Problem: one located complaint about a suite file."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+
+class IogateError(Exception):
+    """Base class of every error iogate raises on purpose."""
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong in a suite file. ``line``/``col`` are 1-based; 0 means unknown."""
+
+    file: str
+    line: int
+    col: int
+    path: str  # dotted location in the document, e.g. ``workloads[1].iodepth``; may be ""
+    message: str
+
+    def __str__(self) -> str:
+        where = self.file
+        if self.line > 0:
+            where += f":{self.line}:{max(self.col, 1)}"
+        return f"{where}: {self.path}: {self.message}" if self.path else f"{where}: {self.message}"
+
+
+class SuiteError(IogateError):
+    """A suite file is invalid; carries every problem found, not just the first."""
+
+    def __init__(self, problems: Iterable[Problem]) -> None:
+        self.problems: list[Problem] = list(problems)
+        super().__init__("\n".join(str(p) for p in self.problems))
+
+    @classmethod
+    def single(cls, file: str, message: str, line: int = 0, col: int = 0,
+               path: str = "") -> SuiteError:
+        return cls([Problem(str(file), line, col, path, message)])
+
+    def __str__(self) -> str:
+        return "\n".join(str(p) for p in self.problems)
+
+
+class EngineError(IogateError):
+    """The I/O engine refused or failed; ``errno`` is the positive errno value."""
+
+    def __init__(self, errno: int, message: str) -> None:
+        self.errno = errno
+        self.message = message
+        super().__init__(errno, message)
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class TargetError(IogateError):
+    """The target file or device of a workload is unusable."""

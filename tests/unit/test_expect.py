@@ -1,0 +1,125 @@
+"""Expectations: grammar, units per metric kind, messages, verdicts."""
+
+import math
+
+import pytest
+
+from iogate.expect import (
+    Check,
+    ExpectationError,
+    evaluate,
+    format_value,
+    parse_expectation,
+    tokenize,
+)
+from iogate.metrics import Kind
+
+MiB = 1 << 20
+
+
+@pytest.mark.parametrize("metric, text, op, threshold", [
+    ("read.clat.p99", "<= 1.2ms", "<=", 1_200_000),
+    ("read.clat.p99.9", "< 5ms", "<", 5_000_000),
+    ("write.lat.mean", ">=250us", ">=", 250_000),
+    ("read.clat.p99", "<= 1.2 ms", "<=", 1_200_000),
+    ("read.iops", ">= 250k", ">=", 250_000),
+    ("total.iops", "> 1.5M", ">", 1_500_000),
+    ("errors", "== 0", "==", 0),
+    ("read.ios", "!= 0", "!=", 0),
+    ("write.bw", "< 400MiB/s", "<", 400 * MiB),
+    ("total.bw", ">= 1GiB/s", ">=", 1 << 30),
+    ("read.bytes", ">= 1GiB", ">=", 1 << 30),
+    ("read.runtime", ">= 10s", ">=", 10 * 10**9),
+])
+def test_parse(metric, text, op, threshold):
+    exp = parse_expectation(metric, text)
+    assert (exp.metric.text, exp.op, exp.threshold, exp.text) == (metric, op, threshold,
+                                                                   text.strip())
+
+
+@pytest.mark.parametrize("metric, text, message", [
+    ("read.clat.p99", "<= 250k",
+     "'250k' is a count, but read.clat.p99 is a latency; write e.g. '<= 1.2ms'"),
+    ("read.clat.p99", "<= 5", "'5' has no unit, but read.clat.p99 is a latency"),
+    ("read.iops", ">= 4KiB", "'4KiB' is a size, but read.iops is an IOPS figure; "
+                             "write e.g. '>= 250k'"),
+    ("read.iops", ">= 2ms", "'2ms' is a duration, but read.iops is an IOPS figure"),
+    ("read.bw", ">= 400MiB", "'400MiB' is a size, but read.bw is a bandwidth; "
+                             "write e.g. '>= 400MiB/s'"),
+    ("read.bw", ">= 400MB/s", "ambiguous unit 'MB/s': write '400MiB/s'"),
+    ("read.iops", ">= 1m", "ambiguous unit 'm' in '1m': write 'M' for millions"),
+    ("read.runtime", "> 5k", "'5k' is a count, but read.runtime is a duration"),
+    ("read.clat.p99", "<= 10Q", "unknown duration unit 'Q'"),
+    ("read.clatt.p99", "<= 1ms", "unknown metric 'read.clatt.p99'"),
+    ("read.clat.p101", "<= 1ms", "unknown metric 'read.clat.p101'"),
+    ("reads.iops", ">= 1k", "unknown metric 'reads.iops'"),
+    ("read.iops", 250000, "write a comparison like '>= 250k'"),
+    ("read.clat.p99", 1.5, "write a comparison like '<= 1.2ms'"),
+    ("read.iops", True, "write a comparison like"),
+    ("read.iops", "250k", "must start with one of >= <= > < == !="),
+    ("read.iops", ">=", "ends too early"),
+    ("read.iops", ">= 250k + 5", "unexpected '+'"),
+    ("read.iops", ">= baseline", "names are not supported"),
+    ("read.iops", ">= 1k 2k", "unexpected '2k'"),
+    ("read.iops", "=> 1k", "must start with one of"),
+    ("read.iops", ">= #", "unexpected '#'"),
+])
+def test_parse_errors(metric, text, message):
+    with pytest.raises(ExpectationError) as exc:
+        parse_expectation(metric, text)
+    assert message in str(exc.value)
+
+
+def test_tokenizer_knows_future_operators():
+    kinds = [(t.kind, t.text) for t in tokenize(">= (2 * baseline) - 1.5ms")]
+    assert kinds == [("op", ">="), ("arith", "("), ("number", "2"), ("arith", "*"),
+                     ("name", "baseline"), ("arith", ")"), ("arith", "-"), ("number", "1.5ms")]
+
+
+@pytest.mark.parametrize("metric, text, described", [
+    ("read.clat.p99", "<=1.2ms", "<= 1.2ms"), ("read.iops", ">= 250000", ">= 250k"),
+    ("write.bw", "< 400MiB/s", "< 400MiB/s"), ("errors", "== 0", "== 0"),
+    ("read.bytes", ">= 1GiB", ">= 1GiB"),
+])
+def test_describe(metric, text, described):
+    assert parse_expectation(metric, text).describe() == described
+
+
+@pytest.mark.parametrize("text, observed, passed", [
+    (">= 100", 100, True), (">= 100", 99.9, False), ("> 100", 100, False), ("> 100", 101, True),
+    ("<= 100", 100, True), ("<= 100", 100.1, False), ("< 100", 100, False), ("< 100", 0, True),
+    ("== 100", 100, True), ("== 100", 101, False), ("!= 100", 100, False), ("!= 100", 7, True),
+])
+def test_each_operator(text, observed, passed):
+    check = evaluate(parse_expectation("read.iops", text), observed)
+    assert isinstance(check, Check) and check.passed is passed and check.observed == observed
+
+
+def test_reasons():
+    exp = parse_expectation("read.clat.p99", "<= 1.2ms")
+    assert evaluate(exp, 1_350_000).reason == "1.35ms is not <= 1.2ms"
+    assert evaluate(exp, 900_000).reason == "900us <= 1.2ms"
+
+
+@pytest.mark.parametrize("metric, reason", [
+    ("read.iops", "not measured: the workload did no reads"),
+    ("write.clat.p99", "not measured: the workload did no writes"),
+    ("total.iops", "not measured: the workload did no I/O"),
+])
+def test_not_measured_fails(metric, reason):
+    exp = parse_expectation(metric, "<= 1ms" if "clat" in metric else ">= 0")
+    check = evaluate(exp, None)
+    assert (check.passed, check.observed, check.reason) == (False, None, reason)
+
+
+def test_nan_fails_even_for_not_equal():
+    check = evaluate(parse_expectation("read.iops", "!= 5"), math.nan)
+    assert not check.passed and "not a number" in check.reason
+
+
+@pytest.mark.parametrize("kind, value, text", [
+    (Kind.DURATION, 1_200_000, "1.2ms"), (Kind.IOPS, 250_300, "250.3k"), (Kind.COUNT, 3, "3"),
+    (Kind.BANDWIDTH, 412 * MiB, "412MiB/s"), (Kind.BYTES, 4096, "4KiB"),
+])
+def test_format_value(kind, value, text):
+    assert format_value(kind, value) == text
