@@ -1,0 +1,337 @@
+"""ctypes bindings to libiogate: the only module that declares foreign types.
+
+It loads the library, mirrors every public struct and constant of
+native/include/iogate.h, declares each function once, and wraps the calls the
+session layer needs so that negative errno returns become EngineError.
+
+The library is looked up in the IOGATE_LIB environment variable (a path, for
+development builds) and otherwise next to this package (installed wheels).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import importlib.resources
+import os
+from array import array
+from ctypes import POINTER, byref, c_char, c_char_p, c_double, c_int, c_int32, c_size_t, c_uint32, \
+    c_uint64, c_void_p
+from functools import cache
+
+from iogate.errors import EngineError
+
+ABI_VERSION = 1
+
+# Histogram geometry (mirrors the IOG_HIST_* macros).
+HIST_SUB_BITS = 7
+HIST_SUB_BUCKETS = 1 << HIST_SUB_BITS
+HIST_LINEAR = 2 * HIST_SUB_BUCKETS
+HIST_TOP_BITS = 40
+HIST_TOP_NS = 1 << HIST_TOP_BITS
+HIST_BUCKETS = HIST_LINEAR + (HIST_TOP_BITS - HIST_SUB_BITS - 1) * HIST_SUB_BUCKETS + 1
+
+PATH_MAX = 4096
+ERR_MAX = 512
+
+# enum iog_engine
+ENGINE_NULL, ENGINE_PSYNC, ENGINE_IO_URING, ENGINE_LIBAIO, ENGINE_SYNC = range(5)
+ENGINES = {"null": ENGINE_NULL, "psync": ENGINE_PSYNC, "io_uring": ENGINE_IO_URING}
+
+# enum iog_rw
+RW_READ, RW_WRITE, RW_RANDREAD, RW_RANDWRITE, RW_RW, RW_RANDRW = range(6)
+RW_MODES = {"read": RW_READ, "write": RW_WRITE, "randread": RW_RANDREAD,
+            "randwrite": RW_RANDWRITE, "rw": RW_RW, "randrw": RW_RANDRW}
+
+# enum iog_dir
+DIR_READ, DIR_WRITE, DIR_COUNT = 0, 1, 2
+DIRECTIONS = ("read", "write")
+
+# enum iog_lat
+LAT_SLAT, LAT_CLAT, LAT_LAT, LAT_COUNT = 0, 1, 2, 3
+LAT_KINDS = ("slat", "clat", "lat")
+
+# enum iog_state
+STATE_CREATED, STATE_LAYOUT, STATE_RAMP, STATE_RUNNING, STATE_DONE = range(5)
+STATES = ("created", "layout", "ramp", "running", "done")
+
+# iog_job_spec.flags
+JOB_TIME_BASED = 1 << 0
+JOB_DIRECT = 1 << 1
+JOB_NO_LAYOUT = 1 << 2
+
+
+class IogJobSpec(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", c_uint32),
+        ("engine", c_uint32),
+        ("rw", c_uint32),
+        ("rwmixread", c_uint32),
+        ("bs", c_uint64 * DIR_COUNT),
+        ("iodepth", c_uint32),
+        ("numjobs", c_uint32),
+        ("size", c_uint64),
+        ("offset", c_uint64),
+        ("runtime_ns", c_uint64),
+        ("ramp_ns", c_uint64),
+        ("interval_ns", c_uint64),
+        ("seed", c_uint64),
+        ("flags", c_uint32),
+        ("reserved0", c_uint32),
+        ("filename", c_char * PATH_MAX),
+    ]
+
+
+class IogLatSummary(ctypes.Structure):
+    _fields_ = [
+        ("count", c_uint64),
+        ("min_ns", c_uint64),
+        ("max_ns", c_uint64),
+        ("mean_ns", c_double),
+        ("stdev_ns", c_double),
+    ]
+
+
+class IogDirStats(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", c_uint32),
+        ("dir", c_uint32),
+        ("ios", c_uint64),
+        ("bytes", c_uint64),
+        ("runtime_ns", c_uint64),
+        ("iops", c_double),
+        ("bw_bytes", c_double),
+        ("lat", IogLatSummary * LAT_COUNT),
+        ("errors", c_uint64),
+        ("first_errno", c_int32),
+        ("reserved0", c_uint32),
+        ("first_error_offset", c_uint64),
+    ]
+
+
+class IogInterval(ctypes.Structure):
+    _fields_ = [
+        ("end_ns", c_uint64),
+        ("ios", c_uint64),
+        ("bytes", c_uint64),
+        ("iops", c_double),
+        ("bw_bytes", c_double),
+        ("clat_mean_ns", c_double),
+        ("clat_p99_ns", c_uint64),
+        ("lat_mean_ns", c_double),
+        ("lat_p99_ns", c_uint64),
+    ]
+
+
+class IogProgress(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", c_uint32),
+        ("state", c_uint32),
+        ("elapsed_ns", c_uint64),
+        ("counted_ns", c_uint64),
+        ("expected_ns", c_uint64),
+        ("ios", c_uint64 * DIR_COUNT),
+        ("bytes", c_uint64 * DIR_COUNT),
+        ("errors", c_uint64),
+        ("jobs_done", c_uint32),
+        ("jobs", c_uint32),
+    ]
+
+
+class IogLayoutField(ctypes.Structure):
+    _fields_ = [
+        ("name", c_char_p),
+        ("offset", c_uint32),
+        ("size", c_uint32),
+    ]
+
+
+# Library struct name -> binding, for layout checks.
+STRUCTS: dict[str, type[ctypes.Structure]] = {
+    "iog_job_spec": IogJobSpec,
+    "iog_lat_summary": IogLatSummary,
+    "iog_dir_stats": IogDirStats,
+    "iog_interval": IogInterval,
+    "iog_progress": IogProgress,
+}
+
+SessionHandle = c_void_p
+
+
+def _message(code: int, func, args: tuple) -> str:
+    """The library's message from the error buffer passed in args, else strerror."""
+    for arg in args:
+        if isinstance(arg, ctypes.Array) and arg._type_ is c_char and arg.value:
+            return arg.value.decode(errors="replace")
+    return f"{func.__name__}: {os.strerror(code)}"
+
+
+def _check(result: int, func, args: tuple) -> int:
+    if result < 0:
+        raise EngineError(-result, _message(-result, func, args))
+    return result
+
+
+def _check_wait(result: int, func, args: tuple) -> int:
+    # -ETIMEDOUT is the ordinary "still running" answer, not an error.
+    if result < 0 and result != -errno.ETIMEDOUT:
+        return _check(result, func, args)
+    return result
+
+
+def _declare(lib: ctypes.CDLL) -> None:
+    def fn(name: str, restype, argtypes: list, errcheck=_check) -> None:
+        f = getattr(lib, name)
+        f.restype = restype
+        f.argtypes = argtypes
+        if errcheck is not None:
+            f.errcheck = errcheck
+
+    err = [c_char_p, c_size_t]
+    fn("iog_abi_version", c_uint32, [], None)
+    fn("iog_version", c_char_p, [], None)
+    fn("iog_describe_struct", c_int, [c_char_p, POINTER(c_uint32), POINTER(POINTER(IogLayoutField))])
+    fn("iog_session_create", c_int, [POINTER(IogJobSpec), c_uint32, POINTER(SessionHandle), *err])
+    fn("iog_session_start", c_int, [SessionHandle, *err])
+    fn("iog_session_poll", c_int, [SessionHandle, POINTER(IogProgress)])
+    fn("iog_session_cancel", c_int, [SessionHandle])
+    fn("iog_session_wait", c_int, [SessionHandle, c_uint64], _check_wait)
+    fn("iog_session_jobs", c_uint32, [SessionHandle], None)
+    fn("iog_session_dir_stats", c_int, [SessionHandle, c_uint32, c_uint32, POINTER(IogDirStats)])
+    fn("iog_session_histogram", c_int,
+       [SessionHandle, c_uint32, c_uint32, c_uint32, POINTER(c_uint64), c_size_t])
+    fn("iog_session_series", c_int,
+       [SessionHandle, c_uint32, c_uint32, POINTER(IogInterval), c_size_t])
+    fn("iog_session_destroy", None, [SessionHandle], None)
+    fn("iog_hist_index", c_uint32, [c_uint64], None)
+    fn("iog_hist_bounds", c_int, [c_uint32, POINTER(c_uint64), POINTER(c_uint64)])
+
+
+def library_path() -> str:
+    """Where the library is expected: $IOGATE_LIB, else inside the package."""
+    explicit = os.environ.get("IOGATE_LIB")
+    if explicit:
+        return explicit
+    return str(importlib.resources.files("iogate") / "libiogate.so")
+
+
+@cache
+def lib() -> ctypes.CDLL:
+    """The loaded, declared and version-checked library (loaded once)."""
+    path = library_path()
+    if not os.path.isfile(path):
+        raise EngineError(errno.ENOENT,
+                          f"libiogate not found at {path}; build it with "
+                          "'cmake -S native -B native/build && cmake --build native/build' "
+                          "and set IOGATE_LIB=native/build/libiogate.so, or install the iogate wheel")
+    try:
+        handle = ctypes.CDLL(path)
+    except OSError as e:
+        raise EngineError(errno.ELIBBAD, f"cannot load libiogate from {path}: {e}") from e
+    _declare(handle)
+    found = handle.iog_abi_version()
+    if found != ABI_VERSION:
+        raise EngineError(errno.ELIBBAD,
+                          f"libiogate at {path} has ABI version {found}, these bindings need "
+                          f"{ABI_VERSION}; rebuild the library or reinstall iogate")
+    return handle
+
+
+def version() -> str:
+    return lib().iog_version().decode()
+
+
+def abi_version() -> int:
+    return int(lib().iog_abi_version())
+
+
+def layout_report() -> dict[str, tuple[int, dict[str, tuple[int, int]]]]:
+    """The library's own view of each public struct: {name: (size, {field: (offset, size)})}."""
+    out = {}
+    for name in STRUCTS:
+        size = c_uint32()
+        fields = POINTER(IogLayoutField)()
+        n = lib().iog_describe_struct(name.encode(), byref(size), byref(fields))
+        out[name] = (size.value,
+                     {fields[i].name.decode(): (fields[i].offset, fields[i].size) for i in range(n)})
+    return out
+
+
+def binding_layout(struct: type[ctypes.Structure]) -> tuple[int, dict[str, tuple[int, int]]]:
+    """The same report for a ctypes binding."""
+    return (ctypes.sizeof(struct),
+            {name: (getattr(struct, name).offset, getattr(struct, name).size)
+             for name, *_ in struct._fields_})
+
+
+def hist_index(value_ns: int) -> int:
+    return int(lib().iog_hist_index(value_ns))
+
+
+def hist_bounds(index: int) -> tuple[int, int]:
+    lo, hi = c_uint64(), c_uint64()
+    lib().iog_hist_bounds(index, byref(lo), byref(hi))
+    return lo.value, hi.value
+
+
+# --- session calls -----------------------------------------------------------
+
+def session_create(specs: list[IogJobSpec]) -> SessionHandle:
+    arr = (IogJobSpec * len(specs))(*specs)
+    handle = SessionHandle()
+    err = ctypes.create_string_buffer(ERR_MAX)
+    lib().iog_session_create(arr, len(specs), byref(handle), err, ERR_MAX)
+    return handle
+
+
+def session_start(handle: SessionHandle) -> None:
+    err = ctypes.create_string_buffer(ERR_MAX)
+    lib().iog_session_start(handle, err, ERR_MAX)
+
+
+def session_poll(handle: SessionHandle) -> IogProgress:
+    out = IogProgress(struct_size=ctypes.sizeof(IogProgress))
+    lib().iog_session_poll(handle, byref(out))
+    return out
+
+
+def session_cancel(handle: SessionHandle) -> None:
+    lib().iog_session_cancel(handle)
+
+
+def session_wait(handle: SessionHandle, timeout_ns: int) -> bool:
+    """True when every worker has finished; the GIL is released while waiting."""
+    return lib().iog_session_wait(handle, timeout_ns) == 0
+
+
+def session_jobs(handle: SessionHandle) -> int:
+    return int(lib().iog_session_jobs(handle))
+
+
+def session_dir_stats(handle: SessionHandle, job: int, direction: int) -> IogDirStats:
+    out = IogDirStats(struct_size=ctypes.sizeof(IogDirStats))
+    lib().iog_session_dir_stats(handle, job, direction, byref(out))
+    return out
+
+
+def session_histogram(handle: SessionHandle, job: int, direction: int, kind: int) -> array:
+    """Bucket counts as array('Q'), filled in place by the library."""
+    counts = array("Q", bytes(8 * HIST_BUCKETS))
+    view = (c_uint64 * HIST_BUCKETS).from_buffer(counts)
+    lib().iog_session_histogram(handle, job, direction, kind, view, HIST_BUCKETS)
+    del view  # release the export so the array may be resized by its owner
+    return counts
+
+
+def session_series(handle: SessionHandle, job: int, direction: int) -> list[IogInterval]:
+    cap = 64
+    while True:
+        buf = (IogInterval * cap)()
+        n = lib().iog_session_series(handle, job, direction, buf, cap)
+        if n <= cap:
+            return list(buf[:n])
+        cap = n
+
+
+def session_destroy(handle: SessionHandle) -> None:
+    lib().iog_session_destroy(handle)
