@@ -1,0 +1,151 @@
+"""The pytest11 plugin: collect suites, run workloads as items, report like a storage engineer.
+
+Registered through the ``pytest11`` entry point named ``iogate``. Suite errors are collection
+errors with one ``file:line:col: path: message`` line per problem; a failing expectation fails
+its own item with a table of metric, expectation, observed value and verdict, the suite lines
+that asked for it and the workload as run. Measured metrics are attached as
+``user_properties`` so JUnit XML carries them.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+RESULTS_KEY = pytest.StashKey[list]()
+# The terminal as it was before capturing began; live progress goes there.
+TERMINAL_KEY = pytest.StashKey[Any]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("iogate", "iogate storage suites")
+    group.addoption("--iogate-filename", metavar="PATH", default=None,
+                    help="run every workload against PATH instead of the suite's filename")
+    group.addoption("--iogate-json", metavar="FILE", default=None,
+                    help="write the iogate results document (JSON) to FILE")
+    parser.addini("iogate_suite_glob", type="linelist", default=["*.suite.yaml"],
+                  help="glob patterns of iogate suite files (default: *.suite.yaml)")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.stash[RESULTS_KEY] = []
+    config.stash[TERMINAL_KEY] = sys.stdout
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    patterns = parent.config.getini("iogate_suite_glob")
+    if any(fnmatch.fnmatch(file_path.name, pat) for pat in patterns):
+        return SuiteFile.from_parent(parent, path=file_path)
+    return None
+
+
+class SuiteFile(pytest.File):
+    """One suite file; its workloads are the items."""
+
+    def collect(self) -> Iterator[pytest.Item]:
+        from iogate.errors import SuiteError
+        from iogate.spec import load_suite
+
+        try:
+            suite = load_suite(self.path)
+        except SuiteError as exc:
+            # CollectError renders its message alone, without a traceback.
+            raise self.CollectError(str(exc)) from None
+        for case in suite.cases:
+            yield WorkloadItem.from_parent(self, name=case.id, case=case)
+
+
+class CaseFailed(Exception):
+    """Raised by an item whose case did not pass; carries the result for the report."""
+
+    def __init__(self, result: Any) -> None:
+        super().__init__(result.outcome)
+        self.result = result
+
+
+class WorkloadItem(pytest.Item):
+    def __init__(self, *, case: Any, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.case = case
+
+    def runtest(self) -> None:
+        from iogate.runner import run_case
+
+        progress = _LiveProgress(self.config, self.nodeid)
+        try:
+            result = run_case(self.case, filename=self.config.getoption("iogate_filename"),
+                              on_progress=progress)
+        finally:
+            progress.close()
+        self.config.stash[RESULTS_KEY].append(result)
+        for path, value in sorted(result.metrics.items()):
+            self.user_properties.append((path, value))
+        self.user_properties.append(("outcome", result.outcome))
+        if result.outcome == "interrupted":
+            raise KeyboardInterrupt
+        if result.outcome != "passed":
+            raise CaseFailed(result)
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException],
+                     style: Any = None) -> str:
+        if isinstance(excinfo.value, CaseFailed):
+            from iogate.report import failure_report
+
+            return failure_report(excinfo.value.result)
+        return super().repr_failure(excinfo, style=style)
+
+    def reportinfo(self) -> tuple[Path, int, str]:
+        return self.path, self.case.line - 1, f"{self.case.suite_name}::{self.case.id}"
+
+
+class _LiveProgress:
+    """Writes the engine's progress on one terminal line while an item runs (terminals only)."""
+
+    def __init__(self, config: pytest.Config, label: str) -> None:
+        from iogate.report import ProgressLine
+
+        self._capman = config.pluginmanager.getplugin("capturemanager")
+        stream = config.stash.get(TERMINAL_KEY, None)
+        quiet = config.getoption("verbose") < 0
+        self._line = ProgressLine(label, stream=stream) if stream and not quiet else None
+
+    def __call__(self, progress: Any) -> None:
+        if self._line is None or not self._line.enabled:
+            return
+        if self._capman is not None:
+            with self._capman.global_and_fixture_disabled():
+                self._line(progress)
+        else:
+            self._line(progress)
+
+    def close(self) -> None:
+        if self._line is None or not self._line.enabled:
+            return
+        if self._capman is not None:
+            with self._capman.global_and_fixture_disabled():
+                self._line.close()
+        else:
+            self._line.close()
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    results = config.stash.get(RESULTS_KEY, [])
+    if not results:
+        return
+    from iogate.report import summary_table
+
+    terminalreporter.write_sep("=", "iogate results")
+    terminalreporter.write_line(summary_table(results))
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    path = session.config.getoption("iogate_json")
+    if path:
+        from iogate.report import write_json
+
+        write_json(path, session.config.stash.get(RESULTS_KEY, []))

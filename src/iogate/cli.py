@@ -1,0 +1,152 @@
+"""The ``iogate`` command: run, validate and describe suites without pytest.
+
+Exit codes: 0 every expectation met, 1 an expectation failed, 2 a suite is invalid (or the
+command line is), 3 a runtime error (I/O or engine error), 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from types import FrameType
+
+from iogate import __version__
+from iogate.errors import SuiteError
+
+EXIT_OK, EXIT_FAILED, EXIT_INVALID, EXIT_RUNTIME, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+SUITE_GLOB = "*.suite.yaml"
+
+
+def _suite_files(paths: Sequence[str]) -> list[Path]:
+    files: list[Path] = []
+    for raw in paths:
+        p = Path(raw)
+        if p.is_dir():
+            files += sorted(p.rglob(SUITE_GLOB))
+        elif p.exists():
+            files.append(p)
+        else:
+            raise SuiteError.single(raw, "no such file or directory")
+    if not files:
+        raise SuiteError.single(" ".join(paths), f"no suite files ({SUITE_GLOB}) found")
+    return files
+
+
+def _load_all(paths: Sequence[str]):  # -> list[LoadedSuite]
+    from iogate.spec import load_suite
+
+    suites, problems = [], []
+    for f in _suite_files(paths):
+        try:
+            suites.append(load_suite(f))
+        except SuiteError as exc:
+            problems += exc.problems
+    if problems:
+        raise SuiteError(problems)
+    return suites
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    suites = _load_all(args.paths)
+    for s in suites:
+        print(f"{s.path}: ok, {len(s.cases)} case(s): {', '.join(c.id for c in s.cases)}")
+    return EXIT_OK
+
+
+def cmd_schema(args: argparse.Namespace) -> int:
+    from iogate.spec.schema import json_schema
+
+    print(json.dumps(json_schema(), indent=2))
+    return EXIT_OK
+
+
+def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from iogate import report
+    from iogate.runner import CaseResult, case_id, run_case
+
+    suites = _load_all(args.paths)
+    cases = [c for s in suites for c in s.cases
+             if not args.k or args.k in case_id(c)]
+    if not cases:
+        print(f"iogate: no case matches -k {args.k!r}", file=sys.stderr)
+        return EXIT_INVALID
+    signal.signal(signal.SIGTERM, _raise_interrupt)
+    results: list[CaseResult] = []
+    for case in cases:
+        line = report.ProgressLine(case_id(case), stream=sys.stderr)
+        try:
+            result = run_case(case, filename=args.filename, on_progress=line)
+        finally:
+            line.close()
+        results.append(result)
+        print(f"{result.id}: {result.outcome}"
+              + (f" ({result.error})" if result.error else ""), file=sys.stderr)
+        if result.outcome == "interrupted":
+            break
+    print(report.results_table(results))
+    for r in results:
+        if r.outcome != "passed":
+            print()
+            print(report.failure_report(r))
+    if args.json:
+        report.write_json(args.json, results)
+    outcomes = {r.outcome for r in results}
+    if "interrupted" in outcomes:
+        return EXIT_INTERRUPTED
+    if "error" in outcomes:
+        return EXIT_RUNTIME
+    if "failed" in outcomes:
+        return EXIT_FAILED
+    return EXIT_OK
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.print_usage(sys.stderr)
+        print(f"{self.prog}: error: {message}", file=sys.stderr)
+        raise SystemExit(EXIT_INVALID)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="iogate", description="Declarative storage test suites with I/O SLOs.")
+    parser.add_argument("--version", action="version", version=f"iogate {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    run = sub.add_parser("run", help="run suites and judge their expectations")
+    run.add_argument("paths", nargs="+", metavar="PATH", help="suite files or directories")
+    run.add_argument("--json", metavar="FILE", help="write the results document to FILE")
+    run.add_argument("--filename", metavar="PATH", help="run every workload against PATH")
+    run.add_argument("-k", metavar="SUBSTRING", help="only cases whose id contains SUBSTRING")
+    run.set_defaults(func=cmd_run)
+
+    validate = sub.add_parser("validate", help="check suites without running them")
+    validate.add_argument("paths", nargs="+", metavar="PATH")
+    validate.set_defaults(func=cmd_validate)
+
+    schema = sub.add_parser("schema", help="print the JSON Schema of suite files")
+    schema.set_defaults(func=cmd_schema)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args))
+    except SuiteError as exc:
+        print(str(exc), file=sys.stderr)
+        return EXIT_INVALID
+    except KeyboardInterrupt:
+        print("iogate: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,205 @@
+"""Human and machine renderings of case results: tables, failure reports, progress, JSON."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import sys
+import time
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import IO, Any
+
+from iogate import __version__, environment
+from iogate.engine.session import Progress
+from iogate.expect import Check, format_value
+from iogate.metrics import parse_metric
+from iogate.runner import CaseResult
+from iogate.units import format_count, format_duration_exact, format_size_exact
+
+SCHEMA_VERSION = 1
+
+# Metrics shown in the summary when a case has no expectation on them.
+_SUMMARY_METRICS = ("read.iops", "read.bw", "read.clat.p99", "write.iops", "write.bw",
+                    "write.clat.p99")
+
+
+def table(headers: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
+    """A plain-text table with a header rule; columns sized to content."""
+    rows = [list(r) for r in rows]
+    widths = [len(h) for h in headers]
+    for r in rows:
+        for i, cell in enumerate(r):
+            widths[i] = max(widths[i], len(cell))
+    def line(cells: Sequence[str]) -> str:
+        return "  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip()
+    out = [line(headers), line(["-" * w for w in widths])]
+    out += [line(r) for r in rows]
+    return "\n".join(out)
+
+
+def observed_text(check: Check) -> str:
+    if check.observed is None:
+        return "not measured"
+    return format_value(check.expectation.metric.kind, check.observed)
+
+
+def checks_table(checks: Sequence[Check]) -> str:
+    rows = [(c.expectation.metric.text, c.expectation.describe(), observed_text(c),
+             "ok" if c.passed else "FAIL") for c in checks]
+    return table(("metric", "expected", "observed", "verdict"), rows)
+
+
+def failure_report(result: CaseResult) -> str:
+    """What a human needs to act on a failed case: the checks, their suite lines, the workload."""
+    case = result.case
+    parts: list[str] = []
+    if result.outcome == "error":
+        parts.append(f"{result.id}: error: {result.error}")
+    elif result.outcome == "interrupted":
+        parts.append(f"{result.id}: interrupted; metrics below are partial")
+    else:
+        n = len(result.failed_checks)
+        parts.append(f"{result.id}: {n} of {len(result.checks)} expectation(s) not met")
+    if result.checks:
+        parts += ["", checks_table(result.checks)]
+    failing = [c for c in result.failed_checks if c.expectation.metric.text in case.source_lines]
+    if failing:
+        parts += ["", f"suite lines ({case.path}):"]
+        for c in failing:
+            lineno, text = case.source_lines[c.expectation.metric.text]
+            parts.append(f"  {lineno:>4} | {text.rstrip()}")
+            if c.reason:
+                parts.append(f"       = {c.reason}")
+    parts += ["", f"workload {case.id} as run (defaults merged, variables expanded):"]
+    parts += ["  " + line for line in workload_lines(result)]
+    return "\n".join(parts)
+
+
+_SIZE_KEYS = ("size", "offset")
+_DURATION_KEYS = ("runtime", "ramp_time")
+
+
+def workload_lines(result: CaseResult) -> list[str]:
+    """The resolved workload in suite syntax, sizes and durations in the units people write."""
+    data = result.case.workload.model_dump(mode="json", exclude_none=True)
+    data.pop("expect", None)
+    if result.target is not None:
+        data["filename"] = result.target
+    lines = []
+    for key, value in data.items():
+        if key in _SIZE_KEYS:
+            text = format_size_exact(value)
+        elif key in _DURATION_KEYS:
+            text = format_duration_exact(value)
+        elif key == "bs":
+            text = (format_size_exact(value["read"]) if value["read"] == value["write"] else
+                    "{read: %s, write: %s}" % (format_size_exact(value["read"]),
+                                               format_size_exact(value["write"])))
+        else:
+            text = json.dumps(value)
+        lines.append(f"{key}: {text}")
+    return lines
+
+
+def _metric_cell(result: CaseResult, path: str) -> str | None:
+    value = result.metrics.get(path)
+    return None if value is None else format_value(parse_metric(path).kind, value)
+
+
+def summary_table(results: Sequence[CaseResult]) -> str:
+    """One line per case: verdict, the headline metrics, and the failed checks."""
+    rows = []
+    for r in results:
+        shown = [f"{p}={cell}" for p in _SUMMARY_METRICS
+                 if (cell := _metric_cell(r, p)) is not None]
+        failed = "; ".join(f"{c.expectation.metric.text} {c.expectation.describe()} "
+                           f"(got {observed_text(c)})" for c in r.failed_checks)
+        if r.outcome == "error" and r.error:
+            failed = r.error
+        verdict = r.outcome.upper() if r.outcome != "passed" else "passed"
+        rows.append((r.id, verdict, f"{r.duration_s:.1f}s", " ".join(shown), failed))
+    return table(("case", "verdict", "time", "metrics", "problems"), rows)
+
+
+def results_table(results: Sequence[CaseResult]) -> str:
+    """Every check of every case: workload, metric, expectation, observed value, verdict."""
+    rows = []
+    for r in results:
+        if not r.checks:
+            rows.append((r.id, "-", "-", "-", r.outcome.upper() if r.outcome != "passed"
+                         else "passed"))
+        for c in r.checks:
+            rows.append((r.id, c.expectation.metric.text, c.expectation.describe(),
+                         observed_text(c), "ok" if c.passed else "FAIL"))
+        if r.outcome in ("error", "interrupted"):
+            rows.append((r.id, "(run)", "-", r.error or r.outcome, r.outcome.upper()))
+    return table(("case", "metric", "expected", "observed", "verdict"), rows)
+
+
+def results_document(results: Sequence[CaseResult]) -> dict[str, Any]:
+    counts = {o: 0 for o in ("passed", "failed", "error", "interrupted")}
+    for r in results:
+        counts[r.outcome] = counts.get(r.outcome, 0) + 1
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "iogate_version": __version__,
+        "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "environment": environment.capture(),
+        "summary": counts,
+        "cases": [r.to_json() for r in results],
+    }
+
+
+def write_json(path: str | Path, results: Sequence[CaseResult]) -> None:
+    Path(path).write_text(json.dumps(results_document(results), indent=2) + "\n",
+                          encoding="utf-8")
+
+
+class ProgressLine:
+    """A one-line live progress display (bar, ETA, live IOPS) for a terminal.
+
+    On a stream that is not a terminal it stays silent, so logs and CI output stay clean.
+    """
+
+    STATES = {"created": "starting", "layout": "laying out", "ramp": "ramping",
+              "running": "running", "done": "done"}
+
+    def __init__(self, label: str, stream: IO[str] | None = None, width: int = 24) -> None:
+        self.label = label
+        self.stream = stream or sys.stderr
+        self.width = width
+        self.enabled = bool(getattr(self.stream, "isatty", lambda: False)())
+        self._last: tuple[float, int] | None = None
+        self._rate = 0.0
+        self._shown = False
+
+    def __call__(self, p: Progress) -> None:
+        if not self.enabled:
+            return
+        ios = sum(p.ios)
+        now = time.monotonic()
+        if self._last is not None and now > self._last[0]:
+            self._rate = (ios - self._last[1]) / (now - self._last[0])
+        self._last = (now, ios)
+        frac = p.fraction
+        if frac is None:
+            bar = "." * self.width
+            eta = ""
+        else:
+            filled = int(round(frac * self.width))
+            bar = "#" * filled + "." * (self.width - filled)
+            remaining = max(0.0, (p.expected_ns - p.elapsed_ns) / 1e9)
+            eta = f" ETA {remaining:4.0f}s"
+        state = self.STATES.get(p.state, p.state)
+        text = (f"\r{self.label} [{bar}] {state:<10} {p.elapsed_ns / 1e9:6.1f}s{eta} "
+                f"{format_count(self._rate):>7} IOPS")
+        self.stream.write(text + "\x1b[K")
+        self.stream.flush()
+        self._shown = True
+
+    def close(self) -> None:
+        if self.enabled and self._shown:
+            self.stream.write("\r\x1b[K")
+            self.stream.flush()
+

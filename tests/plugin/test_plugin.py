@@ -1,0 +1,154 @@
+"""The pytest plugin, driven through pytester as a user would run it."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+
+import pytest
+
+NULL_SUITE = """\
+suite: demo
+defaults:
+  ioengine: null
+  size: 4MiB
+  bs: 4k
+workloads:
+  - name: fast
+    rw: randread
+    expect:
+      read.iops: ">= 1"
+      read.ios: "== 1024"
+  - name: impossible
+    rw: randread
+    expect:
+      read.clat.p99: "<= 500ms"
+      read.iops: ">= 1000G"
+"""
+
+
+def write_suite(pytester: pytest.Pytester, text: str, name: str = "demo") -> None:
+    (pytester.path / f"{name}.suite.yaml").write_text(text)
+
+
+def test_each_workload_is_an_item_that_passes_or_fails(pytester: pytest.Pytester) -> None:
+    write_suite(pytester, NULL_SUITE)
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*demo.suite.yaml::impossible*"])
+
+
+def test_failure_shows_table_suite_lines_and_workload(pytester: pytest.Pytester) -> None:
+    write_suite(pytester, NULL_SUITE)
+    result = pytester.runpytest("-p", "no:cacheprovider", "-k", "impossible")
+    result.assert_outcomes(failed=1, deselected=1)
+    out = result.stdout.str()
+    # the table: header, the passing and the failing check
+    result.stdout.re_match_lines([r"\s*metric\s+expected\s+observed\s+verdict",
+                                  r"\s*read\.clat\.p99\s+<= 500ms\s+\S+\s+ok",
+                                  r"\s*read\.iops\s+>= 1000G\s+\S+\s+FAIL"])
+    # the user's own suite line, with its line number
+    assert "  16 |       read.iops: \">= 1000G\"" in out
+    # the workload as run
+    assert 'rw: "randread"' in out
+    assert "read.clat.p99 <= 500ms" not in out.split("suite lines")[1].split("workload")[0]
+
+
+def test_items_are_selected_by_id(pytester: pytest.Pytester) -> None:
+    write_suite(pytester, NULL_SUITE)
+    result = pytester.runpytest("-p", "no:cacheprovider", "demo.suite.yaml::fast")
+    result.assert_outcomes(passed=1)
+
+
+def test_collection_error_is_one_clean_line_per_problem(pytester: pytest.Pytester) -> None:
+    write_suite(pytester, """\
+suite: broken
+workloads:
+  - name: w
+    ioengine: null
+    rw: randread
+    size: 1MiB
+    iodepht: 4
+    numjobs: 0
+""")
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.INTERRUPTED  # collection errors stop the session
+    out = result.stdout.str()
+    assert "demo.suite.yaml:7:5: workloads[0].iodepht: unknown key 'iodepht'; " \
+           "did you mean 'iodepth'?" in out
+    assert "demo.suite.yaml:8:" in out and "workloads[0].numjobs" in out
+    assert "Traceback" not in out
+    assert "pydantic" not in out
+
+
+def test_metrics_reach_junit_xml_as_properties(pytester: pytest.Pytester) -> None:
+    write_suite(pytester, NULL_SUITE)
+    result = pytester.runpytest("-p", "no:cacheprovider", "--junitxml=out.xml", "-k", "fast")
+    result.assert_outcomes(passed=1, deselected=1)
+    tree = ET.parse(pytester.path / "out.xml")
+    props = {p.get("name"): p.get("value") for p in tree.iter("property")}
+    assert float(props["read.ios"]) == 1024
+    assert float(props["read.iops"]) > 0
+    assert "read.clat.p99" in props
+    assert props["outcome"] == "passed"
+
+
+def test_json_results_document(pytester: pytest.Pytester) -> None:
+    write_suite(pytester, NULL_SUITE)
+    pytester.runpytest("-p", "no:cacheprovider", "--iogate-json=results.json")
+    doc = json.loads((pytester.path / "results.json").read_text())
+    assert doc["schema_version"] == 1
+    assert doc["environment"]["cpu_count"] >= 1
+    cases = {c["id"]: c for c in doc["cases"]}
+    assert cases["demo.suite.yaml::fast"]["outcome"] == "passed"
+    assert cases["demo.suite.yaml::impossible"]["outcome"] == "failed"
+    fast = cases["demo.suite.yaml::fast"]
+    assert fast["metrics"]["read.ios"] == 1024
+    assert fast["metrics"]["read.bytes"] == 4 * 1024 * 1024
+    assert "write.iops" not in fast["metrics"]  # nothing written: not measured, not zero
+    failed = [c for c in cases["demo.suite.yaml::impossible"]["checks"] if not c["passed"]]
+    assert [c["metric"] for c in failed] == ["read.iops"]
+    assert failed[0]["line"] == 16
+
+
+def test_unmeasured_metric_fails_never_passes_by_absence(pytester: pytest.Pytester) -> None:
+    write_suite(pytester, """\
+suite: absent
+workloads:
+  - name: writes-only
+    ioengine: null
+    rw: randwrite
+    size: 1MiB
+    expect:
+      read.clat.p99: "<= 1s"
+""")
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1)
+    result.stdout.re_match_lines([r"\s*read\.clat\.p99\s+<= 1s\s+not measured\s+FAIL"])
+
+
+def test_summary_table_at_the_end(pytester: pytest.Pytester) -> None:
+    write_suite(pytester, NULL_SUITE)
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.stdout.fnmatch_lines(["*iogate results*", "*case*verdict*",
+                                 "*demo.suite.yaml::fast*passed*",
+                                 "*demo.suite.yaml::impossible*FAILED*read.iops >= 1000G*"])
+
+
+def test_filename_option_overrides_the_target(pytester: pytest.Pytester, disk_dir) -> None:
+    target = disk_dir / "override.data"
+    write_suite(pytester, """\
+suite: target
+workloads:
+  - name: small-write
+    ioengine: psync
+    rw: write
+    size: 256KiB
+    bs: 64k
+    filename: /nonexistent-dir/never-used.data
+    expect:
+      write.ios: "== 4"
+""")
+    result = pytester.runpytest("-p", "no:cacheprovider", f"--iogate-filename={target}")
+    result.assert_outcomes(passed=1)
+    assert target.stat().st_size == 256 * 1024
