@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Sets up iogate from a source checkout and then runs something with it.
+#
+#   bash scripts/setup.sh smoke   set up, then run the smoke suite on a temporary file
+#   bash scripts/setup.sh test    set up, then run the C tests (sanitized) and the full test suite
+#   bash scripts/setup.sh         set up only
+#
+# Set-up means: the system libraries the engine links against (installed with apt when missing
+# and running as root; otherwise the exact command to run is printed), a virtual environment in
+# .venv, and iogate built and installed into it from this checkout.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$here"
+mode=${1:-setup}
+venv=${IOGATE_VENV:-$here/.venv}
+python=${PYTHON:-python3}
+
+say() { printf 'setup: %s\n' "$*" >&2; }
+
+need_pkgs=()
+[ -f /usr/include/liburing.h ] || need_pkgs+=(liburing-dev)
+[ -f /usr/include/libaio.h ] || need_pkgs+=(libaio-dev)
+[ -f /usr/include/zlib.h ] || need_pkgs+=(zlib1g-dev)
+command -v gcc >/dev/null 2>&1 || command -v cc >/dev/null 2>&1 || need_pkgs+=(gcc)
+command -v pkg-config >/dev/null 2>&1 || need_pkgs+=(pkg-config)
+if ! "$python" -c 'import venv, ensurepip' >/dev/null 2>&1; then need_pkgs+=(python3-venv); fi
+
+if [ ${#need_pkgs[@]} -gt 0 ]; then
+    if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
+        say "installing ${need_pkgs[*]} with apt-get"
+        export DEBIAN_FRONTEND=noninteractive
+        apt-get update -qq
+        apt-get install -y -qq --no-install-recommends "${need_pkgs[@]}" >/dev/null
+    else
+        say "missing system packages: ${need_pkgs[*]}"
+        say "install them with:  sudo apt-get install ${need_pkgs[*]}"
+        exit 1
+    fi
+fi
+
+if [ ! -x "$venv/bin/python" ]; then
+    say "creating virtual environment $venv"
+    "$python" -m venv "$venv"
+fi
+export PIP_DISABLE_PIP_VERSION_CHECK=1
+"$venv/bin/python" -m pip install -q --upgrade pip >/dev/null
+say "building and installing iogate (native engine included)"
+"$venv/bin/python" -m pip install -q ".[test]"
+
+case "$mode" in
+setup)
+    say "done: $venv/bin/iogate --help"
+    ;;
+smoke)
+    exec "$venv/bin/iogate" run suites/smoke.suite.yaml "${@:2}"
+    ;;
+test)
+    say "C tests under AddressSanitizer and UndefinedBehaviorSanitizer"
+    "$venv/bin/python" -m pip install -q cmake ninja
+    build=build/native-sanitize
+    "$venv/bin/cmake" -S native -B "$build" -G Ninja -DIOGATE_BUILD_TESTS=ON \
+        -DIOGATE_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null
+    "$venv/bin/cmake" --build "$build" >/dev/null
+    "$venv/bin/ctest" --test-dir "$build" --output-on-failure
+    say "Python tests against the installed package"
+    exec "$venv/bin/python" -m pytest "${@:2}"
+    ;;
+*)
+    say "unknown mode '$mode': use smoke, test or nothing"
+    exit 2
+    ;;
+esac
