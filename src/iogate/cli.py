@@ -13,9 +13,13 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 from types import FrameType
+from typing import TYPE_CHECKING
 
 from iogate import __version__
 from iogate.errors import SuiteError
+
+if TYPE_CHECKING:
+    from iogate.spec import LoadedSuite
 
 EXIT_OK, EXIT_FAILED, EXIT_INVALID, EXIT_RUNTIME, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 SUITE_GLOB = "*.suite.yaml"
@@ -36,18 +40,10 @@ def _suite_files(paths: Sequence[str]) -> list[Path]:
     return files
 
 
-def _load_all(paths: Sequence[str]):  # -> list[LoadedSuite]
-    from iogate.spec import load_suite
+def _load_all(paths: Sequence[str]) -> list[LoadedSuite]:
+    from iogate.spec import validate_paths
 
-    suites, problems = [], []
-    for f in _suite_files(paths):
-        try:
-            suites.append(load_suite(f))
-        except SuiteError as exc:
-            problems += exc.problems
-    if problems:
-        raise SuiteError(problems)
-    return suites
+    return validate_paths(_suite_files(paths))
 
 
 def cmd_validate(args: argparse.Namespace) -> int:

@@ -1,0 +1,104 @@
+/*
+ * abi.c - version queries and the layout description of every public struct
+ * (sizeof and each member's name, offset and size), so that bindings can
+ * check at load time that they agree with the library.
+ */
+#include <errno.h>
+#include <stddef.h>
+#include <string.h>
+
+#include "iogate.h"
+
+#ifndef IOGATE_VERSION
+#define IOGATE_VERSION "0.1.0"
+#endif
+
+#define MEMBER_SIZE(t, m) sizeof(((struct t *)0)->m)
+/* clang-format off */
+#define FIELD(t, m) {#m, (uint32_t)offsetof(struct t, m), (uint32_t)MEMBER_SIZE(t, m)}
+/* clang-format on */
+
+static const struct iog_layout_field job_spec_fields[] = {
+    FIELD(iog_job_spec, struct_size), FIELD(iog_job_spec, engine),
+    FIELD(iog_job_spec, rw),          FIELD(iog_job_spec, rwmixread),
+    FIELD(iog_job_spec, bs),          FIELD(iog_job_spec, iodepth),
+    FIELD(iog_job_spec, numjobs),     FIELD(iog_job_spec, size),
+    FIELD(iog_job_spec, offset),      FIELD(iog_job_spec, runtime_ns),
+    FIELD(iog_job_spec, ramp_ns),     FIELD(iog_job_spec, interval_ns),
+    FIELD(iog_job_spec, seed),        FIELD(iog_job_spec, flags),
+    FIELD(iog_job_spec, reserved0),   FIELD(iog_job_spec, filename),
+};
+
+static const struct iog_layout_field lat_summary_fields[] = {
+    FIELD(iog_lat_summary, count),    FIELD(iog_lat_summary, min_ns),
+    FIELD(iog_lat_summary, max_ns),   FIELD(iog_lat_summary, mean_ns),
+    FIELD(iog_lat_summary, stdev_ns),
+};
+
+static const struct iog_layout_field dir_stats_fields[] = {
+    FIELD(iog_dir_stats, struct_size), FIELD(iog_dir_stats, dir),
+    FIELD(iog_dir_stats, ios),         FIELD(iog_dir_stats, bytes),
+    FIELD(iog_dir_stats, runtime_ns),  FIELD(iog_dir_stats, iops),
+    FIELD(iog_dir_stats, bw_bytes),    FIELD(iog_dir_stats, lat),
+    FIELD(iog_dir_stats, errors),      FIELD(iog_dir_stats, first_errno),
+    FIELD(iog_dir_stats, reserved0),   FIELD(iog_dir_stats, first_error_offset),
+};
+
+static const struct iog_layout_field interval_fields[] = {
+    FIELD(iog_interval, end_ns),      FIELD(iog_interval, ios),
+    FIELD(iog_interval, bytes),       FIELD(iog_interval, iops),
+    FIELD(iog_interval, bw_bytes),    FIELD(iog_interval, clat_mean_ns),
+    FIELD(iog_interval, clat_p99_ns), FIELD(iog_interval, lat_mean_ns),
+    FIELD(iog_interval, lat_p99_ns),
+};
+
+static const struct iog_layout_field progress_fields[] = {
+    FIELD(iog_progress, struct_size), FIELD(iog_progress, state),
+    FIELD(iog_progress, elapsed_ns),  FIELD(iog_progress, counted_ns),
+    FIELD(iog_progress, expected_ns), FIELD(iog_progress, ios),
+    FIELD(iog_progress, bytes),       FIELD(iog_progress, errors),
+    FIELD(iog_progress, jobs_done),   FIELD(iog_progress, jobs),
+};
+
+#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
+static const struct struct_desc {
+    const char *name;
+    uint32_t size;
+    const struct iog_layout_field *fields;
+    uint32_t nfields;
+} structs[] = {
+    {"iog_job_spec", sizeof(struct iog_job_spec), job_spec_fields, COUNT(job_spec_fields)},
+    {"iog_dir_stats", sizeof(struct iog_dir_stats), dir_stats_fields, COUNT(dir_stats_fields)},
+    {"iog_lat_summary", sizeof(struct iog_lat_summary), lat_summary_fields,
+     COUNT(lat_summary_fields)},
+    {"iog_interval", sizeof(struct iog_interval), interval_fields, COUNT(interval_fields)},
+    {"iog_progress", sizeof(struct iog_progress), progress_fields, COUNT(progress_fields)},
+};
+
+IOG_API uint32_t iog_abi_version(void)
+{
+    return IOG_ABI_VERSION;
+}
+
+IOG_API const char *iog_version(void)
+{
+    return IOGATE_VERSION;
+}
+
+IOG_API int iog_describe_struct(const char *name, uint32_t *size,
+                                const struct iog_layout_field **fields)
+{
+    if (!name)
+        return -ENOENT;
+    for (size_t i = 0; i < COUNT(structs); i++) {
+        if (strcmp(structs[i].name, name) != 0)
+            continue;
+        if (size)
+            *size = structs[i].size;
+        if (fields)
+            *fields = structs[i].fields;
+        return (int)structs[i].nfields;
+    }
+    return -ENOENT;
+}

@@ -1,0 +1,49 @@
+/*
+ * engine.h - the interface between the worker loop and an I/O engine. An
+ * engine is a table of operations; synchronous engines perform a request in
+ * prep() and leave submit/reap unused, asynchronous ones queue in prep(),
+ * hand queued requests to the kernel in submit() and collect completions in
+ * reap().
+ */
+#ifndef IOGATE_ENGINE_H
+#define IOGATE_ENGINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct iog_worker;
+
+/* One request slot; a worker owns iodepth of them. */
+struct iog_io {
+    uint64_t offset;
+    uint64_t t_prep; /* when the request was prepared */
+    uint64_t t_sub;  /* when submit() returned with it */
+    void *buf;
+    int64_t res; /* bytes transferred, or a negative errno */
+    uint32_t len;
+    uint8_t dir;     /* enum iog_dir */
+    uint8_t counted; /* prepared after the ramp ended */
+};
+
+struct iog_engine_ops {
+    const char *name;
+    int sync; /* prep() completes the request and sets res */
+    /* Per-worker setup after its file is open; message into err on failure. */
+    int (*init)(struct iog_worker *w, char *err, size_t errlen);
+    /* Optional: runs in the worker thread before its first request. */
+    int (*thread_start)(struct iog_worker *w);
+    /* Prepares (sync: performs) one request. 0 or a negative errno. */
+    int (*prep)(struct iog_worker *w, struct iog_io *io);
+    /* Hands prepared requests to the kernel: count submitted or -errno. */
+    int (*submit)(struct iog_worker *w);
+    /* Collects between min and max completions into out: count or -errno. */
+    int (*reap)(struct iog_worker *w, unsigned min, struct iog_io **out, unsigned max);
+    /* Releases what init() set up; safe to call when init() failed. */
+    void (*cleanup)(struct iog_worker *w);
+};
+
+extern const struct iog_engine_ops engine_null_ops;
+extern const struct iog_engine_ops engine_psync_ops;
+extern const struct iog_engine_ops engine_uring_ops;
+
+#endif

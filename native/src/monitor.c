@@ -1,0 +1,198 @@
+/*
+ * monitor.c - the per-session monitor thread. It sleeps until the next
+ * interval boundary of any job (or until a worker finishes), builds interval
+ * series by diffing the workers' published cumulative counters and
+ * histograms against what it saw last time, emits a final, possibly short,
+ * interval when a job's threads are all done, and marks the session done.
+ * Series storage is owned and grown here only.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+#include "session.h"
+
+#define HIST_KINDS 2 /* clat, lat */
+
+static uint64_t *prev_hist_of(struct iog_job *job, uint32_t dir, int kind)
+{
+    return job->prev_hist + ((size_t)dir * HIST_KINDS + (size_t)kind) * IOG_HIST_BUCKETS;
+}
+
+int monitor_prepare(struct iog_session *s)
+{
+    s->scratch_hist = calloc(IOG_HIST_BUCKETS, sizeof(uint64_t));
+    if (!s->scratch_hist)
+        return -ENOMEM;
+    for (uint32_t j = 0; j < s->njobs; j++) {
+        struct iog_job *job = &s->jobs[j];
+        job->prev_hist =
+            calloc((size_t)IOG_DIR_COUNT * HIST_KINDS * IOG_HIST_BUCKETS, sizeof(uint64_t));
+        if (!job->prev_hist)
+            return -ENOMEM;
+    }
+    return 0;
+}
+
+void monitor_free(struct iog_session *s)
+{
+    free(s->scratch_hist);
+    s->scratch_hist = NULL;
+    for (uint32_t j = 0; j < s->njobs; j++) {
+        free(s->jobs[j].prev_hist);
+        s->jobs[j].prev_hist = NULL;
+        for (int d = 0; d < IOG_DIR_COUNT; d++) {
+            free(s->jobs[j].series[d].v);
+            memset(&s->jobs[j].series[d], 0, sizeof(s->jobs[j].series[d]));
+        }
+    }
+}
+
+static int series_push(struct iog_series *se, const struct iog_interval *iv)
+{
+    if (se->n == se->cap) {
+        size_t cap = se->cap ? se->cap * 2 : 64;
+        struct iog_interval *v = realloc(se->v, cap * sizeof(*v));
+        if (!v)
+            return -ENOMEM; /* the interval is dropped; the run goes on */
+        se->v = v;
+        se->cap = cap;
+    }
+    se->v[se->n++] = *iv;
+    return 0;
+}
+
+/* Percentile p99 of the histogram growth since the last interval; updates the
+ * remembered cumulative histogram. */
+static uint64_t interval_p99(struct iog_session *s, struct iog_job *job, uint32_t dir, int kind)
+{
+    uint32_t lat = kind == 0 ? IOG_LAT_CLAT : IOG_LAT_LAT;
+    uint64_t *cur = s->scratch_hist;
+    uint64_t *prev = prev_hist_of(job, dir, kind);
+    memset(cur, 0, IOG_HIST_BUCKETS * sizeof(uint64_t));
+    for (uint32_t t = 0; t < job->nworkers; t++) {
+        const uint64_t *h = job->workers[t]->st[dir].hist[lat];
+        for (uint32_t b = 0; b < IOG_HIST_BUCKETS; b++)
+            cur[b] += PUB_LOAD(&h[b]);
+    }
+    for (uint32_t b = 0; b < IOG_HIST_BUCKETS; b++) {
+        uint64_t c = cur[b];
+        cur[b] = c >= prev[b] ? c - prev[b] : 0;
+        prev[b] = c;
+    }
+    return hist_percentile(cur, 99.0);
+}
+
+static void emit_interval(struct iog_session *s, struct iog_job *job, uint64_t end_ns)
+{
+    uint64_t dt = end_ns - job->last_end_ns;
+    for (uint32_t dir = 0; dir < IOG_DIR_COUNT; dir++) {
+        struct mon_snap cur = {0};
+        for (uint32_t t = 0; t < job->nworkers; t++) {
+            struct thread_dir_stats *st = &job->workers[t]->st[dir];
+            cur.ios += PUB_LOAD(&st->ios);
+            cur.bytes += PUB_LOAD(&st->bytes);
+            cur.clat_sum += PUB_LOAD(&st->lat[IOG_LAT_CLAT].sum);
+            cur.clat_count += PUB_LOAD(&st->lat[IOG_LAT_CLAT].count);
+            cur.lat_sum += PUB_LOAD(&st->lat[IOG_LAT_LAT].sum);
+            cur.lat_count += PUB_LOAD(&st->lat[IOG_LAT_LAT].count);
+        }
+        struct mon_snap *prev = &job->prev[dir];
+        struct iog_interval iv = {0};
+        iv.end_ns = end_ns;
+        iv.ios = cur.ios - prev->ios;
+        iv.bytes = cur.bytes - prev->bytes;
+        if (dt > 0) {
+            iv.iops = (double)iv.ios * 1e9 / (double)dt;
+            iv.bw_bytes = (double)iv.bytes * 1e9 / (double)dt;
+        }
+        uint64_t n = cur.clat_count - prev->clat_count;
+        if (n > 0)
+            iv.clat_mean_ns = (double)(cur.clat_sum - prev->clat_sum) / (double)n;
+        n = cur.lat_count - prev->lat_count;
+        if (n > 0)
+            iv.lat_mean_ns = (double)(cur.lat_sum - prev->lat_sum) / (double)n;
+        iv.clat_p99_ns = interval_p99(s, job, dir, 0);
+        iv.lat_p99_ns = interval_p99(s, job, dir, 1);
+        *prev = cur;
+        series_push(&job->series[dir], &iv);
+    }
+    job->last_end_ns = end_ns;
+}
+
+static int job_has_news(struct iog_job *job)
+{
+    for (uint32_t dir = 0; dir < IOG_DIR_COUNT; dir++) {
+        uint64_t ios = 0;
+        for (uint32_t t = 0; t < job->nworkers; t++)
+            ios += PUB_LOAD(&job->workers[t]->st[dir].ios);
+        if (ios != job->prev[dir].ios)
+            return 1;
+    }
+    return 0;
+}
+
+static void emit_final(struct iog_session *s, struct iog_job *job)
+{
+    uint64_t end = 0;
+    for (uint32_t t = 0; t < job->nworkers; t++) {
+        uint64_t r = PUB_LOAD(&job->workers[t]->runtime_ns);
+        if (r > end)
+            end = r;
+    }
+    if (end < job->last_end_ns)
+        end = job->last_end_ns;
+    if (end > job->last_end_ns || job_has_news(job))
+        emit_interval(s, job, end);
+    job->finished = 1;
+}
+
+void *monitor_main(void *arg)
+{
+    struct iog_session *s = arg;
+    pthread_mutex_lock(&s->lock);
+    for (;;) {
+        uint64_t now = clock_now_ns();
+        uint64_t wake = UINT64_MAX;
+        int running = 0;
+        for (uint32_t j = 0; j < s->njobs; j++) {
+            struct iog_job *job = &s->jobs[j];
+            if (job->finished)
+                continue;
+            if (job->threads_done == job->nworkers) {
+                emit_final(s, job);
+                continue;
+            }
+            running = 1;
+            if (job->boundaries_over)
+                continue;
+            if (now >= job->count_start + job->next_end_ns) {
+                /* Late wake-ups fold the missed boundaries into one interval. */
+                uint64_t k = (now - job->count_start) / job->interval_ns;
+                uint64_t end = k * job->interval_ns;
+                if (job->spec.runtime_ns && end >= job->spec.runtime_ns) {
+                    /* Issuing stops at runtime_ns: the final interval will
+                     * run to the real end instead of leaving a sliver. */
+                    job->boundaries_over = 1;
+                    continue;
+                }
+                emit_interval(s, job, end);
+                job->next_end_ns = end + job->interval_ns;
+            }
+            uint64_t due = job->count_start + job->next_end_ns;
+            if (due < wake)
+                wake = due;
+        }
+        if (!running)
+            break;
+        struct timespec ts = clock_to_timespec(wake);
+        pthread_cond_timedwait(&s->cond, &s->lock, &ts);
+    }
+    s->t_done = clock_now_ns();
+    PUB_STORE(&s->state, IOG_STATE_DONE);
+    __atomic_store_n(&s->monitor_done, 1, __ATOMIC_RELEASE);
+    pthread_cond_broadcast(&s->cond);
+    pthread_mutex_unlock(&s->lock);
+    return NULL;
+}

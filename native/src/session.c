@@ -1,0 +1,496 @@
+/*
+ * session.c - the session lifecycle behind the public API: validating job
+ * specs, creating the session, starting it (layout, worker setup, threads,
+ * monitor), progress polls, cancel, wait, the statistics / histogram / series
+ * accessors that merge a job's threads, and destroy.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+#include "session.h"
+
+#define MAX_JOBS            4096
+#define MAX_NUMJOBS         1024
+#define MAX_THREADS         4096 /* worker threads of all jobs of a session */
+#define MAX_IODEPTH         4096
+#define MIN_INTERVAL_NS     1000000ull
+#define DEFAULT_INTERVAL_NS 1000000000ull
+
+static const struct iog_engine_ops *engine_ops(uint32_t engine)
+{
+    switch (engine) {
+    case IOG_ENGINE_NULL:
+        return &engine_null_ops;
+    case IOG_ENGINE_PSYNC:
+        return &engine_psync_ops;
+    case IOG_ENGINE_IO_URING:
+        return &engine_uring_ops;
+    default:
+        return NULL;
+    }
+}
+
+static int rw_uses(uint32_t rw, uint32_t dir)
+{
+    switch (rw) {
+    case IOG_RW_READ:
+    case IOG_RW_RANDREAD:
+        return dir == IOG_DIR_READ;
+    case IOG_RW_WRITE:
+    case IOG_RW_RANDWRITE:
+        return dir == IOG_DIR_WRITE;
+    default:
+        return 1;
+    }
+}
+
+#define INVALID(...)                                                                               \
+    do {                                                                                           \
+        SET_ERR(err, errlen, __VA_ARGS__);                                                         \
+        return -EINVAL;                                                                            \
+    } while (0)
+
+static int validate_spec(const struct iog_job_spec *j, uint32_t i, char *err, size_t errlen)
+{
+    if (j->struct_size != sizeof(struct iog_job_spec))
+        INVALID("job %u: struct_size is %u, expected %zu", i, j->struct_size,
+                sizeof(struct iog_job_spec));
+    if (j->engine == IOG_ENGINE_LIBAIO || j->engine == IOG_ENGINE_SYNC) {
+        SET_ERR(err, errlen, "job %u: engine %u is not supported by this build", i, j->engine);
+        return -EOPNOTSUPP;
+    }
+    if (!engine_ops(j->engine))
+        INVALID("job %u: engine %u is unknown", i, j->engine);
+    if (j->rw > IOG_RW_RANDRW)
+        INVALID("job %u: rw %u is unknown", i, j->rw);
+    if (j->rwmixread > 100)
+        INVALID("job %u: rwmixread must be <= 100, got %u", i, j->rwmixread);
+    uint64_t maxbs = 0;
+    for (uint32_t d = 0; d < IOG_DIR_COUNT; d++) {
+        if (!rw_uses(j->rw, d))
+            continue;
+        if (j->bs[d] == 0)
+            INVALID("job %u: bs[%u] must be > 0", i, d);
+        if (j->bs[d] > (1ull << 30))
+            INVALID("job %u: bs[%u] must be <= 1 GiB", i, d);
+        if ((j->flags & IOG_JOB_DIRECT) && j->bs[d] % 512 != 0)
+            INVALID("job %u: bs[%u] must be a multiple of 512 with direct I/O", i, d);
+        if (j->bs[d] > maxbs)
+            maxbs = j->bs[d];
+    }
+    if (j->iodepth < 1)
+        INVALID("job %u: iodepth must be >= 1", i);
+    if (j->iodepth > MAX_IODEPTH)
+        INVALID("job %u: iodepth must be <= %u", i, MAX_IODEPTH);
+    if (j->engine == IOG_ENGINE_PSYNC && j->iodepth != 1)
+        INVALID("job %u: iodepth must be 1 for the psync engine", i);
+    if (j->numjobs < 1)
+        INVALID("job %u: numjobs must be >= 1", i);
+    if (j->numjobs > MAX_NUMJOBS)
+        INVALID("job %u: numjobs must be <= %u", i, MAX_NUMJOBS);
+    if (j->size == 0)
+        INVALID("job %u: size must be > 0", i);
+    if (j->size < maxbs)
+        INVALID("job %u: size must be >= bs (%llu)", i, (unsigned long long)maxbs);
+    if (j->offset > UINT64_MAX - j->size || j->offset + j->size > (uint64_t)INT64_MAX)
+        INVALID("job %u: offset + size overflows", i);
+    if ((j->flags & IOG_JOB_DIRECT) && j->offset % 512 != 0)
+        INVALID("job %u: offset must be a multiple of 512 with direct I/O", i);
+    if ((j->flags & IOG_JOB_TIME_BASED) && j->runtime_ns == 0)
+        INVALID("job %u: runtime_ns must be > 0 when time based", i);
+    if (j->runtime_ns > UINT64_MAX / 4 || j->ramp_ns > UINT64_MAX / 4)
+        INVALID("job %u: runtime_ns or ramp_ns too large", i);
+    if (j->interval_ns != 0 && j->interval_ns < MIN_INTERVAL_NS)
+        INVALID("job %u: interval_ns must be 0 or >= %llu", i, MIN_INTERVAL_NS);
+    if (j->flags & ~(IOG_JOB_TIME_BASED | IOG_JOB_DIRECT | IOG_JOB_NO_LAYOUT))
+        INVALID("job %u: flags has unknown bits 0x%x", i, j->flags);
+    if (j->reserved0 != 0)
+        INVALID("job %u: reserved0 must be 0", i);
+    if (j->engine != IOG_ENGINE_NULL) {
+        size_t n = strnlen(j->filename, IOG_PATH_MAX);
+        if (n == 0)
+            INVALID("job %u: filename must not be empty", i);
+        if (n == IOG_PATH_MAX)
+            INVALID("job %u: filename is not NUL-terminated", i);
+    }
+    return 0;
+}
+
+static void session_free(iog_session *s)
+{
+    if (!s)
+        return;
+    monitor_free(s);
+    for (uint32_t j = 0; j < s->njobs; j++) {
+        struct iog_job *job = &s->jobs[j];
+        for (uint32_t t = 0; job->workers && t < job->nworkers; t++) {
+            if (job->workers[t]) {
+                worker_teardown(job->workers[t]);
+                free(job->workers[t]);
+            }
+        }
+        free(job->workers);
+    }
+    free(s->jobs);
+    pthread_cond_destroy(&s->cond);
+    pthread_mutex_destroy(&s->lock);
+    free(s);
+}
+
+IOG_API int iog_session_create(const struct iog_job_spec *jobs, uint32_t njobs, iog_session **out,
+                               char *err, size_t errlen)
+{
+    if (err && errlen > 0)
+        err[0] = '\0';
+    if (!out)
+        INVALID("out must not be NULL");
+    *out = NULL;
+    if (!jobs || njobs == 0)
+        INVALID("at least one job is required");
+    if (njobs > MAX_JOBS)
+        INVALID("at most %u jobs per session", MAX_JOBS);
+    uint64_t threads = 0;
+    for (uint32_t i = 0; i < njobs; i++) {
+        int rc = validate_spec(&jobs[i], i, err, errlen);
+        if (rc < 0)
+            return rc;
+        threads += jobs[i].numjobs;
+        if (threads > MAX_THREADS)
+            INVALID("job %u: numjobs brings the session to more than %u threads", i, MAX_THREADS);
+    }
+
+    iog_session *s = calloc(1, sizeof(*s));
+    if (!s)
+        goto nomem;
+    pthread_mutex_init(&s->lock, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&s->cond, &ca);
+    pthread_condattr_destroy(&ca);
+
+    s->jobs = calloc(njobs, sizeof(*s->jobs));
+    if (!s->jobs)
+        goto nomem;
+    s->njobs = njobs;
+    uint64_t expected = 0;
+    int known = 1;
+    for (uint32_t i = 0; i < njobs; i++) {
+        struct iog_job *job = &s->jobs[i];
+        job->spec = jobs[i];
+        job->spec.filename[IOG_PATH_MAX - 1] = '\0';
+        job->index = i;
+        job->ops = engine_ops(jobs[i].engine);
+        job->interval_ns = jobs[i].interval_ns ? jobs[i].interval_ns : DEFAULT_INTERVAL_NS;
+        job->nworkers = jobs[i].numjobs;
+        job->workers = calloc(job->nworkers, sizeof(*job->workers));
+        if (!job->workers)
+            goto nomem;
+        for (uint32_t t = 0; t < job->nworkers; t++) {
+            struct iog_worker *w = aligned_alloc(64, (sizeof(*w) + 63) & ~(size_t)63);
+            if (!w)
+                goto nomem;
+            memset(w, 0, sizeof(*w));
+            w->s = s;
+            w->job = job;
+            w->ops = job->ops;
+            w->index = t;
+            w->fd = -1;
+            for (int d = 0; d < IOG_DIR_COUNT; d++)
+                stats_init(&w->st[d]);
+            job->workers[t] = w;
+        }
+        if (jobs[i].runtime_ns == 0)
+            known = 0;
+        else if (jobs[i].ramp_ns + jobs[i].runtime_ns > expected)
+            expected = jobs[i].ramp_ns + jobs[i].runtime_ns;
+    }
+    s->expected_ns = known ? expected : 0;
+    *out = s;
+    return 0;
+
+nomem:
+    session_free(s);
+    SET_ERR(err, errlen, "out of memory creating the session");
+    return -ENOMEM;
+}
+
+/* Joins whatever threads were started; used by start's failure path and by
+ * destroy. */
+static void join_threads(iog_session *s)
+{
+    for (uint32_t j = 0; j < s->njobs; j++) {
+        struct iog_job *job = &s->jobs[j];
+        for (uint32_t t = 0; t < job->nworkers; t++) {
+            struct iog_worker *w = job->workers[t];
+            if (w->thread_started) {
+                pthread_join(w->thread, NULL);
+                w->thread_started = 0;
+            }
+        }
+    }
+    if (s->monitor_started) {
+        pthread_join(s->monitor, NULL);
+        s->monitor_started = 0;
+    }
+}
+
+IOG_API int iog_session_start(iog_session *s, char *err, size_t errlen)
+{
+    if (err && errlen > 0)
+        err[0] = '\0';
+    if (!s)
+        INVALID("session must not be NULL");
+    if (__atomic_exchange_n(&s->starting, 1, __ATOMIC_ACQ_REL)) {
+        SET_ERR(err, errlen, "session already started");
+        return -EALREADY;
+    }
+
+    int rc = 0;
+    PUB_STORE(&s->t_start_call, clock_now_ns());
+    PUB_STORE(&s->state, IOG_STATE_LAYOUT);
+    for (uint32_t j = 0; j < s->njobs; j++) {
+        rc = layout_prepare(&s->jobs[j], err, errlen);
+        if (rc < 0)
+            goto fail;
+    }
+    for (uint32_t j = 0; j < s->njobs; j++) {
+        struct iog_job *job = &s->jobs[j];
+        for (uint32_t t = 0; t < job->nworkers; t++) {
+            rc = worker_setup(job->workers[t], err, errlen);
+            if (rc < 0)
+                goto fail;
+        }
+    }
+    rc = monitor_prepare(s);
+    if (rc < 0) {
+        SET_ERR(err, errlen, "out of memory for the interval series");
+        goto fail;
+    }
+
+    uint64_t t0 = clock_now_ns();
+    uint64_t first_count = UINT64_MAX;
+    for (uint32_t j = 0; j < s->njobs; j++) {
+        struct iog_job *job = &s->jobs[j];
+        job->count_start = t0 + job->spec.ramp_ns;
+        job->next_end_ns = job->interval_ns;
+        if (job->count_start < first_count)
+            first_count = job->count_start;
+        for (uint32_t t = 0; t < job->nworkers; t++) {
+            struct iog_worker *w = job->workers[t];
+            w->count_start = job->count_start;
+            w->stop_at = job->spec.runtime_ns ? job->count_start + job->spec.runtime_ns : 0;
+        }
+    }
+    PUB_STORE(&s->t_count_start, first_count);
+    PUB_STORE(&s->state, IOG_STATE_RUNNING);
+
+    for (uint32_t j = 0; j < s->njobs; j++) {
+        struct iog_job *job = &s->jobs[j];
+        for (uint32_t t = 0; t < job->nworkers; t++) {
+            struct iog_worker *w = job->workers[t];
+            rc = -pthread_create(&w->thread, NULL, worker_main, w);
+            if (rc < 0) {
+                SET_ERR(err, errlen, "job %u: cannot start thread %u for '%s': %s", j, t,
+                        job->spec.filename, strerror(-rc));
+                goto fail_threads;
+            }
+            w->thread_started = 1;
+        }
+    }
+    rc = -pthread_create(&s->monitor, NULL, monitor_main, s);
+    if (rc < 0) {
+        SET_ERR(err, errlen, "cannot start the monitor thread: %s", strerror(-rc));
+        goto fail_threads;
+    }
+    s->monitor_started = 1;
+    __atomic_store_n(&s->started, 1, __ATOMIC_RELEASE);
+    return 0;
+
+fail_threads:
+    PUB_STORE(&s->cancel, 1);
+    join_threads(s);
+    PUB_STORE(&s->cancel, 0);
+fail:
+    PUB_STORE(&s->state, IOG_STATE_CREATED);
+    for (uint32_t j = 0; j < s->njobs; j++) {
+        struct iog_job *job = &s->jobs[j];
+        job->threads_done = 0;
+        for (uint32_t t = 0; t < job->nworkers; t++) {
+            worker_teardown(job->workers[t]);
+            for (int d = 0; d < IOG_DIR_COUNT; d++)
+                stats_init(&job->workers[t]->st[d]);
+        }
+    }
+    monitor_free(s);
+    __atomic_store_n(&s->starting, 0, __ATOMIC_RELEASE);
+    return rc;
+}
+
+IOG_API int iog_session_poll(iog_session *s, struct iog_progress *out)
+{
+    if (!s || !out || out->struct_size != sizeof(*out))
+        return -EINVAL;
+    memset(out, 0, sizeof(*out));
+    out->struct_size = sizeof(*out);
+    out->jobs = s->njobs;
+    out->expected_ns = s->expected_ns;
+    int state = PUB_LOAD(&s->state);
+    uint64_t now = clock_now_ns();
+    if (state != IOG_STATE_CREATED)
+        out->elapsed_ns = now - PUB_LOAD(&s->t_start_call);
+    if (state == IOG_STATE_RUNNING || state == IOG_STATE_DONE) {
+        uint64_t cs = PUB_LOAD(&s->t_count_start);
+        uint64_t end = now;
+        if (state == IOG_STATE_DONE && __atomic_load_n(&s->monitor_done, __ATOMIC_ACQUIRE))
+            end = s->t_done;
+        if (end < cs && state == IOG_STATE_RUNNING)
+            state = IOG_STATE_RAMP;
+        out->counted_ns = end > cs ? end - cs : 0;
+    }
+    out->state = (uint32_t)state;
+    if (state == IOG_STATE_CREATED || state == IOG_STATE_LAYOUT)
+        return 0;
+    for (uint32_t j = 0; j < s->njobs; j++) {
+        struct iog_job *job = &s->jobs[j];
+        for (uint32_t t = 0; t < job->nworkers; t++) {
+            struct iog_worker *w = job->workers[t];
+            for (int d = 0; d < IOG_DIR_COUNT; d++) {
+                out->ios[d] += PUB_LOAD(&w->st[d].ios);
+                out->bytes[d] += PUB_LOAD(&w->st[d].bytes);
+                out->errors += PUB_LOAD(&w->st[d].errors);
+            }
+        }
+        if (PUB_LOAD(&job->threads_done) == job->nworkers)
+            out->jobs_done++;
+    }
+    return 0;
+}
+
+IOG_API int iog_session_cancel(iog_session *s)
+{
+    if (!s)
+        return -EINVAL;
+    PUB_STORE(&s->cancel, 1);
+    return 0;
+}
+
+IOG_API int iog_session_wait(iog_session *s, uint64_t timeout_ns)
+{
+    if (!s || !__atomic_load_n(&s->started, __ATOMIC_ACQUIRE))
+        return -EINVAL;
+    if (__atomic_load_n(&s->monitor_done, __ATOMIC_ACQUIRE))
+        return 0;
+    if (timeout_ns == 0)
+        return -ETIMEDOUT;
+    uint64_t now = clock_now_ns();
+    uint64_t deadline = timeout_ns > UINT64_MAX / 2 - now ? UINT64_MAX / 2 : now + timeout_ns;
+    struct timespec ts = clock_to_timespec(deadline);
+    int rc = 0;
+    pthread_mutex_lock(&s->lock);
+    while (!s->monitor_done) {
+        if (pthread_cond_timedwait(&s->cond, &s->lock, &ts) == ETIMEDOUT) {
+            rc = s->monitor_done ? 0 : -ETIMEDOUT;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&s->lock);
+    return rc;
+}
+
+IOG_API uint32_t iog_session_jobs(const iog_session *s)
+{
+    return s ? s->njobs : 0;
+}
+
+/* Common checks of the accessors: valid job/dir and a finished session. */
+static int check_done(const iog_session *s, uint32_t job, uint32_t dir)
+{
+    if (!s || job >= s->njobs || dir >= IOG_DIR_COUNT)
+        return -EINVAL;
+    if (!__atomic_load_n(&s->started, __ATOMIC_ACQUIRE))
+        return -EINVAL;
+    if (!__atomic_load_n(&s->monitor_done, __ATOMIC_ACQUIRE))
+        return -EBUSY;
+    return 0;
+}
+
+IOG_API int iog_session_dir_stats(const iog_session *s, uint32_t job, uint32_t dir,
+                                  struct iog_dir_stats *out)
+{
+    if (!out || out->struct_size != sizeof(*out))
+        return -EINVAL;
+    int rc = check_done(s, job, dir);
+    if (rc < 0)
+        return rc;
+    const struct iog_job *jb = &s->jobs[job];
+    struct merged_dir m;
+    stats_merge_init(&m);
+    uint64_t runtime = 0;
+    for (uint32_t t = 0; t < jb->nworkers; t++) {
+        stats_merge(&m, &jb->workers[t]->st[dir]);
+        if (jb->workers[t]->runtime_ns > runtime)
+            runtime = jb->workers[t]->runtime_ns;
+    }
+    memset(out, 0, sizeof(*out));
+    out->struct_size = sizeof(*out);
+    out->dir = dir;
+    out->ios = m.ios;
+    out->bytes = m.bytes;
+    out->runtime_ns = runtime;
+    if (runtime > 0) {
+        out->iops = (double)m.ios * 1e9 / (double)runtime;
+        out->bw_bytes = (double)m.bytes * 1e9 / (double)runtime;
+    }
+    for (int k = 0; k < IOG_LAT_COUNT; k++)
+        stats_summary(&m.lat[k], &out->lat[k]);
+    out->errors = m.errors;
+    out->first_errno = m.first_errno;
+    out->first_error_offset = m.first_error_offset;
+    return 0;
+}
+
+IOG_API int iog_session_histogram(const iog_session *s, uint32_t job, uint32_t dir, uint32_t lat,
+                                  uint64_t *counts, size_t ncounts)
+{
+    if (!counts || ncounts < IOG_HIST_BUCKETS || lat >= IOG_LAT_COUNT)
+        return -EINVAL;
+    int rc = check_done(s, job, dir);
+    if (rc < 0)
+        return rc;
+    const struct iog_job *jb = &s->jobs[job];
+    memset(counts, 0, ncounts * sizeof(*counts));
+    for (uint32_t t = 0; t < jb->nworkers; t++) {
+        const uint64_t *h = jb->workers[t]->st[dir].hist[lat];
+        for (uint32_t b = 0; b < IOG_HIST_BUCKETS; b++)
+            counts[b] += h[b];
+    }
+    return 0;
+}
+
+IOG_API int iog_session_series(const iog_session *s, uint32_t job, uint32_t dir,
+                               struct iog_interval *out, size_t cap)
+{
+    int rc = check_done(s, job, dir);
+    if (rc < 0)
+        return rc;
+    if (!out && cap > 0)
+        return -EINVAL;
+    const struct iog_series *se = &s->jobs[job].series[dir];
+    size_t n = se->n < cap ? se->n : cap;
+    if (n > 0)
+        memcpy(out, se->v, n * sizeof(*out));
+    return se->n > INT32_MAX ? INT32_MAX : (int)se->n;
+}
+
+IOG_API void iog_session_destroy(iog_session *s)
+{
+    if (!s)
+        return;
+    PUB_STORE(&s->cancel, 1);
+    join_threads(s);
+    session_free(s);
+}

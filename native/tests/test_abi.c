@@ -1,0 +1,94 @@
+/*
+ * test_abi.c - version queries and iog_describe_struct: every public struct
+ * is described with its real sizeof, fields in order, non-overlapping and
+ * inside the struct, and unknown names are rejected.
+ */
+#include <stddef.h>
+
+#include "test_util.h"
+
+static int check_struct(const char *name, uint32_t want_size, const char *first, const char *last)
+{
+    uint32_t size = 0;
+    const struct iog_layout_field *f = NULL;
+    int n = iog_describe_struct(name, &size, &f);
+    CHECK(n > 0);
+    CHECK_EQ_U64(size, want_size);
+    CHECK(strcmp(f[0].name, first) == 0);
+    CHECK(strcmp(f[n - 1].name, last) == 0);
+    uint32_t end = 0;
+    for (int i = 0; i < n; i++) {
+        CHECK(f[i].offset >= end);
+        CHECK(f[i].size > 0);
+        end = f[i].offset + f[i].size;
+        CHECK(end <= size);
+    }
+    return T_PASS;
+}
+
+static int test_versions(void)
+{
+    CHECK_EQ_U64(iog_abi_version(), IOG_ABI_VERSION);
+    CHECK(iog_version() != NULL && strlen(iog_version()) > 0);
+    return T_PASS;
+}
+
+static int test_describe_all(void)
+{
+    CHECK(check_struct("iog_job_spec", sizeof(struct iog_job_spec), "struct_size", "filename") ==
+          T_PASS);
+    CHECK(check_struct("iog_dir_stats", sizeof(struct iog_dir_stats), "struct_size",
+                       "first_error_offset") == T_PASS);
+    CHECK(check_struct("iog_lat_summary", sizeof(struct iog_lat_summary), "count", "stdev_ns") ==
+          T_PASS);
+    CHECK(check_struct("iog_interval", sizeof(struct iog_interval), "end_ns", "lat_p99_ns") ==
+          T_PASS);
+    CHECK(check_struct("iog_progress", sizeof(struct iog_progress), "struct_size", "jobs") ==
+          T_PASS);
+    return T_PASS;
+}
+
+static int test_array_members(void)
+{
+    const struct iog_layout_field *f;
+    uint32_t size;
+    int n = iog_describe_struct("iog_job_spec", &size, &f);
+    int seen = 0;
+    for (int i = 0; i < n; i++) {
+        if (strcmp(f[i].name, "bs") == 0) {
+            CHECK_EQ_U64(f[i].offset, offsetof(struct iog_job_spec, bs));
+            CHECK_EQ_U64(f[i].size, sizeof(uint64_t) * IOG_DIR_COUNT);
+            seen++;
+        }
+        if (strcmp(f[i].name, "filename") == 0) {
+            CHECK_EQ_U64(f[i].size, IOG_PATH_MAX);
+            seen++;
+        }
+    }
+    CHECK_EQ_U64(seen, 2);
+    n = iog_describe_struct("iog_dir_stats", &size, &f);
+    for (int i = 0; i < n; i++)
+        if (strcmp(f[i].name, "lat") == 0)
+            CHECK_EQ_U64(f[i].size, sizeof(struct iog_lat_summary) * IOG_LAT_COUNT);
+    return T_PASS;
+}
+
+static int test_unknown_struct(void)
+{
+    uint32_t size = 7;
+    const struct iog_layout_field *f = NULL;
+    CHECK(iog_describe_struct("iog_nothing", &size, &f) == -ENOENT);
+    CHECK(iog_describe_struct(NULL, &size, &f) == -ENOENT);
+    CHECK_EQ_U64(size, 7);
+    return T_PASS;
+}
+
+int main(void)
+{
+    int result = T_PASS;
+    RUN(test_versions, result);
+    RUN(test_describe_all, result);
+    RUN(test_array_members, result);
+    RUN(test_unknown_struct, result);
+    FINISH(result);
+}
