@@ -69,7 +69,7 @@ def run_fio(w: Workload, filename: str | None, runtime: int, workdir: Path) -> M
     if shutil.which("fio") is None:
         return Measured(error="fio not installed")
     out = workdir / f"fio-{w.name}.json"
-    cmd = ["fio", "--name=" + w.name, "--ioengine=" + ("psync" if w.engine == "psync" else w.engine),
+    cmd = ["fio", "--name=" + w.name, "--ioengine=" + w.engine,
            "--rw=randread", "--bs=4k", f"--iodepth={w.iodepth}", "--numjobs=1",
            f"--size={FILE_SIZE}", "--time_based", f"--runtime={runtime}",
            f"--direct={int(w.direct)}", "--randrepeat=0", "--norandommap",

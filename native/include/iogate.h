@@ -51,17 +51,17 @@ extern "C" {
 #define IOG_ABI_VERSION 1
 
 /* Histogram geometry (see the comment at the top). */
-#define IOG_HIST_SUB_BITS 7
-#define IOG_HIST_SUB_BUCKETS (1u << IOG_HIST_SUB_BITS)  /* 128 per octave   */
-#define IOG_HIST_LINEAR (2u * IOG_HIST_SUB_BUCKETS)      /* 256 exact values */
-#define IOG_HIST_TOP_BITS 40                             /* 2^40 ns ~ 1100 s */
-#define IOG_HIST_TOP_NS (1ull << IOG_HIST_TOP_BITS)
+#define IOG_HIST_SUB_BITS    7
+#define IOG_HIST_SUB_BUCKETS (1u << IOG_HIST_SUB_BITS)   /* 128 per octave   */
+#define IOG_HIST_LINEAR      (2u * IOG_HIST_SUB_BUCKETS) /* 256 exact values */
+#define IOG_HIST_TOP_BITS    40                          /* 2^40 ns ~ 1100 s */
+#define IOG_HIST_TOP_NS      (1ull << IOG_HIST_TOP_BITS)
 /* linear part + one group per octave from 2^8 to 2^39 + the overflow bucket */
-#define IOG_HIST_BUCKETS \
+#define IOG_HIST_BUCKETS                                                                           \
     (IOG_HIST_LINEAR + (IOG_HIST_TOP_BITS - IOG_HIST_SUB_BITS - 1) * IOG_HIST_SUB_BUCKETS + 1)
 
 #define IOG_PATH_MAX 4096
-#define IOG_ERR_MAX 512
+#define IOG_ERR_MAX  512
 
 enum iog_engine {
     IOG_ENGINE_NULL = 0,     /* no I/O: completes every request at once   */
@@ -96,25 +96,25 @@ enum iog_state {
 
 /* iog_job_spec.flags */
 #define IOG_JOB_TIME_BASED (1u << 0) /* run for runtime_ns, looping over the region */
-#define IOG_JOB_DIRECT (1u << 1)     /* O_DIRECT with aligned buffers               */
-#define IOG_JOB_NO_LAYOUT (1u << 2)  /* never create or extend the file             */
+#define IOG_JOB_DIRECT     (1u << 1) /* O_DIRECT with aligned buffers               */
+#define IOG_JOB_NO_LAYOUT  (1u << 2) /* never create or extend the file             */
 
 struct iog_job_spec {
-    uint32_t struct_size; /* sizeof(struct iog_job_spec)                       */
-    uint32_t engine;      /* enum iog_engine                                   */
-    uint32_t rw;          /* enum iog_rw                                       */
-    uint32_t rwmixread;   /* 0..100, share of reads for IOG_RW_RW/RANDRW       */
-    uint64_t bs[IOG_DIR_COUNT]; /* block size per direction, > 0          */
-    uint32_t iodepth;     /* >= 1; must be 1 for psync                         */
-    uint32_t numjobs;     /* worker threads, >= 1, each runs the whole job     */
-    uint64_t size;        /* bytes of the region [offset, offset + size)       */
-    uint64_t offset;      /* start of the region in the file                   */
-    uint64_t runtime_ns;  /* 0: no time limit (requires not time_based)        */
-    uint64_t ramp_ns;     /* run this long before counting anything            */
-    uint64_t interval_ns; /* series interval; 0 means 1 s                      */
-    uint64_t seed;        /* random seed; thread i uses a stream derived from it */
-    uint32_t flags;       /* IOG_JOB_*                                         */
-    uint32_t reserved0;   /* must be 0                                         */
+    uint32_t struct_size;        /* sizeof(struct iog_job_spec)                       */
+    uint32_t engine;             /* enum iog_engine                                   */
+    uint32_t rw;                 /* enum iog_rw                                       */
+    uint32_t rwmixread;          /* 0..100, share of reads for IOG_RW_RW/RANDRW       */
+    uint64_t bs[IOG_DIR_COUNT];  /* block size per direction, > 0          */
+    uint32_t iodepth;            /* >= 1; must be 1 for psync                         */
+    uint32_t numjobs;            /* worker threads, >= 1, each runs the whole job     */
+    uint64_t size;               /* bytes of the region [offset, offset + size)       */
+    uint64_t offset;             /* start of the region in the file                   */
+    uint64_t runtime_ns;         /* 0: no time limit (requires not time_based)        */
+    uint64_t ramp_ns;            /* run this long before counting anything            */
+    uint64_t interval_ns;        /* series interval; 0 means 1 s                      */
+    uint64_t seed;               /* random seed; thread i uses a stream derived from it */
+    uint32_t flags;              /* IOG_JOB_*                                         */
+    uint32_t reserved0;          /* must be 0                                         */
     char filename[IOG_PATH_MAX]; /* NUL-terminated; ignored by the null engine */
 };
 
@@ -131,22 +131,22 @@ struct iog_lat_summary {
  * Nothing done during ramp_time is counted. */
 struct iog_dir_stats {
     uint32_t struct_size;
-    uint32_t dir;        /* enum iog_dir */
-    uint64_t ios;        /* completed without error */
+    uint32_t dir; /* enum iog_dir */
+    uint64_t ios; /* completed without error */
     uint64_t bytes;
     uint64_t runtime_ns; /* counted time of the job (longest thread) */
     double iops;         /* ios / runtime */
     double bw_bytes;     /* bytes / runtime, bytes per second */
     struct iog_lat_summary lat[IOG_LAT_COUNT];
-    uint64_t errors;        /* requests that failed or came back short */
-    int32_t first_errno;    /* positive errno of the first error, 0 if none */
+    uint64_t errors;     /* requests that failed or came back short */
+    int32_t first_errno; /* positive errno of the first error, 0 if none */
     uint32_t reserved0;
     uint64_t first_error_offset;
 };
 
 /* One interval of one job in one direction, all its threads merged. */
 struct iog_interval {
-    uint64_t end_ns;   /* interval end, measured from the start of counting */
+    uint64_t end_ns; /* interval end, measured from the start of counting */
     uint64_t ios;
     uint64_t bytes;
     double iops;
@@ -160,11 +160,11 @@ struct iog_interval {
 /* A snapshot for progress bars; counts are live (including ramp). */
 struct iog_progress {
     uint32_t struct_size;
-    uint32_t state;      /* enum iog_state */
-    uint64_t elapsed_ns; /* since iog_session_start */
-    uint64_t counted_ns; /* since counting began (0 during layout and ramp) */
-    uint64_t expected_ns; /* estimate of total run time incl. ramp, 0 if unknown */
-    uint64_t ios[IOG_DIR_COUNT];   /* counted ios so far, all jobs */
+    uint32_t state;              /* enum iog_state */
+    uint64_t elapsed_ns;         /* since iog_session_start */
+    uint64_t counted_ns;         /* since counting began (0 during layout and ramp) */
+    uint64_t expected_ns;        /* estimate of total run time incl. ramp, 0 if unknown */
+    uint64_t ios[IOG_DIR_COUNT]; /* counted ios so far, all jobs */
     uint64_t bytes[IOG_DIR_COUNT];
     uint64_t errors;
     uint32_t jobs_done; /* jobs whose threads have all finished */
@@ -202,8 +202,8 @@ IOG_API int iog_describe_struct(const char *name, uint32_t *size,
  *  -EOPNOTSUPP an engine that this build does not provide
  *  -ENOMEM     out of memory
  */
-IOG_API int iog_session_create(const struct iog_job_spec *jobs, uint32_t njobs,
-                               iog_session **out, char *err, size_t errlen);
+IOG_API int iog_session_create(const struct iog_job_spec *jobs, uint32_t njobs, iog_session **out,
+                               char *err, size_t errlen);
 
 /*
  * Opens (and lays out) the files and starts the worker threads, then returns.
@@ -243,8 +243,8 @@ IOG_API int iog_session_dir_stats(const iog_session *s, uint32_t job, uint32_t d
  * direction `dir` into `counts`, which has room for `ncounts` entries; it must
  * be at least IOG_HIST_BUCKETS. -EINVAL, -EBUSY as above.
  */
-IOG_API int iog_session_histogram(const iog_session *s, uint32_t job, uint32_t dir,
-                                  uint32_t lat, uint64_t *counts, size_t ncounts);
+IOG_API int iog_session_histogram(const iog_session *s, uint32_t job, uint32_t dir, uint32_t lat,
+                                  uint64_t *counts, size_t ncounts);
 
 /*
  * Copies up to `cap` intervals of job `job` in direction `dir` into `out` and

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-RESULTS_KEY = pytest.StashKey[list]()
+RESULTS_KEY = pytest.StashKey[list[Any]]()
 # The terminal as it was before capturing began; live progress goes there.
 TERMINAL_KEY = pytest.StashKey[Any]()
 
@@ -92,7 +92,7 @@ class WorkloadItem(pytest.Item):
             raise CaseFailed(result)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException],
-                     style: Any = None) -> str:
+                     style: Any = None) -> Any:
         if isinstance(excinfo.value, CaseFailed):
             from iogate.report import failure_report
 
@@ -148,4 +148,5 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if path:
         from iogate.report import write_json
 
-        write_json(path, session.config.stash.get(RESULTS_KEY, []))
+        results: list[Any] = session.config.stash.get(RESULTS_KEY, [])
+        write_json(path, results)

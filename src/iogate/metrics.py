@@ -105,7 +105,8 @@ def parse_metric(text: str) -> MetricPath:
         if scope == "total":
             raise _unknown(text, "latencies are per direction: read or write")
         if len(parts) != 3:
-            raise _unknown(text, f"say which statistic: {', '.join(LAT_STATS)} or a percentile like p99")
+            stats = ", ".join(LAT_STATS)
+            raise _unknown(text, f"say which statistic: {stats} or a percentile like p99")
         stat = parts[2]
         if stat in LAT_STATS:
             return MetricPath(scope, name, stat=stat)

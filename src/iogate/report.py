@@ -32,7 +32,7 @@ def table(headers: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
         for i, cell in enumerate(r):
             widths[i] = max(widths[i], len(cell))
     def line(cells: Sequence[str]) -> str:
-        return "  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip()
+        return "  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)).rstrip()
     out = [line(headers), line(["-" * w for w in widths])]
     out += [line(r) for r in rows]
     return "\n".join(out)
@@ -94,8 +94,8 @@ def workload_lines(result: CaseResult) -> list[str]:
             text = format_duration_exact(value)
         elif key == "bs":
             text = (format_size_exact(value["read"]) if value["read"] == value["write"] else
-                    "{read: %s, write: %s}" % (format_size_exact(value["read"]),
-                                               format_size_exact(value["write"])))
+                    f"{{read: {format_size_exact(value['read'])}, "
+                    f"write: {format_size_exact(value['write'])}}}")
         else:
             text = json.dumps(value)
         lines.append(f"{key}: {text}")

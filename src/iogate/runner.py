@@ -14,7 +14,6 @@ import time
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from iogate.engine.session import JobSpec, Progress, run

@@ -16,7 +16,8 @@ IOGATE = [sys.executable, "-m", "iogate"]
 def iogate(*args: str, cwd: Path | None = None, env: dict | None = None,
            timeout: float = 120) -> subprocess.CompletedProcess:
     return subprocess.run([*IOGATE, *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=timeout, env={**os.environ, **(env or {})}, stdin=subprocess.DEVNULL)
+                          timeout=timeout, env={**os.environ, **(env or {})},
+                          stdin=subprocess.DEVNULL)
 
 
 def suite_file(directory: Path, text: str, name: str = "e2e") -> Path:

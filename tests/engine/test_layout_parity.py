@@ -31,7 +31,8 @@ def test_unknown_struct_is_enoent():
     size = native.c_uint32()
     fields = native.POINTER(native.IogLayoutField)()
     with pytest.raises(EngineError) as exc:
-        native.lib().iog_describe_struct(b"no_such_struct", native.byref(size), native.byref(fields))
+        native.lib().iog_describe_struct(b"no_such_struct", native.byref(size),
+                                         native.byref(fields))
     assert exc.value.errno == errno.ENOENT
 
 

@@ -104,6 +104,7 @@ def test_json_round_trips_and_lists_nonempty_buckets(result):
     read_a = doc["jobs"][0]["read"]
     assert read_a["ios"] == 5 and read_a["errors"] == 1
     assert sum(c for _, _, c in read_a["clat"]["histogram"]) == len(CLAT_A)
-    assert all(lo <= v < hi for v, (lo, hi, _) in zip(sorted(CLAT_A), read_a["clat"]["histogram"]))
+    buckets = read_a["clat"]["histogram"]
+    assert all(lo <= v < hi for v, (lo, hi, _) in zip(sorted(CLAT_A), buckets, strict=True))
     assert read_a["series"][1]["end_ns"] == 1_000_000_000
     assert doc["metrics"]["read.ios"] == 9

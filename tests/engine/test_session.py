@@ -44,7 +44,8 @@ def test_null_engine_does_exactly_the_region():
 
 
 def test_jobs_run_together_and_aggregate():
-    result = run([spec(rw="read", size=256 * KiB), spec(rw="write", size=512 * KiB, bs_write=8 * KiB)])
+    result = run([spec(rw="read", size=256 * KiB),
+                  spec(rw="write", size=512 * KiB, bs_write=8 * KiB)])
     assert len(result.jobs) == 2
     assert result.jobs[0].read.ios == 64 and result.jobs[0].write.ios == 0
     assert result.jobs[1].write.ios == 64 and result.jobs[1].read.ios == 0

@@ -8,7 +8,15 @@ from math import ceil
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from iogate.histogram import BUCKETS, LINEAR, OVERFLOW, TOP_NS, Histogram, bucket_bounds, bucket_index
+from iogate.histogram import (
+    BUCKETS,
+    LINEAR,
+    OVERFLOW,
+    TOP_NS,
+    Histogram,
+    bucket_bounds,
+    bucket_index,
+)
 
 # Mostly realistic latencies, plus tiny values (exact range) and values past
 # the top of the histogram (overflow bucket).

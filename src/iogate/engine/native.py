@@ -15,8 +15,19 @@ import errno
 import importlib.resources
 import os
 from array import array
-from ctypes import POINTER, byref, c_char, c_char_p, c_double, c_int, c_int32, c_size_t, c_uint32, \
-    c_uint64, c_void_p
+from ctypes import (
+    POINTER,
+    byref,
+    c_char,
+    c_char_p,
+    c_double,
+    c_int,
+    c_int32,
+    c_size_t,
+    c_uint32,
+    c_uint64,
+    c_void_p,
+)
 from functools import cache
 
 from iogate.errors import EngineError
@@ -190,7 +201,8 @@ def _declare(lib: ctypes.CDLL) -> None:
     err = [c_char_p, c_size_t]
     fn("iog_abi_version", c_uint32, [], None)
     fn("iog_version", c_char_p, [], None)
-    fn("iog_describe_struct", c_int, [c_char_p, POINTER(c_uint32), POINTER(POINTER(IogLayoutField))])
+    fn("iog_describe_struct", c_int,
+       [c_char_p, POINTER(c_uint32), POINTER(POINTER(IogLayoutField))])
     fn("iog_session_create", c_int, [POINTER(IogJobSpec), c_uint32, POINTER(SessionHandle), *err])
     fn("iog_session_start", c_int, [SessionHandle, *err])
     fn("iog_session_poll", c_int, [SessionHandle, POINTER(IogProgress)])
@@ -223,7 +235,8 @@ def lib() -> ctypes.CDLL:
         raise EngineError(errno.ENOENT,
                           f"libiogate not found at {path}; build it with "
                           "'cmake -S native -B native/build && cmake --build native/build' "
-                          "and set IOGATE_LIB=native/build/libiogate.so, or install the iogate wheel")
+                          "and set IOGATE_LIB=native/build/libiogate.so, "
+                          "or install the iogate wheel")
     try:
         handle = ctypes.CDLL(path)
     except OSError as e:
@@ -253,7 +266,8 @@ def layout_report() -> dict[str, tuple[int, dict[str, tuple[int, int]]]]:
         fields = POINTER(IogLayoutField)()
         n = lib().iog_describe_struct(name.encode(), byref(size), byref(fields))
         out[name] = (size.value,
-                     {fields[i].name.decode(): (fields[i].offset, fields[i].size) for i in range(n)})
+                     {fields[i].name.decode(): (fields[i].offset, fields[i].size)
+                      for i in range(n)})
     return out
 
 
