@@ -14,6 +14,9 @@ JSON usr_cpu/sys_cpu (percent of the job's runtime), for iogate from
 getrusage(RUSAGE_SELF) around the run. fio's JSON is read from the file
 given to --output, never from stdout.
 
+The disk under a VM is noisy, so each workload runs --rounds times per tool, alternating
+which tool goes first, and the table shows the median of each figure over the rounds.
+
 This reports; it does not gate: the exit status is always 0.
 
   PYTHONPATH=src IOGATE_LIB=native/build/libiogate.so python bench/compare_fio.py [--runtime 5]
@@ -26,6 +29,7 @@ import json
 import os
 import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -120,6 +124,20 @@ def lay_out(path: Path) -> None:
     os.sync()
 
 
+def median_of(runs: list[Measured]) -> Measured:
+    """Each figure's median over the runs that measured it; the first error if none did."""
+    good = [m for m in runs if not m.error]
+    if not good:
+        return runs[0]
+
+    def med(name: str) -> float | None:
+        values = [getattr(m, name) for m in good if getattr(m, name) is not None]
+        return statistics.median(values) if values else None
+
+    return Measured(iops=med("iops"), p50_ns=med("p50_ns"), p99_ns=med("p99_ns"),
+                    cpu_per_mio=med("cpu_per_mio"))
+
+
 def fmt(v: float | None, scale: float = 1.0, digits: int = 1) -> str:
     return "-" if v is None else f"{v / scale:,.{digits}f}"
 
@@ -147,6 +165,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--runtime", type=int, default=5, help="seconds per workload and tool (5)")
     ap.add_argument("--dir", help="directory for the 1 GiB test file (default: a temp dir)")
     ap.add_argument("--only", choices=[w.name for w in WORKLOADS], help="run one workload")
+    ap.add_argument("--rounds", type=int, default=3,
+                    help="runs per tool and workload, alternating order; medians shown (3)")
     args = ap.parse_args(argv)
 
     chosen = [w for w in WORKLOADS if args.only in (None, w.name)]
@@ -159,16 +179,21 @@ def main(argv: list[str] | None = None) -> int:
             lay_out(datafile)
         for w in chosen:
             filename = str(datafile) if w.uses_file else None
-            print(f"{w.name}: fio ...", file=sys.stderr)
-            fio = run_fio(w, filename, args.runtime, workdir)
-            print(f"{w.name}: iogate ...", file=sys.stderr)
-            io = run_iogate(w, filename, args.runtime)
-            rows.append((w, fio, io))
+            fios, ios = [], []
+            for r in range(args.rounds):
+                order = ("fio", "iogate") if r % 2 == 0 else ("iogate", "fio")
+                for tool in order:
+                    print(f"{w.name}: {tool} (round {r + 1}/{args.rounds}) ...", file=sys.stderr)
+                    if tool == "fio":
+                        fios.append(run_fio(w, filename, args.runtime, workdir))
+                    else:
+                        ios.append(run_iogate(w, filename, args.runtime))
+            rows.append((w, median_of(fios), median_of(ios)))
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 
-    print(f"4 KiB randread, 1 job, {args.runtime} s each; clat in us; CPU = CPU s per million IOs; "
-          "file workloads use O_DIRECT")
+    print(f"4 KiB randread, 1 job, {args.runtime} s per run, median of {args.rounds} rounds; "
+          "clat in us; CPU = CPU s per million IOs; file workloads use O_DIRECT")
     header = ("workload", "fio IOPS", "iogate IOPS", "ratio", "fio p50", "iog p50", "ratio",
               "fio p99", "iog p99", "ratio", "fio CPU", "iog CPU", "ratio", "target", "")
     table = [header]
