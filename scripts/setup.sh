@@ -2,7 +2,8 @@
 # Sets up iogate from a source checkout and then runs something with it.
 #
 #   bash scripts/setup.sh smoke   set up, then run the smoke suite on a temporary file
-#   bash scripts/setup.sh test    set up, then run the C tests (sanitized) and the full test suite
+#   bash scripts/setup.sh test    set up, then run the C tests (sanitized), lint, types and the
+#                                 full test suite
 #   bash scripts/setup.sh         set up only
 #
 # Set-up means: the system libraries the engine links against (installed with apt when missing
@@ -63,6 +64,10 @@ test)
         -DIOGATE_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null
     "$venv/bin/cmake" --build "$build" >/dev/null
     "$venv/bin/ctest" --test-dir "$build" --output-on-failure
+    say "lint (ruff) and types (mypy)"
+    "$venv/bin/python" -m pip install -q ".[lint]"
+    "$venv/bin/ruff" check src plugins tests bench conftest.py
+    "$venv/bin/mypy"
     say "Python tests against the installed package"
     exec "$venv/bin/python" -m pytest "${@:2}"
     ;;
