@@ -86,12 +86,20 @@ enum iog_dir { IOG_DIR_READ = 0, IOG_DIR_WRITE = 1, IOG_DIR_COUNT = 2 };
  * kernel to completion; lat: prepare to completion (slat + clat). */
 enum iog_lat { IOG_LAT_SLAT = 0, IOG_LAT_CLAT = 1, IOG_LAT_LAT = 2, IOG_LAT_COUNT = 3 };
 
+/* A session moves through these states in order, skipping none but RAMP:
+ * CREATED until iog_session_start; LAYOUT while the background thread
+ * prepares the files (also for the moment it takes to set up the run when
+ * there is nothing to write); RAMP once the run clock started and workers
+ * run, while no job counts yet (every job has ramp_ns > 0); RUNNING once
+ * counting began (at the earliest count start over jobs); DONE when every
+ * worker finished, was cancelled, or never started (cancel or a layout
+ * error during LAYOUT). */
 enum iog_state {
     IOG_STATE_CREATED = 0,
-    IOG_STATE_LAYOUT = 1,  /* creating or extending files              */
-    IOG_STATE_RAMP = 2,    /* running, not yet counted (ramp_time)     */
-    IOG_STATE_RUNNING = 3, /* running and counted                      */
-    IOG_STATE_DONE = 4,    /* every worker finished (or was cancelled) */
+    IOG_STATE_LAYOUT = 1,  /* creating or extending files, in the background */
+    IOG_STATE_RAMP = 2,    /* running, not yet counted (ramp_time)         */
+    IOG_STATE_RUNNING = 3, /* running and counted                          */
+    IOG_STATE_DONE = 4,    /* every worker finished (or was cancelled)     */
 };
 
 /* iog_job_spec.flags */
@@ -157,18 +165,25 @@ struct iog_interval {
     uint64_t lat_p99_ns;
 };
 
-/* A snapshot for progress bars; counts are live (including ramp). */
+/* A snapshot for progress bars; counts are live (counted I/O only).
+ * expected_ns is on the same time base as elapsed_ns, so that
+ * expected_ns - elapsed_ns is the time left: once the run started it is the
+ * time layout took plus the longest ramp_ns + runtime_ns over jobs; during
+ * layout it assumes the layout finishes now. It is 0 when some job has no
+ * runtime_ns. */
 struct iog_progress {
     uint32_t struct_size;
     uint32_t state;              /* enum iog_state */
-    uint64_t elapsed_ns;         /* since iog_session_start */
+    uint64_t elapsed_ns;         /* since iog_session_start (until DONE) */
     uint64_t counted_ns;         /* since counting began (0 during layout and ramp) */
-    uint64_t expected_ns;        /* estimate of total run time incl. ramp, 0 if unknown */
+    uint64_t expected_ns;        /* estimate of elapsed_ns at DONE, 0 if unknown */
     uint64_t ios[IOG_DIR_COUNT]; /* counted ios so far, all jobs */
     uint64_t bytes[IOG_DIR_COUNT];
     uint64_t errors;
     uint32_t jobs_done; /* jobs whose threads have all finished */
     uint32_t jobs;
+    uint64_t layout_bytes; /* bytes written so far by layout, all files */
+    uint64_t layout_total; /* bytes layout has to write in total; 0: nothing to lay out */
 };
 
 /* A struct's size and field offsets, for bindings to check their layout. */
@@ -206,18 +221,39 @@ IOG_API int iog_session_create(const struct iog_job_spec *jobs, uint32_t njobs, 
                                char *err, size_t errlen);
 
 /*
- * Opens (and lays out) the files and starts the worker threads, then returns.
- * Returns 0, or a negative errno if a file cannot be opened or laid out, or a
- * thread cannot be started (the message names the file). -EALREADY when
- * called twice.
+ * Starts the session and returns without waiting for any I/O. Synchronously
+ * it opens or creates every file (a job that needs layout gets its file
+ * created now), sets up every worker (descriptors, buffers, rings) and
+ * computes how much layout has to write; then it starts one background
+ * thread, which extends the files that are too short with non-zero data
+ * (state LAYOUT, progress in layout_bytes / layout_total), then starts the
+ * run clock (ramp and runtime are measured from the end of layout) and the
+ * worker threads, and keeps the interval series until every worker is done.
+ *
+ * Returns 0, or a negative errno if a file cannot be opened or created, a
+ * worker cannot be set up, or the background thread cannot be started (the
+ * message names the file); nothing keeps running after a failure.
+ * -EALREADY when called twice.
+ *
+ * Failures in the background are not lost, they are job errors:
+ *  - a layout write or fsync that fails (ENOSPC, EIO, EFBIG...) counts one
+ *    error in the WRITE direction of the job whose file it was, with its
+ *    errno and the file offset of the failed write (for fsync, the offset
+ *    where layout began); the session then stops: no job's workers start,
+ *    the session becomes DONE and iog_session_wait returns 0;
+ *  - a worker thread that cannot be created counts one error in its job's
+ *    first direction (offset: the region start) and cancels the session.
+ * iog_session_cancel during layout stops it within one chunk (1 MiB): no
+ * worker starts, every statistic stays zero, and the partly extended file
+ * is kept (a later run extends it from where it ends).
  */
 IOG_API int iog_session_start(iog_session *s, char *err, size_t errlen);
 
 /* Fills a progress snapshot. Safe from any thread, at any time after create. */
 IOG_API int iog_session_poll(iog_session *s, struct iog_progress *out);
 
-/* Asks every worker to stop soon. Safe from any thread and from signal
- * handlers, idempotent. Counted statistics stay valid. */
+/* Asks every worker, and layout, to stop soon. Safe from any thread and from
+ * signal handlers, idempotent. Counted statistics stay valid. */
 IOG_API int iog_session_cancel(iog_session *s);
 
 /*

@@ -53,11 +53,12 @@ static const struct iog_layout_field interval_fields[] = {
 };
 
 static const struct iog_layout_field progress_fields[] = {
-    FIELD(iog_progress, struct_size), FIELD(iog_progress, state),
-    FIELD(iog_progress, elapsed_ns),  FIELD(iog_progress, counted_ns),
-    FIELD(iog_progress, expected_ns), FIELD(iog_progress, ios),
-    FIELD(iog_progress, bytes),       FIELD(iog_progress, errors),
-    FIELD(iog_progress, jobs_done),   FIELD(iog_progress, jobs),
+    FIELD(iog_progress, struct_size),  FIELD(iog_progress, state),
+    FIELD(iog_progress, elapsed_ns),   FIELD(iog_progress, counted_ns),
+    FIELD(iog_progress, expected_ns),  FIELD(iog_progress, ios),
+    FIELD(iog_progress, bytes),        FIELD(iog_progress, errors),
+    FIELD(iog_progress, jobs_done),    FIELD(iog_progress, jobs),
+    FIELD(iog_progress, layout_bytes), FIELD(iog_progress, layout_total),
 };
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))

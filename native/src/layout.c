@@ -1,8 +1,12 @@
 /*
- * layout.c - preparing a job's file before any worker runs: creating it and
- * extending it to offset + size with non-zero pseudo-random data (real
- * blocks, not holes), then fsync; and opening each worker's own descriptor.
- * Block devices and IOG_JOB_NO_LAYOUT jobs are never created or extended.
+ * layout.c - preparing the jobs' files before any worker runs, in two steps.
+ * layout_prepare (synchronous, in iog_session_start) creates every file that
+ * needs layout and works out how far each must be extended, so that open
+ * errors reach the caller; layout_run (in the background thread) extends
+ * them to offset + size with non-zero pseudo-random data (real blocks, not
+ * holes), chunk by chunk, publishing progress and honouring cancel between
+ * chunks, then fsyncs. Also opens each worker's own descriptor. Block
+ * devices and IOG_JOB_NO_LAYOUT jobs are never created or extended.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -12,62 +16,36 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "session.h"
 
 #define LAYOUT_CHUNK (1u << 20)
+/* Written chunks are handed to writeback at once and waited for this many
+ * chunks later: progress then tracks the device rather than the page cache,
+ * cancel is not stuck behind gigabytes of dirty pages, and the final fsync
+ * has little left to do. */
+#define WRITEBACK_WINDOW 16
 
 static int job_writes(const struct iog_job_spec *spec)
 {
     return spec->rw != IOG_RW_READ && spec->rw != IOG_RW_RANDREAD;
 }
 
-static int extend_file(int fd, uint64_t from, uint64_t to, uint64_t seed, const char *path,
-                       uint32_t job, char *err, size_t errlen)
+static int needs_layout(const struct iog_job *job)
 {
-    int rc = 0;
-    void *buf = NULL;
-    if (posix_memalign(&buf, 4096, LAYOUT_CHUNK) != 0) {
-        SET_ERR(err, errlen, "job %u: out of memory laying out '%s'", job, path);
-        return -ENOMEM;
-    }
-    struct rng r;
-    rng_seed(&r, seed, UINT64_C(0x6c61796f7574)); /* a stream of its own */
-    rng_fill_nonzero(&r, buf, LAYOUT_CHUNK);
-    uint64_t off = from;
-    while (off < to) {
-        size_t n = to - off < LAYOUT_CHUNK ? (size_t)(to - off) : LAYOUT_CHUNK;
-        ssize_t w = pwrite(fd, buf, n, (off_t)off);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0) {
-            rc = w < 0 ? -errno : -EIO;
-            SET_ERR(err, errlen, "job %u: cannot lay out '%s' at offset %llu: %s", job, path,
-                    (unsigned long long)off, strerror(-rc));
-            goto out;
-        }
-        off += (uint64_t)w;
-    }
-    if (fsync(fd) < 0) {
-        rc = -errno;
-        SET_ERR(err, errlen, "job %u: fsync of '%s' failed: %s", job, path, strerror(-rc));
-    }
-out:
-    free(buf);
-    return rc;
+    return job->ops != &engine_null_ops && !(job->spec.flags & IOG_JOB_NO_LAYOUT);
 }
 
-int layout_prepare(const struct iog_job *job, char *err, size_t errlen)
+/* Opens (creating it) the file of one job if it is too short; leaves the
+ * plan in job->layout_*. */
+static int plan_job(struct iog_job *job, struct stat *st, char *err, size_t errlen)
 {
-    const struct iog_job_spec *spec = &job->spec;
-    if (job->ops == &engine_null_ops || (spec->flags & IOG_JOB_NO_LAYOUT))
-        return 0;
-    const char *path = spec->filename;
-    uint64_t want = spec->offset + spec->size;
-    struct stat st;
-    if (stat(path, &st) == 0) {
-        if (S_ISBLK(st.st_mode) || S_ISCHR(st.st_mode))
+    const char *path = job->spec.filename;
+    uint64_t want = job->spec.offset + job->spec.size;
+    if (stat(path, st) == 0) {
+        if (S_ISBLK(st->st_mode) || S_ISCHR(st->st_mode))
             return 0;
-        if (S_ISREG(st.st_mode) && (uint64_t)st.st_size >= want)
+        if (S_ISREG(st->st_mode) && (uint64_t)st->st_size >= want)
             return 0;
     }
     int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
@@ -76,16 +54,137 @@ int layout_prepare(const struct iog_job *job, char *err, size_t errlen)
         SET_ERR(err, errlen, "job %u: cannot create '%s': %s", job->index, path, strerror(-rc));
         return rc;
     }
-    int rc = 0;
-    if (fstat(fd, &st) < 0) {
-        rc = -errno;
+    if (fstat(fd, st) < 0) {
+        int rc = -errno;
         SET_ERR(err, errlen, "job %u: cannot stat '%s': %s", job->index, path, strerror(-rc));
-        goto out;
+        close(fd);
+        return rc;
     }
-    if (S_ISREG(st.st_mode) && (uint64_t)st.st_size < want)
-        rc = extend_file(fd, (uint64_t)st.st_size, want, spec->seed, path, job->index, err, errlen);
-out:
-    close(fd);
+    if (!S_ISREG(st->st_mode) || (uint64_t)st->st_size >= want) {
+        close(fd);
+        return 0;
+    }
+    job->layout_fd = fd;
+    job->layout_from = (uint64_t)st->st_size;
+    job->layout_to = want;
+    return 0;
+}
+
+int layout_prepare(struct iog_session *s, char *err, size_t errlen)
+{
+    struct file_id {
+        dev_t dev;
+        ino_t ino;
+    } *ids = calloc(s->njobs, sizeof(*ids));
+    if (!ids) {
+        SET_ERR(err, errlen, "out of memory planning the layout");
+        return -ENOMEM;
+    }
+    int rc = 0;
+    uint64_t total = 0;
+    for (uint32_t j = 0; j < s->njobs && rc == 0; j++) {
+        struct iog_job *job = &s->jobs[j];
+        if (!needs_layout(job))
+            continue;
+        struct stat st;
+        rc = plan_job(job, &st, err, errlen);
+        if (rc < 0 || job->layout_fd < 0)
+            continue;
+        ids[j].dev = st.st_dev;
+        ids[j].ino = st.st_ino;
+        /* Jobs sharing a file: the first one extends it as far as any needs. */
+        for (uint32_t i = 0; i < j; i++) {
+            struct iog_job *first = &s->jobs[i];
+            if (first->layout_fd < 0 || ids[i].dev != st.st_dev || ids[i].ino != st.st_ino)
+                continue;
+            if (job->layout_to > first->layout_to) {
+                total += job->layout_to - first->layout_to;
+                first->layout_to = job->layout_to;
+            }
+            close(job->layout_fd);
+            job->layout_fd = -1;
+            break;
+        }
+        if (job->layout_fd >= 0)
+            total += job->layout_to - job->layout_from;
+    }
+    free(ids);
+    if (rc < 0) {
+        layout_release(s);
+        return rc;
+    }
+    PUB_STORE(&s->layout_total, total);
+    return 0;
+}
+
+void layout_release(struct iog_session *s)
+{
+    for (uint32_t j = 0; j < s->njobs; j++) {
+        if (s->jobs[j].layout_fd >= 0)
+            close(s->jobs[j].layout_fd);
+        s->jobs[j].layout_fd = -1;
+    }
+}
+
+/* A layout failure is an error of the job, in the WRITE direction. */
+static int layout_failed(struct iog_job *job, int err, uint64_t offset)
+{
+    stats_record_error(&job->workers[0]->st[IOG_DIR_WRITE], err, offset, clock_now_ns());
+    return -err;
+}
+
+/* Extends one job's file; 0, 1 when cancelled, or a negative errno (recorded). */
+static int extend_file(struct iog_session *s, struct iog_job *job, void *buf)
+{
+    int fd = job->layout_fd;
+    uint64_t from = job->layout_from, to = job->layout_to;
+    struct rng r;
+    rng_seed(&r, job->spec.seed, UINT64_C(0x6c61796f7574)); /* a stream of its own */
+    rng_fill_nonzero(&r, buf, LAYOUT_CHUNK);
+    uint64_t off = from;
+    while (off < to) {
+        if (PUB_LOAD(&s->cancel))
+            return 1;
+        size_t n = to - off < LAYOUT_CHUNK ? (size_t)(to - off) : LAYOUT_CHUNK;
+        ssize_t w = pwrite(fd, buf, n, (off_t)off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return layout_failed(job, w < 0 ? errno : EIO, off);
+        /* Best effort: fsync below is what decides whether the data made it. */
+        sync_file_range(fd, (off_t)off, w, SYNC_FILE_RANGE_WRITE);
+        uint64_t behind = (uint64_t)WRITEBACK_WINDOW * LAYOUT_CHUNK;
+        if (off - from >= behind)
+            sync_file_range(fd, (off_t)(off - behind), LAYOUT_CHUNK,
+                            SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE |
+                                SYNC_FILE_RANGE_WAIT_AFTER);
+        off += (uint64_t)w;
+        PUB_ADD(&s->layout_bytes, (uint64_t)w);
+    }
+    if (fsync(fd) < 0)
+        return layout_failed(job, errno, from);
+    return 0;
+}
+
+int layout_run(struct iog_session *s)
+{
+    int rc = 0;
+    void *buf = NULL;
+    for (uint32_t j = 0; j < s->njobs && rc == 0; j++) {
+        struct iog_job *job = &s->jobs[j];
+        if (job->layout_fd < 0)
+            continue;
+        if (!buf && posix_memalign(&buf, 4096, LAYOUT_CHUNK) != 0) {
+            buf = NULL;
+            rc = layout_failed(job, ENOMEM, job->layout_from);
+            break;
+        }
+        rc = extend_file(s, job, buf);
+        close(job->layout_fd);
+        job->layout_fd = -1;
+    }
+    free(buf);
+    layout_release(s);
     return rc;
 }
 

@@ -1,10 +1,11 @@
 /*
- * monitor.c - the per-session monitor thread. It sleeps until the next
- * interval boundary of any job (or until a worker finishes), builds interval
- * series by diffing the workers' published cumulative counters and
- * histograms against what it saw last time, emits a final, possibly short,
- * interval when a job's threads are all done, and marks the session done.
- * Series storage is owned and grown here only.
+ * monitor.c - the background thread of a session. It first lays out the
+ * files (layout.c), then starts the run clock and the worker threads, then
+ * sleeps until the next interval boundary of any job (or until a worker
+ * finishes), builds interval series by diffing the workers' published
+ * cumulative counters and histograms against what it saw last time, emits a
+ * final, possibly short, interval when a job's threads are all done, and
+ * marks the session done. Series storage is owned and grown here only.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -148,14 +149,78 @@ static void emit_final(struct iog_session *s, struct iog_job *job)
     job->finished = 1;
 }
 
+/* Workers that will never run count as done, so that completion (and
+ * iog_session_wait) does not wait for them. */
+static void abandon_workers(struct iog_session *s, struct iog_job *job, uint32_t from)
+{
+    pthread_mutex_lock(&s->lock);
+    PUB_STORE(&job->threads_done, job->threads_done + (job->nworkers - from));
+    pthread_mutex_unlock(&s->lock);
+}
+
+/* Starts the run clock and every worker thread. A thread that cannot be
+ * created is an error of its job and cancels the session. */
+static void begin_run(struct iog_session *s)
+{
+    uint64_t t0 = clock_now_ns();
+    uint64_t first_count = UINT64_MAX;
+    for (uint32_t j = 0; j < s->njobs; j++) {
+        struct iog_job *job = &s->jobs[j];
+        job->count_start = t0 + job->spec.ramp_ns;
+        job->next_end_ns = job->interval_ns;
+        if (job->count_start < first_count)
+            first_count = job->count_start;
+        for (uint32_t t = 0; t < job->nworkers; t++) {
+            struct iog_worker *w = job->workers[t];
+            w->count_start = job->count_start;
+            w->stop_at = job->spec.runtime_ns ? job->count_start + job->spec.runtime_ns : 0;
+        }
+    }
+    PUB_STORE(&s->t_run_start, t0);
+    PUB_STORE(&s->t_count_start, first_count);
+    __atomic_store_n(&s->state, first_count > t0 ? IOG_STATE_RAMP : IOG_STATE_RUNNING,
+                     __ATOMIC_RELEASE);
+
+    for (uint32_t j = 0; j < s->njobs; j++) {
+        struct iog_job *job = &s->jobs[j];
+        for (uint32_t t = 0; t < job->nworkers; t++) {
+            struct iog_worker *w = job->workers[t];
+            int rc =
+                PUB_LOAD(&s->cancel) ? ECANCELED : pthread_create(&w->thread, NULL, worker_main, w);
+            if (rc != 0) {
+                if (rc != ECANCELED)
+                    stats_record_error(&w->st[job_fixed_dir(&job->spec)], rc, w->region_start,
+                                       clock_now_ns());
+                PUB_STORE(&s->cancel, 1);
+                abandon_workers(s, job, t);
+                break;
+            }
+            w->thread_started = 1;
+        }
+    }
+}
+
 void *monitor_main(void *arg)
 {
     struct iog_session *s = arg;
+    if (layout_run(s) == 0 && !PUB_LOAD(&s->cancel)) {
+        begin_run(s);
+    } else {
+        for (uint32_t j = 0; j < s->njobs; j++)
+            abandon_workers(s, &s->jobs[j], 0);
+    }
     pthread_mutex_lock(&s->lock);
     for (;;) {
         uint64_t now = clock_now_ns();
         uint64_t wake = UINT64_MAX;
         int running = 0;
+        int state = __atomic_load_n(&s->state, __ATOMIC_RELAXED);
+        if (state == IOG_STATE_RAMP) {
+            if (now >= s->t_count_start)
+                __atomic_store_n(&s->state, IOG_STATE_RUNNING, __ATOMIC_RELEASE);
+            else
+                wake = s->t_count_start;
+        }
         for (uint32_t j = 0; j < s->njobs; j++) {
             struct iog_job *job = &s->jobs[j];
             if (job->finished)
@@ -190,7 +255,7 @@ void *monitor_main(void *arg)
         pthread_cond_timedwait(&s->cond, &s->lock, &ts);
     }
     s->t_done = clock_now_ns();
-    PUB_STORE(&s->state, IOG_STATE_DONE);
+    __atomic_store_n(&s->state, IOG_STATE_DONE, __ATOMIC_RELEASE);
     __atomic_store_n(&s->monitor_done, 1, __ATOMIC_RELEASE);
     pthread_cond_broadcast(&s->cond);
     pthread_mutex_unlock(&s->lock);

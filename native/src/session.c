@@ -1,7 +1,8 @@
 /*
  * session.c - the session lifecycle behind the public API: validating job
- * specs, creating the session, starting it (layout, worker setup, threads,
- * monitor), progress polls, cancel, wait, the statistics / histogram / series
+ * specs, creating the session, starting it (opening files and setting up
+ * workers, then handing layout and the run to the background thread),
+ * progress polls, cancel, wait, the statistics / histogram / series
  * accessors that merge a job's threads, and destroy.
  */
 #include <errno.h>
@@ -186,6 +187,7 @@ IOG_API int iog_session_create(const struct iog_job_spec *jobs, uint32_t njobs, 
         job->ops = engine_ops(jobs[i].engine);
         job->interval_ns = jobs[i].interval_ns ? jobs[i].interval_ns : DEFAULT_INTERVAL_NS;
         job->nworkers = jobs[i].numjobs;
+        job->layout_fd = -1;
         job->workers = calloc(job->nworkers, sizeof(*job->workers));
         if (!job->workers)
             goto nomem;
@@ -208,7 +210,8 @@ IOG_API int iog_session_create(const struct iog_job_spec *jobs, uint32_t njobs, 
         else if (jobs[i].ramp_ns + jobs[i].runtime_ns > expected)
             expected = jobs[i].ramp_ns + jobs[i].runtime_ns;
     }
-    s->expected_ns = known ? expected : 0;
+    s->run_expected_ns = known ? expected : 0;
+    s->t_count_start = UINT64_MAX;
     *out = s;
     return 0;
 
@@ -218,10 +221,14 @@ nomem:
     return -ENOMEM;
 }
 
-/* Joins whatever threads were started; used by start's failure path and by
- * destroy. */
+/* Joins the background thread, then the workers it started (by then they
+ * have all finished); used by destroy. */
 static void join_threads(iog_session *s)
 {
+    if (s->monitor_started) {
+        pthread_join(s->monitor, NULL);
+        s->monitor_started = 0;
+    }
     for (uint32_t j = 0; j < s->njobs; j++) {
         struct iog_job *job = &s->jobs[j];
         for (uint32_t t = 0; t < job->nworkers; t++) {
@@ -231,10 +238,6 @@ static void join_threads(iog_session *s)
                 w->thread_started = 0;
             }
         }
-    }
-    if (s->monitor_started) {
-        pthread_join(s->monitor, NULL);
-        s->monitor_started = 0;
     }
 }
 
@@ -249,14 +252,12 @@ IOG_API int iog_session_start(iog_session *s, char *err, size_t errlen)
         return -EALREADY;
     }
 
-    int rc = 0;
+    /* Everything that can fail with a message for the caller happens here;
+     * the slow part (layout) and the run happen in the background thread. */
     PUB_STORE(&s->t_start_call, clock_now_ns());
-    PUB_STORE(&s->state, IOG_STATE_LAYOUT);
-    for (uint32_t j = 0; j < s->njobs; j++) {
-        rc = layout_prepare(&s->jobs[j], err, errlen);
-        if (rc < 0)
-            goto fail;
-    }
+    int rc = layout_prepare(s, err, errlen);
+    if (rc < 0)
+        goto fail;
     for (uint32_t j = 0; j < s->njobs; j++) {
         struct iog_job *job = &s->jobs[j];
         for (uint32_t t = 0; t < job->nworkers; t++) {
@@ -270,55 +271,22 @@ IOG_API int iog_session_start(iog_session *s, char *err, size_t errlen)
         SET_ERR(err, errlen, "out of memory for the interval series");
         goto fail;
     }
-
-    uint64_t t0 = clock_now_ns();
-    uint64_t first_count = UINT64_MAX;
-    for (uint32_t j = 0; j < s->njobs; j++) {
-        struct iog_job *job = &s->jobs[j];
-        job->count_start = t0 + job->spec.ramp_ns;
-        job->next_end_ns = job->interval_ns;
-        if (job->count_start < first_count)
-            first_count = job->count_start;
-        for (uint32_t t = 0; t < job->nworkers; t++) {
-            struct iog_worker *w = job->workers[t];
-            w->count_start = job->count_start;
-            w->stop_at = job->spec.runtime_ns ? job->count_start + job->spec.runtime_ns : 0;
-        }
-    }
-    PUB_STORE(&s->t_count_start, first_count);
-    PUB_STORE(&s->state, IOG_STATE_RUNNING);
-
-    for (uint32_t j = 0; j < s->njobs; j++) {
-        struct iog_job *job = &s->jobs[j];
-        for (uint32_t t = 0; t < job->nworkers; t++) {
-            struct iog_worker *w = job->workers[t];
-            rc = -pthread_create(&w->thread, NULL, worker_main, w);
-            if (rc < 0) {
-                SET_ERR(err, errlen, "job %u: cannot start thread %u for '%s': %s", j, t,
-                        job->spec.filename, strerror(-rc));
-                goto fail_threads;
-            }
-            w->thread_started = 1;
-        }
-    }
+    __atomic_store_n(&s->state, IOG_STATE_LAYOUT, __ATOMIC_RELEASE);
     rc = -pthread_create(&s->monitor, NULL, monitor_main, s);
     if (rc < 0) {
-        SET_ERR(err, errlen, "cannot start the monitor thread: %s", strerror(-rc));
-        goto fail_threads;
+        SET_ERR(err, errlen, "cannot start the background thread: %s", strerror(-rc));
+        goto fail;
     }
     s->monitor_started = 1;
     __atomic_store_n(&s->started, 1, __ATOMIC_RELEASE);
     return 0;
 
-fail_threads:
-    PUB_STORE(&s->cancel, 1);
-    join_threads(s);
-    PUB_STORE(&s->cancel, 0);
 fail:
-    PUB_STORE(&s->state, IOG_STATE_CREATED);
+    __atomic_store_n(&s->state, IOG_STATE_CREATED, __ATOMIC_RELEASE);
+    layout_release(s);
+    PUB_STORE(&s->layout_total, 0);
     for (uint32_t j = 0; j < s->njobs; j++) {
         struct iog_job *job = &s->jobs[j];
-        job->threads_done = 0;
         for (uint32_t t = 0; t < job->nworkers; t++) {
             worker_teardown(job->workers[t]);
             for (int d = 0; d < IOG_DIR_COUNT; d++)
@@ -337,23 +305,26 @@ IOG_API int iog_session_poll(iog_session *s, struct iog_progress *out)
     memset(out, 0, sizeof(*out));
     out->struct_size = sizeof(*out);
     out->jobs = s->njobs;
-    out->expected_ns = s->expected_ns;
-    int state = PUB_LOAD(&s->state);
-    uint64_t now = clock_now_ns();
-    if (state != IOG_STATE_CREATED)
-        out->elapsed_ns = now - PUB_LOAD(&s->t_start_call);
-    if (state == IOG_STATE_RUNNING || state == IOG_STATE_DONE) {
-        uint64_t cs = PUB_LOAD(&s->t_count_start);
-        uint64_t end = now;
-        if (state == IOG_STATE_DONE && __atomic_load_n(&s->monitor_done, __ATOMIC_ACQUIRE))
-            end = s->t_done;
-        if (end < cs && state == IOG_STATE_RUNNING)
-            state = IOG_STATE_RAMP;
-        out->counted_ns = end > cs ? end - cs : 0;
-    }
-    out->state = (uint32_t)state;
-    if (state == IOG_STATE_CREATED || state == IOG_STATE_LAYOUT)
+    int state = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
+    if (state == IOG_STATE_CREATED)
         return 0;
+    uint64_t now = clock_now_ns();
+    if (state == IOG_STATE_DONE && __atomic_load_n(&s->monitor_done, __ATOMIC_ACQUIRE))
+        now = s->t_done;
+    uint64_t t_start = PUB_LOAD(&s->t_start_call);
+    out->elapsed_ns = now - t_start;
+    out->layout_total = PUB_LOAD(&s->layout_total);
+    out->layout_bytes = PUB_LOAD(&s->layout_bytes);
+    uint64_t run_start = PUB_LOAD(&s->t_run_start);
+    if (s->run_expected_ns)
+        out->expected_ns = (run_start ? run_start - t_start : out->elapsed_ns) + s->run_expected_ns;
+    uint64_t cs = PUB_LOAD(&s->t_count_start);
+    if (state == IOG_STATE_RAMP && now > cs)
+        state = IOG_STATE_RUNNING; /* the background thread has not noticed yet */
+    out->state = (uint32_t)state;
+    if (state == IOG_STATE_LAYOUT)
+        return 0;
+    out->counted_ns = now > cs ? now - cs : 0;
     for (uint32_t j = 0; j < s->njobs; j++) {
         struct iog_job *job = &s->jobs[j];
         for (uint32_t t = 0; t < job->nworkers; t++) {

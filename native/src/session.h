@@ -1,8 +1,9 @@
 /*
  * session.h - the private data model of a session: jobs, their worker
  * threads with per-thread statistics, and the per-job interval series kept by
- * the monitor thread. Shared by session.c (lifecycle and accessors), worker.c
- * (the I/O loop), monitor.c (series and completion) and layout.c.
+ * the background (monitor) thread. Shared by session.c (lifecycle and
+ * accessors), worker.c (the I/O loop), monitor.c (the background thread:
+ * layout, run start, series and completion) and layout.c.
  */
 #ifndef IOGATE_SESSION_H
 #define IOGATE_SESSION_H
@@ -64,6 +65,9 @@ struct iog_job {
     uint64_t interval_ns;
     uint64_t count_start;  /* absolute ns */
     uint32_t threads_done; /* relaxed atomic, written under the session lock */
+    /* layout plan, made by start, carried out by the background thread */
+    int layout_fd;                   /* open for writing while the file must be extended, else -1 */
+    uint64_t layout_from, layout_to; /* extend [from, to) */
     /* monitor-owned */
     struct iog_series series[IOG_DIR_COUNT];
     struct mon_snap prev[IOG_DIR_COUNT];
@@ -77,14 +81,17 @@ struct iog_job {
 struct iog_session {
     struct iog_job *jobs;
     uint32_t njobs;
-    int state;              /* enum iog_state, relaxed atomic */
+    int state;              /* enum iog_state; release-stored, acquire-loaded */
     int starting;           /* set by the first iog_session_start */
-    int started;            /* release-stored after threads run */
+    int started;            /* release-stored after the background thread runs */
     int cancel;             /* relaxed atomic, checked by workers every request */
     uint64_t t_start_call;  /* iog_session_start entry */
-    uint64_t t_count_start; /* earliest count start over jobs */
+    uint64_t t_run_start;   /* end of layout, start of the run clock; 0 before */
+    uint64_t t_count_start; /* earliest count start over jobs; UINT64_MAX before */
     uint64_t t_done;
-    uint64_t expected_ns;
+    uint64_t run_expected_ns; /* longest ramp + runtime over jobs, 0 if unknown */
+    uint64_t layout_total;    /* set by start before the background thread */
+    uint64_t layout_bytes;    /* relaxed atomic, written by the background thread */
     pthread_mutex_t lock;
     pthread_cond_t cond; /* CLOCK_MONOTONIC; worker done, monitor done */
     int monitor_done;    /* every final interval emitted */
@@ -92,6 +99,13 @@ struct iog_session {
     int monitor_started;
     uint64_t *scratch_hist; /* monitor-owned */
 };
+
+/* The direction of a job that is not a mix (READ for mixes). */
+static inline uint32_t job_fixed_dir(const struct iog_job_spec *spec)
+{
+    return (spec->rw == IOG_RW_WRITE || spec->rw == IOG_RW_RANDWRITE) ? IOG_DIR_WRITE
+                                                                      : IOG_DIR_READ;
+}
 
 /* worker.c */
 int worker_setup(struct iog_worker *w, char *err, size_t errlen);
@@ -104,7 +118,9 @@ void *monitor_main(void *arg);
 void monitor_free(struct iog_session *s);
 
 /* layout.c */
-int layout_prepare(const struct iog_job *job, char *err, size_t errlen);
+int layout_prepare(struct iog_session *s, char *err, size_t errlen);
+int layout_run(struct iog_session *s);
+void layout_release(struct iog_session *s);
 int layout_open(const struct iog_job *job, int *fd, char *err, size_t errlen);
 
 #define SET_ERR(err, errlen, ...)                                                                  \

@@ -38,12 +38,6 @@ static int job_is_mixed(const struct iog_job_spec *spec)
     return spec->rw == IOG_RW_RW || spec->rw == IOG_RW_RANDRW;
 }
 
-static uint32_t job_fixed_dir(const struct iog_job_spec *spec)
-{
-    return (spec->rw == IOG_RW_WRITE || spec->rw == IOG_RW_RANDWRITE) ? IOG_DIR_WRITE
-                                                                      : IOG_DIR_READ;
-}
-
 int worker_setup(struct iog_worker *w, char *err, size_t errlen)
 {
     const struct iog_job_spec *spec = &w->job->spec;

@@ -10,7 +10,7 @@ import pytest
 from iogate.engine import JobSpec, Progress, Session, run
 from iogate.errors import EngineError
 
-KiB, MiB = 1024, 1024 * 1024
+KiB, MiB, GiB = 1024, 1024 * 1024, 1024 * 1024 * 1024
 
 
 def spec(**overrides) -> JobSpec:
@@ -129,13 +129,62 @@ def test_keyboard_interrupt_during_the_wait_returns_partial_result():
 
 def test_progress_reports_state_and_fraction():
     seen: list[Progress] = []
-    run([spec(time_based=True, runtime_ns=300_000_000)], on_progress=seen.append,
-        poll_interval=0.05)
+    run([spec(time_based=True, runtime_ns=300_000_000, ramp_ns=200_000_000)],
+        on_progress=seen.append, poll_interval=0.05)
     assert len(seen) >= 2
     assert seen[-1].state == "done"
     assert seen[-1].ios[0] > 0
     running = [p for p in seen if p.state == "running"]
     assert running and all(p.fraction is not None and 0 <= p.fraction <= 1 for p in running)
+    ramp = [p for p in seen if p.state == "ramp"]
+    assert ramp and all(p.counted_ns == 0 and p.ios == (0, 0) for p in ramp)
+    assert all(p.counted_ns > 0 for p in running)
+    order = ["created", "layout", "ramp", "running", "done"]
+    assert [order.index(p.state) for p in seen] == sorted(order.index(p.state) for p in seen)
+
+
+def test_should_stop_during_layout_returns_promptly(tmp_path):
+    # Layout of a 2 GiB file runs in the background; stopping while it runs
+    # ends the session at once, before any worker started.
+    path = tmp_path / "big.dat"
+    seen: list[Progress] = []
+    begin = time.monotonic()
+    try:
+        result = run([spec(engine="psync", rw="write", size=2 * GiB, time_based=True,
+                           runtime_ns=60 * 10**9, filename=str(path))],
+                     on_progress=seen.append, poll_interval=0.02,
+                     should_stop=lambda: any(p.state == "layout" for p in seen))
+    finally:
+        path.unlink(missing_ok=True)
+    assert time.monotonic() - begin < 10
+    assert result.interrupted
+    layout = [p for p in seen if p.state == "layout"]
+    assert layout and all(p.layout_total == 2 * GiB for p in layout)
+    assert all(p.fraction == p.layout_bytes / p.layout_total for p in layout)
+    assert all(p.counted_ns == 0 and p.ios == (0, 0) for p in layout)
+    assert seen[-1].state == "done" and seen[-1].layout_bytes < 2 * GiB
+    assert result.metric("write.ios") == 0 and result.metric("errors") == 0
+
+
+def test_layout_progress_reaches_total_and_is_skipped_once_done(tmp_path):
+    path = tmp_path / "data.bin"
+    job = spec(engine="psync", rw="randread", size=8 * MiB, filename=str(path))
+    first: list[Progress] = []
+    run([job], on_progress=first.append)
+    assert first[-1].layout_total == first[-1].layout_bytes == 8 * MiB
+    again: list[Progress] = []
+    result = run([job], on_progress=again.append)
+    assert again[-1].layout_total == again[-1].layout_bytes == 0
+    assert result.metric("read.ios") == 2048
+
+
+def test_fraction_follows_layout_then_run_time():
+    base = dict(elapsed_ns=3, counted_ns=0, expected_ns=12, ios=(0, 0), bytes=(0, 0), errors=0,
+                jobs_done=0, jobs=1)
+    assert Progress(state="layout", layout_bytes=1, layout_total=4, **base).fraction == 0.25
+    assert Progress(state="layout", **base).fraction is None  # nothing to write
+    assert Progress(state="running", layout_bytes=4, layout_total=4, **base).fraction == 0.25
+    assert Progress(state="ramp", **{**base, "expected_ns": 0}).fraction is None
 
 
 @pytest.mark.parametrize("overrides,word", [

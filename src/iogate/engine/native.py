@@ -146,6 +146,8 @@ class IogProgress(ctypes.Structure):
         ("errors", c_uint64),
         ("jobs_done", c_uint32),
         ("jobs", c_uint32),
+        ("layout_bytes", c_uint64),
+        ("layout_total", c_uint64),
     ]
 
 

@@ -78,7 +78,11 @@ class JobSpec:
 
 @dataclass
 class Progress:
-    """A live snapshot; counts include only counted (post-ramp) I/O."""
+    """A live snapshot; counts include only counted (post-ramp) I/O.
+
+    expected_ns is on the same time base as elapsed_ns (since start, layout
+    included), so expected_ns - elapsed_ns is the time left.
+    """
 
     state: str  # created | layout | ramp | running | done
     elapsed_ns: int
@@ -89,10 +93,17 @@ class Progress:
     errors: int
     jobs_done: int
     jobs: int
+    layout_bytes: int = 0  # written so far by file layout
+    layout_total: int = 0  # to write in total by layout; 0: nothing to lay out
 
     @property
     def fraction(self) -> float | None:
-        """Share of the expected run time elapsed, in [0, 1], or None if unknown."""
+        """Share done, in [0, 1], or None if unknown: of the layout while
+        laying out, else of the expected run time."""
+        if self.state == "layout":
+            if self.layout_total <= 0:
+                return None
+            return min(1.0, self.layout_bytes / self.layout_total)
         if self.expected_ns <= 0:
             return None
         return min(1.0, self.elapsed_ns / self.expected_ns)
@@ -103,7 +114,7 @@ def _progress(p: native.IogProgress) -> Progress:
     return Progress(state=state, elapsed_ns=p.elapsed_ns, counted_ns=p.counted_ns,
                     expected_ns=p.expected_ns, ios=(p.ios[0], p.ios[1]),
                     bytes=(p.bytes[0], p.bytes[1]), errors=p.errors, jobs_done=p.jobs_done,
-                    jobs=p.jobs)
+                    jobs=p.jobs, layout_bytes=p.layout_bytes, layout_total=p.layout_total)
 
 
 class Session:
@@ -179,7 +190,9 @@ def run(specs: list[JobSpec], on_progress: Callable[[Progress], None] | None = N
     KeyboardInterrupt while waiting, the session is cancelled, the workers
     are waited for, and the partial result is returned with
     interrupted=True; the caller decides what an interruption means.
-    Errors (invalid spec, unopenable file) raise EngineError.
+    Errors (invalid spec, unopenable file) raise EngineError; failures
+    after start (file layout, I/O) are job errors in the result. Layout runs
+    in the background, so it can be interrupted like the run itself.
     """
     with Session(specs) as session:
         session.start()
