@@ -13,12 +13,13 @@ import tempfile
 import time
 import zlib
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from iogate.engine.session import JobSpec, Progress, run
 from iogate.errors import EngineError
 from iogate.expect import Check, evaluate
+from iogate.metrics import DIRECTIONS
 from iogate.results import RunResult
 from iogate.spec import Case
 
@@ -61,7 +62,16 @@ class CaseResult:
             "workload": self.case.workload.model_dump(mode="json"),
             "checks": [check_to_json(self.case, c) for c in self.checks],
             "metrics": self.metrics,
+            "series": self.series(),
         }
+
+    def series(self) -> list[dict[str, list[dict[str, Any]]]]:
+        """Per job, per measured direction: the interval series (IOPS, bandwidth, latency)."""
+        if self.run is None:
+            return []
+        return [{name: [asdict(iv) for iv in getattr(job, name).series]
+                 for name in DIRECTIONS if getattr(job, name).ios}
+                for job in self.run.jobs]
 
 
 def case_id(case: Case) -> str:
