@@ -94,10 +94,12 @@ def cmd_run(args: argparse.Namespace) -> int:
             print(report.failure_report(r))
     if args.json:
         report.write_json(args.json, results)
-    counts = {o: sum(r.outcome == o for r in results) for o in ("passed", "failed", "error")}
-    skipped = len(cases) - len(results)
+    counts = {o: sum(r.outcome == o for r in results)
+              for o in ("passed", "failed", "error", "interrupted")}
+    not_run = len(cases) - len(results)
     print(f"\n{counts['passed']} passed, {counts['failed']} failed, {counts['error']} error(s)"
-          + (f", {skipped} not run (interrupted)" if skipped else "")
+          + (f", {counts['interrupted']} interrupted" if counts["interrupted"] else "")
+          + (f", {not_run} not run" if not_run else "")
           + f" in {sum(r.duration_s for r in results):.1f}s")
     outcomes = {r.outcome for r in results}
     if "interrupted" in outcomes:

@@ -157,6 +157,9 @@ def run_case(
         except EngineError as exc:
             return CaseResult(case, "error", error=str(exc), target=target or None,
                               duration_s=time.monotonic() - started)
+        except KeyboardInterrupt:
+            return CaseResult(case, "interrupted", error="interrupted before the run started",
+                              target=target or None, duration_s=time.monotonic() - started)
     finally:
         if scratch:
             shutil.rmtree(scratch, ignore_errors=True)

@@ -192,3 +192,42 @@ def test_smoke_suite_passes_end_to_end(repo_root: Path, tmp_path: Path) -> None:
     for c in doc["cases"]:
         runtime = max(c["metrics"].get("read.runtime", 0), c["metrics"].get("write.runtime", 0))
         assert 0.9e9 <= runtime <= 1.5e9, (c["id"], runtime)
+
+
+def test_interrupt_stops_promptly_and_keeps_partial_results(tmp_path: Path) -> None:
+    import signal
+    import time
+
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    suite = suite_file(tmp_path, """\
+suite: e2e
+workloads:
+  - name: long
+    ioengine: psync
+    rw: randread
+    size: 1MiB
+    runtime: 60s
+    time_based: true
+  - name: after
+    ioengine: null
+    rw: read
+    size: 1MiB
+""")
+    out = tmp_path / "r.json"
+    proc = subprocess.Popen([*IOGATE, "run", str(suite), "--json", str(out)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "IOGATE_TMPDIR": str(scratch)})
+    # The case's scratch file appears once the run is under way.
+    deadline = time.monotonic() + 60
+    while not any(scratch.rglob("*.data")) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    interrupted_at = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130, stdout + stderr
+    assert time.monotonic() - interrupted_at < 10  # not the 60 s the workload asked for
+    doc = json.loads(out.read_text())
+    assert [c["outcome"] for c in doc["cases"]] == ["interrupted"]  # 'after' never ran
+    assert "1 interrupted, 1 not run" in stdout
+    assert not any(scratch.iterdir())  # the scratch file is cleaned up

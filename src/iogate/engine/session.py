@@ -195,9 +195,9 @@ def run(specs: list[JobSpec], on_progress: Callable[[Progress], None] | None = N
     in the background, so it can be interrupted like the run itself.
     """
     with Session(specs) as session:
-        session.start()
         interrupted = False
         try:
+            session.start()
             while not session.wait(poll_interval):
                 if on_progress is not None:
                     on_progress(session.poll())
@@ -207,6 +207,8 @@ def run(specs: list[JobSpec], on_progress: Callable[[Progress], None] | None = N
         except KeyboardInterrupt:
             interrupted = True
         if interrupted:
+            if session.poll().state == "created":
+                raise KeyboardInterrupt  # interrupted before anything started
             session.cancel()
             # Cancelled workers stop within one I/O; a second Ctrl-C here
             # propagates, and leaving the with-block still cancels and frees.
