@@ -74,9 +74,9 @@ class WorkloadItem(pytest.Item):
         self.case = case
 
     def runtest(self) -> None:
-        from iogate.runner import run_case
+        from iogate.runner import expected_bytes, run_case
 
-        progress = _LiveProgress(self.config, self.nodeid)
+        progress = _LiveProgress(self.config, self.nodeid, expected_bytes(self.case))
         try:
             result = run_case(self.case, filename=self.config.getoption("iogate_filename"),
                               on_progress=progress)
@@ -106,13 +106,14 @@ class WorkloadItem(pytest.Item):
 class _LiveProgress:
     """Writes the engine's progress on one terminal line while an item runs (terminals only)."""
 
-    def __init__(self, config: pytest.Config, label: str) -> None:
+    def __init__(self, config: pytest.Config, label: str, total_bytes: int | None) -> None:
         from iogate.report import ProgressLine
 
         self._capman = config.pluginmanager.getplugin("capturemanager")
         stream = config.stash.get(TERMINAL_KEY, None)
         quiet = config.getoption("verbose") < 0
-        self._line = ProgressLine(label, stream=stream) if stream and not quiet else None
+        self._line = (ProgressLine(label, stream=stream, total_bytes=total_bytes)
+                      if stream and not quiet else None)
 
     def __call__(self, progress: Any) -> None:
         if self._line is None or not self._line.enabled:

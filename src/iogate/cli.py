@@ -66,7 +66,7 @@ def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
 
 def cmd_run(args: argparse.Namespace) -> int:
     from iogate import report
-    from iogate.runner import CaseResult, case_id, run_case
+    from iogate.runner import CaseResult, case_id, expected_bytes, run_case
 
     suites = _load_all(args.paths)
     cases = [c for s in suites for c in s.cases
@@ -77,7 +77,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGTERM, _raise_interrupt)
     results: list[CaseResult] = []
     for case in cases:
-        line = report.ProgressLine(case_id(case), stream=sys.stderr)
+        line = report.ProgressLine(case_id(case), stream=sys.stderr,
+                                   total_bytes=expected_bytes(case))
         try:
             result = run_case(case, filename=args.filename, on_progress=line)
         finally:

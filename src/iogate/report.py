@@ -164,8 +164,10 @@ class ProgressLine:
     STATES = {"created": "starting", "layout": "laying out", "ramp": "ramping",
               "running": "running", "done": "done"}
 
-    def __init__(self, label: str, stream: IO[str] | None = None, width: int = 24) -> None:
+    def __init__(self, label: str, stream: IO[str] | None = None, width: int = 24,
+                 total_bytes: int | None = None) -> None:
         self.label = label
+        self.total_bytes = total_bytes  # for runs that end by size, not by time
         self.stream = stream or sys.stderr
         self.width = width
         self.enabled = bool(getattr(self.stream, "isatty", lambda: False)())
@@ -182,14 +184,21 @@ class ProgressLine:
             self._rate = (ios - self._last[1]) / (now - self._last[0])
         self._last = (now, ios)
         frac = p.fraction
+        remaining: float | None = None
+        if frac is not None and p.state != "layout":
+            remaining = max(0.0, (p.expected_ns - p.elapsed_ns) / 1e9)
+        if p.state in ("ramp", "running") and self.total_bytes:
+            by_size = min(1.0, sum(p.bytes) / self.total_bytes)
+            if frac is None or by_size > frac:
+                frac = by_size
+                counted_s = p.counted_ns / 1e9
+                remaining = counted_s * (1 - by_size) / by_size if by_size > 0 else None
         if frac is None:
             bar = "." * self.width
-            eta = ""
         else:
             filled = int(round(frac * self.width))
             bar = "#" * filled + "." * (self.width - filled)
-            remaining = max(0.0, (p.expected_ns - p.elapsed_ns) / 1e9)
-            eta = f" ETA {remaining:4.0f}s"
+        eta = "" if remaining is None else f" ETA {remaining:4.0f}s"
         state = self.STATES.get(p.state, p.state)
         text = (f"\r{self.label} [{bar}] {state:<10} {p.elapsed_ns / 1e9:6.1f}s{eta} "
                 f"{format_count(self._rate):>7} IOPS")

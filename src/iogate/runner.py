@@ -91,6 +91,12 @@ def check_to_json(case: Case, check: Check) -> dict[str, Any]:
     }
 
 
+def expected_bytes(case: Case) -> int | None:
+    """Bytes a run that ends by size will move, for progress; None when it ends by time."""
+    w = case.workload
+    return None if w.time_based else w.size * w.numjobs
+
+
 def _seed_for(case: Case) -> int:
     # Stable across runs for the same case, different between cases.
     return zlib.crc32(f"{case.suite_name}/{case.id}".encode()) or 1
