@@ -20,16 +20,10 @@
 #define SECONDS 1000000000ull
 #define BIG     (512 * MiB)
 
+/* Big files go to a disk-backed directory: /tmp may be a RAM-backed tmpfs. */
 static int disk_path(char *buf, size_t len)
 {
-    const char *dir = getenv("IOGATE_TEST_DISK_DIR");
-    snprintf(buf, len, "%s/iogate-layout-XXXXXX", dir && *dir ? dir : "/var/tmp");
-    int fd = mkstemp(buf);
-    if (fd < 0)
-        return -errno;
-    close(fd);
-    unlink(buf);
-    return 0;
+    return t_temp_path_in(buf, len, "IOGATE_TEST_DISK_DIR", "/var/tmp");
 }
 
 static void pause_ms(unsigned ms)

@@ -76,18 +76,24 @@ static inline struct iog_job_spec t_spec(uint32_t engine, uint32_t rw, uint64_t 
     return j;
 }
 
-/* A fresh, empty temporary path (the file is removed again); its name goes
+/* A fresh, empty temporary path (the file is removed again) in the directory
+ * named by the environment variable `env`, else `fallback`; its name goes
  * into buf. */
-static inline int t_temp_path(char *buf, size_t len)
+static inline int t_temp_path_in(char *buf, size_t len, const char *env, const char *fallback)
 {
-    const char *dir = getenv("TMPDIR");
-    snprintf(buf, len, "%s/iogate-test-XXXXXX", dir && *dir ? dir : "/tmp");
+    const char *dir = getenv(env);
+    snprintf(buf, len, "%s/iogate-test-XXXXXX", dir && *dir ? dir : fallback);
     int fd = mkstemp(buf);
     if (fd < 0)
         return -errno;
     close(fd);
     unlink(buf);
     return 0;
+}
+
+static inline int t_temp_path(char *buf, size_t len)
+{
+    return t_temp_path_in(buf, len, "TMPDIR", "/tmp");
 }
 
 /* Creates, starts and waits for a session of njobs specs. */

@@ -37,9 +37,11 @@ def test_unknown_struct_is_enoent():
 
 
 def test_geometry_constants_agree():
-    assert histogram.BUCKETS == native.HIST_BUCKETS
-    assert histogram.TOP_NS == native.HIST_TOP_NS and histogram.LINEAR == native.HIST_LINEAR
-    # The last bucket is the overflow bucket in both.
+    # The last bucket is the overflow bucket in both, so the bucket counts agree; the first
+    # value past the linear range and the top start new buckets in both.
+    assert native.hist_index(histogram.LINEAR) == histogram.LINEAR
+    assert native.hist_index(histogram.TOP_NS) == histogram.OVERFLOW
+    assert native.hist_index(histogram.TOP_NS - 1) == histogram.OVERFLOW - 1
     assert native.hist_index(2**64 - 1) == histogram.OVERFLOW
     assert native.hist_bounds(histogram.OVERFLOW) == histogram.bucket_bounds(histogram.OVERFLOW)
 

@@ -31,16 +31,12 @@ from ctypes import (
 from functools import cache
 
 from iogate.errors import EngineError
+from iogate.histogram import BUCKETS as HIST_BUCKETS
 
 ABI_VERSION = 1
 
-# Histogram geometry (mirrors the IOG_HIST_* macros).
-HIST_SUB_BITS = 7
-HIST_SUB_BUCKETS = 1 << HIST_SUB_BITS
-HIST_LINEAR = 2 * HIST_SUB_BUCKETS
-HIST_TOP_BITS = 40
-HIST_TOP_NS = 1 << HIST_TOP_BITS
-HIST_BUCKETS = HIST_LINEAR + (HIST_TOP_BITS - HIST_SUB_BITS - 1) * HIST_SUB_BUCKETS + 1
+# The histogram geometry (IOG_HIST_*) is owned by iogate.histogram; the parity tests check it
+# against the library.
 
 PATH_MAX = 4096
 ERR_MAX = 512
