@@ -48,7 +48,7 @@ extern "C" {
 #define IOG_API
 #endif
 
-#define IOG_ABI_VERSION 1
+#define IOG_ABI_VERSION 2
 
 /* Histogram geometry (see the comment at the top). */
 #define IOG_HIST_SUB_BITS    7
@@ -63,12 +63,21 @@ extern "C" {
 #define IOG_PATH_MAX 4096
 #define IOG_ERR_MAX  512
 
+#define IOG_DATA_DIRS      2        /* read and write: directions that move data          */
+#define IOG_BS_ENTRIES_MAX 64       /* block size entries per direction (bssplit, bsrange) */
+#define IOG_BS_TABLE_MAX   64       /* distinct realized block sizes counted per direction */
+#define IOG_ZONES_MAX      16       /* zones of random_distribution=zoned                  */
+#define IOG_PATTERN_MAX    256      /* bytes of buffer_pattern                            */
+#define IOG_FILES_MAX      64       /* files per job                                       */
+#define IOG_QD_BUCKETS     13       /* queue depth buckets: [1], [2,3], [4,7], ... [4096,8191] */
+#define IOG_WEIGHT_TOTAL   1000000u /* weights are parts per million                 */
+
 enum iog_engine {
     IOG_ENGINE_NULL = 0,     /* no I/O: completes every request at once   */
     IOG_ENGINE_PSYNC = 1,    /* pread(2) / pwrite(2), iodepth 1           */
     IOG_ENGINE_IO_URING = 2, /* liburing, iodepth requests in flight      */
-    IOG_ENGINE_LIBAIO = 3,   /* reserved: rejected with -EOPNOTSUPP       */
-    IOG_ENGINE_SYNC = 4,     /* reserved: rejected with -EOPNOTSUPP       */
+    IOG_ENGINE_LIBAIO = 3,   /* Linux native AIO (libaio), iodepth in flight */
+    IOG_ENGINE_SYNC = 4,     /* lseek(2) + read(2) / write(2), iodepth 1  */
 };
 
 enum iog_rw {
@@ -80,11 +89,51 @@ enum iog_rw {
     IOG_RW_RANDRW = 5, /* random mix of reads and writes     */
 };
 
-enum iog_dir { IOG_DIR_READ = 0, IOG_DIR_WRITE = 1, IOG_DIR_COUNT = 2 };
+/* Statistics directions. SYNC holds the fsync/fdatasync calls a job makes
+ * (sync_every): ios counts them, bytes is 0, and their latency is the whole
+ * call (slat 0, clat = lat = resp). Only READ and WRITE move data, so the
+ * job spec's per-direction arrays have IOG_DATA_DIRS entries. */
+enum iog_dir { IOG_DIR_READ = 0, IOG_DIR_WRITE = 1, IOG_DIR_SYNC = 2, IOG_DIR_COUNT = 3 };
 
 /* slat: submission (prepare to handed to the kernel); clat: handed to the
- * kernel to completion; lat: prepare to completion (slat + clat). */
-enum iog_lat { IOG_LAT_SLAT = 0, IOG_LAT_CLAT = 1, IOG_LAT_LAT = 2, IOG_LAT_COUNT = 3 };
+ * kernel to completion; lat: prepare to completion (slat + clat).
+ * resp: from when the request was due to completion. Under a rate limit a
+ * request is due at its scheduled time, otherwise when it is prepared, so
+ * resp = lag + lat and a stalled device cannot hide its latency by delaying
+ * the requests that should have been issued meanwhile (coordinated
+ * omission). lag: from due to prepared (0 without a rate limit). */
+enum iog_lat {
+    IOG_LAT_SLAT = 0,
+    IOG_LAT_CLAT = 1,
+    IOG_LAT_LAT = 2,
+    IOG_LAT_RESP = 3,
+    IOG_LAT_LAG = 4,
+    IOG_LAT_COUNT = 5,
+};
+
+/* How a rate-limited direction spaces its requests. */
+enum iog_rate_process {
+    IOG_RATE_LINEAR = 0,  /* evenly spaced due times                        */
+    IOG_RATE_POISSON = 1, /* exponential gaps with the same mean (arrivals) */
+};
+
+/* Where random requests land in the region (random rw modes only). Block
+ * numbers are counted in units of blockalign. For ZIPF and PARETO the hot
+ * blocks are spread over the region by a fixed permutation derived from the
+ * seed, not bunched at its start. */
+enum iog_dist {
+    IOG_DIST_UNIFORM = 0, /* every aligned block equally likely                */
+    IOG_DIST_ZIPF = 1,    /* dist_param = theta > 0, theta != 1                 */
+    IOG_DIST_PARETO = 2,  /* dist_param = h, 0 < h < 1                          */
+    IOG_DIST_NORMAL = 3,  /* dist_param = standard deviation, percent of region, */
+                          /* centred on the middle of the region (redrawn when   */
+                          /* outside it)                                         */
+    IOG_DIST_ZONED = 4,   /* zones[]: access share and size share per zone,      */
+                          /* consecutive from the start of the region            */
+};
+
+/* What a job does every sync_every writes. */
+enum iog_sync_kind { IOG_SYNC_NONE = 0, IOG_SYNC_FSYNC = 1, IOG_SYNC_FDATASYNC = 2 };
 
 /* A session moves through these states in order, skipping none but RAMP:
  * CREATED until iog_session_start; LAYOUT while the background thread
@@ -106,24 +155,99 @@ enum iog_state {
 #define IOG_JOB_TIME_BASED (1u << 0) /* run for runtime_ns, looping over the region */
 #define IOG_JOB_DIRECT     (1u << 1) /* O_DIRECT with aligned buffers               */
 #define IOG_JOB_NO_LAYOUT  (1u << 2) /* never create or extend the file             */
+#define IOG_JOB_REFILL     (1u << 3) /* new buffer contents before every write        */
+#define IOG_JOB_ZERO_BUFS  (1u << 4) /* write buffers are all zeros                   */
+#define IOG_JOB_INVALIDATE (1u << 5) /* drop the files' page cache before the run     */
+
+/* One entry of a direction's block size table. lo == hi: requests of exactly
+ * lo bytes. lo < hi: request sizes drawn uniformly among the multiples of lo
+ * in [lo, hi] (fio's bsrange). Each request picks an entry with probability
+ * weight / IOG_WEIGHT_TOTAL; the weights of a direction's entries sum to
+ * IOG_WEIGHT_TOTAL. */
+struct iog_bs_entry {
+    uint64_t lo;
+    uint64_t hi;
+    uint32_t weight;
+    uint32_t reserved0; /* must be 0 */
+};
+
+/* One zone of IOG_DIST_ZONED: `access` of the requests land uniformly in the
+ * next `size` of the region (both parts per million; each sums to
+ * IOG_WEIGHT_TOTAL over the zones). */
+struct iog_zone {
+    uint32_t access;
+    uint32_t size;
+};
 
 struct iog_job_spec {
-    uint32_t struct_size;        /* sizeof(struct iog_job_spec)                       */
-    uint32_t engine;             /* enum iog_engine                                   */
-    uint32_t rw;                 /* enum iog_rw                                       */
-    uint32_t rwmixread;          /* 0..100, share of reads for IOG_RW_RW/RANDRW       */
-    uint64_t bs[IOG_DIR_COUNT];  /* block size per direction, > 0          */
-    uint32_t iodepth;            /* >= 1; must be 1 for psync                         */
-    uint32_t numjobs;            /* worker threads, >= 1, each runs the whole job     */
-    uint64_t size;               /* bytes of the region [offset, offset + size)       */
-    uint64_t offset;             /* start of the region in the file                   */
-    uint64_t runtime_ns;         /* 0: no time limit (requires not time_based)        */
-    uint64_t ramp_ns;            /* run this long before counting anything            */
-    uint64_t interval_ns;        /* series interval; 0 means 1 s                      */
-    uint64_t seed;               /* random seed; thread i uses a stream derived from it */
-    uint32_t flags;              /* IOG_JOB_*                                         */
-    uint32_t reserved0;          /* must be 0                                         */
-    char filename[IOG_PATH_MAX]; /* NUL-terminated; ignored by the null engine */
+    uint32_t struct_size; /* sizeof(struct iog_job_spec)                              */
+    uint32_t engine;      /* enum iog_engine                                          */
+    uint32_t rw;          /* enum iog_rw                                              */
+    uint32_t rwmixread;   /* 0..100, share of reads for IOG_RW_RW/RANDRW without rate */
+    /* Block sizes: nbs[d] entries of bs[d] for each direction the rw mode
+     * uses (at least one); the other direction's table is ignored. */
+    uint32_t nbs[IOG_DATA_DIRS];
+    struct iog_bs_entry bs[IOG_DATA_DIRS][IOG_BS_ENTRIES_MAX];
+    /* Random offsets are multiples of blockalign[d] from the region start;
+     * 0: the smallest block size of the direction. */
+    uint64_t blockalign[IOG_DATA_DIRS];
+    uint32_t iodepth;     /* >= 1; must be 1 for psync and sync                         */
+    uint32_t numjobs;     /* worker threads, >= 1, each runs the whole job              */
+    uint64_t size;        /* bytes of the region [offset, offset + size), over all files */
+    uint64_t offset;      /* start of the region in each file                           */
+    uint64_t runtime_ns;  /* 0: no time limit (requires not time_based)             */
+    uint64_t ramp_ns;     /* run this long before counting anything                 */
+    uint64_t interval_ns; /* series interval; 0 means 1 s                           */
+    uint64_t seed;        /* random seed; thread i uses a stream derived from it    */
+    uint32_t flags;       /* IOG_JOB_*                                              */
+    uint32_t reserved0;   /* must be 0                                              */
+
+    /* Rate limits, per direction, for the whole job (numjobs threads share
+     * them evenly); 0: unlimited. A direction with both is held to the
+     * stricter. A mixed job is limited in both directions or in neither;
+     * then the directions follow their own schedules and rwmixread is not
+     * used. Due times are fixed in advance from the start of the run: a
+     * request that could not be issued when due is issued as soon as
+     * possible and its lateness shows in lag and resp. */
+    uint64_t rate_iops[IOG_DATA_DIRS];
+    uint64_t rate_bytes[IOG_DATA_DIRS]; /* bytes per second */
+    uint32_t rate_process;              /* enum iog_rate_process */
+
+    /* Random offset distribution (enum iog_dist), its parameter and zones. */
+    uint32_t dist;
+    double dist_param;
+    uint32_t nzones;
+    uint32_t reserved1; /* must be 0 */
+    struct iog_zone zones[IOG_ZONES_MAX];
+
+    /* Pacing: after every thinktime_blocks requests (0 means 1) the thread
+     * waits thinktime_ns before issuing more. */
+    uint64_t thinktime_ns;
+    uint32_t thinktime_blocks;
+    /* Every sync_every completed writes (0: never), the thread lets its
+     * requests in flight complete and calls fsync or fdatasync (sync_kind),
+     * counted in IOG_DIR_SYNC. */
+    uint32_t sync_kind;
+    uint32_t sync_every;
+
+    /* Write buffer contents. Each buffer is built chunk by chunk
+     * (compress_chunk bytes, 0 means 512): the first (100 - compress_pct)%
+     * of a chunk is random, the rest repeats pattern (zeros when
+     * pattern_len is 0). IOG_JOB_ZERO_BUFS makes buffers all zeros
+     * (compress_pct and dedupe_pct must be 0). dedupe_pct percent of writes
+     * repeat the contents of one of the last 16 distinct buffers written.
+     * Buffers are filled once at start unless IOG_JOB_REFILL. */
+    uint32_t compress_pct; /* 0..100 */
+    uint32_t compress_chunk;
+    uint32_t dedupe_pct;  /* 0..100 */
+    uint32_t pattern_len; /* 0..IOG_PATTERN_MAX */
+    uint8_t pattern[IOG_PATTERN_MAX];
+
+    /* One or more files, each NUL-terminated, the list ending with an empty
+     * name (a second NUL); at most IOG_FILES_MAX. Every file gets the region
+     * [offset, offset + size / nfiles); requests go to the files in turn
+     * (round robin). Ignored by the null engine. */
+    char filename[IOG_PATH_MAX];
 };
 
 /* Summary of one latency kind. mean and stdev are exact (not from buckets). */
@@ -150,6 +274,44 @@ struct iog_dir_stats {
     int32_t first_errno; /* positive errno of the first error, 0 if none */
     uint32_t reserved0;
     uint64_t first_error_offset;
+    /* Realized queue depth: at every submission, the number of requests of
+     * the thread in flight including this one (1 for synchronous engines);
+     * qd_hist[i] counts depths in [2^i, 2^(i+1)). */
+    uint64_t qd_sum;
+    uint64_t qd_samples;
+    uint64_t qd_hist[IOG_QD_BUCKETS];
+    /* Counted requests whose size did not fit the table of distinct sizes
+     * (see iog_session_bs_counts). */
+    uint64_t bs_other_ios;
+};
+
+/* How many counted requests of a direction had one block size. */
+struct iog_bs_count {
+    uint64_t bs;
+    uint64_t ios;
+};
+
+/* What a job did as a whole, all its threads merged. */
+struct iog_job_stats {
+    uint32_t struct_size;
+    uint32_t nfiles;
+    /* Offset coverage: the job's regions (all files, concatenated) are cut
+     * into coverage_total chunks of coverage_chunk bytes (a multiple of 512,
+     * large enough that there are at most 2^20 chunks); coverage_touched
+     * chunks saw at least one counted request of either direction. */
+    uint64_t coverage_chunk;
+    uint64_t coverage_total;
+    uint64_t coverage_touched;
+    /* Data written, measured on a sample of completed writes (every 64th
+     * write of a thread, at most 4096 per thread): the sampled bytes, their
+     * size after zlib compression at level 6 (each buffer compressed on its
+     * own), and their 4 KiB blocks (a shorter write is one block), how many
+     * of those blocks repeat an earlier sampled block of the job (by a 64-bit
+     * content hash). */
+    uint64_t data_sampled_bytes;
+    uint64_t data_compressed_bytes;
+    uint64_t data_blocks;
+    uint64_t data_duplicate_blocks;
 };
 
 /* One interval of one job in one direction, all its threads merged. */
@@ -163,6 +325,8 @@ struct iog_interval {
     uint64_t clat_p99_ns;
     double lat_mean_ns;
     uint64_t lat_p99_ns;
+    double resp_mean_ns;
+    uint64_t resp_p99_ns;
 };
 
 /* A snapshot for progress bars; counts are live (counted I/O only).
@@ -177,8 +341,8 @@ struct iog_progress {
     uint64_t elapsed_ns;         /* since iog_session_start (until DONE) */
     uint64_t counted_ns;         /* since counting began (0 during layout and ramp) */
     uint64_t expected_ns;        /* estimate of elapsed_ns at DONE, 0 if unknown */
-    uint64_t ios[IOG_DIR_COUNT]; /* counted ios so far, all jobs */
-    uint64_t bytes[IOG_DIR_COUNT];
+    uint64_t ios[IOG_DATA_DIRS]; /* counted ios so far, all jobs */
+    uint64_t bytes[IOG_DATA_DIRS];
     uint64_t errors;
     uint32_t jobs_done; /* jobs whose threads have all finished */
     uint32_t jobs;
@@ -203,7 +367,8 @@ IOG_API const char *iog_version(void);
 
 /*
  * Describes the layout of the public struct named `name` ("iog_job_spec",
- * "iog_dir_stats", "iog_lat_summary", "iog_interval", "iog_progress").
+ * "iog_bs_entry", "iog_zone", "iog_dir_stats", "iog_lat_summary",
+ * "iog_bs_count", "iog_job_stats", "iog_interval", "iog_progress").
  * Writes its sizeof into *size and a pointer to a static array of fields into
  * *fields, returning the number of fields; -ENOENT for an unknown name.
  */
@@ -273,6 +438,22 @@ IOG_API uint32_t iog_session_jobs(const iog_session *s);
  */
 IOG_API int iog_session_dir_stats(const iog_session *s, uint32_t job, uint32_t dir,
                                   struct iog_dir_stats *out);
+
+/*
+ * Copies the realized block sizes of job `job` in direction `dir` (READ or
+ * WRITE): up to `cap` entries, in increasing order of bs, into `out`, and
+ * returns how many distinct sizes there are (at most IOG_BS_TABLE_MAX; sizes
+ * beyond that are counted in iog_dir_stats.bs_other_ios). -EINVAL, -EBUSY as
+ * above.
+ */
+IOG_API int iog_session_bs_counts(const iog_session *s, uint32_t job, uint32_t dir,
+                                  struct iog_bs_count *out, size_t cap);
+
+/*
+ * Copies what job `job` did as a whole into *out (its struct_size must be
+ * set). -EINVAL, -EBUSY as above.
+ */
+IOG_API int iog_session_job_stats(const iog_session *s, uint32_t job, struct iog_job_stats *out);
 
 /*
  * Copies the histogram of latency kind `lat` (enum iog_lat) of job `job` in

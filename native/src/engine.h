@@ -20,6 +20,7 @@ struct iog_io {
     uint64_t t_sub;  /* when submit() returned with it */
     void *buf;
     int64_t res; /* bytes transferred, or a negative errno */
+    int fd;      /* the file this request goes to (a job may have several) */
     uint32_t len;
     uint8_t dir;     /* enum iog_dir */
     uint8_t counted; /* prepared after the ramp ended */
@@ -36,8 +37,11 @@ struct iog_engine_ops {
     int (*prep)(struct iog_worker *w, struct iog_io *io);
     /* Hands prepared requests to the kernel: count submitted or -errno. */
     int (*submit)(struct iog_worker *w);
-    /* Collects between min and max completions into out: count or -errno. */
-    int (*reap)(struct iog_worker *w, unsigned min, struct iog_io **out, unsigned max);
+    /* Collects up to max completions into out, waiting for at least min of
+     * them, but when deadline_ns (absolute, CLOCK_MONOTONIC) is not 0 not
+     * past it: then fewer than min (even 0) may return. Count or -errno. */
+    int (*reap)(struct iog_worker *w, unsigned min, struct iog_io **out, unsigned max,
+                uint64_t deadline_ns);
     /* Releases what init() set up; safe to call when init() failed. */
     void (*cleanup)(struct iog_worker *w);
 };
@@ -45,5 +49,7 @@ struct iog_engine_ops {
 extern const struct iog_engine_ops engine_null_ops;
 extern const struct iog_engine_ops engine_psync_ops;
 extern const struct iog_engine_ops engine_uring_ops;
+extern const struct iog_engine_ops engine_libaio_ops;
+extern const struct iog_engine_ops engine_sync_ops;
 
 #endif

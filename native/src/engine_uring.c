@@ -99,8 +99,10 @@ static int uring_submit(struct iog_worker *w)
     return io_uring_submit(&d->ring);
 }
 
-static int uring_reap(struct iog_worker *w, unsigned min, struct iog_io **out, unsigned max)
+static int uring_reap(struct iog_worker *w, unsigned min, struct iog_io **out, unsigned max,
+                      uint64_t deadline_ns)
 {
+    (void)deadline_ns; /* TODO(rate limits): honour the deadline */
     struct uring_data *d = w->engine_data;
     if (max > d->ncqes)
         max = d->ncqes;

@@ -11,7 +11,9 @@
 #include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
+#include "data.h"
 #include "engine.h"
 #include "iogate.h"
 #include "rng.h"
@@ -28,6 +30,8 @@ struct iog_worker {
     uint32_t index; /* thread index within the job */
     int fd;
     void *engine_data;
+    struct data_writer *data; /* write buffer contents and sampling; lives until
+                                 session destroy, so job stats can merge it */
     void *bufmem;
     struct iog_io *ios;         /* iodepth request slots */
     struct iog_io **free_slots; /* stack of idle slots */

@@ -242,7 +242,7 @@ static void run_async(struct iog_worker *w)
                 break;
             continue;
         }
-        int n = ops->reap(w, 1, w->done, depth);
+        int n = ops->reap(w, 1, w->done, depth, 0);
         if (n < 0) {
             if (transient(n))
                 continue;
