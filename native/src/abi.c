@@ -19,14 +19,53 @@
 /* clang-format on */
 
 static const struct iog_layout_field job_spec_fields[] = {
-    FIELD(iog_job_spec, struct_size), FIELD(iog_job_spec, engine),
-    FIELD(iog_job_spec, rw),          FIELD(iog_job_spec, rwmixread),
-    FIELD(iog_job_spec, bs),          FIELD(iog_job_spec, iodepth),
-    FIELD(iog_job_spec, numjobs),     FIELD(iog_job_spec, size),
-    FIELD(iog_job_spec, offset),      FIELD(iog_job_spec, runtime_ns),
-    FIELD(iog_job_spec, ramp_ns),     FIELD(iog_job_spec, interval_ns),
-    FIELD(iog_job_spec, seed),        FIELD(iog_job_spec, flags),
-    FIELD(iog_job_spec, reserved0),   FIELD(iog_job_spec, filename),
+    FIELD(iog_job_spec, struct_size),
+    FIELD(iog_job_spec, engine),
+    FIELD(iog_job_spec, rw),
+    FIELD(iog_job_spec, rwmixread),
+    FIELD(iog_job_spec, nbs),
+    FIELD(iog_job_spec, bs),
+    FIELD(iog_job_spec, blockalign),
+    FIELD(iog_job_spec, iodepth),
+    FIELD(iog_job_spec, numjobs),
+    FIELD(iog_job_spec, size),
+    FIELD(iog_job_spec, offset),
+    FIELD(iog_job_spec, runtime_ns),
+    FIELD(iog_job_spec, ramp_ns),
+    FIELD(iog_job_spec, interval_ns),
+    FIELD(iog_job_spec, seed),
+    FIELD(iog_job_spec, flags),
+    FIELD(iog_job_spec, reserved0),
+    FIELD(iog_job_spec, rate_iops),
+    FIELD(iog_job_spec, rate_bytes),
+    FIELD(iog_job_spec, rate_process),
+    FIELD(iog_job_spec, dist),
+    FIELD(iog_job_spec, dist_param),
+    FIELD(iog_job_spec, nzones),
+    FIELD(iog_job_spec, reserved1),
+    FIELD(iog_job_spec, zones),
+    FIELD(iog_job_spec, thinktime_ns),
+    FIELD(iog_job_spec, thinktime_blocks),
+    FIELD(iog_job_spec, sync_kind),
+    FIELD(iog_job_spec, sync_every),
+    FIELD(iog_job_spec, compress_pct),
+    FIELD(iog_job_spec, compress_chunk),
+    FIELD(iog_job_spec, dedupe_pct),
+    FIELD(iog_job_spec, pattern_len),
+    FIELD(iog_job_spec, pattern),
+    FIELD(iog_job_spec, filename),
+};
+
+static const struct iog_layout_field bs_entry_fields[] = {
+    FIELD(iog_bs_entry, lo),
+    FIELD(iog_bs_entry, hi),
+    FIELD(iog_bs_entry, weight),
+    FIELD(iog_bs_entry, reserved0),
+};
+
+static const struct iog_layout_field zone_fields[] = {
+    FIELD(iog_zone, access),
+    FIELD(iog_zone, size),
 };
 
 static const struct iog_layout_field lat_summary_fields[] = {
@@ -42,6 +81,21 @@ static const struct iog_layout_field dir_stats_fields[] = {
     FIELD(iog_dir_stats, bw_bytes),    FIELD(iog_dir_stats, lat),
     FIELD(iog_dir_stats, errors),      FIELD(iog_dir_stats, first_errno),
     FIELD(iog_dir_stats, reserved0),   FIELD(iog_dir_stats, first_error_offset),
+    FIELD(iog_dir_stats, qd_sum),      FIELD(iog_dir_stats, qd_samples),
+    FIELD(iog_dir_stats, qd_hist),     FIELD(iog_dir_stats, bs_other_ios),
+};
+
+static const struct iog_layout_field bs_count_fields[] = {
+    FIELD(iog_bs_count, bs),
+    FIELD(iog_bs_count, ios),
+};
+
+static const struct iog_layout_field job_stats_fields[] = {
+    FIELD(iog_job_stats, struct_size),           FIELD(iog_job_stats, nfiles),
+    FIELD(iog_job_stats, coverage_chunk),        FIELD(iog_job_stats, coverage_total),
+    FIELD(iog_job_stats, coverage_touched),      FIELD(iog_job_stats, data_sampled_bytes),
+    FIELD(iog_job_stats, data_compressed_bytes), FIELD(iog_job_stats, data_blocks),
+    FIELD(iog_job_stats, data_duplicate_blocks),
 };
 
 static const struct iog_layout_field interval_fields[] = {
@@ -49,7 +103,8 @@ static const struct iog_layout_field interval_fields[] = {
     FIELD(iog_interval, bytes),       FIELD(iog_interval, iops),
     FIELD(iog_interval, bw_bytes),    FIELD(iog_interval, clat_mean_ns),
     FIELD(iog_interval, clat_p99_ns), FIELD(iog_interval, lat_mean_ns),
-    FIELD(iog_interval, lat_p99_ns),
+    FIELD(iog_interval, lat_p99_ns),  FIELD(iog_interval, resp_mean_ns),
+    FIELD(iog_interval, resp_p99_ns),
 };
 
 static const struct iog_layout_field progress_fields[] = {
@@ -70,7 +125,11 @@ static const struct struct_desc {
     uint32_t nfields;
 } structs[] = {
     {"iog_job_spec", sizeof(struct iog_job_spec), job_spec_fields, COUNT(job_spec_fields)},
+    {"iog_bs_entry", sizeof(struct iog_bs_entry), bs_entry_fields, COUNT(bs_entry_fields)},
+    {"iog_zone", sizeof(struct iog_zone), zone_fields, COUNT(zone_fields)},
     {"iog_dir_stats", sizeof(struct iog_dir_stats), dir_stats_fields, COUNT(dir_stats_fields)},
+    {"iog_bs_count", sizeof(struct iog_bs_count), bs_count_fields, COUNT(bs_count_fields)},
+    {"iog_job_stats", sizeof(struct iog_job_stats), job_stats_fields, COUNT(job_stats_fields)},
     {"iog_lat_summary", sizeof(struct iog_lat_summary), lat_summary_fields,
      COUNT(lat_summary_fields)},
     {"iog_interval", sizeof(struct iog_interval), interval_fields, COUNT(interval_fields)},

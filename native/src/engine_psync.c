@@ -1,6 +1,6 @@
 /*
  * engine_psync.c - the psync engine: one pread(2) or pwrite(2) per request,
- * performed in prep(), retried on EINTR. Its slat is 0 and clat = lat = the
+ * on the request's file, performed in prep(), retried on EINTR. Its slat is 0 and clat = lat = the
  * time around the system call.
  */
 #include <errno.h>
@@ -19,12 +19,13 @@ static int psync_init(struct iog_worker *w, char *err, size_t errlen)
 
 static int psync_prep(struct iog_worker *w, struct iog_io *io)
 {
+    (void)w;
     ssize_t r;
     do {
         if (io->dir == IOG_DIR_READ)
-            r = pread(w->fd, io->buf, io->len, (off_t)io->offset);
+            r = pread(io->fd, io->buf, io->len, (off_t)io->offset);
         else
-            r = pwrite(w->fd, io->buf, io->len, (off_t)io->offset);
+            r = pwrite(io->fd, io->buf, io->len, (off_t)io->offset);
     } while (r < 0 && errno == EINTR);
     io->res = r < 0 ? -errno : r;
     return 0;

@@ -1,8 +1,9 @@
 /*
  * engine_uring.c - the io_uring engine (liburing): a ring of iodepth entries
- * per worker with its file registered when the kernel allows it. prep()
+ * per worker with its files registered when the kernel allows it. prep()
  * fills an SQE, submit() hands every queued SQE to the kernel, reap() waits
- * for at least `min` CQEs and then takes all that are ready in one batch.
+ * for at least `min` CQEs (but not past a deadline) and then takes all that
+ * are ready in one batch.
  * A short completion is reported as it is (res < len); the worker counts it
  * as an error (EIO) rather than resubmitting the remainder.
  */
@@ -14,14 +15,15 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "engine.h"
 #include "session.h"
 
 struct uring_data {
     struct io_uring ring;
     int ring_ready;
-    int fixed_file; /* the worker's fd is registered as file index 0 */
-    int disabled;   /* created disabled; the worker thread enables it */
+    int fixed_files; /* the worker's fds are registered, fds[i] as index i */
+    int disabled;    /* created disabled; the worker thread enables it */
     unsigned ncqes;
     struct io_uring_cqe *cqes[];
 };
@@ -58,7 +60,7 @@ static int uring_init(struct iog_worker *w, char *err, size_t errlen)
         return rc;
     }
     d->ring_ready = 1;
-    d->fixed_file = io_uring_register_files(&d->ring, &w->fd, 1) == 0;
+    d->fixed_files = io_uring_register_files(&d->ring, w->fds, w->nfiles) == 0;
     w->engine_data = d;
     return 0;
 }
@@ -82,12 +84,17 @@ static int uring_prep(struct iog_worker *w, struct iog_io *io)
     struct io_uring_sqe *sqe = io_uring_get_sqe(&d->ring);
     if (!sqe)
         return -EBUSY;
-    int fd = d->fixed_file ? 0 : w->fd;
+    int fd = io->fd;
+    if (d->fixed_files) {
+        fd = 0;
+        while (w->fds[fd] != io->fd) /* few files: the first is the usual case */
+            fd++;
+    }
     if (io->dir == IOG_DIR_READ)
         io_uring_prep_read(sqe, fd, io->buf, io->len, io->offset);
     else
         io_uring_prep_write(sqe, fd, io->buf, io->len, io->offset);
-    if (d->fixed_file)
+    if (d->fixed_files)
         sqe->flags |= IOSQE_FIXED_FILE;
     io_uring_sqe_set_data(sqe, io);
     return 0;
@@ -102,14 +109,26 @@ static int uring_submit(struct iog_worker *w)
 static int uring_reap(struct iog_worker *w, unsigned min, struct iog_io **out, unsigned max,
                       uint64_t deadline_ns)
 {
-    (void)deadline_ns; /* TODO(rate limits): honour the deadline */
     struct uring_data *d = w->engine_data;
     if (max > d->ncqes)
         max = d->ncqes;
     unsigned n = io_uring_peek_batch_cqe(&d->ring, d->cqes, max);
     if (n == 0 && min > 0) {
         struct io_uring_cqe *cqe;
-        int rc = io_uring_wait_cqe(&d->ring, &cqe);
+        int rc;
+        if (deadline_ns) {
+            uint64_t now = clock_now_ns();
+            if (now >= deadline_ns)
+                return 0;
+            uint64_t left = deadline_ns - now;
+            struct __kernel_timespec ts = {.tv_sec = (long long)(left / 1000000000ull),
+                                           .tv_nsec = (long long)(left % 1000000000ull)};
+            rc = io_uring_wait_cqe_timeout(&d->ring, &cqe, &ts);
+            if (rc == -ETIME)
+                return 0;
+        } else {
+            rc = io_uring_wait_cqe(&d->ring, &cqe);
+        }
         if (rc < 0)
             return rc;
         n = io_uring_peek_batch_cqe(&d->ring, d->cqes, max);

@@ -3,9 +3,10 @@
  * layout_prepare (synchronous, in iog_session_start) creates every file that
  * needs layout and works out how far each must be extended, so that open
  * errors reach the caller; layout_run (in the background thread) extends
- * them to offset + size with non-zero pseudo-random data (real blocks, not
+ * each file to offset + size / nfiles with non-zero pseudo-random data (real blocks, not
  * holes), chunk by chunk, publishing progress and honouring cancel between
- * chunks, then fsyncs. Also opens each worker's own descriptor. Block
+ * chunks, then fsyncs. Also drops the files' cache for IOG_JOB_INVALIDATE
+ * jobs and opens each worker's own descriptors. Block
  * devices and IOG_JOB_NO_LAYOUT jobs are never created or extended.
  */
 #include <errno.h>
@@ -36,12 +37,12 @@ static int needs_layout(const struct iog_job *job)
     return job->ops != &engine_null_ops && !(job->spec.flags & IOG_JOB_NO_LAYOUT);
 }
 
-/* Opens (creating it) the file of one job if it is too short; leaves the
- * plan in job->layout_*. */
-static int plan_job(struct iog_job *job, struct stat *st, char *err, size_t errlen)
+/* Opens (creating it) file `f` of one job if it is too short; leaves the
+ * plan in job->layout_*[f]. */
+static int plan_file(struct iog_job *job, uint32_t f, struct stat *st, char *err, size_t errlen)
 {
-    const char *path = job->spec.filename;
-    uint64_t want = job->spec.offset + job->spec.size;
+    const char *path = job->files[f];
+    uint64_t want = job->spec.offset + job->file_size;
     if (stat(path, st) == 0) {
         if (S_ISBLK(st->st_mode) || S_ISCHR(st->st_mode))
             return 0;
@@ -64,18 +65,25 @@ static int plan_job(struct iog_job *job, struct stat *st, char *err, size_t errl
         close(fd);
         return 0;
     }
-    job->layout_fd = fd;
-    job->layout_from = (uint64_t)st->st_size;
-    job->layout_to = want;
+    job->layout_fd[f] = fd;
+    job->layout_from[f] = (uint64_t)st->st_size;
+    job->layout_to[f] = want;
     return 0;
 }
 
 int layout_prepare(struct iog_session *s, char *err, size_t errlen)
 {
+    /* one entry per file being extended, to find files named twice */
     struct file_id {
         dev_t dev;
         ino_t ino;
-    } *ids = calloc(s->njobs, sizeof(*ids));
+        struct iog_job *job;
+        uint32_t file;
+    } *ids = NULL;
+    size_t nids = 0, cap = 0;
+    for (uint32_t j = 0; j < s->njobs; j++)
+        cap += s->jobs[j].nfiles;
+    ids = calloc(cap ? cap : 1, sizeof(*ids));
     if (!ids) {
         SET_ERR(err, errlen, "out of memory planning the layout");
         return -ENOMEM;
@@ -86,27 +94,29 @@ int layout_prepare(struct iog_session *s, char *err, size_t errlen)
         struct iog_job *job = &s->jobs[j];
         if (!needs_layout(job))
             continue;
-        struct stat st;
-        rc = plan_job(job, &st, err, errlen);
-        if (rc < 0 || job->layout_fd < 0)
-            continue;
-        ids[j].dev = st.st_dev;
-        ids[j].ino = st.st_ino;
-        /* Jobs sharing a file: the first one extends it as far as any needs. */
-        for (uint32_t i = 0; i < j; i++) {
-            struct iog_job *first = &s->jobs[i];
-            if (first->layout_fd < 0 || ids[i].dev != st.st_dev || ids[i].ino != st.st_ino)
+        for (uint32_t f = 0; f < job->nfiles && rc == 0; f++) {
+            struct stat st;
+            rc = plan_file(job, f, &st, err, errlen);
+            if (rc < 0 || job->layout_fd[f] < 0)
                 continue;
-            if (job->layout_to > first->layout_to) {
-                total += job->layout_to - first->layout_to;
-                first->layout_to = job->layout_to;
+            /* A file named twice: the first entry extends it as far as any needs. */
+            size_t i = 0;
+            while (i < nids && (ids[i].dev != st.st_dev || ids[i].ino != st.st_ino))
+                i++;
+            if (i < nids) {
+                struct iog_job *first = ids[i].job;
+                uint32_t ff = ids[i].file;
+                if (job->layout_to[f] > first->layout_to[ff]) {
+                    total += job->layout_to[f] - first->layout_to[ff];
+                    first->layout_to[ff] = job->layout_to[f];
+                }
+                close(job->layout_fd[f]);
+                job->layout_fd[f] = -1;
+                continue;
             }
-            close(job->layout_fd);
-            job->layout_fd = -1;
-            break;
+            ids[nids++] = (struct file_id){st.st_dev, st.st_ino, job, f};
+            total += job->layout_to[f] - job->layout_from[f];
         }
-        if (job->layout_fd >= 0)
-            total += job->layout_to - job->layout_from;
     }
     free(ids);
     if (rc < 0) {
@@ -120,9 +130,11 @@ int layout_prepare(struct iog_session *s, char *err, size_t errlen)
 void layout_release(struct iog_session *s)
 {
     for (uint32_t j = 0; j < s->njobs; j++) {
-        if (s->jobs[j].layout_fd >= 0)
-            close(s->jobs[j].layout_fd);
-        s->jobs[j].layout_fd = -1;
+        for (uint32_t f = 0; f < IOG_FILES_MAX; f++) {
+            if (s->jobs[j].layout_fd[f] >= 0)
+                close(s->jobs[j].layout_fd[f]);
+            s->jobs[j].layout_fd[f] = -1;
+        }
     }
 }
 
@@ -133,13 +145,13 @@ static int layout_failed(struct iog_job *job, int err, uint64_t offset)
     return -err;
 }
 
-/* Extends one job's file; 0, 1 when cancelled, or a negative errno (recorded). */
-static int extend_file(struct iog_session *s, struct iog_job *job, void *buf)
+/* Extends one file of a job; 0, 1 when cancelled, or a negative errno (recorded). */
+static int extend_file(struct iog_session *s, struct iog_job *job, uint32_t f, void *buf)
 {
-    int fd = job->layout_fd;
-    uint64_t from = job->layout_from, to = job->layout_to;
+    int fd = job->layout_fd[f];
+    uint64_t from = job->layout_from[f], to = job->layout_to[f];
     struct rng r;
-    rng_seed(&r, job->spec.seed, UINT64_C(0x6c61796f7574)); /* a stream of its own */
+    rng_seed(&r, job->spec.seed, UINT64_C(0x6c61796f7574) + f); /* a stream of its own */
     rng_fill_nonzero(&r, buf, LAYOUT_CHUNK);
     uint64_t off = from;
     while (off < to) {
@@ -172,32 +184,53 @@ int layout_run(struct iog_session *s)
     void *buf = NULL;
     for (uint32_t j = 0; j < s->njobs && rc == 0; j++) {
         struct iog_job *job = &s->jobs[j];
-        if (job->layout_fd < 0)
-            continue;
-        if (!buf && posix_memalign(&buf, 4096, LAYOUT_CHUNK) != 0) {
-            buf = NULL;
-            rc = layout_failed(job, ENOMEM, job->layout_from);
-            break;
+        for (uint32_t f = 0; f < job->nfiles && rc == 0; f++) {
+            if (job->layout_fd[f] < 0)
+                continue;
+            if (!buf && posix_memalign(&buf, 4096, LAYOUT_CHUNK) != 0) {
+                buf = NULL;
+                rc = layout_failed(job, ENOMEM, job->layout_from[f]);
+                break;
+            }
+            rc = extend_file(s, job, f, buf);
+            close(job->layout_fd[f]);
+            job->layout_fd[f] = -1;
         }
-        rc = extend_file(s, job, buf);
-        close(job->layout_fd);
-        job->layout_fd = -1;
     }
     free(buf);
     layout_release(s);
     return rc;
 }
 
-int layout_open(const struct iog_job *job, int *fd, char *err, size_t errlen)
+/* Drops the cached pages of every file of IOG_JOB_INVALIDATE jobs (after
+ * layout wrote them): best effort, the run reads from the device if it can. */
+void layout_invalidate(struct iog_session *s)
+{
+    for (uint32_t j = 0; j < s->njobs; j++) {
+        struct iog_job *job = &s->jobs[j];
+        if (!(job->spec.flags & IOG_JOB_INVALIDATE) || job->ops == &engine_null_ops)
+            continue;
+        for (uint32_t f = 0; f < job->nfiles; f++) {
+            int fd = open(job->files[f], O_RDONLY | O_CLOEXEC);
+            if (fd < 0)
+                continue;
+            fdatasync(fd); /* dirty pages cannot be dropped */
+            posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+            close(fd);
+        }
+    }
+}
+
+int layout_open(const struct iog_job *job, uint32_t file, int *fd, char *err, size_t errlen)
 {
     const struct iog_job_spec *spec = &job->spec;
     int flags = (job_writes(spec) ? O_RDWR : O_RDONLY) | O_CLOEXEC;
     if (spec->flags & IOG_JOB_DIRECT)
         flags |= O_DIRECT;
-    *fd = open(spec->filename, flags);
+    *fd = open(job->files[file], flags);
     if (*fd < 0) {
         int rc = -errno;
-        SET_ERR(err, errlen, "job %u: cannot open '%s': %s", job->index, spec->filename,
+        SET_ERR(err, errlen, "job %u: cannot open '%s': %s", job->index, job->files[file],
                 strerror(-rc));
         return rc;
     }

@@ -1,11 +1,10 @@
 /*
  * monitor.c - the background thread of a session. It first lays out the
- * files (layout.c), then starts the run clock and the worker threads, then
- * sleeps until the next interval boundary of any job (or until a worker
- * finishes), builds interval series by diffing the workers' published
- * cumulative counters and histograms against what it saw last time, emits a
- * final, possibly short, interval when a job's threads are all done, and
- * marks the session done. Series storage is owned and grown here only.
+ * files (layout.c) and drops their cache when asked, then starts the run clock and the worker
+ * threads, then sleeps until the next interval boundary of any job (or until a worker finishes),
+ * builds interval series by diffing the workers' published cumulative counters and histograms
+ * against what it saw last time, emits a final, possibly short, interval when a job's threads are
+ * all done, and marks the session done. Series storage is owned and grown here only.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -14,7 +13,8 @@
 #include "clock.h"
 #include "session.h"
 
-#define HIST_KINDS 2 /* clat, lat */
+#define HIST_KINDS 3 /* clat, lat, resp */
+static const uint32_t hist_kind_lat[HIST_KINDS] = {IOG_LAT_CLAT, IOG_LAT_LAT, IOG_LAT_RESP};
 
 static uint64_t *prev_hist_of(struct iog_job *job, uint32_t dir, int kind)
 {
@@ -68,7 +68,7 @@ static int series_push(struct iog_series *se, const struct iog_interval *iv)
  * remembered cumulative histogram. */
 static uint64_t interval_p99(struct iog_session *s, struct iog_job *job, uint32_t dir, int kind)
 {
-    uint32_t lat = kind == 0 ? IOG_LAT_CLAT : IOG_LAT_LAT;
+    uint32_t lat = hist_kind_lat[kind];
     uint64_t *cur = s->scratch_hist;
     uint64_t *prev = prev_hist_of(job, dir, kind);
     memset(cur, 0, IOG_HIST_BUCKETS * sizeof(uint64_t));
@@ -98,6 +98,8 @@ static void emit_interval(struct iog_session *s, struct iog_job *job, uint64_t e
             cur.clat_count += PUB_LOAD(&st->lat[IOG_LAT_CLAT].count);
             cur.lat_sum += PUB_LOAD(&st->lat[IOG_LAT_LAT].sum);
             cur.lat_count += PUB_LOAD(&st->lat[IOG_LAT_LAT].count);
+            cur.resp_sum += PUB_LOAD(&st->lat[IOG_LAT_RESP].sum);
+            cur.resp_count += PUB_LOAD(&st->lat[IOG_LAT_RESP].count);
         }
         struct mon_snap *prev = &job->prev[dir];
         struct iog_interval iv = {0};
@@ -114,8 +116,12 @@ static void emit_interval(struct iog_session *s, struct iog_job *job, uint64_t e
         n = cur.lat_count - prev->lat_count;
         if (n > 0)
             iv.lat_mean_ns = (double)(cur.lat_sum - prev->lat_sum) / (double)n;
+        n = cur.resp_count - prev->resp_count;
+        if (n > 0)
+            iv.resp_mean_ns = (double)(cur.resp_sum - prev->resp_sum) / (double)n;
         iv.clat_p99_ns = interval_p99(s, job, dir, 0);
         iv.lat_p99_ns = interval_p99(s, job, dir, 1);
+        iv.resp_p99_ns = interval_p99(s, job, dir, 2);
         *prev = cur;
         series_push(&job->series[dir], &iv);
     }
@@ -172,6 +178,7 @@ static void begin_run(struct iog_session *s)
             first_count = job->count_start;
         for (uint32_t t = 0; t < job->nworkers; t++) {
             struct iog_worker *w = job->workers[t];
+            w->run_start = t0;
             w->count_start = job->count_start;
             w->stop_at = job->spec.runtime_ns ? job->count_start + job->spec.runtime_ns : 0;
         }
@@ -204,6 +211,7 @@ void *monitor_main(void *arg)
 {
     struct iog_session *s = arg;
     if (layout_run(s) == 0 && !PUB_LOAD(&s->cancel)) {
+        layout_invalidate(s);
         begin_run(s);
     } else {
         for (uint32_t j = 0; j < s->njobs; j++)

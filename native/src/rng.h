@@ -55,6 +55,12 @@ static inline uint64_t rng_below(struct rng *r, uint64_t n)
     return (uint64_t)(((unsigned __int128)rng_next(r) * n) >> 64);
 }
 
+/* Uniform double in [0, 1) with 53 random bits. */
+static inline double rng_unit(struct rng *r)
+{
+    return (double)(rng_next(r) >> 11) * 0x1p-53;
+}
+
 /* Fills buf with pseudo-random bytes none of which is zero. */
 static inline void rng_fill_nonzero(struct rng *r, void *buf, size_t len)
 {

@@ -29,22 +29,29 @@ static const struct iog_engine_ops *engine_ops(uint32_t engine)
         return &engine_psync_ops;
     case IOG_ENGINE_IO_URING:
         return &engine_uring_ops;
+    case IOG_ENGINE_LIBAIO:
+        return &engine_libaio_ops;
+    case IOG_ENGINE_SYNC:
+        return &engine_sync_ops;
     default:
         return NULL;
     }
 }
 
-static int rw_uses(uint32_t rw, uint32_t dir)
+int job_file_names(const struct iog_job_spec *spec, const char *names[IOG_FILES_MAX])
 {
-    switch (rw) {
-    case IOG_RW_READ:
-    case IOG_RW_RANDREAD:
-        return dir == IOG_DIR_READ;
-    case IOG_RW_WRITE:
-    case IOG_RW_RANDWRITE:
-        return dir == IOG_DIR_WRITE;
-    default:
-        return 1;
+    size_t pos = 0;
+    int n = 0;
+    for (;;) {
+        size_t len = strnlen(spec->filename + pos, IOG_PATH_MAX - pos);
+        if (pos + len == IOG_PATH_MAX)
+            return -EINVAL; /* runs off the end */
+        if (len == 0)
+            return n;
+        if (n == IOG_FILES_MAX)
+            return -E2BIG;
+        names[n++] = spec->filename + pos;
+        pos += len + 1;
     }
 }
 
@@ -54,48 +61,174 @@ static int rw_uses(uint32_t rw, uint32_t dir)
         return -EINVAL;                                                                            \
     } while (0)
 
+#define MAX_BS (1ull << 30)
+#define KNOWN_FLAGS                                                                                \
+    (IOG_JOB_TIME_BASED | IOG_JOB_DIRECT | IOG_JOB_NO_LAYOUT | IOG_JOB_REFILL |                    \
+     IOG_JOB_ZERO_BUFS | IOG_JOB_INVALIDATE)
+
+/* The block size table of one direction; its largest size into *maxbs. */
+static int validate_bs(const struct iog_job_spec *j, uint32_t i, uint32_t d, uint64_t *maxbs,
+                       char *err, size_t errlen)
+{
+    if (j->nbs[d] < 1 || j->nbs[d] > IOG_BS_ENTRIES_MAX)
+        INVALID("job %u: nbs[%u] must be in 1..%u, got %u", i, d, IOG_BS_ENTRIES_MAX, j->nbs[d]);
+    uint64_t total = 0;
+    for (uint32_t k = 0; k < j->nbs[d]; k++) {
+        const struct iog_bs_entry *e = &j->bs[d][k];
+        if (e->lo == 0)
+            INVALID("job %u: bs[%u][%u].lo must be > 0", i, d, k);
+        if (e->hi < e->lo)
+            INVALID("job %u: bs[%u][%u].hi must be >= lo", i, d, k);
+        if (e->hi > MAX_BS)
+            INVALID("job %u: bs[%u][%u].hi must be <= 1 GiB", i, d, k);
+        if (e->hi % e->lo != 0)
+            INVALID("job %u: bs[%u][%u].hi must be a multiple of lo", i, d, k);
+        if ((j->flags & IOG_JOB_DIRECT) && e->lo % 512 != 0)
+            INVALID("job %u: bs[%u][%u].lo must be a multiple of 512 with direct I/O", i, d, k);
+        if (e->reserved0 != 0)
+            INVALID("job %u: bs[%u][%u].reserved0 must be 0", i, d, k);
+        total += e->weight;
+        if (e->hi > *maxbs)
+            *maxbs = e->hi;
+    }
+    if (total != IOG_WEIGHT_TOTAL)
+        INVALID("job %u: bs[%u] weights must sum to %u, got %llu", i, d, IOG_WEIGHT_TOTAL,
+                (unsigned long long)total);
+    uint64_t ba = j->blockalign[d];
+    if (ba > j->size)
+        INVALID("job %u: blockalign[%u] must be <= size", i, d);
+    if ((j->flags & IOG_JOB_DIRECT) && ba % 512 != 0)
+        INVALID("job %u: blockalign[%u] must be a multiple of 512 with direct I/O", i, d);
+    return 0;
+}
+
+static int validate_pacing(const struct iog_job_spec *j, uint32_t i, char *err, size_t errlen)
+{
+    int limited[IOG_DATA_DIRS];
+    for (uint32_t d = 0; d < IOG_DATA_DIRS; d++) {
+        limited[d] = j->rate_iops[d] > 0 || j->rate_bytes[d] > 0;
+        if (limited[d] && !job_uses_dir(j, d))
+            INVALID("job %u: rate_iops[%u] / rate_bytes[%u]: the job never %s", i, d, d,
+                    d == IOG_DIR_READ ? "reads" : "writes");
+    }
+    if ((j->rw == IOG_RW_RW || j->rw == IOG_RW_RANDRW) && limited[0] != limited[1])
+        INVALID("job %u: rate_iops / rate_bytes: a mixed job is limited in both directions or "
+                "neither",
+                i);
+    if (j->rate_process > IOG_RATE_POISSON)
+        INVALID("job %u: rate_process %u is unknown", i, j->rate_process);
+    if (j->thinktime_ns > UINT64_MAX / 4)
+        INVALID("job %u: thinktime_ns too large", i);
+    if (j->sync_kind > IOG_SYNC_FDATASYNC)
+        INVALID("job %u: sync_kind %u is unknown", i, j->sync_kind);
+    if ((j->sync_kind != IOG_SYNC_NONE) != (j->sync_every != 0))
+        INVALID("job %u: sync_every must be > 0 exactly when sync_kind is set", i);
+    return 0;
+}
+
+static int validate_dist(const struct iog_job_spec *j, uint32_t i, char *err, size_t errlen)
+{
+    double p = j->dist_param;
+    int finite = p == p && p < 1e300 && p > -1e300;
+    switch (j->dist) {
+    case IOG_DIST_UNIFORM:
+        break;
+    case IOG_DIST_ZIPF:
+        if (!finite || p <= 0.0 || p == 1.0)
+            INVALID("job %u: dist_param (zipf theta) must be > 0 and != 1", i);
+        break;
+    case IOG_DIST_PARETO:
+        if (!finite || p <= 0.0 || p >= 1.0)
+            INVALID("job %u: dist_param (pareto h) must be in (0, 1)", i);
+        break;
+    case IOG_DIST_NORMAL:
+        if (!finite || p <= 0.0)
+            INVALID("job %u: dist_param (normal sigma, percent) must be > 0", i);
+        break;
+    case IOG_DIST_ZONED: {
+        if (j->nzones < 1 || j->nzones > IOG_ZONES_MAX)
+            INVALID("job %u: nzones must be in 1..%u", i, IOG_ZONES_MAX);
+        uint64_t access = 0, size = 0;
+        for (uint32_t z = 0; z < j->nzones; z++) {
+            if (j->zones[z].access > 0 && j->zones[z].size == 0)
+                INVALID("job %u: zones[%u].size must be > 0 when its access is", i, z);
+            access += j->zones[z].access;
+            size += j->zones[z].size;
+        }
+        if (access != IOG_WEIGHT_TOTAL || size != IOG_WEIGHT_TOTAL)
+            INVALID("job %u: zones access and size must each sum to %u", i, IOG_WEIGHT_TOTAL);
+        break;
+    }
+    default:
+        INVALID("job %u: dist %u is unknown", i, j->dist);
+    }
+    if (j->reserved1 != 0)
+        INVALID("job %u: reserved1 must be 0", i);
+    return 0;
+}
+
+static int validate_data(const struct iog_job_spec *j, uint32_t i, char *err, size_t errlen)
+{
+    if (j->compress_pct > 100)
+        INVALID("job %u: compress_pct must be <= 100, got %u", i, j->compress_pct);
+    if (j->dedupe_pct > 100)
+        INVALID("job %u: dedupe_pct must be <= 100, got %u", i, j->dedupe_pct);
+    if (j->pattern_len > IOG_PATTERN_MAX)
+        INVALID("job %u: pattern_len must be <= %u", i, IOG_PATTERN_MAX);
+    if (j->compress_chunk > MAX_BS)
+        INVALID("job %u: compress_chunk must be <= 1 GiB", i);
+    if ((j->flags & IOG_JOB_ZERO_BUFS) && (j->compress_pct || j->dedupe_pct))
+        INVALID("job %u: compress_pct and dedupe_pct must be 0 with zero buffers (flags)", i);
+    return 0;
+}
+
 static int validate_spec(const struct iog_job_spec *j, uint32_t i, char *err, size_t errlen)
 {
     if (j->struct_size != sizeof(struct iog_job_spec))
         INVALID("job %u: struct_size is %u, expected %zu", i, j->struct_size,
                 sizeof(struct iog_job_spec));
-    if (j->engine == IOG_ENGINE_LIBAIO || j->engine == IOG_ENGINE_SYNC) {
-        SET_ERR(err, errlen, "job %u: engine %u is not supported by this build", i, j->engine);
-        return -EOPNOTSUPP;
-    }
     if (!engine_ops(j->engine))
         INVALID("job %u: engine %u is unknown", i, j->engine);
     if (j->rw > IOG_RW_RANDRW)
         INVALID("job %u: rw %u is unknown", i, j->rw);
     if (j->rwmixread > 100)
         INVALID("job %u: rwmixread must be <= 100, got %u", i, j->rwmixread);
+    if (j->flags & ~KNOWN_FLAGS)
+        INVALID("job %u: flags has unknown bits 0x%x", i, j->flags & ~KNOWN_FLAGS);
+    if (j->size == 0)
+        INVALID("job %u: size must be > 0", i);
     uint64_t maxbs = 0;
-    for (uint32_t d = 0; d < IOG_DIR_COUNT; d++) {
-        if (!rw_uses(j->rw, d))
-            continue;
-        if (j->bs[d] == 0)
-            INVALID("job %u: bs[%u] must be > 0", i, d);
-        if (j->bs[d] > (1ull << 30))
-            INVALID("job %u: bs[%u] must be <= 1 GiB", i, d);
-        if ((j->flags & IOG_JOB_DIRECT) && j->bs[d] % 512 != 0)
-            INVALID("job %u: bs[%u] must be a multiple of 512 with direct I/O", i, d);
-        if (j->bs[d] > maxbs)
-            maxbs = j->bs[d];
+    int rc;
+    for (uint32_t d = 0; d < IOG_DATA_DIRS; d++) {
+        if (job_uses_dir(j, d) && (rc = validate_bs(j, i, d, &maxbs, err, errlen)) < 0)
+            return rc;
     }
     if (j->iodepth < 1)
         INVALID("job %u: iodepth must be >= 1", i);
     if (j->iodepth > MAX_IODEPTH)
         INVALID("job %u: iodepth must be <= %u", i, MAX_IODEPTH);
-    if (j->engine == IOG_ENGINE_PSYNC && j->iodepth != 1)
-        INVALID("job %u: iodepth must be 1 for the psync engine", i);
+    if ((j->engine == IOG_ENGINE_PSYNC || j->engine == IOG_ENGINE_SYNC) && j->iodepth != 1)
+        INVALID("job %u: iodepth must be 1 for the %s engine", i,
+                j->engine == IOG_ENGINE_PSYNC ? "psync" : "sync");
     if (j->numjobs < 1)
         INVALID("job %u: numjobs must be >= 1", i);
     if (j->numjobs > MAX_NUMJOBS)
         INVALID("job %u: numjobs must be <= %u", i, MAX_NUMJOBS);
-    if (j->size == 0)
-        INVALID("job %u: size must be > 0", i);
-    if (j->size < maxbs)
-        INVALID("job %u: size must be >= bs (%llu)", i, (unsigned long long)maxbs);
+    uint32_t nfiles = 1;
+    if (j->engine != IOG_ENGINE_NULL) {
+        const char *names[IOG_FILES_MAX];
+        int n = job_file_names(j, names);
+        if (n == -E2BIG)
+            INVALID("job %u: filename lists more than %u files", i, IOG_FILES_MAX);
+        if (n < 0)
+            INVALID("job %u: filename is not NUL-terminated (the list ends with an empty name)", i);
+        if (n == 0)
+            INVALID("job %u: filename must not be empty", i);
+        nfiles = (uint32_t)n;
+    }
+    if (j->size / nfiles < maxbs)
+        INVALID("job %u: size must be >= the largest bs (%llu) in each of its %u file(s)", i,
+                (unsigned long long)maxbs, nfiles);
     if (j->offset > UINT64_MAX - j->size || j->offset + j->size > (uint64_t)INT64_MAX)
         INVALID("job %u: offset + size overflows", i);
     if ((j->flags & IOG_JOB_DIRECT) && j->offset % 512 != 0)
@@ -106,18 +239,30 @@ static int validate_spec(const struct iog_job_spec *j, uint32_t i, char *err, si
         INVALID("job %u: runtime_ns or ramp_ns too large", i);
     if (j->interval_ns != 0 && j->interval_ns < MIN_INTERVAL_NS)
         INVALID("job %u: interval_ns must be 0 or >= %llu", i, MIN_INTERVAL_NS);
-    if (j->flags & ~(IOG_JOB_TIME_BASED | IOG_JOB_DIRECT | IOG_JOB_NO_LAYOUT))
-        INVALID("job %u: flags has unknown bits 0x%x", i, j->flags);
     if (j->reserved0 != 0)
         INVALID("job %u: reserved0 must be 0", i);
-    if (j->engine != IOG_ENGINE_NULL) {
-        size_t n = strnlen(j->filename, IOG_PATH_MAX);
-        if (n == 0)
-            INVALID("job %u: filename must not be empty", i);
-        if (n == IOG_PATH_MAX)
-            INVALID("job %u: filename is not NUL-terminated", i);
-    }
-    return 0;
+    if ((rc = validate_pacing(j, i, err, errlen)) < 0)
+        return rc;
+    if ((rc = validate_dist(j, i, err, errlen)) < 0)
+        return rc;
+    return validate_data(j, i, err, errlen);
+}
+
+/* The job's files and the geometry of its coverage bitmap. */
+static void job_plan_files(struct iog_job *job)
+{
+    const struct iog_job_spec *spec = &job->spec;
+    job->nfiles = 1;
+    if (job->ops != &engine_null_ops)
+        job->nfiles = (uint32_t)job_file_names(spec, job->files);
+    job->file_size = spec->size / job->nfiles;
+    uint64_t total = job->file_size * job->nfiles;
+    uint32_t shift = 9;
+    while ((total >> shift) + 1 > (1u << 20))
+        shift++;
+    job->coverage_shift = shift;
+    job->coverage_chunk = 1ull << shift;
+    job->coverage_total = (total + job->coverage_chunk - 1) >> shift;
 }
 
 static void session_free(iog_session *s)
@@ -130,6 +275,8 @@ static void session_free(iog_session *s)
         for (uint32_t t = 0; job->workers && t < job->nworkers; t++) {
             if (job->workers[t]) {
                 worker_teardown(job->workers[t]);
+                data_writer_destroy(job->workers[t]->data);
+                free(job->workers[t]->coverage);
                 free(job->workers[t]);
             }
         }
@@ -187,7 +334,9 @@ IOG_API int iog_session_create(const struct iog_job_spec *jobs, uint32_t njobs, 
         job->ops = engine_ops(jobs[i].engine);
         job->interval_ns = jobs[i].interval_ns ? jobs[i].interval_ns : DEFAULT_INTERVAL_NS;
         job->nworkers = jobs[i].numjobs;
-        job->layout_fd = -1;
+        for (uint32_t f = 0; f < IOG_FILES_MAX; f++)
+            job->layout_fd[f] = -1;
+        job_plan_files(job);
         job->workers = calloc(job->nworkers, sizeof(*job->workers));
         if (!job->workers)
             goto nomem;
@@ -201,6 +350,8 @@ IOG_API int iog_session_create(const struct iog_job_spec *jobs, uint32_t njobs, 
             w->ops = job->ops;
             w->index = t;
             w->fd = -1;
+            for (uint32_t f = 0; f < IOG_FILES_MAX; f++)
+                w->fds[f] = -1;
             for (int d = 0; d < IOG_DIR_COUNT; d++)
                 stats_init(&w->st[d]);
             job->workers[t] = w;
@@ -330,8 +481,10 @@ IOG_API int iog_session_poll(iog_session *s, struct iog_progress *out)
         for (uint32_t t = 0; t < job->nworkers; t++) {
             struct iog_worker *w = job->workers[t];
             for (int d = 0; d < IOG_DIR_COUNT; d++) {
-                out->ios[d] += PUB_LOAD(&w->st[d].ios);
-                out->bytes[d] += PUB_LOAD(&w->st[d].bytes);
+                if (d < IOG_DATA_DIRS) {
+                    out->ios[d] += PUB_LOAD(&w->st[d].ios);
+                    out->bytes[d] += PUB_LOAD(&w->st[d].bytes);
+                }
                 out->errors += PUB_LOAD(&w->st[d].errors);
             }
         }
@@ -421,7 +574,89 @@ IOG_API int iog_session_dir_stats(const iog_session *s, uint32_t job, uint32_t d
     out->errors = m.errors;
     out->first_errno = m.first_errno;
     out->first_error_offset = m.first_error_offset;
+    out->qd_sum = m.qd_sum;
+    out->qd_samples = m.qd_samples;
+    memcpy(out->qd_hist, m.qd_hist, sizeof(out->qd_hist));
+    out->bs_other_ios = m.bs_other_ios;
     return 0;
+}
+
+static void merge_job_dir(const struct iog_job *jb, uint32_t dir, struct merged_dir *m)
+{
+    stats_merge_init(m);
+    for (uint32_t t = 0; t < jb->nworkers; t++)
+        stats_merge(m, &jb->workers[t]->st[dir]);
+}
+
+IOG_API int iog_session_bs_counts(const iog_session *s, uint32_t job, uint32_t dir,
+                                  struct iog_bs_count *out, size_t cap)
+{
+    int rc = check_done(s, job, dir);
+    if (rc < 0)
+        return rc;
+    if (dir >= IOG_DATA_DIRS || (!out && cap > 0))
+        return -EINVAL;
+    struct merged_dir *m = malloc(sizeof(*m));
+    if (!m)
+        return -ENOMEM;
+    merge_job_dir(&s->jobs[job], dir, m);
+    for (uint32_t i = 0; i < m->nbs && i < cap; i++)
+        out[i] = (struct iog_bs_count){.bs = m->bs[i].bs, .ios = m->bs[i].ios};
+    rc = (int)m->nbs;
+    free(m);
+    return rc;
+}
+
+/* Chunks touched by any thread of the job: their bitmaps OR-ed word by word. */
+static uint64_t coverage_touched(const struct iog_job *jb)
+{
+    uint64_t words = (jb->coverage_total + 63) / 64, touched = 0;
+    for (uint64_t i = 0; i < words; i++) {
+        uint64_t v = 0;
+        for (uint32_t t = 0; t < jb->nworkers; t++)
+            if (jb->workers[t]->coverage)
+                v |= jb->workers[t]->coverage[i];
+        touched += (uint64_t)__builtin_popcountll(v);
+    }
+    return touched;
+}
+
+IOG_API int iog_session_job_stats(const iog_session *s, uint32_t job, struct iog_job_stats *out)
+{
+    if (!out || out->struct_size != sizeof(*out))
+        return -EINVAL;
+    int rc = check_done(s, job, 0);
+    if (rc < 0)
+        return rc;
+    const struct iog_job *jb = &s->jobs[job];
+    memset(out, 0, sizeof(*out));
+    out->struct_size = sizeof(*out);
+    out->nfiles = jb->nfiles;
+    out->coverage_chunk = jb->coverage_chunk;
+    out->coverage_total = jb->coverage_total;
+    out->coverage_touched = coverage_touched(jb);
+
+    const uint64_t **hashes = calloc(jb->nworkers, sizeof(*hashes));
+    size_t *counts = calloc(jb->nworkers, sizeof(*counts));
+    rc = -ENOMEM;
+    if (!hashes || !counts)
+        goto out;
+    for (uint32_t t = 0; t < jb->nworkers; t++) {
+        const struct data_writer *dw = jb->workers[t]->data;
+        if (!dw)
+            continue;
+        struct data_totals tot;
+        data_writer_totals(dw, &tot);
+        out->data_sampled_bytes += tot.sampled_bytes;
+        out->data_compressed_bytes += tot.compressed_bytes;
+        out->data_blocks += tot.blocks;
+        counts[t] = data_writer_hashes(dw, &hashes[t]);
+    }
+    rc = data_count_duplicates(hashes, counts, jb->nworkers, &out->data_duplicate_blocks);
+out:
+    free(hashes);
+    free(counts);
+    return rc;
 }
 
 IOG_API int iog_session_histogram(const iog_session *s, uint32_t job, uint32_t dir, uint32_t lat,

@@ -14,6 +14,7 @@
 #include <stdio.h>
 
 #include "data.h"
+#include "dist.h"
 #include "engine.h"
 #include "iogate.h"
 #include "rng.h"
@@ -22,27 +23,59 @@
 struct iog_session;
 struct iog_job;
 
+/* How one direction of a worker picks request sizes, offsets and due times
+ * (fixed at setup from the job spec; see worker.c). */
+struct dir_plan {
+    uint32_t fixed_len; /* not 0: every request has this size (fast path) */
+    uint32_t nbs;
+    uint32_t cum_weight[IOG_BS_ENTRIES_MAX]; /* running sums of the entries' weights */
+    uint64_t bs_lo[IOG_BS_ENTRIES_MAX];
+    uint64_t bs_steps[IOG_BS_ENTRIES_MAX]; /* multiples of lo in [lo, hi] */
+    uint64_t max_len;
+    uint64_t min_len;
+    uint64_t align;      /* random offsets are multiples of this from the region start */
+    uint64_t nblocks;    /* aligned start positions for a request of min_len */
+    struct dist dist;    /* where random requests land, over nblocks */
+    int rated;           /* a rate schedule applies */
+    double gap_per_io;   /* ns between requests from rate_iops, 0 if none */
+    double gap_per_byte; /* ns per byte from rate_bytes, 0 if none */
+    double next_due;     /* absolute ns at which the next request is due */
+};
+
 struct iog_worker {
     struct thread_dir_stats st[IOG_DIR_COUNT]; /* written only by this worker */
     struct iog_session *s;
     struct iog_job *job;
     const struct iog_engine_ops *ops;
     uint32_t index; /* thread index within the job */
-    int fd;
+    int fd;         /* the first file's descriptor (fds[0]), -1 when none */
+    int fds[IOG_FILES_MAX];
+    uint32_t nfiles; /* descriptors open in fds */
     void *engine_data;
     struct data_writer *data; /* write buffer contents and sampling; lives until
                                  session destroy, so job stats can merge it */
+    uint64_t *coverage;       /* bitmap of touched chunks, lives until destroy */
     void *bufmem;
     struct iog_io *ios;         /* iodepth request slots */
     struct iog_io **free_slots; /* stack of idle slots */
     struct iog_io **done;       /* completions of one reap */
     struct iog_io **pending;    /* prepared, not yet taken by the kernel */
+    uint64_t *due;              /* due time of each slot's request */
+    uint32_t *slot_file;        /* file index of each slot's request */
     struct rng rng;
     /* issue plan */
-    uint64_t region_start, region_end;
-    uint64_t seq_off;
-    uint64_t nblocks[IOG_DIR_COUNT];
+    struct dir_plan plan[IOG_DATA_DIRS];
+    int mixed, random, rated, paced;
+    uint64_t region_start, region_end; /* in each file */
+    uint64_t file_size;                /* region_end - region_start */
+    uint64_t seq_off[IOG_FILES_MAX];
+    uint32_t next_file;
+    uint64_t think_until; /* thinktime: no request before this (absolute ns) */
+    uint32_t think_count; /* requests since the last think */
+    uint32_t writes_since_sync;
+    int sync_pending;     /* sync_every writes were prepared: drain, then sync */
     uint64_t issued;      /* counted bytes issued */
+    uint64_t run_start;   /* absolute ns at which the run (and rate schedules) began */
     uint64_t count_start; /* absolute ns at which counting begins */
     uint64_t stop_at;     /* absolute ns at which issuing stops, 0: never */
     uint64_t runtime_ns;  /* counted time, published when the thread ends */
@@ -57,25 +90,32 @@ struct iog_series {
 
 /* What the monitor saw of a job's cumulative counters at its last interval. */
 struct mon_snap {
-    uint64_t ios, bytes, clat_sum, clat_count, lat_sum, lat_count;
+    uint64_t ios, bytes, clat_sum, clat_count, lat_sum, lat_count, resp_sum, resp_count;
 };
 
 struct iog_job {
     struct iog_job_spec spec;
     const struct iog_engine_ops *ops;
     uint32_t index;
+    uint32_t nfiles;                  /* 1 for the null engine */
+    const char *files[IOG_FILES_MAX]; /* into spec.filename */
+    uint64_t file_size;               /* each file's region: size / nfiles */
+    uint64_t coverage_chunk;          /* bytes per coverage bit, a power of two */
+    uint32_t coverage_shift;          /* log2(coverage_chunk) */
+    uint64_t coverage_total;          /* chunks over all files */
     struct iog_worker **workers;
     uint32_t nworkers;
     uint64_t interval_ns;
     uint64_t count_start;  /* absolute ns */
     uint32_t threads_done; /* relaxed atomic, written under the session lock */
-    /* layout plan, made by start, carried out by the background thread */
-    int layout_fd;                   /* open for writing while the file must be extended, else -1 */
-    uint64_t layout_from, layout_to; /* extend [from, to) */
+    /* layout plan, made by start, carried out by the background thread;
+     * per file: open for writing while it must be extended, else -1 */
+    int layout_fd[IOG_FILES_MAX];
+    uint64_t layout_from[IOG_FILES_MAX], layout_to[IOG_FILES_MAX]; /* extend [from, to) */
     /* monitor-owned */
     struct iog_series series[IOG_DIR_COUNT];
     struct mon_snap prev[IOG_DIR_COUNT];
-    uint64_t *prev_hist; /* [dir][clat, lat][bucket] */
+    uint64_t *prev_hist; /* [dir][clat, lat, resp][bucket] */
     uint64_t last_end_ns;
     uint64_t next_end_ns;
     int boundaries_over; /* past runtime_ns: only the final interval is left */
@@ -111,6 +151,24 @@ static inline uint32_t job_fixed_dir(const struct iog_job_spec *spec)
                                                                       : IOG_DIR_READ;
 }
 
+/* Whether the job's rw mode ever moves data in direction `dir`. */
+static inline int job_uses_dir(const struct iog_job_spec *spec, uint32_t dir)
+{
+    switch (spec->rw) {
+    case IOG_RW_READ:
+    case IOG_RW_RANDREAD:
+        return dir == IOG_DIR_READ;
+    case IOG_RW_WRITE:
+    case IOG_RW_RANDWRITE:
+        return dir == IOG_DIR_WRITE;
+    default:
+        return dir < IOG_DATA_DIRS;
+    }
+}
+
+/* session.c: splits a spec's filename list; the count, or -EINVAL. */
+int job_file_names(const struct iog_job_spec *spec, const char *names[IOG_FILES_MAX]);
+
 /* worker.c */
 int worker_setup(struct iog_worker *w, char *err, size_t errlen);
 void worker_teardown(struct iog_worker *w);
@@ -125,7 +183,8 @@ void monitor_free(struct iog_session *s);
 int layout_prepare(struct iog_session *s, char *err, size_t errlen);
 int layout_run(struct iog_session *s);
 void layout_release(struct iog_session *s);
-int layout_open(const struct iog_job *job, int *fd, char *err, size_t errlen);
+int layout_open(const struct iog_job *job, uint32_t file, int *fd, char *err, size_t errlen);
+void layout_invalidate(struct iog_session *s);
 
 #define SET_ERR(err, errlen, ...)                                                                  \
     do {                                                                                           \

@@ -25,6 +25,42 @@ void stats_record_error(struct thread_dir_stats *st, int err, uint64_t offset, u
     PUB_ADD(&st->errors, 1);
 }
 
+void stats_bs_slow(struct thread_dir_stats *st, uint64_t bytes)
+{
+    for (uint32_t i = 0; i < st->nbs; i++) {
+        if (st->bs[i].bs == bytes) {
+            st->bs[i].ios++;
+            st->bs_last = i;
+            return;
+        }
+    }
+    if (st->nbs == IOG_BS_TABLE_MAX) {
+        st->bs_other_ios++;
+        return;
+    }
+    st->bs[st->nbs] = (struct bs_slot){.bs = bytes, .ios = 1};
+    st->bs_last = st->nbs++;
+}
+
+/* Adds `ios` requests of size `bs` to a sorted table, or to its overflow. */
+static void merge_bs(struct merged_dir *m, uint64_t bs, uint64_t ios)
+{
+    uint32_t i = 0;
+    while (i < m->nbs && m->bs[i].bs < bs)
+        i++;
+    if (i < m->nbs && m->bs[i].bs == bs) {
+        m->bs[i].ios += ios;
+        return;
+    }
+    if (m->nbs == IOG_BS_TABLE_MAX) {
+        m->bs_other_ios += ios;
+        return;
+    }
+    memmove(&m->bs[i + 1], &m->bs[i], (m->nbs - i) * sizeof(m->bs[0]));
+    m->bs[i] = (struct bs_slot){.bs = bs, .ios = ios};
+    m->nbs++;
+}
+
 void stats_merge_init(struct merged_dir *m)
 {
     memset(m, 0, sizeof(*m));
@@ -42,6 +78,13 @@ void stats_merge(struct merged_dir *m, const struct thread_dir_stats *st)
         m->first_error_ns = st->first_error_ns;
     }
     m->errors += st->errors;
+    m->qd_sum += st->qd_sum;
+    m->qd_samples += st->qd_samples;
+    for (int b = 0; b < IOG_QD_BUCKETS; b++)
+        m->qd_hist[b] += st->qd_hist[b];
+    m->bs_other_ios += st->bs_other_ios;
+    for (uint32_t i = 0; i < st->nbs; i++)
+        merge_bs(m, st->bs[i].bs, st->bs[i].ios);
     for (int k = 0; k < IOG_LAT_COUNT; k++) {
         const struct lat_acc *a = &st->lat[k];
         struct lat_acc *b = &m->lat[k];

@@ -27,6 +27,11 @@ struct lat_acc {
     unsigned __int128 sumsq; /* exact, for the sample standard deviation */
 };
 
+struct bs_slot {
+    uint64_t bs;
+    uint64_t ios;
+};
+
 struct thread_dir_stats {
     uint64_t ios;
     uint64_t bytes;
@@ -35,6 +40,13 @@ struct thread_dir_stats {
     uint64_t first_error_offset;
     uint64_t first_error_ns; /* when, to find the earliest across threads */
     struct lat_acc lat[IOG_LAT_COUNT];
+    /* realized workload, read only after the worker finished */
+    uint64_t qd_sum, qd_samples;
+    uint64_t qd_hist[IOG_QD_BUCKETS];
+    uint32_t nbs;     /* used entries of bs */
+    uint32_t bs_last; /* entry of the previous request: sizes repeat */
+    uint64_t bs_other_ios;
+    struct bs_slot bs[IOG_BS_TABLE_MAX];
     uint64_t hist[IOG_LAT_COUNT][IOG_HIST_BUCKETS];
 };
 
@@ -53,15 +65,69 @@ static inline void lat_record(struct lat_acc *a, uint64_t *hist, uint64_t v)
     PUB_ADD(&a->count, 1);
 }
 
-/* Counts one successful I/O of `bytes` with its three latencies. */
+void stats_bs_slow(struct thread_dir_stats *st, uint64_t bytes);
+
+/* Counts one request of `bytes` in the table of distinct sizes. */
+static inline void stats_record_bs(struct thread_dir_stats *st, uint64_t bytes)
+{
+    if (st->bs_last < st->nbs && st->bs[st->bs_last].bs == bytes)
+        st->bs[st->bs_last].ios++;
+    else
+        stats_bs_slow(st, bytes);
+}
+
+/* Counts one successful I/O of `bytes` with its latencies (lag = resp - lat). */
 static inline void stats_record_io(struct thread_dir_stats *st, uint64_t bytes, uint64_t slat,
-                                   uint64_t clat, uint64_t lat)
+                                   uint64_t clat, uint64_t lat, uint64_t resp)
 {
     lat_record(&st->lat[IOG_LAT_SLAT], st->hist[IOG_LAT_SLAT], slat);
     lat_record(&st->lat[IOG_LAT_CLAT], st->hist[IOG_LAT_CLAT], clat);
     lat_record(&st->lat[IOG_LAT_LAT], st->hist[IOG_LAT_LAT], lat);
+    lat_record(&st->lat[IOG_LAT_RESP], st->hist[IOG_LAT_RESP], resp);
+    lat_record(&st->lat[IOG_LAT_LAG], st->hist[IOG_LAT_LAG], resp - lat);
+    stats_record_bs(st, bytes);
     PUB_ADD(&st->bytes, bytes);
     PUB_ADD(&st->ios, 1);
+}
+
+/* Same as stats_record_io with resp = lat (lag 0), the case without a rate
+ * limit: the histogram index of lat serves resp too. */
+static inline void stats_record_io_unpaced(struct thread_dir_stats *st, uint64_t bytes,
+                                           uint64_t slat, uint64_t clat, uint64_t lat)
+{
+    lat_record(&st->lat[IOG_LAT_SLAT], st->hist[IOG_LAT_SLAT], slat);
+    lat_record(&st->lat[IOG_LAT_CLAT], st->hist[IOG_LAT_CLAT], clat);
+    uint32_t i = hist_index(lat);
+    struct lat_acc *a = &st->lat[IOG_LAT_LAT], *r = &st->lat[IOG_LAT_RESP];
+    PUB_ADD(&st->hist[IOG_LAT_LAT][i], 1);
+    PUB_ADD(&st->hist[IOG_LAT_RESP][i], 1);
+    if (lat < a->min)
+        a->min = r->min = lat;
+    if (lat > a->max)
+        a->max = r->max = lat;
+    unsigned __int128 sq = (unsigned __int128)lat * lat;
+    a->sumsq += sq;
+    r->sumsq += sq;
+    PUB_ADD(&a->sum, lat);
+    PUB_ADD(&r->sum, lat);
+    PUB_ADD(&a->count, 1);
+    PUB_ADD(&r->count, 1);
+    struct lat_acc *g = &st->lat[IOG_LAT_LAG];
+    PUB_ADD(&st->hist[IOG_LAT_LAG][0], 1);
+    g->min = 0;
+    PUB_ADD(&g->count, 1);
+    stats_record_bs(st, bytes);
+    PUB_ADD(&st->bytes, bytes);
+    PUB_ADD(&st->ios, 1);
+}
+
+/* Counts one submission at queue depth `depth` (including the request). */
+static inline void stats_record_qd(struct thread_dir_stats *st, uint32_t depth)
+{
+    st->qd_sum += depth;
+    st->qd_samples++;
+    uint32_t b = 31u - (uint32_t)__builtin_clz(depth);
+    st->qd_hist[b < IOG_QD_BUCKETS ? b : IOG_QD_BUCKETS - 1]++;
 }
 
 /* Counts one failed or short I/O; err is a positive errno. */
@@ -73,6 +139,11 @@ struct merged_dir {
     int32_t first_errno;
     uint64_t first_error_offset, first_error_ns;
     struct lat_acc lat[IOG_LAT_COUNT];
+    uint64_t qd_sum, qd_samples;
+    uint64_t qd_hist[IOG_QD_BUCKETS];
+    uint32_t nbs; /* distinct sizes in bs, sorted by size */
+    uint64_t bs_other_ios;
+    struct bs_slot bs[IOG_BS_TABLE_MAX];
 };
 void stats_merge_init(struct merged_dir *m);
 void stats_merge(struct merged_dir *m, const struct thread_dir_stats *st);

@@ -1,9 +1,10 @@
 /*
  * worker.c - one worker thread of a job: its setup before the run (file
- * descriptor, aligned buffers, request slots, engine state), the I/O loop
- * that decides what to issue next (direction, offset, when to stop) and
- * counts every completion in the thread's own statistics, and its teardown.
- * The loop takes no lock and allocates nothing.
+ * descriptors, aligned buffers and their first contents, request slots,
+ * engine state), the I/O loop that decides what to issue next (direction,
+ * size, file, offset, when it is due, when to stop) and counts every
+ * completion in the thread's own statistics, and its teardown. The loop
+ * takes no lock and allocates nothing.
  *
  * Counting: a request is counted (stats, histograms, series, the size
  * budget) when it was prepared at or after the end of the ramp, so nothing
@@ -11,69 +12,148 @@
  * once it has issued `size` counted bytes (one pass over the region) or
  * runtime_ns after the ramp, whichever comes first; with it, it stops at
  * ramp + runtime. Its counted time runs from the end of the ramp until its
- * loop ended (in-flight requests drained). Sequential jobs (including the
- * rw mix) share one offset that advances by the request length and wraps to
- * the region start; random jobs draw uniform block numbers of the request's
- * own block size, with replacement. A failed request counts as an error
- * with its errno; a short one as EIO. Synchronous engines report slat 0 and
- * clat = lat = the time around the request.
+ * loop ended (in-flight requests drained).
+ *
+ * What to issue: a request's size comes from its direction's block size
+ * table (an entry by weight, then for a range a uniform multiple of lo);
+ * requests go to the job's files in turn. Sequential jobs keep one offset
+ * per file that advances by the request length and wraps to the region
+ * start; random jobs draw an aligned block number from the distribution.
+ *
+ * When: under a rate limit each direction has a schedule of due times fixed
+ * from the start of the run (linear or exponential gaps); a request is not
+ * prepared before it is due, and a late one is prepared at once, its
+ * lateness kept as lag and inside resp. A mixed rate-limited job issues the
+ * direction due first. While waiting, completions keep being reaped.
+ * Synchronous engines report slat 0 and clat = lat = the time around the
+ * request.
  */
 #include <errno.h>
+#include <math.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "clock.h"
 #include "session.h"
 
-static int job_is_random(const struct iog_job_spec *spec)
-{
-    return spec->rw == IOG_RW_RANDREAD || spec->rw == IOG_RW_RANDWRITE || spec->rw == IOG_RW_RANDRW;
-}
+#define SLEEP_SLICE_NS 20000000ull /* waits wake up this often to honour cancel */
 
-static int job_is_mixed(const struct iog_job_spec *spec)
+static void plan_dir(struct iog_worker *w, uint32_t d)
 {
-    return spec->rw == IOG_RW_RW || spec->rw == IOG_RW_RANDRW;
+    const struct iog_job_spec *spec = &w->job->spec;
+    struct dir_plan *p = &w->plan[d];
+    memset(p, 0, sizeof(*p));
+    p->nbs = spec->nbs[d];
+    p->min_len = UINT64_MAX;
+    uint32_t cum = 0;
+    for (uint32_t k = 0; k < p->nbs; k++) {
+        const struct iog_bs_entry *e = &spec->bs[d][k];
+        cum += e->weight;
+        p->cum_weight[k] = cum;
+        p->bs_lo[k] = e->lo;
+        p->bs_steps[k] = e->hi / e->lo;
+        if (e->lo < p->min_len)
+            p->min_len = e->lo;
+        if (e->hi > p->max_len)
+            p->max_len = e->hi;
+    }
+    if (p->nbs == 1 && p->bs_steps[0] == 1)
+        p->fixed_len = (uint32_t)p->bs_lo[0];
+    p->align = spec->blockalign[d] ? spec->blockalign[d] : p->min_len;
+    p->nblocks = (w->file_size - p->min_len) / p->align + 1;
+    dist_init(&p->dist, spec, p->nblocks);
+    double share = (double)spec->numjobs;
+    if (spec->rate_iops[d])
+        p->gap_per_io = 1e9 * share / (double)spec->rate_iops[d];
+    if (spec->rate_bytes[d])
+        p->gap_per_byte = 1e9 * share / (double)spec->rate_bytes[d];
+    p->rated = p->gap_per_io > 0 || p->gap_per_byte > 0;
 }
 
 int worker_setup(struct iog_worker *w, char *err, size_t errlen)
 {
-    const struct iog_job_spec *spec = &w->job->spec;
+    const struct iog_job *job = w->job;
+    const struct iog_job_spec *spec = &job->spec;
     uint32_t depth = spec->iodepth;
     int rc;
 
-    w->fd = -1;
-    for (int d = 0; d < IOG_DIR_COUNT; d++) {
+    for (int d = 0; d < IOG_DIR_COUNT; d++)
         stats_init(&w->st[d]);
-        w->nblocks[d] = spec->bs[d] ? spec->size / spec->bs[d] : 0;
-    }
     rng_seed(&w->rng, spec->seed, w->index);
+    w->file_size = job->file_size;
     w->region_start = spec->offset;
-    w->region_end = spec->offset + spec->size;
-    w->seq_off = w->region_start;
+    w->region_end = spec->offset + job->file_size;
+    for (uint32_t f = 0; f < job->nfiles; f++)
+        w->seq_off[f] = w->region_start;
+    w->next_file = w->index % job->nfiles;
+    w->mixed = spec->rw == IOG_RW_RW || spec->rw == IOG_RW_RANDRW;
+    w->random =
+        spec->rw == IOG_RW_RANDREAD || spec->rw == IOG_RW_RANDWRITE || spec->rw == IOG_RW_RANDRW;
+    uint64_t maxbs = 0;
+    w->rated = 0;
+    for (uint32_t d = 0; d < IOG_DATA_DIRS; d++) {
+        if (!job_uses_dir(spec, d))
+            continue;
+        plan_dir(w, d);
+        w->rated |= w->plan[d].rated;
+        if (w->plan[d].max_len > maxbs)
+            maxbs = w->plan[d].max_len;
+    }
+    w->paced = w->rated || spec->thinktime_ns > 0;
+    w->think_until = 0;
+    w->think_count = 0;
+    w->writes_since_sync = 0;
+    w->sync_pending = 0;
+    w->issued = 0;
 
     w->ios = calloc(depth, sizeof(*w->ios));
     w->free_slots = calloc(depth, sizeof(*w->free_slots));
     w->done = calloc(depth, sizeof(*w->done));
     w->pending = calloc(depth, sizeof(*w->pending));
-    if (!w->ios || !w->free_slots || !w->done || !w->pending)
+    w->due = calloc(depth, sizeof(*w->due));
+    w->slot_file = calloc(depth, sizeof(*w->slot_file));
+    if (!w->ios || !w->free_slots || !w->done || !w->pending || !w->due || !w->slot_file)
         goto nomem;
+    if (!w->coverage) {
+        w->coverage = calloc((job->coverage_total + 63) / 64, sizeof(uint64_t));
+        if (!w->coverage)
+            goto nomem;
+    } else {
+        memset(w->coverage, 0, (job->coverage_total + 63) / 64 * sizeof(uint64_t));
+    }
 
-    if (w->ops != &engine_null_ops) {
-        uint64_t maxbs = spec->bs[0] > spec->bs[1] ? spec->bs[0] : spec->bs[1];
+    int writes = job_uses_dir(spec, IOG_DIR_WRITE);
+    if (w->ops != &engine_null_ops || writes) {
         size_t stride = (size_t)((maxbs + 4095) & ~UINT64_C(4095));
         if (posix_memalign(&w->bufmem, 4096, stride * depth) != 0) {
             w->bufmem = NULL;
             goto nomem;
         }
-        rng_fill_nonzero(&w->rng, w->bufmem, stride * depth);
         for (uint32_t i = 0; i < depth; i++)
             w->ios[i].buf = (char *)w->bufmem + stride * i;
-        rc = layout_open(w->job, &w->fd, err, errlen);
+    }
+    if (writes) {
+        data_writer_destroy(w->data); /* from an earlier, failed start */
+        w->data = NULL;
+        rc = data_writer_create(spec, w->index, (size_t)w->plan[IOG_DIR_WRITE].max_len, &w->data,
+                                err, errlen);
         if (rc < 0)
             return rc;
+        for (uint32_t i = 0; i < depth; i++)
+            data_fill_initial(w->data, w->ios[i].buf, (size_t)w->plan[IOG_DIR_WRITE].max_len);
+    }
+    if (w->ops != &engine_null_ops) {
+        for (uint32_t f = 0; f < job->nfiles; f++) {
+            rc = layout_open(job, f, &w->fds[f], err, errlen);
+            if (rc < 0)
+                return rc;
+            w->nfiles++;
+        }
+        w->fd = w->fds[0];
     }
     for (uint32_t i = 0; i < depth; i++)
         w->free_slots[i] = &w->ios[depth - 1 - i];
@@ -88,55 +168,136 @@ void worker_teardown(struct iog_worker *w)
 {
     if (w->ops)
         w->ops->cleanup(w);
-    if (w->fd >= 0)
-        close(w->fd);
+    for (uint32_t f = 0; f < w->nfiles; f++) {
+        close(w->fds[f]);
+        w->fds[f] = -1;
+    }
+    w->nfiles = 0;
     w->fd = -1;
     free(w->bufmem);
     free(w->ios);
     free(w->free_slots);
     free(w->done);
     free(w->pending);
+    free(w->due);
+    free(w->slot_file);
     w->bufmem = NULL;
     w->pending = NULL;
     w->ios = NULL;
     w->free_slots = NULL;
     w->done = NULL;
+    w->due = NULL;
+    w->slot_file = NULL;
 }
 
-/* Decides the next request at time `now`; 0 when the worker must stop. */
-static inline int plan_io(struct iog_worker *w, struct iog_io *io, uint64_t now)
+static inline uint32_t pick_len(struct iog_worker *w, const struct dir_plan *p)
+{
+    if (p->fixed_len)
+        return p->fixed_len;
+    uint32_t k = 0;
+    if (p->nbs > 1) {
+        uint64_t u = rng_below(&w->rng, IOG_WEIGHT_TOTAL);
+        while (u >= p->cum_weight[k])
+            k++;
+    }
+    uint64_t len = p->bs_lo[k];
+    if (p->bs_steps[k] > 1)
+        len *= 1 + rng_below(&w->rng, p->bs_steps[k]);
+    return (uint32_t)len;
+}
+
+/* Decides direction, size, file and offset of the next request into io
+ * (slot `slot`), and its scheduled due time (0 without a rate limit). */
+static inline void choose_io(struct iog_worker *w, struct iog_io *io, uint32_t slot)
 {
     const struct iog_job_spec *spec = &w->job->spec;
+    uint32_t dir;
+    if (!w->mixed)
+        dir = job_fixed_dir(spec);
+    else if (w->rated)
+        dir = w->plan[IOG_DIR_READ].next_due <= w->plan[IOG_DIR_WRITE].next_due ? IOG_DIR_READ
+                                                                                : IOG_DIR_WRITE;
+    else
+        dir = rng_below(&w->rng, 100) < spec->rwmixread ? IOG_DIR_READ : IOG_DIR_WRITE;
+    struct dir_plan *p = &w->plan[dir];
+    uint32_t len = pick_len(w, p);
+    uint32_t f = w->next_file;
+    w->next_file = f + 1 == w->job->nfiles ? 0 : f + 1;
+    uint64_t off;
+    if (w->random) {
+        uint64_t b = dist_next(&p->dist, &w->rng);
+        if (!p->fixed_len) {
+            uint64_t fit = (w->file_size - len) / p->align + 1;
+            if (b >= fit)
+                b %= fit;
+        }
+        off = w->region_start + b * p->align;
+    } else {
+        off = w->seq_off[f];
+        if (off + len > w->region_end)
+            off = w->region_start;
+        w->seq_off[f] = off + len;
+    }
+    uint64_t due = 0;
+    if (p->rated) {
+        due = (uint64_t)p->next_due;
+        double gap = p->gap_per_io;
+        if (p->gap_per_byte * len > gap)
+            gap = p->gap_per_byte * len;
+        if (spec->rate_process == IOG_RATE_POISSON)
+            gap *= -log(1.0 - rng_unit(&w->rng));
+        p->next_due += gap;
+    }
+    io->dir = (uint8_t)dir;
+    io->len = len;
+    io->offset = off;
+    io->fd = w->nfiles ? w->fds[f] : -1;
+    w->due[slot] = due;
+    w->slot_file[slot] = f;
+    if (dir == IOG_DIR_WRITE && w->data)
+        data_before_write(w->data, io->buf, len);
+}
+
+/* Whether the chosen request may be prepared at `now`; 0 when the worker
+ * must stop. Decides whether it is counted. */
+static inline int admit_io(struct iog_worker *w, struct iog_io *io, uint64_t now)
+{
     if (PUB_LOAD(&w->s->cancel))
         return 0;
     io->counted = now >= w->count_start;
     if (io->counted) {
         if (w->stop_at && now >= w->stop_at)
             return 0;
-        if (!(spec->flags & IOG_JOB_TIME_BASED) && w->issued >= spec->size)
+        if (!(w->job->spec.flags & IOG_JOB_TIME_BASED) && w->issued >= w->job->spec.size)
             return 0;
+        w->issued += io->len;
     }
-    uint32_t dir;
-    if (job_is_mixed(spec))
-        dir = rng_below(&w->rng, 100) < spec->rwmixread ? IOG_DIR_READ : IOG_DIR_WRITE;
-    else
-        dir = job_fixed_dir(spec);
-    uint64_t len = spec->bs[dir];
-    uint64_t off;
-    if (job_is_random(spec)) {
-        off = w->region_start + rng_below(&w->rng, w->nblocks[dir]) * len;
-    } else {
-        off = w->seq_off;
-        if (off + len > w->region_end)
-            off = w->region_start;
-        w->seq_off = off + len;
-    }
-    if (io->counted)
-        w->issued += len;
-    io->dir = (uint8_t)dir;
-    io->len = (uint32_t)len;
-    io->offset = off;
     return 1;
+}
+
+/* Sleeps until `t` (absolute); 0 when cancelled meanwhile. */
+static int sleep_until(struct iog_worker *w, uint64_t t)
+{
+    for (;;) {
+        if (PUB_LOAD(&w->s->cancel))
+            return 0;
+        uint64_t now = clock_now_ns();
+        if (now >= t)
+            return 1;
+        uint64_t until = t - now > SLEEP_SLICE_NS ? now + SLEEP_SLICE_NS : t;
+        struct timespec ts = clock_to_timespec(until);
+        clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+    }
+}
+
+static inline void mark_coverage(struct iog_worker *w, const struct iog_io *io, uint32_t file)
+{
+    const struct iog_job *job = w->job;
+    uint64_t pos = (uint64_t)file * w->file_size + (io->offset - w->region_start);
+    uint64_t c = pos >> job->coverage_shift;
+    uint64_t last = (pos + io->len - 1) >> job->coverage_shift;
+    for (; c <= last; c++)
+        w->coverage[c >> 6] |= 1ull << (c & 63);
 }
 
 static inline void complete_io(struct iog_worker *w, struct iog_io *io, uint64_t slat,
@@ -144,25 +305,98 @@ static inline void complete_io(struct iog_worker *w, struct iog_io *io, uint64_t
 {
     if (!io->counted)
         return;
+    uint32_t slot = (uint32_t)(io - w->ios);
     struct thread_dir_stats *st = &w->st[io->dir];
-    if (io->res == (int64_t)io->len)
-        stats_record_io(st, io->len, slat, clat, lat);
-    else
+    if (io->res == (int64_t)io->len) {
+        if (w->paced)
+            stats_record_io(st, io->len, slat, clat, lat, t_done - w->due[slot]);
+        else /* due when prepared: resp = lat */
+            stats_record_io_unpaced(st, io->len, slat, clat, lat);
+        mark_coverage(w, io, w->slot_file[slot]);
+        if (io->dir == IOG_DIR_WRITE && w->data)
+            data_after_write(w->data, io->buf, io->len);
+    } else {
         stats_record_error(st, io->res < 0 ? (int)-io->res : EIO, io->offset, t_done);
+    }
 }
 
-/* Synchronous engines: one request at a time, two clock reads per request. */
+/* Thinktime and sync_every bookkeeping after a request was prepared at t. */
+static inline void after_prepare(struct iog_worker *w, const struct iog_io *io, uint64_t t)
+{
+    const struct iog_job_spec *spec = &w->job->spec;
+    if (spec->thinktime_ns) {
+        uint32_t every = spec->thinktime_blocks ? spec->thinktime_blocks : 1;
+        if (++w->think_count >= every) {
+            w->think_count = 0;
+            w->think_until = t + spec->thinktime_ns;
+        }
+    }
+    if (spec->sync_every && io->dir == IOG_DIR_WRITE && ++w->writes_since_sync >= spec->sync_every)
+        w->sync_pending = 1;
+}
+
+/* fsync or fdatasync of every file, nothing in flight; one IOG_DIR_SYNC
+ * request whose latency is the whole call. */
+static void do_sync(struct iog_worker *w)
+{
+    int kind = (int)w->job->spec.sync_kind;
+    uint64_t t0 = clock_now_ns();
+    int err = 0;
+    for (uint32_t f = 0; f < w->nfiles; f++) {
+        int r = kind == IOG_SYNC_FDATASYNC ? fdatasync(w->fds[f]) : fsync(w->fds[f]);
+        if (r < 0 && !err)
+            err = errno;
+    }
+    uint64_t t1 = clock_now_ns();
+    w->writes_since_sync = 0;
+    w->sync_pending = 0;
+    if (t0 < w->count_start)
+        return;
+    struct thread_dir_stats *st = &w->st[IOG_DIR_SYNC];
+    if (err)
+        stats_record_error(st, err, w->region_start, t1);
+    else
+        stats_record_io(st, 0, 0, t1 - t0, t1 - t0, t1 - t0);
+}
+
+/* The earliest time the chosen request of `slot` may be prepared. */
+static inline uint64_t ready_at(const struct iog_worker *w, uint32_t slot)
+{
+    return w->due[slot] > w->think_until ? w->due[slot] : w->think_until;
+}
+
+/* Synchronous engines: one request at a time, two clock reads per request
+ * (a third when paced). */
 static void run_sync(struct iog_worker *w)
 {
-    struct iog_io io = {.buf = w->ios[0].buf};
+    struct iog_io *io = &w->ios[0];
     const struct iog_engine_ops *ops = w->ops;
     for (;;) {
+        choose_io(w, io, 0);
+        if (w->paced) {
+            uint64_t ready = ready_at(w, 0);
+            if (w->stop_at && ready >= w->stop_at)
+                break;
+            if (!sleep_until(w, ready))
+                break;
+        }
         uint64_t t0 = clock_now_ns();
-        if (!plan_io(w, &io, t0))
+        if (!admit_io(w, io, t0))
             break;
-        ops->prep(w, &io);
+        if (!w->due[0])
+            w->due[0] = t0;
+        ops->prep(w, io);
         uint64_t t1 = clock_now_ns();
-        complete_io(w, &io, 0, t1 - t0, t1 - t0, t1);
+        complete_io(w, io, 0, t1 - t0, t1 - t0, t1);
+        after_prepare(w, io, t1);
+        if (w->sync_pending)
+            do_sync(w);
+    }
+    /* one request at a time: every counted request saw depth 1 */
+    for (uint32_t d = 0; d < IOG_DATA_DIRS; d++) {
+        struct thread_dir_stats *st = &w->st[d];
+        uint64_t n = st->ios + st->errors;
+        st->qd_sum = st->qd_samples = st->qd_hist[0] = n;
     }
 }
 
@@ -180,41 +414,75 @@ static int transient(int rc)
 /* Asynchronous engines: keep up to iodepth requests in flight; after a stop
  * (limit reached, cancel, fatal error) drain what is still in flight.
  * Prepared requests the kernel did not take yet (a short or transient
- * submit) stay queued, in order, and go with the next submit. */
+ * submit) stay queued, in order, and go with the next submit. A request
+ * chosen but not yet due keeps its slot while completions are reaped until
+ * its due time. Before a sync, everything in flight completes. */
 static void run_async(struct iog_worker *w)
 {
     const struct iog_engine_ops *ops = w->ops;
     uint32_t depth = w->job->spec.iodepth;
     uint32_t nfree = depth, inflight = 0, npending = 0;
     struct iog_io **pending = w->pending;
+    struct iog_io *chosen = NULL; /* chosen, waiting to be due */
     int stopping = 0;
 
     for (;;) {
-        while (!stopping && nfree > 0 && npending < SUBMIT_BATCH) {
-            struct iog_io *io = w->free_slots[nfree - 1];
+        uint64_t deadline = 0;
+        while (!stopping && !w->sync_pending && npending < SUBMIT_BATCH && (chosen || nfree > 0)) {
+            if (!chosen) {
+                chosen = w->free_slots[--nfree];
+                choose_io(w, chosen, (uint32_t)(chosen - w->ios));
+            }
+            struct iog_io *io = chosen;
+            uint32_t slot = (uint32_t)(io - w->ios);
             uint64_t t = clock_now_ns();
-            if (!plan_io(w, io, t)) {
+            if (w->paced) {
+                uint64_t ready = ready_at(w, slot);
+                if (ready > t) {
+                    if (w->stop_at && ready >= w->stop_at) {
+                        stopping = 1;
+                        break;
+                    }
+                    if (inflight > 0 || npending > 0) {
+                        deadline = ready; /* reap until then */
+                        break;
+                    }
+                    if (!sleep_until(w, ready)) {
+                        stopping = 1;
+                        break;
+                    }
+                    t = clock_now_ns();
+                }
+            }
+            if (!admit_io(w, io, t)) {
                 stopping = 1;
                 break;
             }
+            chosen = NULL;
             io->t_prep = t;
+            if (!w->due[slot])
+                w->due[slot] = t;
             int rc = ops->prep(w, io);
             if (rc < 0) { /* no room in the queue: not expected, stop cleanly */
                 io->res = rc;
                 complete_io(w, io, 0, 0, 0, t);
+                w->free_slots[nfree++] = io;
                 stopping = 1;
                 break;
             }
-            nfree--;
             pending[npending++] = io;
+            after_prepare(w, io, t);
         }
         if (npending > 0) {
             int rc = ops->submit(w);
             if (rc > 0) {
                 uint32_t took = (uint32_t)rc < npending ? (uint32_t)rc : npending;
                 uint64_t t = clock_now_ns();
-                for (uint32_t i = 0; i < took; i++)
+                for (uint32_t i = 0; i < took; i++) {
                     pending[i]->t_sub = t;
+                    if (pending[i]->counted)
+                        stats_record_qd(&w->st[pending[i]->dir], inflight + i + 1);
+                }
                 inflight += took;
                 npending -= took;
                 memmove(pending, pending + took, npending * sizeof(*pending));
@@ -230,21 +498,28 @@ static void run_async(struct iog_worker *w)
                 for (uint32_t i = 0; i < npending; i++) {
                     pending[i]->res = rc;
                     complete_io(w, pending[i], 0, 0, 0, t);
+                    w->free_slots[nfree++] = pending[i];
                 }
                 npending = 0;
                 stopping = 1;
             }
         }
-        if (!stopping && nfree > 0 && npending == 0)
+        if (!stopping && !w->sync_pending && !deadline && (chosen || nfree > 0) && npending == 0)
             continue; /* room for more: issue before reaping */
         if (inflight == 0) {
-            if (stopping && npending == 0)
+            if (npending > 0)
+                continue;
+            if (w->sync_pending) {
+                do_sync(w);
+                continue;
+            }
+            if (stopping)
                 break;
             continue;
         }
-        int n = ops->reap(w, 1, w->done, depth, 0);
+        int n = ops->reap(w, 1, w->done, depth, deadline);
         if (n < 0) {
-            if (transient(n))
+            if (transient(n) || n == -ETIME)
                 continue;
             break; /* completions cannot be collected any more */
         }
@@ -258,10 +533,27 @@ static void run_async(struct iog_worker *w)
     }
 }
 
+/* Rate schedules start at the run start; the threads of a job interleave
+ * their first requests rather than all starting at once. */
+static void start_schedules(struct iog_worker *w)
+{
+    const struct iog_job_spec *spec = &w->job->spec;
+    for (uint32_t d = 0; d < IOG_DATA_DIRS; d++) {
+        struct dir_plan *p = &w->plan[d];
+        if (!p->rated)
+            continue;
+        double first = p->gap_per_io;
+        if (p->gap_per_byte * (double)p->min_len > first)
+            first = p->gap_per_byte * (double)p->min_len;
+        p->next_due = (double)w->run_start + first * w->index / spec->numjobs;
+    }
+}
+
 void *worker_main(void *arg)
 {
     struct iog_worker *w = arg;
     struct iog_session *s = w->s;
+    start_schedules(w);
     int rc = w->ops->thread_start ? w->ops->thread_start(w) : 0;
     if (rc < 0) /* the engine cannot run here: every request would fail */
         stats_record_error(&w->st[job_fixed_dir(&w->job->spec)], -rc, w->region_start,

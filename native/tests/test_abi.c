@@ -38,10 +38,15 @@ static int test_describe_all(void)
     CHECK(check_struct("iog_job_spec", sizeof(struct iog_job_spec), "struct_size", "filename") ==
           T_PASS);
     CHECK(check_struct("iog_dir_stats", sizeof(struct iog_dir_stats), "struct_size",
-                       "first_error_offset") == T_PASS);
+                       "bs_other_ios") == T_PASS);
+    CHECK(check_struct("iog_bs_entry", sizeof(struct iog_bs_entry), "lo", "reserved0") == T_PASS);
+    CHECK(check_struct("iog_zone", sizeof(struct iog_zone), "access", "size") == T_PASS);
+    CHECK(check_struct("iog_bs_count", sizeof(struct iog_bs_count), "bs", "ios") == T_PASS);
+    CHECK(check_struct("iog_job_stats", sizeof(struct iog_job_stats), "struct_size",
+                       "data_duplicate_blocks") == T_PASS);
     CHECK(check_struct("iog_lat_summary", sizeof(struct iog_lat_summary), "count", "stdev_ns") ==
           T_PASS);
-    CHECK(check_struct("iog_interval", sizeof(struct iog_interval), "end_ns", "lat_p99_ns") ==
+    CHECK(check_struct("iog_interval", sizeof(struct iog_interval), "end_ns", "resp_p99_ns") ==
           T_PASS);
     CHECK(check_struct("iog_progress", sizeof(struct iog_progress), "struct_size",
                        "layout_total") == T_PASS);
@@ -57,7 +62,8 @@ static int test_array_members(void)
     for (int i = 0; i < n; i++) {
         if (strcmp(f[i].name, "bs") == 0) {
             CHECK_EQ_U64(f[i].offset, offsetof(struct iog_job_spec, bs));
-            CHECK_EQ_U64(f[i].size, sizeof(uint64_t) * IOG_DIR_COUNT);
+            CHECK_EQ_U64(f[i].size,
+                         sizeof(struct iog_bs_entry) * IOG_DATA_DIRS * IOG_BS_ENTRIES_MAX);
             seen++;
         }
         if (strcmp(f[i].name, "filename") == 0) {

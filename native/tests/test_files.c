@@ -207,7 +207,7 @@ static int test_uring_time_based_mixed(void)
     if (rc == -1)
         return unlink(path), T_SKIP;
     CHECK(rc == 0);
-    for (uint32_t d = 0; d < IOG_DIR_COUNT; d++) {
+    for (uint32_t d = 0; d < IOG_DATA_DIRS; d++) {
         struct iog_dir_stats st;
         CHECK(t_stats(s, 0, d, &st) == 0);
         CHECK(st.ios > 0);

@@ -89,7 +89,9 @@ static int test_numjobs_and_two_jobs(void)
     CHECK(t_stats(s, 1, IOG_DIR_READ, &st) == 0);
     CHECK_EQ_U64(st.ios, 0);
     CHECK(t_stats(s, 2, IOG_DIR_READ, &st) == -EINVAL);
-    CHECK(t_stats(s, 0, 2, &st) == -EINVAL);
+    CHECK(t_stats(s, 0, IOG_DIR_SYNC, &st) == 0);
+    CHECK_EQ_U64(st.ios, 0);
+    CHECK(t_stats(s, 0, IOG_DIR_COUNT, &st) == -EINVAL);
     iog_session_destroy(s);
     return T_PASS;
 }
@@ -99,7 +101,6 @@ static int test_rwmix_share(void)
     const uint64_t n = 200000;
     struct iog_job_spec j = t_spec(IOG_ENGINE_NULL, IOG_RW_RANDRW, 4096, 4096 * n);
     j.rwmixread = 70;
-    j.bs[IOG_DIR_WRITE] = 4096;
     iog_session *s = NULL;
     CHECK(t_run(&j, 1, &s) == 0);
     struct iog_dir_stats r, w;

@@ -14,7 +14,7 @@ static int test_mean_and_sample_stdev(void)
 {
     stats_init(&a);
     for (uint64_t v = 1; v <= 10; v++)
-        stats_record_io(&a, 4096, 0, v, v * 1000);
+        stats_record_io(&a, 4096, 0, v, v * 1000, v * 1000);
     struct iog_lat_summary s;
     stats_summary(&a.lat[IOG_LAT_CLAT], &s);
     CHECK_EQ_U64(s.count, 10);
@@ -37,7 +37,7 @@ static int test_stdev_no_cancellation(void)
     /* large values with a tiny spread: a naive float formula loses it */
     stats_init(&a);
     for (uint64_t i = 0; i < 100000; i++)
-        stats_record_io(&a, 1, 0, 1000000000000ull + (i & 1), 0);
+        stats_record_io(&a, 1, 0, 1000000000000ull + (i & 1), 0, 0);
     struct iog_lat_summary s;
     stats_summary(&a.lat[IOG_LAT_CLAT], &s);
     CHECK(fabs(s.stdev_ns - 0.5000025) < 1e-6);
@@ -51,8 +51,8 @@ static int test_merge_equals_single(void)
     stats_init(&all);
     for (uint64_t v = 0; v < 1000; v++) {
         uint64_t x = v * v * 37 + 11;
-        stats_record_io(v % 3 ? &a : &b, 512, x / 3, x, x + x / 3);
-        stats_record_io(&all, 512, x / 3, x, x + x / 3);
+        stats_record_io(v % 3 ? &a : &b, 512, x / 3, x, x + x / 3, x + x / 3 + 7);
+        stats_record_io(&all, 512, x / 3, x, x + x / 3, x + x / 3 + 7);
     }
     stats_record_error(&b, EIO, 4096, 50);
     stats_record_error(&a, ENOSPC, 8192, 20); /* earlier: wins */

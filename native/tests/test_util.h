@@ -68,7 +68,10 @@ static inline struct iog_job_spec t_spec(uint32_t engine, uint32_t rw, uint64_t 
     j.engine = engine;
     j.rw = rw;
     j.rwmixread = 50;
-    j.bs[0] = j.bs[1] = bs;
+    for (int d = 0; d < IOG_DATA_DIRS; d++) {
+        j.nbs[d] = 1;
+        j.bs[d][0] = (struct iog_bs_entry){.lo = bs, .hi = bs, .weight = IOG_WEIGHT_TOTAL};
+    }
     j.iodepth = 1;
     j.numjobs = 1;
     j.size = size;
