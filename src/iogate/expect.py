@@ -2,7 +2,8 @@
 
 An expectation is ``OP EXPR`` with OP one of ``>= <= > < == !=``. EXPR is parsed into a
 small AST; today the only node is a literal number with a unit, whose unit must match
-the metric's kind (a latency takes ``ms``, an IOPS figure ``k``, a bandwidth ``MiB/s``).
+the metric's kind (a latency takes ``ms``, an IOPS figure ``k``, a bandwidth ``MiB/s``, a
+percentage ``5%`` or a plain ``5``, a ratio a plain decimal such as ``0.55``).
 The tokenizer already knows ``+ - * / ( )`` and identifiers so that arithmetic and names
 such as ``baseline`` can be added by extending :func:`_Parser.expression` and
 :func:`_value_of` without touching the rest.
@@ -44,15 +45,48 @@ class ExpectationError(ValueError):
 
 # -- values per kind ----------------------------------------------------------------------
 
+_DECIMAL = re.compile(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*\Z")
+
+
+def parse_number(text: str) -> float:
+    """A plain decimal without a unit: ``0.55``, ``3``."""
+    m = _DECIMAL.match(text)
+    if m is None:
+        raise UnitError(f"'{text}' is not a plain number")
+    return float(m.group(1))
+
+
+def parse_percent(text: str, *, sign: bool = False) -> float:
+    """A percentage, ``5%`` or plainly ``5``; with sign=True the ``%`` is required."""
+    stripped = text.strip()
+    if stripped.endswith("%"):
+        return parse_number(stripped[:-1])
+    if sign:
+        raise UnitError(f"'{text}' is not a percentage")
+    return parse_number(stripped)
+
+
+def _significant(value: float) -> str:
+    """Three significant digits without an exponent or trailing zeros: 0.503, 5.2, 81.2, 1234."""
+    if value == 0 or not math.isfinite(value):
+        return f"{value:g}"
+    decimals = max(0, min(6, 2 - math.floor(math.log10(abs(value)))))
+    text = f"{value:.{decimals}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
 _PARSERS: dict[Kind, Callable[[str], float]] = {
     Kind.DURATION: lambda t: parse_duration(t, bare=None),
     Kind.IOPS: parse_count,
     Kind.COUNT: parse_count,
     Kind.BANDWIDTH: parse_bandwidth,
     Kind.BYTES: parse_size,
+    Kind.PERCENT: parse_percent,
+    Kind.NUMBER: parse_number,
 }
 _EXAMPLES = {Kind.DURATION: "<= 1.2ms", Kind.IOPS: ">= 250k", Kind.COUNT: "== 0",
-             Kind.BANDWIDTH: ">= 400MiB/s", Kind.BYTES: ">= 1GiB"}
+             Kind.BANDWIDTH: ">= 400MiB/s", Kind.BYTES: ">= 1GiB", Kind.PERCENT: "<= 5%",
+             Kind.NUMBER: "<= 0.55"}
 
 
 def format_value(kind: Kind, value: float) -> str:
@@ -63,6 +97,10 @@ def format_value(kind: Kind, value: float) -> str:
         return format_bandwidth(value)
     if kind is Kind.BYTES:
         return format_size(value)
+    if kind is Kind.PERCENT:
+        return _significant(value) + "%"
+    if kind is Kind.NUMBER:
+        return _significant(value)
     return format_count(value)
 
 
@@ -70,14 +108,16 @@ def _noun(metric: MetricPath) -> str:
     if metric.kind is Kind.DURATION:
         return "a latency" if metric.name in LATENCIES else "a duration"
     return {Kind.IOPS: "an IOPS figure", Kind.COUNT: "a count", Kind.BANDWIDTH: "a bandwidth",
-            Kind.BYTES: "a size in bytes"}[metric.kind]
+            Kind.BYTES: "a size in bytes", Kind.PERCENT: "a percentage",
+            Kind.NUMBER: "a plain number"}[metric.kind]
 
 
 def _what_literal_is(text: str) -> str | None:
     """Which kind of quantity ``text`` looks like, to explain a mismatch."""
     for noun, parse in (("a duration", lambda t: parse_duration(t, bare=None)),
                         ("a bandwidth", parse_bandwidth), ("a count", parse_count),
-                        ("a size", parse_size)):
+                        ("a size", parse_size),
+                        ("a percentage", lambda t: parse_percent(t, sign=True))):
         try:
             parse(text)
             return noun
@@ -88,11 +128,11 @@ def _what_literal_is(text: str) -> str | None:
 
 # -- tokens and AST -----------------------------------------------------------------------
 
-_UNIT = r"(?:[A-Za-zµμ]+(?:/s)?|/s)"
+_UNIT = r"(?:[A-Za-zµμ]+(?:/s)?|/s|%)"
 _TOKEN = re.compile(
     r"\s*(?:"
     r"(?P<op>>=|<=|==|!=|>|<)"
-    r"|(?P<number>(?:\d+(?:\.\d*)?|\.\d+)(?:" + _UNIT + r"|\s+(?=[A-Za-zµμ])" + _UNIT + r")?)"
+    r"|(?P<number>(?:\d+(?:\.\d*)?|\.\d+)(?:" + _UNIT + r"|\s+(?=[A-Za-zµμ%])" + _UNIT + r")?)"
     r"|(?P<arith>[-+*/()])"
     r"|(?P<name>[A-Za-z_][A-Za-z0-9_.]*)"
     r")")
@@ -230,13 +270,26 @@ class Check:
     reason: str
 
 
+def _why_unmeasured(metric: MetricPath) -> str:
+    scope = metric.scope
+    if metric.name == "rate_pct":
+        which = "" if scope == "total" else f"{scope} "
+        return f"no {which}rate was requested, or the workload did no I/O there"
+    if scope == "data":
+        return "no written data was sampled"
+    if scope == "offsets":
+        return "the workload has no region to cover"
+    if scope == "sync":
+        return "the workload made no sync calls"
+    if scope in ("read", "write"):
+        return f"the workload did no {scope}s"
+    return "the workload did no I/O"
+
+
 def evaluate(exp: Expectation, observed: float | None) -> Check:
     """Compare a measured value with an expectation. Unmeasured or NaN values fail."""
     if observed is None:
-        scope = exp.metric.scope
-        why = f"the workload did no {scope}s" if scope in ("read", "write") else \
-            "the workload did no I/O"
-        return Check(exp, None, False, f"not measured: {why}")
+        return Check(exp, None, False, f"not measured: {_why_unmeasured(exp.metric)}")
     if isinstance(observed, float) and math.isnan(observed):
         return Check(exp, observed, False, "not measured: the value is not a number")
     passed = OPERATORS[exp.op](observed, exp.threshold)

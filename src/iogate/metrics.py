@@ -1,9 +1,17 @@
 """Metric paths: the names that expectations, results JSON and JUnit properties share.
 
-A path is ``errors``, ``{read,write,total}.{iops,bw,ios,bytes,runtime}`` or
-``{read,write}.{slat,clat,lat}.{min,max,mean,stdev,pNN}`` where ``pNN`` is any
-percentile (``p50``, ``p99``, ``p99.9``, ``p99.999``). Every path has a kind that
-fixes its base unit, so a latency is never compared with an IOPS figure.
+The grammar (``pNN`` is any percentile: ``p50``, ``p99``, ``p99.9``, ``p99.999``)::
+
+    errors
+    {read,write,total}.{iops,bw,ios,bytes,runtime,rate_pct}
+    {read,write}.{slat,clat,lat,resp,lag}.{min,max,mean,stdev,pNN}
+    {read,write}.bs_pct.<bytes>        {read,write}.bs.mean     {read,write}.qd.mean
+    sync.ios                           sync.lat.{min,max,mean,stdev,pNN}
+    mix.read_pct    data.compress_ratio    data.dedupe_pct    offsets.coverage_pct
+
+``sync.clat`` and ``sync.resp`` name the same latency as ``sync.lat``: a sync call is
+one step. Every path has a kind that fixes its base unit, so a latency is never
+compared with an IOPS figure.
 """
 
 from __future__ import annotations
@@ -22,43 +30,72 @@ class Kind(enum.Enum):
     IOPS = "iops"  # operations per second
     BANDWIDTH = "bandwidth"  # bytes per second
     DURATION = "duration"  # nanoseconds (latencies, runtime)
+    PERCENT = "percent"  # 0..100 (may exceed 100 for rate_pct)
+    NUMBER = "number"  # a plain ratio or average without unit
 
 
 DIRECTIONS = ("read", "write")
 SCOPES = DIRECTIONS + ("total",)
 THROUGHPUT = {"iops": Kind.IOPS, "bw": Kind.BANDWIDTH, "ios": Kind.COUNT, "bytes": Kind.BYTES,
-              "runtime": Kind.DURATION}
-LATENCIES = ("slat", "clat", "lat")
+              "runtime": Kind.DURATION, "rate_pct": Kind.PERCENT}
+LATENCIES = ("slat", "clat", "lat", "resp", "lag")
+SYNC_LATENCIES = ("lat", "clat", "resp")  # all the same: the whole sync call
 LAT_STATS = ("min", "max", "mean", "stdev")
+# Per data direction, one statistic each: name -> (stat, kind).
+SHAPES = {"bs": ("mean", Kind.BYTES), "qd": ("mean", Kind.NUMBER)}
+BS_PCT = "bs_pct"
+# Whole-run metrics outside the directions: scope -> {name: kind}.
+RUN_METRICS = {
+    "mix": {"read_pct": Kind.PERCENT},
+    "data": {"compress_ratio": Kind.NUMBER, "dedupe_pct": Kind.PERCENT},
+    "offsets": {"coverage_pct": Kind.PERCENT},
+}
 STANDARD_PERCENTILES = (50.0, 90.0, 99.0, 99.9, 99.99)
 
 _PERCENTILE = re.compile(r"p(\d{1,2}(?:\.\d+)?|100)\Z")
+_SIZE = re.compile(r"[1-9]\d*\Z")
 
 
 @dataclass(frozen=True)
 class MetricPath:
     """A parsed metric path. ``scope`` is None only for ``errors``."""
 
-    scope: str | None
-    name: str  # iops, bw, ios, bytes, runtime, slat, clat, lat, errors
-    stat: str | None = None  # min, max, mean, stdev, or None for percentiles
+    scope: str | None  # read, write, total, sync, mix, data, offsets
+    name: str  # iops, ..., slat, ..., bs_pct, bs, qd, read_pct, ..., errors
+    stat: str | None = None  # min, max, mean, stdev; None for percentiles
     percentile: float | None = None
+    size: int | None = None  # the block size of bs_pct
+
+    @property
+    def is_latency(self) -> bool:
+        return self.scope in ("read", "write", "sync") and self.name in LATENCIES
 
     @property
     def kind(self) -> Kind:
-        if self.name == "errors":
+        if self.scope is None:
             return Kind.COUNT
-        if self.name in LATENCIES:
+        if self.is_latency:
             return Kind.DURATION
+        if self.scope in RUN_METRICS:
+            return RUN_METRICS[self.scope][self.name]
+        if self.name == BS_PCT:
+            return Kind.PERCENT
+        if self.name in SHAPES:
+            return SHAPES[self.name][1]
         return THROUGHPUT[self.name]
 
     @property
     def text(self) -> str:
         if self.scope is None:
             return self.name
-        if self.name not in LATENCIES:
-            return f"{self.scope}.{self.name}"
-        return f"{self.scope}.{self.name}.{self.stat or format_percentile(self.percentile or 0.0)}"
+        head = f"{self.scope}.{self.name}"
+        if self.size is not None:
+            return f"{head}.{self.size}"
+        if self.stat is not None:
+            return f"{head}.{self.stat}"
+        if self.percentile is not None:
+            return f"{head}.{format_percentile(self.percentile)}"
+        return head
 
     def __str__(self) -> str:
         return self.text
@@ -69,24 +106,53 @@ def format_percentile(p: float) -> str:
     return "p" + (f"{p:.6f}".rstrip("0").rstrip("."))
 
 
-def _all_simple_paths() -> list[str]:
-    out = ["errors"]
-    out += [f"{s}.{n}" for s in SCOPES for n in THROUGHPUT]
-    out += [f"{d}.{lat}.{st}" for d in DIRECTIONS for lat in LATENCIES for st in LAT_STATS]
-    out += [f"{d}.{lat}.{format_percentile(p)}" for d in DIRECTIONS for lat in LATENCIES
-            for p in STANDARD_PERCENTILES]
+def _latency_paths(scope: str, kinds: tuple[str, ...]) -> list[str]:
+    out = [f"{scope}.{lat}.{st}" for lat in kinds for st in LAT_STATS]
+    out += [f"{scope}.{lat}.{format_percentile(p)}" for lat in kinds for p in STANDARD_PERCENTILES]
     return out
 
 
 def standard_paths() -> list[str]:
-    """The paths every result reports (expectations may ask for more percentiles)."""
-    return _all_simple_paths()
+    """The paths every result reports when measured (expectations may ask for more
+    percentiles; results add ``bs_pct`` paths for the block sizes they saw)."""
+    out = ["errors"]
+    out += [f"{s}.{n}" for s in SCOPES for n in THROUGHPUT]
+    for d in DIRECTIONS:
+        out += _latency_paths(d, LATENCIES)
+    out += [f"{d}.{name}.{stat}" for d in DIRECTIONS for name, (stat, _) in SHAPES.items()]
+    out += ["sync.ios", *_latency_paths("sync", ("lat",))]
+    out += [f"{scope}.{name}" for scope, names in RUN_METRICS.items() for name in names]
+    return out
+
+
+def _known_for_hints() -> list[str]:
+    return standard_paths() + [f"{d}.{BS_PCT}.4096" for d in DIRECTIONS]
 
 
 def _unknown(text: str, why: str) -> ValueError:
-    close = difflib.get_close_matches(text, _all_simple_paths(), n=1, cutoff=0.6)
+    close = difflib.get_close_matches(text, _known_for_hints(), n=1, cutoff=0.6)
     hint = f"; did you mean '{close[0]}'?" if close else ""
     return ValueError(f"unknown metric '{text}': {why}{hint}")
+
+
+def _latency(text: str, scope: str, name: str, parts: list[str]) -> MetricPath:
+    if len(parts) != 3:
+        stats = ", ".join(LAT_STATS)
+        raise _unknown(text, f"say which statistic: {stats} or a percentile like p99")
+    stat = parts[2]
+    if stat in LAT_STATS:
+        return MetricPath(scope, name, stat=stat)
+    m = _PERCENTILE.match(stat)
+    if m:
+        p = float(m.group(1))
+        if 0.0 < p <= 100.0:
+            return MetricPath(scope, name, percentile=p)
+    raise _unknown(text, f"'{stat}' is not min, max, mean, stdev or a percentile in (0, 100]")
+
+
+def _no_more(text: str, parts: list[str]) -> None:
+    if len(parts) != 2:
+        raise _unknown(text, f"'{parts[0]}.{parts[1]}' takes no further part")
 
 
 def parse_metric(text: str) -> MetricPath:
@@ -94,26 +160,37 @@ def parse_metric(text: str) -> MetricPath:
     parts = text.split(".", 2)
     if parts == ["errors"]:
         return MetricPath(None, "errors")
-    if len(parts) < 2 or parts[0] not in SCOPES:
-        raise _unknown(text, "a metric starts with read, write or total (or is 'errors')")
+    scopes = (*SCOPES, "sync", *RUN_METRICS)
+    if len(parts) < 2 or parts[0] not in scopes:
+        raise _unknown(text, f"a metric starts with {', '.join(scopes)} (or is 'errors')")
     scope, name = parts[0], parts[1]
-    if name in THROUGHPUT:
-        if len(parts) != 2:
-            raise _unknown(text, f"'{scope}.{name}' takes no further part")
+    if scope in RUN_METRICS:
+        if name not in RUN_METRICS[scope]:
+            raise _unknown(text, f"'{scope}' has {', '.join(RUN_METRICS[scope])}")
+        _no_more(text, parts)
         return MetricPath(scope, name)
+    if scope == "sync":
+        if name == "ios":
+            _no_more(text, parts)
+            return MetricPath(scope, name)
+        if name in SYNC_LATENCIES:
+            return _latency(text, scope, name, parts)
+        raise _unknown(text, "sync calls have ios and a latency: sync.lat.<statistic>")
+    if name in THROUGHPUT:
+        _no_more(text, parts)
+        return MetricPath(scope, name)
+    if scope == "total" and (name in LATENCIES or name in SHAPES or name == BS_PCT):
+        raise _unknown(text, f"'{name}' is per direction: read or write")
     if name in LATENCIES:
-        if scope == "total":
-            raise _unknown(text, "latencies are per direction: read or write")
-        if len(parts) != 3:
-            stats = ", ".join(LAT_STATS)
-            raise _unknown(text, f"say which statistic: {stats} or a percentile like p99")
-        stat = parts[2]
-        if stat in LAT_STATS:
-            return MetricPath(scope, name, stat=stat)
-        m = _PERCENTILE.match(stat)
-        if m:
-            p = float(m.group(1))
-            if 0.0 < p <= 100.0:
-                return MetricPath(scope, name, percentile=p)
-        raise _unknown(text, f"'{stat}' is not min, max, mean, stdev or a percentile in (0, 100]")
-    raise _unknown(text, f"'{name}' is not one of {', '.join(list(THROUGHPUT) + list(LATENCIES))}")
+        return _latency(text, scope, name, parts)
+    if name in SHAPES:
+        stat = SHAPES[name][0]
+        if parts[2:] != [stat]:
+            raise _unknown(text, f"'{scope}.{name}' has one statistic: {scope}.{name}.{stat}")
+        return MetricPath(scope, name, stat=stat)
+    if name == BS_PCT:
+        if len(parts) != 3 or not _SIZE.match(parts[2]):
+            raise _unknown(text, f"say which block size in bytes, e.g. {scope}.{BS_PCT}.4096")
+        return MetricPath(scope, name, size=int(parts[2]))
+    names = [*THROUGHPUT, *LATENCIES, *SHAPES, BS_PCT]
+    raise _unknown(text, f"'{name}' is not one of {', '.join(names)}")

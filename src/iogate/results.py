@@ -8,12 +8,22 @@ base units (IOPS, bytes/s, ns, bytes, counts), aggregating over all jobs:
   the extremes, mean is weighted by count and stdev is the pooled sample
   standard deviation. Percentiles are read from the merged histogram and
   clamped into [min, max].
-- total.* adds read and write (total.runtime is the longer of the two).
-- errors sums every job and direction.
+- total.* adds read and write (total.runtime is the longer of the two);
+  sync calls move no data and are only in sync.*.
+- errors sums every job and direction, sync calls included.
+- Shares and ratios are computed from summed counts: mix.read_pct from read
+  and write ios, bs_pct from the realized block size counts, qd.mean from
+  the queue depth samples, the data ratios from the sampled writes, and the
+  coverage from the touched chunks.
+- rate_pct needs the job specs (RunResult.specs): the achieved IOPS (or
+  bandwidth, for a byte rate; the nearer of the two when both were asked)
+  as a percent of the requested rate, combined over jobs in proportion to
+  the IOPS each was asked for.
 
 A metric that was not measured is None: iops, bw and latencies of a direction
-(or total) that completed no I/O. ios, bytes, runtime and errors are always
-measured (a direction that did nothing reports 0).
+(or total) that completed no I/O, shares without any sample, rate_pct
+without a requested rate. ios, bytes, runtime and errors are always measured
+(a direction that did nothing reports 0).
 """
 
 from __future__ import annotations
@@ -21,14 +31,18 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from iogate.histogram import Histogram
-from iogate.metrics import DIRECTIONS, MetricPath, parse_metric, standard_paths
+from iogate.metrics import BS_PCT, DIRECTIONS, MetricPath, parse_metric, standard_paths
+
+if TYPE_CHECKING:
+    from iogate.engine.session import JobSpec
 
 
 @dataclass
 class LatencyStats:
-    """One latency kind (slat, clat or lat); mean and stdev are exact."""
+    """One latency kind (slat, clat, lat, resp or lag); mean and stdev are exact."""
 
     count: int = 0
     min: int = 0  # ns; 0 when count == 0
@@ -87,11 +101,17 @@ class Interval:
     clat_p99_ns: int
     lat_mean_ns: float
     lat_p99_ns: int
+    resp_mean_ns: float = 0.0
+    resp_p99_ns: int = 0
 
 
 @dataclass
 class DirectionResult:
-    """Counted statistics of one job in one direction (all its threads)."""
+    """Counted statistics of one job in one direction (all its threads).
+
+    For the sync direction ios counts sync calls, bytes is 0 and the latency
+    of a call is in lat (clat and resp hold the same).
+    """
 
     ios: int = 0
     bytes: int = 0
@@ -105,33 +125,86 @@ class DirectionResult:
     first_errno: int = 0
     first_error_offset: int = 0
     series: list[Interval] = field(default_factory=list)
+    resp: LatencyStats = field(default_factory=LatencyStats)
+    lag: LatencyStats = field(default_factory=LatencyStats)
+    qd_sum: int = 0  # realized queue depth, summed over submissions
+    qd_samples: int = 0
+    qd_hist: list[int] = field(default_factory=list)  # [i]: depths in [2^i, 2^(i+1))
+    bs_counts: dict[int, int] = field(default_factory=dict)  # block size -> counted requests
+    bs_other_ios: int = 0  # requests of sizes beyond the counted table
+
+    @property
+    def bs_ios(self) -> int:
+        """Requests whose size was counted (in bs_counts or bs_other_ios)."""
+        return sum(self.bs_counts.values()) + self.bs_other_ios
 
     def to_json(self) -> dict:
         return {"ios": self.ios, "bytes": self.bytes, "runtime_ns": self.runtime_ns,
                 "iops": self.iops, "bw_bytes": self.bw,
                 "slat": self.slat.to_json(), "clat": self.clat.to_json(), "lat": self.lat.to_json(),
+                "resp": self.resp.to_json(), "lag": self.lag.to_json(),
                 "errors": self.errors, "first_errno": self.first_errno,
                 "first_error_offset": self.first_error_offset,
+                "qd": {"sum": self.qd_sum, "samples": self.qd_samples, "hist": self.qd_hist},
+                "bs_counts": [[bs, n] for bs, n in sorted(self.bs_counts.items())],
+                "bs_other_ios": self.bs_other_ios,
                 "series": [vars(i).copy() for i in self.series]}
+
+
+@dataclass
+class Coverage:
+    """Offset coverage of a job: `touched` of its `total` chunks of `chunk` bytes saw I/O."""
+
+    chunk: int = 0
+    total: int = 0
+    touched: int = 0
+
+
+@dataclass
+class DataSample:
+    """A sample of a job's written buffers: their size, zlib-compressed size, 4 KiB
+    blocks and blocks that repeat an earlier sampled block."""
+
+    sampled_bytes: int = 0
+    compressed_bytes: int = 0
+    blocks: int = 0
+    duplicate_blocks: int = 0
 
 
 @dataclass
 class JobResult:
     read: DirectionResult = field(default_factory=DirectionResult)
     write: DirectionResult = field(default_factory=DirectionResult)
+    sync: DirectionResult = field(default_factory=DirectionResult)
+    nfiles: int = 0
+    coverage: Coverage = field(default_factory=Coverage)
+    data: DataSample = field(default_factory=DataSample)
 
     def direction(self, name: str) -> DirectionResult:
-        return self.read if name == "read" else self.write
+        return {"read": self.read, "write": self.write, "sync": self.sync}[name]
+
+    def to_json(self) -> dict:
+        return {"read": self.read.to_json(), "write": self.write.to_json(),
+                "sync": self.sync.to_json(), "nfiles": self.nfiles,
+                "coverage": vars(self.coverage).copy(), "data": vars(self.data).copy()}
 
 
 @dataclass
 class RunResult:
     """Everything one run measured. interrupted: cancelled before completion
-    (the statistics cover what ran until then)."""
+    (the statistics cover what ran until then). specs: the jobs as requested,
+    in the order of `jobs` (empty when unknown)."""
 
     jobs: list[JobResult] = field(default_factory=list)
     interrupted: bool = False
     elapsed_ns: int = 0
+    specs: list[JobSpec] = field(default_factory=list)
+
+    def job_result(self, index: int) -> RunResult:
+        """The run as seen by one job alone (its statistics and its spec)."""
+        specs = self.specs[index:index + 1]
+        return RunResult(jobs=[self.jobs[index]], interrupted=self.interrupted,
+                         elapsed_ns=self.elapsed_ns, specs=specs)
 
     def _dirs(self, scope: str) -> list[DirectionResult]:
         names = DIRECTIONS if scope == "total" else (scope,)
@@ -139,16 +212,39 @@ class RunResult:
 
     def latency(self, direction: str, kind: str) -> LatencyStats:
         """One latency kind of one direction, merged over all jobs."""
+        if direction == "sync":
+            kind = "lat"  # a sync call is one step: clat and resp are the same
         return LatencyStats.merged(getattr(job.direction(direction), kind) for job in self.jobs)
 
     def metric(self, path: str | MetricPath) -> float | None:
         """The value of a metric path for the whole run, or None if unmeasured."""
         mp = parse_metric(path) if isinstance(path, str) else path
-        if mp.name == "errors":
-            return float(sum(d.errors for job in self.jobs for d in (job.read, job.write)))
-        assert mp.scope is not None
-        if mp.stat is not None or mp.percentile is not None:
+        if mp.scope is None:  # errors
+            return float(sum(d.errors for job in self.jobs
+                             for d in (job.read, job.write, job.sync)))
+        if mp.is_latency:
             return self.latency(mp.scope, mp.name).stat(mp)
+        if mp.scope == "mix":
+            return self._read_pct()
+        if mp.scope == "data":
+            return self._data(mp.name)
+        if mp.scope == "offsets":
+            return _ratio(sum(j.coverage.touched for j in self.jobs),
+                          sum(j.coverage.total for j in self.jobs), 100.0)
+        if mp.scope == "sync":
+            return float(sum(j.sync.ios for j in self.jobs))
+        if mp.name == BS_PCT:
+            dirs = self._dirs(mp.scope)
+            return _ratio(sum(d.bs_counts.get(mp.size or 0, 0) for d in dirs),
+                          sum(d.bs_ios for d in dirs), 100.0)
+        if mp.name == "bs":
+            dirs = self._dirs(mp.scope)
+            return _ratio(sum(d.bytes for d in dirs), sum(d.ios for d in dirs))
+        if mp.name == "qd":
+            dirs = self._dirs(mp.scope)
+            return _ratio(sum(d.qd_sum for d in dirs), sum(d.qd_samples for d in dirs))
+        if mp.name == "rate_pct":
+            return self._rate_pct(mp.scope)
         dirs = self._dirs(mp.scope)
         if mp.name == "runtime":
             return float(max((d.runtime_ns for d in dirs), default=0))
@@ -158,18 +254,44 @@ class RunResult:
             return None  # iops/bw of a direction that did no I/O
         return float(sum(getattr(d, mp.name) for d in dirs))
 
+    def _read_pct(self) -> float | None:
+        reads = sum(j.read.ios for j in self.jobs)
+        return _ratio(reads, reads + sum(j.write.ios for j in self.jobs), 100.0)
+
+    def _data(self, name: str) -> float | None:
+        if name == "compress_ratio":
+            return _ratio(sum(j.data.compressed_bytes for j in self.jobs),
+                          sum(j.data.sampled_bytes for j in self.jobs))
+        return _ratio(sum(j.data.duplicate_blocks for j in self.jobs),
+                      sum(j.data.blocks for j in self.jobs), 100.0)
+
+    def _rate_pct(self, scope: str) -> float | None:
+        weighted = weights = 0.0
+        names = DIRECTIONS if scope == "total" else (scope,)
+        for spec, job in zip(self.specs, self.jobs, strict=False):
+            for name in names:
+                target = rate_target(spec, name)
+                if target is None:
+                    continue
+                ratio, iops_asked = achieved_ratio(job.direction(name), target, spec, name)
+                weighted += ratio * iops_asked
+                weights += iops_asked
+        return 100.0 * weighted / weights if weights > 0 else None
+
     def metrics(self, extra: Iterable[str] = ()) -> dict[str, float]:
         """Flat map of the standard paths plus `extra`, leaving out unmeasured ones."""
         out: dict[str, float] = {}
-        paths = [*standard_paths(), *extra]
+        sizes = sorted({(name, bs) for job in self.jobs for name in DIRECTIONS
+                        for bs in job.direction(name).bs_counts})
+        paths = [*standard_paths(), *(f"{name}.{BS_PCT}.{bs}" for name, bs in sizes), *extra]
         merged: dict[tuple[str, str], LatencyStats] = {}
         for text in paths:
             if text in out:
                 continue
             mp = parse_metric(text)
-            if mp.stat is not None or mp.percentile is not None:
+            if mp.is_latency:
                 assert mp.scope is not None
-                key = (mp.scope, mp.name)
+                key = (mp.scope, "lat" if mp.scope == "sync" else mp.name)
                 if key not in merged:  # merge each histogram once, not per percentile
                     merged[key] = self.latency(*key)
                 value = merged[key].stat(mp)
@@ -200,4 +322,45 @@ class RunResult:
         non-empty buckets (hi is 2^64-1 for the overflow bucket)."""
         return {"interrupted": self.interrupted, "elapsed_ns": self.elapsed_ns,
                 "metrics": self.metrics(),
-                "jobs": [{"read": j.read.to_json(), "write": j.write.to_json()} for j in self.jobs]}
+                "jobs": [j.to_json() for j in self.jobs]}
+
+
+def _ratio(part: float, whole: float, scale: float = 1.0) -> float | None:
+    return scale * part / whole if whole > 0 else None
+
+
+def mean_bs(spec: JobSpec, direction: str) -> float:
+    """Mean request size a direction's block size table asks for."""
+    total = 0.0
+    for e in spec.bs_table(direction):
+        sizes = e.sizes()
+        if len(sizes):
+            total += e.weight * (sizes[0] + sizes[-1]) / 2
+    return total / 1e6
+
+
+def rate_target(spec: JobSpec, direction: str) -> tuple[int, int] | None:
+    """(IOPS, bytes/s) asked of a direction, or None when it is unlimited or unused."""
+    iops, bw = spec.rate(direction)
+    if not spec.does(direction) or not (iops or bw):
+        return None
+    return iops, bw
+
+
+def achieved_ratio(d: DirectionResult, target: tuple[int, int], spec: JobSpec,
+                   direction: str) -> tuple[float, float]:
+    """(achieved / requested, requested IOPS) of a rate-limited direction.
+
+    With both an IOPS and a byte rate the direction is held to the stricter one,
+    so the nearer ratio is the one that tells whether it kept up.
+    """
+    iops, bw = target
+    bs = mean_bs(spec, direction)
+    ratios, asked = [], []
+    if iops:
+        ratios.append(d.iops / iops)
+        asked.append(float(iops))
+    if bw:
+        ratios.append(d.bw / bw)
+        asked.append(bw / bs if bs > 0 else 0.0)
+    return max(ratios), min(asked)

@@ -41,3 +41,21 @@ def test_decimal_count_thresholds_are_exact(op, whole, frac, unit):
     scale = {"": 1, "k": 10**3, "M": 10**6, "G": 10**9}[unit]
     exp = parse_expectation("read.ios", f"{op} {whole}.{frac:03d}{unit}")
     assert exp.threshold == (whole * 1000 + frac) * scale / 1000
+
+
+decimals = st.decimals(min_value=0, max_value=10**6, places=3, allow_nan=False,
+                       allow_infinity=False)
+
+
+@given(ops, decimals, st.sampled_from(["", "%", " %"]), observed)
+def test_percent_verdict_matches_operator(op, threshold, sign, value):
+    exp = parse_expectation("mix.read_pct", f"{op} {threshold:f}{sign}")
+    assert exp.threshold == float(threshold)
+    assert evaluate(exp, value).passed == OPS[op](value, float(threshold))
+
+
+@given(ops, decimals, observed)
+def test_number_verdict_matches_operator(op, threshold, value):
+    exp = parse_expectation("data.compress_ratio", f"{op} {threshold:f}")
+    assert exp.threshold == float(threshold)
+    assert evaluate(exp, value).passed == OPS[op](value, float(threshold))

@@ -123,3 +123,79 @@ def test_nan_fails_even_for_not_equal():
 ])
 def test_format_value(kind, value, text):
     assert format_value(kind, value) == text
+
+
+@pytest.mark.parametrize("metric, text, threshold, described", [
+    ("mix.read_pct", ">= 69%", 69, ">= 69%"),
+    ("mix.read_pct", "<= 71.5", 71.5, "<= 71.5%"),
+    ("read.bs_pct.4096", ">= 79 %", 79, ">= 79%"),
+    ("total.rate_pct", ">= 98%", 98, ">= 98%"),
+    ("offsets.coverage_pct", ">= 99.9%", 99.9, ">= 99.9%"),
+    ("data.dedupe_pct", "<= 0.5%", 0.5, "<= 0.5%"),
+    ("data.compress_ratio", "<= 0.55", 0.55, "<= 0.55"),
+    ("read.qd.mean", ">= 7.5", 7.5, ">= 7.5"),
+    ("write.bs.mean", ">= 4KiB", 4096, ">= 4KiB"),
+    ("read.resp.p99", "<= 2ms", 2_000_000, "<= 2ms"),
+    ("write.lag.max", "< 1s", 10**9, "< 1s"),
+    ("sync.lat.p99", "<= 5ms", 5_000_000, "<= 5ms"),
+    ("sync.clat.mean", "<= 5ms", 5_000_000, "<= 5ms"),
+    ("sync.ios", ">= 10", 10, ">= 10"),
+])
+def test_parse_new_kinds(metric, text, threshold, described):
+    exp = parse_expectation(metric, text)
+    assert exp.threshold == pytest.approx(threshold)
+    assert exp.describe() == described
+    assert exp.metric.text == metric
+
+
+@pytest.mark.parametrize("metric, text, message", [
+    ("data.compress_ratio", "<= 50%", "'50%' is a percentage, but data.compress_ratio is a "
+                                      "plain number; write e.g. '<= 0.55'"),
+    ("data.compress_ratio", "<= 1k", "'1k' is a count, but data.compress_ratio is a plain"),
+    ("mix.read_pct", ">= 5ms", "'5ms' is a duration, but mix.read_pct is a percentage; "
+                               "write e.g. '<= 5%'"),
+    ("read.iops", ">= 5%", "'5%' is a percentage, but read.iops is an IOPS figure"),
+    ("read.qd.mean", ">= 4KiB", "'4KiB' is a size, but read.qd.mean is a plain number"),
+    ("read.bs_pct", ">= 5%", "say which block size in bytes, e.g. read.bs_pct.4096"),
+    ("read.bs_pct.4k", ">= 5%", "say which block size in bytes"),
+    ("total.bs_pct.4096", ">= 5%", "'bs_pct' is per direction"),
+    ("total.resp.p99", "<= 1ms", "'resp' is per direction"),
+    ("read.qd.max", ">= 1", "'read.qd' has one statistic: read.qd.mean"),
+    ("mix.write_pct", ">= 1", "'mix' has read_pct"),
+    ("sync.slat.p99", "<= 1ms", "sync calls have ios and a latency"),
+    ("data.compress_ratio.mean", "<= 1", "takes no further part"),
+    ("read.rsp.p99", "<= 1ms", "did you mean 'read.resp.p99'?"),
+    ("mix.read_pc", ">= 1", "did you mean 'mix.read_pct'?"),
+])
+def test_new_paths_and_kinds_reject_with_advice(metric, text, message):
+    with pytest.raises(ExpectationError) as exc:
+        parse_expectation(metric, text)
+    assert message in str(exc.value)
+
+
+@pytest.mark.parametrize("kind, value, text", [
+    (Kind.PERCENT, 5.2, "5.2%"), (Kind.PERCENT, 81.234, "81.2%"), (Kind.PERCENT, 100, "100%"),
+    (Kind.PERCENT, 0.0512, "0.0512%"), (Kind.PERCENT, 0, "0%"),
+    (Kind.NUMBER, 0.50312, "0.503"), (Kind.NUMBER, 7.0, "7"), (Kind.NUMBER, 1234.4, "1234"),
+])
+def test_format_new_kinds(kind, value, text):
+    assert format_value(kind, value) == text
+
+
+@pytest.mark.parametrize("metric, reason", [
+    ("read.rate_pct", "not measured: no read rate was requested"),
+    ("data.compress_ratio", "not measured: no written data was sampled"),
+    ("sync.lat.p99", "not measured: the workload made no sync calls"),
+    ("mix.read_pct", "not measured: the workload did no I/O"),
+    ("read.bs_pct.4096", "not measured: the workload did no reads"),
+])
+def test_new_metrics_not_measured(metric, reason):
+    exp = parse_expectation(metric, "<= 1ms" if "lat" in metric else ">= 0")
+    check = evaluate(exp, None)
+    assert not check.passed and check.reason.startswith(reason)
+
+
+def test_percent_verdicts():
+    exp = parse_expectation("read.bs_pct.4096", ">= 79.5%")
+    assert evaluate(exp, 80.1).reason == "80.1% >= 79.5%"
+    assert evaluate(exp, 75.0).reason == "75% is not >= 79.5%"

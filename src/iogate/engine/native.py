@@ -24,6 +24,7 @@ from ctypes import (
     c_int,
     c_int32,
     c_size_t,
+    c_uint8,
     c_uint32,
     c_uint64,
     c_void_p,
@@ -33,17 +34,26 @@ from functools import cache
 from iogate.errors import EngineError
 from iogate.histogram import BUCKETS as HIST_BUCKETS
 
-ABI_VERSION = 1
+ABI_VERSION = 2
 
 # The histogram geometry (IOG_HIST_*) is owned by iogate.histogram; the parity tests check it
 # against the library.
 
 PATH_MAX = 4096
 ERR_MAX = 512
+DATA_DIRS = 2  # read and write: the directions that move data
+BS_ENTRIES_MAX = 64  # block size entries per direction
+BS_TABLE_MAX = 64  # distinct realized block sizes counted per direction
+ZONES_MAX = 16
+PATTERN_MAX = 256
+FILES_MAX = 64
+QD_BUCKETS = 13  # qd_hist[i] counts depths in [2^i, 2^(i+1))
+WEIGHT_TOTAL = 1_000_000  # weights are parts per million
 
 # enum iog_engine
 ENGINE_NULL, ENGINE_PSYNC, ENGINE_IO_URING, ENGINE_LIBAIO, ENGINE_SYNC = range(5)
-ENGINES = {"null": ENGINE_NULL, "psync": ENGINE_PSYNC, "io_uring": ENGINE_IO_URING}
+ENGINES = {"null": ENGINE_NULL, "psync": ENGINE_PSYNC, "io_uring": ENGINE_IO_URING,
+           "libaio": ENGINE_LIBAIO, "sync": ENGINE_SYNC}
 
 # enum iog_rw
 RW_READ, RW_WRITE, RW_RANDREAD, RW_RANDWRITE, RW_RW, RW_RANDRW = range(6)
@@ -51,12 +61,25 @@ RW_MODES = {"read": RW_READ, "write": RW_WRITE, "randread": RW_RANDREAD,
             "randwrite": RW_RANDWRITE, "rw": RW_RW, "randrw": RW_RANDRW}
 
 # enum iog_dir
-DIR_READ, DIR_WRITE, DIR_COUNT = 0, 1, 2
-DIRECTIONS = ("read", "write")
+DIR_READ, DIR_WRITE, DIR_SYNC, DIR_COUNT = 0, 1, 2, 3
+DIRECTIONS = ("read", "write", "sync")
 
 # enum iog_lat
-LAT_SLAT, LAT_CLAT, LAT_LAT, LAT_COUNT = 0, 1, 2, 3
-LAT_KINDS = ("slat", "clat", "lat")
+LAT_SLAT, LAT_CLAT, LAT_LAT, LAT_RESP, LAT_LAG, LAT_COUNT = range(6)
+LAT_KINDS = ("slat", "clat", "lat", "resp", "lag")
+
+# enum iog_rate_process
+RATE_LINEAR, RATE_POISSON = 0, 1
+RATE_PROCESSES = {"linear": RATE_LINEAR, "poisson": RATE_POISSON}
+
+# enum iog_dist
+DIST_UNIFORM, DIST_ZIPF, DIST_PARETO, DIST_NORMAL, DIST_ZONED = range(5)
+DISTS = {"uniform": DIST_UNIFORM, "zipf": DIST_ZIPF, "pareto": DIST_PARETO,
+         "normal": DIST_NORMAL, "zoned": DIST_ZONED}
+
+# enum iog_sync_kind
+SYNC_NONE, SYNC_FSYNC, SYNC_FDATASYNC = range(3)
+SYNC_KINDS = {"none": SYNC_NONE, "fsync": SYNC_FSYNC, "fdatasync": SYNC_FDATASYNC}
 
 # enum iog_state
 STATE_CREATED, STATE_LAYOUT, STATE_RAMP, STATE_RUNNING, STATE_DONE = range(5)
@@ -66,6 +89,25 @@ STATES = ("created", "layout", "ramp", "running", "done")
 JOB_TIME_BASED = 1 << 0
 JOB_DIRECT = 1 << 1
 JOB_NO_LAYOUT = 1 << 2
+JOB_REFILL = 1 << 3
+JOB_ZERO_BUFS = 1 << 4
+JOB_INVALIDATE = 1 << 5
+
+
+class IogBsEntry(ctypes.Structure):
+    _fields_ = [
+        ("lo", c_uint64),
+        ("hi", c_uint64),
+        ("weight", c_uint32),
+        ("reserved0", c_uint32),
+    ]
+
+
+class IogZone(ctypes.Structure):
+    _fields_ = [
+        ("access", c_uint32),
+        ("size", c_uint32),
+    ]
 
 
 class IogJobSpec(ctypes.Structure):
@@ -74,7 +116,9 @@ class IogJobSpec(ctypes.Structure):
         ("engine", c_uint32),
         ("rw", c_uint32),
         ("rwmixread", c_uint32),
-        ("bs", c_uint64 * DIR_COUNT),
+        ("nbs", c_uint32 * DATA_DIRS),
+        ("bs", (IogBsEntry * BS_ENTRIES_MAX) * DATA_DIRS),
+        ("blockalign", c_uint64 * DATA_DIRS),
         ("iodepth", c_uint32),
         ("numjobs", c_uint32),
         ("size", c_uint64),
@@ -85,6 +129,23 @@ class IogJobSpec(ctypes.Structure):
         ("seed", c_uint64),
         ("flags", c_uint32),
         ("reserved0", c_uint32),
+        ("rate_iops", c_uint64 * DATA_DIRS),
+        ("rate_bytes", c_uint64 * DATA_DIRS),
+        ("rate_process", c_uint32),
+        ("dist", c_uint32),
+        ("dist_param", c_double),
+        ("nzones", c_uint32),
+        ("reserved1", c_uint32),
+        ("zones", IogZone * ZONES_MAX),
+        ("thinktime_ns", c_uint64),
+        ("thinktime_blocks", c_uint32),
+        ("sync_kind", c_uint32),
+        ("sync_every", c_uint32),
+        ("compress_pct", c_uint32),
+        ("compress_chunk", c_uint32),
+        ("dedupe_pct", c_uint32),
+        ("pattern_len", c_uint32),
+        ("pattern", c_uint8 * PATTERN_MAX),
         ("filename", c_char * PATH_MAX),
     ]
 
@@ -113,6 +174,31 @@ class IogDirStats(ctypes.Structure):
         ("first_errno", c_int32),
         ("reserved0", c_uint32),
         ("first_error_offset", c_uint64),
+        ("qd_sum", c_uint64),
+        ("qd_samples", c_uint64),
+        ("qd_hist", c_uint64 * QD_BUCKETS),
+        ("bs_other_ios", c_uint64),
+    ]
+
+
+class IogBsCount(ctypes.Structure):
+    _fields_ = [
+        ("bs", c_uint64),
+        ("ios", c_uint64),
+    ]
+
+
+class IogJobStats(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", c_uint32),
+        ("nfiles", c_uint32),
+        ("coverage_chunk", c_uint64),
+        ("coverage_total", c_uint64),
+        ("coverage_touched", c_uint64),
+        ("data_sampled_bytes", c_uint64),
+        ("data_compressed_bytes", c_uint64),
+        ("data_blocks", c_uint64),
+        ("data_duplicate_blocks", c_uint64),
     ]
 
 
@@ -127,6 +213,8 @@ class IogInterval(ctypes.Structure):
         ("clat_p99_ns", c_uint64),
         ("lat_mean_ns", c_double),
         ("lat_p99_ns", c_uint64),
+        ("resp_mean_ns", c_double),
+        ("resp_p99_ns", c_uint64),
     ]
 
 
@@ -137,8 +225,8 @@ class IogProgress(ctypes.Structure):
         ("elapsed_ns", c_uint64),
         ("counted_ns", c_uint64),
         ("expected_ns", c_uint64),
-        ("ios", c_uint64 * DIR_COUNT),
-        ("bytes", c_uint64 * DIR_COUNT),
+        ("ios", c_uint64 * DATA_DIRS),
+        ("bytes", c_uint64 * DATA_DIRS),
         ("errors", c_uint64),
         ("jobs_done", c_uint32),
         ("jobs", c_uint32),
@@ -158,8 +246,12 @@ class IogLayoutField(ctypes.Structure):
 # Library struct name -> binding, for layout checks.
 STRUCTS: dict[str, type[ctypes.Structure]] = {
     "iog_job_spec": IogJobSpec,
+    "iog_bs_entry": IogBsEntry,
+    "iog_zone": IogZone,
     "iog_lat_summary": IogLatSummary,
     "iog_dir_stats": IogDirStats,
+    "iog_bs_count": IogBsCount,
+    "iog_job_stats": IogJobStats,
     "iog_interval": IogInterval,
     "iog_progress": IogProgress,
 }
@@ -208,6 +300,9 @@ def _declare(lib: ctypes.CDLL) -> None:
     fn("iog_session_wait", c_int, [SessionHandle, c_uint64], _check_wait)
     fn("iog_session_jobs", c_uint32, [SessionHandle], None)
     fn("iog_session_dir_stats", c_int, [SessionHandle, c_uint32, c_uint32, POINTER(IogDirStats)])
+    fn("iog_session_bs_counts", c_int,
+       [SessionHandle, c_uint32, c_uint32, POINTER(IogBsCount), c_size_t])
+    fn("iog_session_job_stats", c_int, [SessionHandle, c_uint32, POINTER(IogJobStats)])
     fn("iog_session_histogram", c_int,
        [SessionHandle, c_uint32, c_uint32, c_uint32, POINTER(c_uint64), c_size_t])
     fn("iog_session_series", c_int,
@@ -323,6 +418,19 @@ def session_jobs(handle: SessionHandle) -> int:
 def session_dir_stats(handle: SessionHandle, job: int, direction: int) -> IogDirStats:
     out = IogDirStats(struct_size=ctypes.sizeof(IogDirStats))
     lib().iog_session_dir_stats(handle, job, direction, byref(out))
+    return out
+
+
+def session_bs_counts(handle: SessionHandle, job: int, direction: int) -> dict[int, int]:
+    """Realized block size -> counted requests, for READ or WRITE."""
+    buf = (IogBsCount * BS_TABLE_MAX)()
+    n = lib().iog_session_bs_counts(handle, job, direction, buf, BS_TABLE_MAX)
+    return {buf[i].bs: buf[i].ios for i in range(min(n, BS_TABLE_MAX))}
+
+
+def session_job_stats(handle: SessionHandle, job: int) -> IogJobStats:
+    out = IogJobStats(struct_size=ctypes.sizeof(IogJobStats))
+    lib().iog_session_job_stats(handle, job, byref(out))
     return out
 
 

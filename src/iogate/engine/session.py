@@ -8,21 +8,59 @@ session. Session is the same thing one step at a time, as a context manager.
 
 from __future__ import annotations
 
+import ctypes
 import errno
+import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from iogate.engine import native
 from iogate.errors import EngineError
 from iogate.histogram import Histogram
-from iogate.results import DirectionResult, Interval, JobResult, LatencyStats, RunResult
+from iogate.results import (
+    Coverage,
+    DataSample,
+    DirectionResult,
+    Interval,
+    JobResult,
+    LatencyStats,
+    RunResult,
+)
+
+
+@dataclass(frozen=True)
+class BsEntry:
+    """One block size entry: exactly `lo` bytes when lo == hi, else a multiple of lo in
+    [lo, hi] drawn uniformly; chosen with probability weight / 1e6 (parts per million)."""
+
+    lo: int
+    hi: int
+    weight: int
+
+    def sizes(self) -> range:
+        """Every size this entry can produce."""
+        return range(self.lo, self.hi + 1, self.lo) if self.lo > 0 else range(0)
+
+
+@dataclass(frozen=True)
+class Zone:
+    """A zone of the zoned distribution: `access` ppm of the requests land uniformly in
+    the next `size` ppm of the region."""
+
+    access: int
+    size: int
+
+
+U32, U64 = 1 << 32, 1 << 64
+READS = ("read", "randread", "rw", "randrw")
+WRITES = ("write", "randwrite", "rw", "randrw")
 
 
 @dataclass
 class JobSpec:
-    """One job, in the library's terms (sizes in bytes, times in ns)."""
+    """One job, in the library's terms (sizes in bytes, times in ns, shares in ppm)."""
 
-    engine: str  # null | psync | io_uring
+    engine: str  # null | psync | io_uring | libaio | sync
     rw: str  # read | write | randread | randwrite | rw | randrw
     bs_read: int
     bs_write: int
@@ -39,41 +77,160 @@ class JobSpec:
     interval_ns: int = 1_000_000_000
     seed: int = 0x1234
     no_layout: bool = False
+    filenames: list[str] = field(default_factory=list)  # overrides filename when not empty
+    bssplit_read: list[BsEntry] = field(default_factory=list)  # empty: bs_read only
+    bssplit_write: list[BsEntry] = field(default_factory=list)
+    blockalign_read: int = 0  # 0: the smallest block size of the direction
+    blockalign_write: int = 0
+    rate_iops_read: int = 0  # whole job, 0: unlimited
+    rate_iops_write: int = 0
+    rate_bytes_read: int = 0  # bytes per second
+    rate_bytes_write: int = 0
+    rate_process: str = "linear"  # linear | poisson
+    dist: str = "uniform"  # uniform | zipf | pareto | normal | zoned
+    dist_param: float = 0.0
+    zones: list[Zone] = field(default_factory=list)
+    thinktime_ns: int = 0
+    thinktime_blocks: int = 0
+    sync_kind: str = "none"  # none | fsync | fdatasync
+    sync_every: int = 0
+    compress_pct: int = 0
+    compress_chunk: int = 0
+    dedupe_pct: int = 0
+    pattern: bytes = b""
+    refill: bool = False
+    zero_buffers: bool = False
+    invalidate: bool = False
+
+    # -- what the job asks for, per data direction ---------------------------------------
+
+    def does(self, direction: str) -> bool:
+        """Whether the rw mode issues requests of this direction (read or write)."""
+        return self.rw in (READS if direction == "read" else WRITES)
+
+    def bs_table(self, direction: str) -> list[BsEntry]:
+        """The block size entries of a direction: its bssplit, else its single bs."""
+        split = self.bssplit_read if direction == "read" else self.bssplit_write
+        if split:
+            return list(split)
+        bs = self.bs_read if direction == "read" else self.bs_write
+        return [BsEntry(bs, bs, native.WEIGHT_TOTAL)]
+
+    def rate(self, direction: str) -> tuple[int, int]:
+        """(IOPS, bytes per second) requested for a direction; 0 means unlimited."""
+        if direction == "read":
+            return self.rate_iops_read, self.rate_bytes_read
+        return self.rate_iops_write, self.rate_bytes_write
+
+    @property
+    def rate_limited(self) -> bool:
+        return any(self.rate("read")) or any(self.rate("write"))
+
+    def files(self) -> list[str]:
+        if self.filenames:
+            return list(self.filenames)
+        return [self.filename] if self.filename else []
+
+    # -- the C struct ---------------------------------------------------------------------
 
     def to_native(self) -> native.IogJobSpec:
-        """The C struct; range checks are the library's, names are checked here."""
-        if self.engine not in native.ENGINES:
-            raise EngineError(errno.EINVAL, f"unknown engine '{self.engine}'; "
-                                            f"expected one of {', '.join(native.ENGINES)}")
-        if self.rw not in native.RW_MODES:
-            raise EngineError(errno.EINVAL, f"unknown rw mode '{self.rw}'; "
-                                            f"expected one of {', '.join(native.RW_MODES)}")
-        path = self.filename.encode()
-        if len(path) >= native.PATH_MAX:
-            raise EngineError(errno.ENAMETOOLONG,
-                              f"filename is {len(path)} bytes, the limit is {native.PATH_MAX - 1}")
+        """The C struct. Names and integer ranges are checked here, so that nothing wraps
+        around silently; the meaning of the values is checked by the library."""
+        engine = _choice("engine", self.engine, native.ENGINES)
+        rw = _choice("rw mode", self.rw, native.RW_MODES)
+        rate_process = _choice("rate_process", self.rate_process, native.RATE_PROCESSES)
+        dist = _choice("random distribution", self.dist, native.DISTS)
+        sync_kind = _choice("sync kind", self.sync_kind, native.SYNC_KINDS)
+        names = _encode_files(self.files())
+        if len(self.pattern) > native.PATTERN_MAX:
+            raise EngineError(errno.EINVAL, f"pattern is {len(self.pattern)} bytes, the limit "
+                                            f"is {native.PATTERN_MAX}")
+        if len(self.zones) > native.ZONES_MAX:
+            raise EngineError(errno.EINVAL, f"{len(self.zones)} zones, the limit is "
+                                            f"{native.ZONES_MAX}")
+        if not math.isfinite(self.dist_param):
+            raise EngineError(errno.EINVAL, f"dist_param must be finite, got {self.dist_param}")
+        _in_range(U32, rwmixread=self.rwmixread, iodepth=self.iodepth, numjobs=self.numjobs,
+                  thinktime_blocks=self.thinktime_blocks, sync_every=self.sync_every,
+                  compress_pct=self.compress_pct, compress_chunk=self.compress_chunk,
+                  dedupe_pct=self.dedupe_pct)
+        _in_range(U64, bs_read=self.bs_read, bs_write=self.bs_write, size=self.size,
+                  offset=self.offset, runtime_ns=self.runtime_ns, ramp_ns=self.ramp_ns,
+                  interval_ns=self.interval_ns, seed=self.seed,
+                  blockalign_read=self.blockalign_read, blockalign_write=self.blockalign_write,
+                  rate_iops_read=self.rate_iops_read, rate_iops_write=self.rate_iops_write,
+                  rate_bytes_read=self.rate_bytes_read, rate_bytes_write=self.rate_bytes_write,
+                  thinktime_ns=self.thinktime_ns)
+        for z in self.zones:
+            _in_range(U32, zone_access=z.access, zone_size=z.size)
         flags = ((native.JOB_TIME_BASED if self.time_based else 0)
                  | (native.JOB_DIRECT if self.direct else 0)
-                 | (native.JOB_NO_LAYOUT if self.no_layout else 0))
-        ints = dict(rwmixread=self.rwmixread, bs_read=self.bs_read, bs_write=self.bs_write,
-                    iodepth=self.iodepth, numjobs=self.numjobs, size=self.size, offset=self.offset,
-                    runtime_ns=self.runtime_ns, ramp_ns=self.ramp_ns, interval_ns=self.interval_ns,
-                    seed=self.seed)
-        narrow = ("rwmixread", "iodepth", "numjobs")  # uint32_t in the C struct
-        for name, value in ints.items():
-            # ctypes would silently wrap an out-of-range number.
-            limit = 1 << (32 if name in narrow else 64)
-            if not 0 <= value < limit:
-                raise EngineError(errno.EINVAL, f"{name} must be in [0, {limit}), got {value}")
+                 | (native.JOB_NO_LAYOUT if self.no_layout else 0)
+                 | (native.JOB_REFILL if self.refill else 0)
+                 | (native.JOB_ZERO_BUFS if self.zero_buffers else 0)
+                 | (native.JOB_INVALIDATE if self.invalidate else 0))
         spec = native.IogJobSpec(
-            struct_size=native.ctypes.sizeof(native.IogJobSpec),
-            engine=native.ENGINES[self.engine], rw=native.RW_MODES[self.rw],
+            struct_size=ctypes.sizeof(native.IogJobSpec), engine=engine, rw=rw,
             rwmixread=self.rwmixread, iodepth=self.iodepth, numjobs=self.numjobs,
             size=self.size, offset=self.offset, runtime_ns=self.runtime_ns, ramp_ns=self.ramp_ns,
-            interval_ns=self.interval_ns, seed=self.seed, flags=flags, filename=path)
-        spec.bs[native.DIR_READ] = self.bs_read
-        spec.bs[native.DIR_WRITE] = self.bs_write
+            interval_ns=self.interval_ns, seed=self.seed, flags=flags,
+            rate_process=rate_process, dist=dist, dist_param=self.dist_param,
+            nzones=len(self.zones), thinktime_ns=self.thinktime_ns,
+            thinktime_blocks=self.thinktime_blocks, sync_kind=sync_kind,
+            sync_every=self.sync_every, compress_pct=self.compress_pct,
+            compress_chunk=self.compress_chunk, dedupe_pct=self.dedupe_pct,
+            pattern_len=len(self.pattern))
+        for d, name in ((native.DIR_READ, "read"), (native.DIR_WRITE, "write")):
+            table = self.bs_table(name)
+            if len(table) > native.BS_ENTRIES_MAX:
+                raise EngineError(errno.EINVAL, f"{len(table)} {name} block size entries, the "
+                                                f"limit is {native.BS_ENTRIES_MAX}")
+            spec.nbs[d] = len(table)
+            for i, e in enumerate(table):
+                _in_range(U64, bs_lo=e.lo, bs_hi=e.hi)
+                _in_range(U32, bs_weight=e.weight)
+                spec.bs[d][i] = native.IogBsEntry(lo=e.lo, hi=e.hi, weight=e.weight)
+            iops, bytes_ = self.rate(name)
+            spec.rate_iops[d], spec.rate_bytes[d] = iops, bytes_
+        spec.blockalign[native.DIR_READ] = self.blockalign_read
+        spec.blockalign[native.DIR_WRITE] = self.blockalign_write
+        for i, z in enumerate(self.zones):
+            spec.zones[i] = native.IogZone(access=z.access, size=z.size)
+        ctypes.memmove(spec.pattern, self.pattern, len(self.pattern))
+        # Assigning bytes to a char array stops at the first NUL; the list needs all of them.
+        ctypes.memmove(ctypes.addressof(spec) + native.IogJobSpec.filename.offset, names,
+                       len(names))
         return spec
+
+
+def _choice(what: str, value: str, table: dict[str, int]) -> int:
+    if value not in table:
+        raise EngineError(errno.EINVAL, f"unknown {what} '{value}'; expected one of "
+                                        f"{', '.join(table)}")
+    return table[value]
+
+
+def _in_range(limit: int, **values: int) -> None:
+    # ctypes would silently wrap an out-of-range number.
+    for name, value in values.items():
+        if not 0 <= value < limit:
+            raise EngineError(errno.EINVAL, f"{name} must be in [0, {limit}), got {value}")
+
+
+def _encode_files(names: list[str]) -> bytes:
+    """The library's file list: each name NUL-terminated, then an empty name."""
+    if len(names) > native.FILES_MAX:
+        raise EngineError(errno.EINVAL, f"{len(names)} files, the limit is {native.FILES_MAX}")
+    encoded = [n.encode() for n in names]
+    for raw, name in zip(encoded, names, strict=True):
+        if not raw or b"\0" in raw:
+            raise EngineError(errno.EINVAL, f"file name {name!r} is empty or contains NUL")
+    blob = b"".join(raw + b"\0" for raw in encoded) + b"\0"
+    if len(blob) > native.PATH_MAX:
+        raise EngineError(errno.ENAMETOOLONG,
+                          f"file names take {len(blob)} bytes with their terminators, the "
+                          f"limit is {native.PATH_MAX}")
+    return blob
 
 
 @dataclass
@@ -123,6 +280,7 @@ class Session:
     def __init__(self, specs: list[JobSpec]) -> None:
         if not specs:
             raise EngineError(errno.EINVAL, "a run needs at least one job")
+        self._job_specs = list(specs)
         self._specs = [s.to_native() for s in specs]
         self._handle: native.SessionHandle | None = None
 
@@ -160,9 +318,23 @@ class Session:
     def collect(self, interrupted: bool = False) -> RunResult:
         """Every job's statistics; only after wait() returned True."""
         h = self.handle
-        jobs = [JobResult(*(_direction(h, j, d) for d in (native.DIR_READ, native.DIR_WRITE)))
-                for j in range(native.session_jobs(h))]
-        return RunResult(jobs=jobs, interrupted=interrupted, elapsed_ns=self.poll().elapsed_ns)
+        jobs = [_job(h, j) for j in range(native.session_jobs(h))]
+        return RunResult(jobs=jobs, interrupted=interrupted, elapsed_ns=self.poll().elapsed_ns,
+                         specs=list(self._job_specs))
+
+
+def _job(h: native.SessionHandle, job: int) -> JobResult:
+    st = native.session_job_stats(h, job)
+    return JobResult(read=_direction(h, job, native.DIR_READ),
+                     write=_direction(h, job, native.DIR_WRITE),
+                     sync=_direction(h, job, native.DIR_SYNC),
+                     nfiles=st.nfiles,
+                     coverage=Coverage(chunk=st.coverage_chunk, total=st.coverage_total,
+                                       touched=st.coverage_touched),
+                     data=DataSample(sampled_bytes=st.data_sampled_bytes,
+                                     compressed_bytes=st.data_compressed_bytes,
+                                     blocks=st.data_blocks,
+                                     duplicate_blocks=st.data_duplicate_blocks))
 
 
 def _direction(h: native.SessionHandle, job: int, d: int) -> DirectionResult:
@@ -173,12 +345,17 @@ def _direction(h: native.SessionHandle, job: int, d: int) -> DirectionResult:
            for kind, s in enumerate(st.lat)]
     series = [Interval(end_ns=i.end_ns, ios=i.ios, bytes=i.bytes, iops=i.iops, bw=i.bw_bytes,
                        clat_mean_ns=i.clat_mean_ns, clat_p99_ns=i.clat_p99_ns,
-                       lat_mean_ns=i.lat_mean_ns, lat_p99_ns=i.lat_p99_ns)
+                       lat_mean_ns=i.lat_mean_ns, lat_p99_ns=i.lat_p99_ns,
+                       resp_mean_ns=i.resp_mean_ns, resp_p99_ns=i.resp_p99_ns)
               for i in native.session_series(h, job, d)]
+    bs_counts = native.session_bs_counts(h, job, d) if d != native.DIR_SYNC else {}
     return DirectionResult(ios=st.ios, bytes=st.bytes, runtime_ns=st.runtime_ns, iops=st.iops,
                            bw=st.bw_bytes, slat=lat[native.LAT_SLAT], clat=lat[native.LAT_CLAT],
-                           lat=lat[native.LAT_LAT], errors=st.errors, first_errno=st.first_errno,
-                           first_error_offset=st.first_error_offset, series=series)
+                           lat=lat[native.LAT_LAT], resp=lat[native.LAT_RESP],
+                           lag=lat[native.LAT_LAG], errors=st.errors, first_errno=st.first_errno,
+                           first_error_offset=st.first_error_offset, series=series,
+                           qd_sum=st.qd_sum, qd_samples=st.qd_samples, qd_hist=list(st.qd_hist),
+                           bs_counts=bs_counts, bs_other_ios=st.bs_other_ios)
 
 
 def run(specs: list[JobSpec], on_progress: Callable[[Progress], None] | None = None,

@@ -1,0 +1,254 @@
+"""Realized versus requested: did the run do what its jobs asked for?
+
+Two views over the same metric paths as iogate.metrics:
+
+- requested(specs) gives what the jobs asked for, under ``requested.<metric path>``
+  (``requested.mix.read_pct``, ``requested.read.bs_pct.4096``, ``requested.read.iops``), so
+  a report can show asked next to got.
+- realized_warnings(specs, result) compares the counts the engine measured with the
+  request and complains only when the difference is larger than sampling noise explains:
+  a share p over n independent draws is binomial, so a realized share more than Z_LIMIT
+  standard deviations sqrt(n p (1 - p)) away is flagged; a rate is a count over the
+  run time, judged against max(2%, Z_LIMIT Poisson sigmas). Each warning starts with the
+  metric path a user can put an expectation on.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING
+
+from iogate.metrics import BS_PCT, DIRECTIONS
+from iogate.results import DirectionResult, JobResult, RunResult, mean_bs, rate_target
+from iogate.units import format_bandwidth, format_size
+
+if TYPE_CHECKING:
+    from iogate.engine.session import BsEntry, JobSpec
+
+Z_LIMIT = 4.0  # binomial / Poisson standard deviations that count as "not noise"
+RATE_SLACK = 0.02  # a rate within 2% of its target is never a complaint
+COMPRESS_SLACK = 0.05  # allowed |realized - requested| compression ratio
+DEDUPE_SLACK = 2.0  # percentage points on top of the binomial tolerance
+PPM = 1_000_000
+MIXED = ("rw", "randrw")
+
+
+# -- what was asked -----------------------------------------------------------------------
+
+def size_shares(table: Iterable[BsEntry]) -> dict[int, float]:
+    """Probability of each request size under a block size table (a range entry spreads
+    its weight evenly over the multiples of its minimum)."""
+    shares: dict[int, float] = {}
+    for e in table:
+        sizes = e.sizes()
+        for s in sizes:
+            shares[s] = shares.get(s, 0.0) + e.weight / PPM / len(sizes)
+    return shares
+
+
+def _read_share(spec: JobSpec) -> float | None:
+    """Share of a job's data requests that should be reads (0..1), None if unknown."""
+    if not spec.does("write"):
+        return 1.0
+    if not spec.does("read"):
+        return 0.0
+    if not spec.rate_limited:
+        return spec.rwmixread / 100
+    # Under a rate both directions follow their own schedules: the stricter limit of
+    # each, in requests per second.
+    per_dir = []
+    for name in DIRECTIONS:
+        iops, bw = spec.rate(name)
+        limits = [float(iops)] if iops else []
+        bs = mean_bs(spec, name)
+        if bw and bs > 0:
+            limits.append(bw / bs)
+        if not limits:
+            return None
+        per_dir.append(min(limits))
+    total = sum(per_dir)
+    return per_dir[0] / total if total > 0 else None
+
+
+def _agreed(values: list[float | None]) -> float | None:
+    """The common value of every job, None when jobs differ or one does not know."""
+    if not values or any(v is None for v in values):
+        return None
+    first = values[0]
+    assert first is not None
+    return first if all(v is not None and math.isclose(v, first) for v in values) else None
+
+
+def requested(specs: list[JobSpec]) -> dict[str, float]:
+    """What the jobs asked for, under ``requested.<metric path>``.
+
+    Shares (mix, block sizes, data) are given when every job concerned asks for the
+    same; rates are summed over jobs.
+    """
+    out: dict[str, float] = {}
+    if not specs:
+        return out
+    mix = _agreed([100 * s if (s := _read_share(spec)) is not None else None
+                   for spec in specs])
+    if mix is not None:
+        out["requested.mix.read_pct"] = mix
+    for name in DIRECTIONS:
+        users = [spec for spec in specs if spec.does(name)]
+        if not users:
+            continue
+        tables = [size_shares(spec.bs_table(name)) for spec in users]
+        if all(t == tables[0] for t in tables):
+            for size, share in sorted(tables[0].items()):
+                out[f"requested.{name}.{BS_PCT}.{size}"] = 100 * share
+            out[f"requested.{name}.bs.mean"] = mean_bs(users[0], name)
+        iops = sum(spec.rate(name)[0] for spec in users)
+        bw = sum(spec.rate(name)[1] for spec in users)
+        if iops:
+            out[f"requested.{name}.iops"] = float(iops)
+        if bw:
+            out[f"requested.{name}.bw"] = float(bw)
+    rates = [spec.rate(name) for spec in specs for name in DIRECTIONS if spec.does(name)]
+    if any(i for i, _ in rates) and not any(b for _, b in rates):
+        out["requested.total.iops"] = float(sum(i for i, _ in rates))
+    if any(b for _, b in rates) and not any(i for i, _ in rates):
+        out["requested.total.bw"] = float(sum(b for _, b in rates))
+    writers = [spec for spec in specs if spec.does("write")]
+    compress = _agreed([(100 - s.compress_pct) / 100 if s.compress_pct else None
+                        for s in writers])
+    if compress is not None:
+        out["requested.data.compress_ratio"] = compress
+    dedupe = _agreed([float(s.dedupe_pct) if s.dedupe_pct else None for s in writers])
+    if dedupe is not None:
+        out["requested.data.dedupe_pct"] = dedupe
+    return out
+
+
+# -- what was got -------------------------------------------------------------------------
+
+def _z(count: int, n: int, p: float) -> float:
+    """Standard score of `count` successes in `n` draws of probability p (0 < p < 1)."""
+    return (count - n * p) / math.sqrt(n * p * (1 - p))
+
+
+def _pct(x: float) -> str:
+    return f"{x:.1f}".rstrip("0").rstrip(".") + "%"
+
+
+def _share_warning(path: str, count: int, n: int, p: float, what: str) -> str | None:
+    """A warning when `count` of `n` is further from the share p than noise explains.
+
+    p of exactly 0 or 1 allows no deviation at all: nothing random is involved.
+    """
+    got = 100 * count / n
+    if p <= 0 or p >= 1:
+        if count == round(n * p):
+            return None
+        return f"{path}: {_pct(got)} of {what}, {_pct(100 * p)} were requested (exactly)"
+    z = _z(count, n, p)
+    if abs(z) <= Z_LIMIT:
+        return None
+    return (f"{path}: {_pct(got)} of {what}, {_pct(100 * p)} were requested "
+            f"(z = {z:+.1f} over {n} IOs)")
+
+
+def _mix(spec: JobSpec, job: JobResult) -> Iterator[str]:
+    if spec.rw not in MIXED or spec.rate_limited:
+        return  # under a rate the mix follows the two schedules, not rwmixread
+    n = job.read.ios + job.write.ios
+    if n:
+        w = _share_warning("mix.read_pct", job.read.ios, n, spec.rwmixread / 100,
+                           f"{n} IOs were reads")
+        if w:
+            yield w
+
+
+def _block_sizes(spec: JobSpec, name: str, d: DirectionResult) -> Iterator[str]:
+    n = d.bs_ios
+    if not spec.does(name) or n == 0 or d.bs_other_ios:
+        return  # sizes beyond the counted table cannot be attributed
+    table = spec.bs_table(name)
+    shares = size_shares(table)
+    for size, count in sorted(d.bs_counts.items()):
+        if shares.get(size, 0.0) == 0.0:
+            yield (f"{name}.{BS_PCT}.{size}: {count} {name}s were {size} bytes, "
+                   "a size the request never asks for")
+    seen: set[tuple[int, int]] = set()
+    for e in table:
+        if (e.lo, e.hi) in seen:
+            continue
+        seen.add((e.lo, e.hi))
+        sizes = set(e.sizes())
+        p = sum(shares.get(s, 0.0) for s in sizes)
+        count = sum(c for s, c in d.bs_counts.items() if s in sizes)
+        if e.lo == e.hi:
+            path, what = f"{name}.{BS_PCT}.{e.lo}", f"{name}s were {e.lo} bytes"
+        else:
+            path, what = (f"{name}.{BS_PCT}.<{e.lo}..{e.hi}>",
+                          f"{name}s were sizes in {e.lo}..{e.hi} bytes")
+        w = _share_warning(path, count, n, min(1.0, p), what)
+        if w:
+            yield w
+
+
+def _rate(spec: JobSpec, name: str, d: DirectionResult) -> Iterator[str]:
+    target = rate_target(spec, name)
+    seconds = d.runtime_ns / 1e9
+    if target is None or seconds <= 0:
+        return
+    iops, bw = target
+    candidates = []  # (achieved / requested, requested IOPS, description)
+    if iops:
+        candidates.append((d.iops / iops, float(iops),
+                           f"{d.iops:.0f} of {iops} {name} IOPS"))
+    bs = mean_bs(spec, name)
+    if bw and bs > 0:
+        candidates.append((d.bw / bw, bw / bs,
+                           f"{format_bandwidth(d.bw)} of {format_bandwidth(bw)} {name} bandwidth"))
+    if not candidates:
+        return
+    # The stricter limit binds, so the direction is judged by its nearer ratio.
+    ratio, asked_iops, text = max(candidates)
+    expected = min(c[1] for c in candidates) * seconds  # requests the schedule asked for
+    tolerance = max(RATE_SLACK, Z_LIMIT / math.sqrt(expected)) if expected > 0 else 1.0
+    if ratio < 1 - tolerance:
+        yield f"{name}.rate_pct: the device could not keep up: {text} ({ratio:.0%})"
+    elif ratio > 1 + tolerance:
+        yield f"{name}.rate_pct: ran faster than requested: {text} ({ratio:.0%})"
+
+
+def _data(spec: JobSpec, job: JobResult) -> Iterator[str]:
+    sample = job.data
+    if spec.compress_pct and sample.sampled_bytes:
+        got = sample.compressed_bytes / sample.sampled_bytes
+        want = (100 - spec.compress_pct) / 100
+        if abs(got - want) > COMPRESS_SLACK:
+            yield (f"data.compress_ratio: sampled writes compressed to {got:.3f} of their "
+                   f"size, {want:.2f} was requested (buffer_compress_percentage "
+                   f"{spec.compress_pct}; {format_size(sample.sampled_bytes)} sampled)")
+    if spec.dedupe_pct and sample.blocks:
+        p = spec.dedupe_pct / 100
+        got = 100 * sample.duplicate_blocks / sample.blocks
+        sigma = 100 * math.sqrt(p * (1 - p) / sample.blocks)
+        if abs(got - 100 * p) > Z_LIMIT * sigma + DEDUPE_SLACK:
+            yield (f"data.dedupe_pct: {_pct(got)} of {sample.blocks} sampled written blocks "
+                   f"were duplicates, {spec.dedupe_pct}% was requested")
+
+
+def realized_warnings(specs: list[JobSpec], result: RunResult) -> list[str]:
+    """Where the realized workload differs from the request by more than noise.
+
+    Computed from what the engine counted, per job (``(job N)`` is named when there is
+    more than one).
+    """
+    out: list[str] = []
+    for index, (spec, job) in enumerate(zip(specs, result.jobs, strict=False)):
+        found = [*_mix(spec, job)]
+        for name in DIRECTIONS:
+            found += _block_sizes(spec, name, job.direction(name))
+            found += _rate(spec, name, job.direction(name))
+        found += _data(spec, job)
+        if len(specs) > 1:
+            found = [w.replace(":", f" (job {index}):", 1) for w in found]
+        out += found
+    return out
