@@ -157,14 +157,16 @@ def test_workload_defaults():
                        "without it"),
     ("iodepth: 0777\n", "F:5:14: workloads[0].iodepth: expected an integer, got the string "
                         "'0777' (a leading zero makes it text"),
-    ("ioengine: libaio\n", "F:5:15: workloads[0].ioengine: ioengine 'libaio' is not supported "
-                           "yet; use io_uring"),
-    ("ioengine: sync\n", "F:5:15: workloads[0].ioengine: ioengine 'sync' is not supported yet"),
-    ("ioengine: spdk\n", "F:5:15: workloads[0].ioengine: expected one of 'io_uring', 'psync' or "
-                         "'null'; got the string 'spdk'"),
+    ("ioengine: posixaio\n", "F:5:15: workloads[0].ioengine: ioengine 'posixaio' is not "
+                             "supported; use libaio or io_uring"),
+    ("ioengine: sync\niodepth: 4\n", "F:6:5: workloads[0].iodepth: sync is synchronous: "
+                                     "iodepth must be 1"),
+    ("ioengine: spdk\n", "F:5:15: workloads[0].ioengine: expected one of 'io_uring', 'libaio', "
+                         "'psync', 'sync' or 'null'; got the string 'spdk'"),
     ("rw: trim\n", "F:5:9: workloads[0].rw: expected one of 'read', 'write'"),
     ("ioengine: psync\niodepth: 8\n", "F:6:5: workloads[0].iodepth: psync is synchronous: "
-                                      "iodepth must be 1; use io_uring for queue depth"),
+                                      "iodepth must be 1; use io_uring or libaio for queue "
+                                      "depth"),
     ("direct: true\nbs: 1000\n", "F:6:5: workloads[0].bs: direct I/O needs block sizes that are "
                                  "a multiple of 512 bytes; read bs is 1000"),
     ("direct: true\noffset: 100\n", "F:6:5: workloads[0].offset: direct I/O needs an offset that "
@@ -255,8 +257,8 @@ def test_rule_blames_the_workload_when_defaults_set_every_field(tmp_path):
     text = ("suite: s\ndefaults:\n  ioengine: psync\n  iodepth: 4\n"
             "workloads:\n  - name: a\n    size: 1m\n")
     assert problems(tmp_path, text) == [
-        "F:6:5: workloads[0]: psync is synchronous: iodepth must be 1; use io_uring for queue "
-        "depth"]
+        "F:6:5: workloads[0]: psync is synchronous: iodepth must be 1; use io_uring or "
+        "libaio for queue depth"]
 
 
 def test_all_problems_are_collected(tmp_path):
@@ -333,6 +335,272 @@ def test_schema_agrees_with_the_loader(tmp_path):
     good = yaml.safe_load(GOOD.replace("${SIZE:-64MiB}", "64MiB").replace("${ncpus}", "2"))
     assert list(validator.iter_errors(good)) == []
     for bad in ({"iodepth": "32"}, {"size": "10Q"}, {"bs": "4MB"}, {"iodepht": 1},
-                {"runtime": "5d"}, {"ioengine": "libaio"}):
+                {"runtime": "5d"}, {"ioengine": "posixaio"}):
         doc = {"suite": "s", "workloads": [{"name": "w", "size": "1m", **bad}]}
         assert list(validator.iter_errors(doc)), bad
+
+
+# -- the workload language: every bad input, with its location ------------------------------
+
+@pytest.mark.parametrize("body, expected", [
+    ('bssplit: 4k/10:64k/50\nrw: randread\n',
+     'F:5:14: workloads[0].bssplit: the percentages add up to 60, not 100'),
+    ('bssplit: 4k/10:4Q/90\n',
+     "F:5:14: workloads[0].bssplit: bssplit entry '4Q/90': unknown size unit 'Q': use one of "
+     'B, k/KiB, m/MiB, g/GiB, t/TiB, p/PiB'),
+    ('bssplit: 4k/50:64k/50:8k\n',
+     'F:5:14: workloads[0].bssplit: the percentages given already add up to 100: the entries '
+     'without one would get nothing'),
+    ('bssplit: 4k/70:64k/50:8k\n',
+     'F:5:14: workloads[0].bssplit: the percentages given add up to 120, above 100'),
+    ('bssplit: 4k/x\n',
+     "F:5:14: workloads[0].bssplit: bssplit entry '4k/x': the percentage 'x' is not a number "
+     'from 0 to 100'),
+    ('bssplit: [{bs: 4k, pct: 10}, {bs: 8k, pct: 80}]\n',
+     'F:5:14: workloads[0].bssplit: the percentages add up to 90, not 100'),
+    ('bssplit: 4k/50:4k/50\n',
+     'F:5:14: workloads[0].bssplit: block size 4KiB is listed twice'),
+    ('bs: 4k\nbssplit: 4k/100\n',
+     'F:6:5: workloads[0].bssplit: bs and bssplit exclude each other: give one'),
+    ('bsrange: 16k-1k\n',
+     "F:5:14: workloads[0].bsrange: '16k-1k': the minimum (16KiB) is above the maximum (1KiB)"),
+    ('bsrange: 3k-16k\n',
+     "F:5:14: workloads[0].bsrange: '3k-16k': the maximum (16KiB) must be a multiple of the "
+     'minimum (3KiB)'),
+    ('bsrange: 1k\n',
+     "F:5:14: workloads[0].bsrange: '1k' is not a range: write 'MIN-MAX', e.g. '1k-16k'"),
+    ('rw: rw\nrwmixread: 70\nrwmixwrite: 40\n',
+     'F:7:5: workloads[0].rwmixwrite: rwmixread (70) and rwmixwrite (40) must add up to 100'),
+    ('rw: randread\nrwmixwrite: 40\n',
+     'F:6:5: workloads[0].rwmixwrite: rwmixwrite applies only to rw and randrw, not to '
+     'randread'),
+    ('rate_iops: 0\n',
+     'F:5:16: workloads[0].rate_iops: a rate must be greater than 0; leave it out for no limit'),
+    ('rw: randread\nrate_iops: {write: 100}\n',
+     'F:6:5: workloads[0].rate_iops: rate_iops sets a write rate, but randread never writes'),
+    ('rw: randread\nrate_iops: 100,50\n',
+     'F:6:5: workloads[0].rate_iops: rate_iops sets a write rate, but randread never writes'),
+    ('rw: randrw\nrate_iops: {read: 100}\n',
+     'F:6:5: workloads[0].rate_iops: rate_iops limits only one direction of a mixed workload: '
+     'give the total, or both directions'),
+    ('rw: randrw\nrate_iops: 1\nrwmixread: 70\n',
+     'F:6:5: workloads[0].rate_iops: rate_iops 1 split by rwmixread 70 leaves writes no rate; '
+     'raise the total or give both directions'),
+    ('rate: 100MB/s\n',
+     "F:5:11: workloads[0].rate: ambiguous unit 'MB/s': write '100MiB/s' (104857600 bytes/s) "
+     "or '100000000/s'"),
+    ('rate_iops: {reed: 5}\n',
+     "F:5:17: workloads[0].rate_iops.reed: unknown key 'reed'; did you mean 'read'?"),
+    ('rw: write\nbuffer_compress_percentage: 101\n',
+     'F:6:33: workloads[0].buffer_compress_percentage: must be at most 100, got 101'),
+    ('rw: write\nbuffer_compress_percentage: 50\nzero_buffers: true\n',
+     'F:6:5: workloads[0].buffer_compress_percentage: zero_buffers writes only zeros; it '
+     'cannot be combined with buffer_compress_percentage'),
+    ('buffer_compress_percentage: 50\n',
+     'F:5:5: workloads[0].buffer_compress_percentage: buffer_compress_percentage shapes '
+     'written data, but read never writes'),
+    ('rw: write\nbuffer_pattern: 1234\n',
+     'F:6:21: workloads[0].buffer_pattern: 1234: decimal patterns are not accepted; write hex '
+     "like '0x4d2' or a quoted string"),
+    ('rw: write\nbuffer_pattern: 0xzz\n',
+     "F:6:21: workloads[0].buffer_pattern: '0xzz' is not a hex pattern: after 0x only 0-9 and "
+     'a-f'),
+    ('rw: randread\nrandom_distribution: zipf:1\n',
+     "F:6:26: workloads[0].random_distribution: 'zipf:1': zipf needs THETA > 0 and not 1, got "
+     '1'),
+    ('rw: randread\nrandom_distribution: pareto:1.5\n',
+     "F:6:26: workloads[0].random_distribution: 'pareto:1.5': pareto needs 0 < H < 1, got 1.5"),
+    ('rw: randread\nrandom_distribution: lognormal:3\n',
+     "F:6:26: workloads[0].random_distribution: unknown random_distribution 'lognormal:3': "
+     'use random, zipf:THETA, pareto:H, normal:SIGMA or zoned:ACCESS/SIZE:...'),
+    ('rw: randread\nrandom_distribution: zipf\n',
+     'F:6:26: workloads[0].random_distribution: zipf needs a parameter (THETA > 0 and not 1), '
+     "e.g. 'zipf:1.2'"),
+    ('rw: randread\nrandom_distribution: zoned:60/10:30/20\n',
+     "F:6:26: workloads[0].random_distribution: 'zoned:60/10:30/20': the access percentages "
+     'add up to 90, not 100'),
+    ('random_distribution: zipf:1.2\n',
+     'F:5:5: workloads[0].random_distribution: random_distribution applies only to randread, '
+     'randwrite and randrw, not to read'),
+    ('numjobs: 4 / 0\n',
+     "F:5:14: workloads[0].numjobs: '4 / 0' divides by zero"),
+    ('offset: 9223372036854775807 * 2\n',
+     "F:5:13: workloads[0].offset: '9223372036854775807 * 2' overflows: a value reaches 2^63 "
+     'or more'),
+    ('numjobs: 7 / 2\n',
+     "F:5:14: workloads[0].numjobs: '7 / 2' is 3.5, not a whole number"),
+    ('offset: 4k * 4k\n',
+     "F:5:13: workloads[0].offset: '4k * 4k' multiplies a size by a size; one side must be a "
+     'plain number'),
+    ('numjobs: 2 * (3 - 1) * -1\n',
+     "F:5:14: workloads[0].numjobs: '2 * (3 - 1) * -1' is -4: the result cannot be negative"),
+    ('offset: 1M - 2M + 512\n',
+     "F:5:13: workloads[0].offset: '1M - 2M + 512' is -1048064: the result cannot be negative"),
+    ('numjobs: nope * 2\n',
+     "F:5:14: workloads[0].numjobs: unknown name 'nope'; a variable is written ${nope}"),
+    ('iodepth: (4 + 4\n',
+     "F:5:14: workloads[0].iodepth: '(4 + 4': expected ')', found the end"),
+    ('thinktime_blocks: 4\n',
+     'F:5:5: workloads[0].thinktime_blocks: thinktime_blocks needs a thinktime'),
+    ('rw: write\nfsync: 4\nfdatasync: 2\n',
+     'F:7:5: workloads[0].fdatasync: fsync and fdatasync exclude each other: give one'),
+    ('fsync: 4\n',
+     'F:5:5: workloads[0].fsync: fsync syncs after writes, but read never writes'),
+    ('ioengine: sync\niodepth: 2\n',
+     'F:6:5: workloads[0].iodepth: sync is synchronous: iodepth must be 1; use io_uring or '
+     'libaio for queue depth'),
+    ('filename: [a, a]\n',
+     "F:5:15: workloads[0].filename: file 2: 'a' is listed twice"),
+    ('filename: []\n',
+     'F:5:15: workloads[0].filename: give at least one file, or leave filename out for a '
+     'temporary file'),
+    ('randseed: 5\nrandrepeat: false\n',
+     'F:6:5: workloads[0].randrepeat: randrepeat: false asks for a new seed every run, but '
+     'randseed fixes it: give one of them'),
+    ('precondition:\n  - {bs: 1M}\n',
+     'F:6:9: workloads[0].precondition[0].rw: rw is required'),
+    ('precondition:\n  - {rw: write, loops: 0}\n',
+     'F:6:28: workloads[0].precondition[0].loops: must be at least 1, got 0'),
+    ('precondition:\n  - {rw: write, name: x}\n',
+     "F:6:21: workloads[0].precondition[0].name: a precondition step has no 'name'; it "
+     'belongs to the workload'),
+    ('rate_process: poisson\n',
+     'F:5:5: workloads[0].rate_process: rate_process needs rate or rate_iops'),
+    ('rw: write\nrefill_buffers: false\ndedupe_percentage: 20\n',
+     'F:6:5: workloads[0].refill_buffers: compressible or deduplicable data needs new buffer '
+     'contents for every write; remove refill_buffers: false'),
+])
+def test_bad_workload_language(tmp_path, body, expected):
+    assert problems(tmp_path, one_workload(body)) == [expected]
+
+
+def test_bssplit_list_entry_problems(tmp_path):
+    assert problems(tmp_path, one_workload("bssplit: [{bs: 4k, pct: 10}, {bz: 8k}]\n")) == [
+        "F:5:34: workloads[0].bssplit[1].bs: bs is required",
+        "F:5:35: workloads[0].bssplit[1].bz: unknown key 'bz'; valid keys are: bs, pct"]
+
+
+# -- the workload language: good input ------------------------------------------------------
+
+def load_one(tmp_path, body: str, env=None) -> Case:
+    return load_suite(write(tmp_path, one_workload(body)), env=env or {}).cases[0]
+
+
+def test_bssplit_forms_agree(tmp_path):
+    from fractions import Fraction
+
+    from iogate.spec.models import block_table
+    text = load_one(tmp_path, "bssplit: 4k/10:64k/50:32k\n").workload
+    listed = load_one(tmp_path, "bssplit: [{bs: 4k, pct: 10}, {bs: 64k, pct: 50}, "
+                                "{bs: 32k}]\n").workload
+    for w in (text, listed):
+        for d in ("read", "write"):
+            assert block_table(w, d) == [(4096, 4096, Fraction(10)),
+                                         (65536, 65536, Fraction(50)),
+                                         (32768, 32768, Fraction(40))]
+
+
+def test_bssplit_per_direction(tmp_path):
+    from fractions import Fraction
+
+    from iogate.spec.models import block_table
+    w = load_one(tmp_path, "rw: randrw\nbssplit: '4k/50:8k/50,16k/100'\n").workload
+    assert block_table(w, "read") == [(4096, 4096, Fraction(50)), (8192, 8192, Fraction(50))]
+    assert block_table(w, "write") == [(16384, 16384, Fraction(100))]
+    m = load_one(tmp_path, "rw: randrw\nbssplit: {read: 4k/50:8k, write: "
+                           "[{bs: 16k}]}\n").workload
+    assert block_table(m, "write") == [(16384, 16384, Fraction(100))]
+    blanks = load_one(tmp_path, "bssplit: 4k:8k:16k\n").workload
+    assert [s for _, _, s in block_table(blanks, "read")] == [Fraction(100, 3)] * 3
+
+
+def test_bs_keys_from_defaults_give_way_to_the_workload(tmp_path):
+    text = ("suite: s\ndefaults:\n  bs: 8k\n  rwmixread: 70\nworkloads:\n  - name: a\n"
+            "    size: 1m\n    rw: randrw\n    bssplit: 4k/100\n    rwmixwrite: 20\n")
+    w = load_suite(write(tmp_path, text), env={}).cases[0].workload
+    assert w.bssplit is not None and w.rwmixread == 80 and w.rwmixwrite == 20
+
+
+def test_rates_mixes_and_arithmetic(tmp_path):
+    c = load_one(tmp_path, "rw: randrw\nrwmixwrite: 30\nrate_iops: 20k\nrate: 100m\n"
+                           "numjobs: ${ncpus} * 2\noffset: ${MB}M / 4\niodepth: (4 + 4) * 2\n",
+                 env={"ncpus": "3", "MB": "1024"})
+    w = c.workload
+    assert (w.rwmixread, w.numjobs, w.offset, w.iodepth) == (70, 6, 256 * MiB, 16)
+    assert (w.rate_iops.total, w.rate.total) == (20000, 100 * MiB)
+    per = load_one(tmp_path, "rw: randrw\nrate_iops: 700,300\nrate: {read: 10MiB/s, "
+                             "write: 5m}\n").workload
+    assert (per.rate_iops.read, per.rate_iops.write) == (700, 300)
+    assert (per.rate.read, per.rate.write) == (10 * MiB, 5 * MiB)
+
+
+def test_data_distribution_files_engines_phases(tmp_path):
+    c = load_one(tmp_path, """\
+        rw: randwrite
+        buffer_compress_percentage: 50
+        buffer_pattern: 0xdeadbeef
+        random_distribution: zoned:60/10:30/20:10/70
+        filename: [/var/tmp/a, /var/tmp/b]
+        ioengine: libaio
+        iodepth: 8
+        fdatasync: 16
+        thinktime: 1ms
+        thinktime_blocks: 4
+        randseed: 42
+        group: g
+        precondition:
+          - {rw: write, bs: 256k, loops: 2}
+          - {rw: randwrite, iodepth: 4, filename: /var/tmp/c}
+        """)
+    w = c.workload
+    assert w.buffer_pattern == b"\xde\xad\xbe\xef" and w.filenames == ["/var/tmp/a", "/var/tmp/b"]
+    assert str(w.random_distribution) == "zoned:60/10:30/20:10/70"
+    assert (w.thinktime, w.thinktime_blocks, w.fdatasync, w.randseed) == (10**6, 4, 16, 42)
+    assert c.group == "g" and w.group == "g"
+    first, second = c.preconditions
+    assert (first.rw, first.bs.read, first.loops, first.size, first.filename, first.ioengine) == (
+        "write", 256 * KiB, 2, MiB, ["/var/tmp/a", "/var/tmp/b"], "libaio")
+    assert (second.iodepth, second.filename, second.bs.read) == (4, "/var/tmp/c", 4096)
+    dumped = w.model_dump(mode="json")
+    assert dumped["buffer_pattern"] == "0xdeadbeef"
+    assert dumped["random_distribution"] == "zoned:60/10:30/20:10/70"
+    json.dumps(dumped)
+
+
+def test_buffer_pattern_as_text(tmp_path):
+    w = load_one(tmp_path, "rw: write\nbuffer_pattern: '\"iogate\"'\n").workload
+    assert w.buffer_pattern == b"iogate"
+    assert load_one(tmp_path, "rw: write\nbuffer_pattern: abc\n").workload.buffer_pattern == b"abc"
+
+
+def test_precondition_from_defaults_inherits_each_workloads_size(tmp_path):
+    text = ("suite: s\ndefaults:\n  precondition:\n    - {rw: write}\nworkloads:\n"
+            "  - name: a\n    size: 1m\n  - name: b\n    size: 2m\n")
+    a, b = load_suite(write(tmp_path, text), env={}).cases
+    assert (a.preconditions[0].size, b.preconditions[0].size) == (MiB, 2 * MiB)
+    assert a.group is None
+
+
+def test_precondition_rule_blames_the_step(tmp_path):
+    text = one_workload("precondition:\n  - {rw: write, ioengine: psync, iodepth: 4}\n")
+    assert problems(tmp_path, text) == [
+        "F:6:38: workloads[0].precondition[0].iodepth: psync is synchronous: iodepth must be 1; "
+        "use io_uring or libaio for queue depth"]
+
+
+def test_a_list_sets_several_bounds_on_one_metric(tmp_path):
+    text = ("suite: s\nworkloads:\n  - name: a\n    ioengine: null\n    rw: write\n"
+            "    size: 1m\n    expect:\n      write.iops: ['>= 1', '<= 100G']\n")
+    suite = load_suite(write(tmp_path, text), env={})
+    [case] = suite.cases
+    assert [(e.metric.text, e.op) for e in case.expectations] == [
+        ("write.iops", ">="), ("write.iops", "<=")]
+    assert case.source_lines["write.iops"][0] == 8
+
+
+def test_a_bad_bound_in_a_list_is_located_at_its_item(tmp_path):
+    text = ("suite: s\nworkloads:\n  - name: a\n    ioengine: null\n    rw: write\n"
+            "    size: 1m\n    expect:\n      write.iops:\n        - '>= 1'\n        - '<= 2ms'\n")
+    with pytest.raises(SuiteError) as info:
+        load_suite(write(tmp_path, text), env={})
+    assert "s.suite.yaml:10:11: workloads[0].expect.write.iops[1]:" in str(info.value)

@@ -25,8 +25,11 @@ from iogate.spec.loader import (
     mark_of,
 )
 from iogate.spec.models import (
+    EXCLUSIVE_GROUPS,
+    STEP_INHERITS,
     Defaults,
     FieldError,
+    PreconditionStep,
     SuiteFile,
     Workload,
     fields_for,
@@ -34,7 +37,8 @@ from iogate.spec.models import (
 )
 from iogate.spec.variables import expand_tree
 
-__all__ = ["Case", "LoadedSuite", "load_suite", "validate_paths", "Workload"]
+__all__ = ["Case", "LoadedSuite", "PreconditionStep", "load_suite", "validate_paths",
+           "Workload"]
 
 
 @dataclass(frozen=True)
@@ -49,6 +53,10 @@ class Case:
     expectations: list[Expectation] = field(default_factory=list)
     # metric text -> (line number, that line of the file), to quote the user's own words
     source_lines: dict[str, tuple[int, str]] = field(default_factory=dict)
+    # Cases of one group run together in one engine session; None: the case runs alone.
+    group: str | None = None
+    # Run in order before the workload, not measured; each one ``loops`` times.
+    preconditions: list[PreconditionStep] = field(default_factory=list)
 
     __hash__ = None  # type: ignore[assignment]  # holds lists and dicts
 
@@ -154,14 +162,22 @@ def load_suite(path: str | Path, env: Mapping[str, str] | None = None) -> Loaded
     return LoadedSuite(data["suite"], path, cases, description)
 
 
+def _without_replaced(outer: Mapping[str, Any], inner: Mapping[str, Any]) -> dict[str, Any]:
+    """``outer`` minus the keys that a key of ``inner`` replaces (``bssplit`` replaces ``bs``)."""
+    dropped = {k for group in EXCLUSIVE_GROUPS if group & inner.keys() for k in group}
+    return {k: v for k, v in outer.items() if k not in dropped}
+
+
 def _case(out: _Collector, tree: MarkedMap, i: int, entry: dict[str, Any],
           defaults: dict[str, Any], path: Path, lines: list[str], suite_name: Any
           ) -> Case | None:
     base: tuple[PathKey, ...] = ("workloads", i)
-    inherited = {k: v for k, v in defaults.items() if k in Defaults.model_fields}
+    inherited = _without_replaced(
+        {k: v for k, v in defaults.items() if k in Defaults.model_fields}, entry)
     merged = {**inherited, **entry}
     origin: dict[str, tuple[PathKey, ...]] = {k: ("defaults", k) for k in inherited}
     origin.update({k: base + (k,) for k in entry})
+    steps = merged.pop("precondition", None)
 
     problems_before = len(out.problems)
     workload: Workload | None = None
@@ -171,26 +187,55 @@ def _case(out: _Collector, tree: MarkedMap, i: int, entry: dict[str, Any],
         errors = translate(exc, merged, lambda loc: fields_for(("workloads", 0) + loc))
         out.add_errors(errors, origin, base)
 
+    preconditions: list[PreconditionStep] = []
+    if isinstance(steps, list):
+        where = origin.get("precondition", base + ("precondition",))
+        for j, step in enumerate(steps):
+            if isinstance(step, dict):  # anything else: reported by the file's validation
+                checked = _precondition(out, step, merged, origin, where + (j,))
+                if checked is not None:
+                    preconditions.append(checked)
+
     expectations: list[Expectation] = []
     source_lines: dict[str, tuple[int, str]] = {}
     expect = entry.get("expect")
     if isinstance(expect, dict):
         for metric, value in expect.items():
-            where = base + ("expect", metric)
-            try:
-                exp = parse_expectation(str(metric), value)
-            except ExpectationError as exc:
-                out.add(where, str(exc), value=True)
-                continue
-            expectations.append(exp)
-            source_lines[exp.metric.text] = _source_line(lines, mark_of(tree, where)[0])
+            # A list holds several comparisons on one metric: [">= 0.45", "<= 0.55"].
+            many = isinstance(value, list)
+            for k, text in enumerate(value if many else [value]):
+                where = base + ("expect", metric) + ((k,) if many else ())
+                try:
+                    exp = parse_expectation(str(metric), text)
+                except ExpectationError as exc:
+                    out.add(where, str(exc), value=True)
+                    continue
+                expectations.append(exp)
+                source_lines[exp.metric.text] = _source_line(lines, mark_of(tree, where)[0])
 
     if workload is None or len(out.problems) > problems_before or not isinstance(
             suite_name, str):
         return None
     return Case(id=workload.name, suite_name=suite_name, path=path,
                 line=mark_of(tree, base)[0], workload=workload, expectations=expectations,
-                source_lines=source_lines)
+                source_lines=source_lines, group=workload.group, preconditions=preconditions)
+
+
+def _precondition(out: _Collector, step: dict[str, Any], workload: dict[str, Any],
+                  origin: Mapping[str, tuple[PathKey, ...]], base: tuple[PathKey, ...]
+                  ) -> PreconditionStep | None:
+    """Validate one step, with the keys it takes from its workload filled in."""
+    inherited = _without_replaced(
+        {k: workload[k] for k in STEP_INHERITS if k in workload}, step)
+    step_origin = {k: origin.get(k, base + (k,)) for k in inherited}
+    step_origin.update({k: base + (k,) for k in step})
+    try:
+        return PreconditionStep.model_validate({**inherited, **step})
+    except ValidationError as exc:
+        errors = translate(exc, {**inherited, **step},
+                           lambda loc: fields_for(("workloads", 0, "precondition", 0) + loc))
+        out.add_errors(errors, step_origin, base)
+    return None
 
 
 def validate_paths(paths: Iterable[str | Path], env: Mapping[str, str] | None = None

@@ -3,7 +3,14 @@
 Models are strict: ``iodepth: "32"`` is a string, not 32, and ``direct: on`` is a string,
 not true. Quantities go through :mod:`iogate.units` (``size: 1GiB``, ``runtime: 30s``).
 Rules that tie fields together (psync needs iodepth 1, direct I/O needs 512-byte aligned
-blocks...) live in :func:`workload_rules` and are reported at the field they concern.
+blocks, a mixed workload's rate needs both directions...) live in :func:`workload_rules` and
+are reported at the field they concern. Numeric fields also take arithmetic
+(:mod:`iogate.expr`): ``numjobs: ${ncpus} * 2``, ``size: ${mb_memory}M / 4``.
+
+:class:`JobFields` is what one engine job runs; :class:`Workload` adds a name, a group and
+expectations; :class:`PreconditionStep` adds ``loops``. :class:`Defaults`,
+:class:`WorkloadEntry` and :class:`PreconditionEntry` are the same keys as written, where any
+may be missing.
 
 :func:`translate` turns a pydantic ValidationError into (location, message) pairs with
 messages meant for people who write suites, not for people who write validators.
@@ -12,8 +19,10 @@ messages meant for people who write suites, not for people who write validators.
 from __future__ import annotations
 
 import difflib
+import math
 import re
 from collections.abc import Callable, Iterator, Mapping
+from fractions import Fraction
 from typing import Annotated, Any, Literal, NamedTuple
 
 from pydantic import (
@@ -22,19 +31,32 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    PlainSerializer,
     ValidationError,
     WithJsonSchema,
     model_validator,
 )
 from pydantic_core import PydanticCustomError
 
-from iogate.units import format_size, parse_duration, parse_size
+from iogate import expr
+from iogate.units import (
+    format_size,
+    format_size_exact,
+    parse_bandwidth,
+    parse_duration,
+    parse_size,
+)
 
 _STRICT = ConfigDict(strict=True, extra="forbid", frozen=True)
 
 PATH_MAX = 4096  # IOG_PATH_MAX in iogate.h, including the terminating NUL
 SECTOR = 512  # O_DIRECT alignment that works on every common device
 DEFAULT_BS = 4096
+# Limits of the engine's job spec (iogate.h).
+BS_ENTRIES_MAX = 64
+ZONES_MAX = 16
+PATTERN_MAX = 256
+FILES_MAX = 64
 
 
 # -- quantities ---------------------------------------------------------------------------
@@ -58,20 +80,33 @@ def describe_input(value: Any) -> str:
     return type(value).__name__
 
 
-def _quantity(what: str, example: str, parse: Callable[[Any], int]) -> Callable[[Any], int]:
+def _quantity(what: str, example: str, parse: Callable[[Any], int],
+              kind: expr.Kind) -> Callable[[Any], int]:
     def validate(value: Any) -> int:
         if isinstance(value, bool) or not isinstance(value, (int, str)):
             raise ValueError(f"expected {what} like '{example}' or an integer, "
                              f"got {describe_input(value)}")
+        if isinstance(value, str) and expr.is_expression(value):
+            return expr.evaluate_int(value, kind=kind)
         return parse(value)
     return validate
 
 
+def _integer(value: Any) -> Any:
+    """Arithmetic for integer fields (``${ncpus} * 2``); anything else is left to strict int."""
+    if isinstance(value, str) and expr.is_expression(value):
+        return expr.evaluate_int(value, kind=expr.COUNT)
+    return value
+
+
 _NUMBER = r"^\s*([0-9]+(\.[0-9]*)?|\.[0-9]+)\s*"
+_ARITHMETIC = {"type": "string", "pattern": r"[-+*/()]",
+               "description": "arithmetic: + - * / and parentheses, e.g. '${mb_memory}M / 4'"}
 SIZE_SCHEMA = {
     "anyOf": [
         {"type": "integer", "minimum": 0},
         {"type": "string", "pattern": _NUMBER + r"([kKmMgGtTpP]([iI][bB]?)?|[bB])?\s*$"},
+        _ARITHMETIC,
     ],
     "description": "bytes: an integer or a number with a binary unit (4k, 4KiB, 1.5MiB, "
                    "512B); SI units such as MB are refused as ambiguous",
@@ -80,15 +115,21 @@ DURATION_SCHEMA = {
     "anyOf": [
         {"type": "integer", "minimum": 0},
         {"type": "string", "pattern": _NUMBER + r"(ns|us|µs|μs|ms|s|m|h)?\s*$"},
+        _ARITHMETIC,
     ],
     "description": "a duration: a number with a unit (ns, us, ms, s, m, h); "
                    "a bare number means seconds",
 }
+INTEGER_SCHEMA = {"anyOf": [{"type": "integer"}, _ARITHMETIC]}
+COUNT_SCHEMA = {"anyOf": [{"type": "integer", "minimum": 1},
+                          {"type": "string", "pattern": _NUMBER + r"[kMG]?\s*$"}, _ARITHMETIC]}
 
-Size = Annotated[int, BeforeValidator(_quantity("a size", "4KiB", parse_size)),
+Size = Annotated[int, BeforeValidator(_quantity("a size", "4KiB", parse_size, expr.SIZE)),
                  WithJsonSchema(SIZE_SCHEMA)]
-Duration = Annotated[int, BeforeValidator(_quantity("a duration", "30s", parse_duration)),
+Duration = Annotated[int, BeforeValidator(_quantity("a duration", "30s", parse_duration,
+                                                    expr.DURATION)),
                      WithJsonSchema(DURATION_SCHEMA)]
+Integer = Annotated[int, BeforeValidator(_integer), WithJsonSchema(INTEGER_SCHEMA)]
 
 
 # -- names and choices --------------------------------------------------------------------
@@ -113,29 +154,114 @@ def _check_filename(value: str) -> str:
     return value
 
 
+def _filenames(value: Any) -> Any:
+    """One file, or a list of files that one job spreads its region and requests over."""
+    if isinstance(value, str):
+        return _check_filename(value)
+    if not isinstance(value, list):
+        return value  # the type check says what is wrong
+    if not value:
+        raise ValueError("give at least one file, or leave filename out for a temporary file")
+    if len(value) > FILES_MAX:
+        raise ValueError(f"at most {FILES_MAX} files per job, got {len(value)}")
+    for i, name in enumerate(value):
+        if not isinstance(name, str):
+            raise ValueError(f"file {i + 1}: expected a string, got {describe_input(name)}")
+        try:
+            _check_filename(name)
+        except ValueError as exc:
+            raise ValueError(f"file {i + 1}: {exc}") from None
+        if name in value[:i]:
+            raise ValueError(f"file {i + 1}: '{name}' is listed twice")
+    # The engine takes the names NUL-separated, ending in an empty name, in one buffer.
+    if sum(len(n.encode()) + 1 for n in value) + 1 > PATH_MAX:
+        raise ValueError(f"the file names together are longer than {PATH_MAX - 2} bytes")
+    return value
+
+
 def _engine_name(value: Any) -> Any:
-    if isinstance(value, str) and value in ("libaio", "sync"):
-        raise ValueError(f"ioengine '{value}' is not supported yet; use io_uring (queued) "
-                         "or psync (synchronous)")
+    if value == "posixaio":
+        raise ValueError("ioengine 'posixaio' is not supported; use libaio or io_uring "
+                         "(queued) or psync (synchronous)")
     return value
 
 
 Name = Annotated[str, AfterValidator(_check_name), Field(json_schema_extra={
     "pattern": f"^{_NAME.pattern}$"})]
-FileName = Annotated[str, AfterValidator(_check_filename)]
-IoEngine = Annotated[Literal["io_uring", "psync", "null"],
+FileNames = Annotated[str | list[str], BeforeValidator(_filenames)]
+IoEngine = Annotated[Literal["io_uring", "libaio", "psync", "sync", "null"],
                      BeforeValidator(_engine_name)]
+SYNCHRONOUS = ("psync", "sync")
 RwMode = Annotated[Literal["read", "write", "randread", "randwrite", "rw", "readwrite",
                            "randrw"],
                    AfterValidator(lambda v: "rw" if v == "readwrite" else v)]
 MIXED = ("rw", "randrw")
-AtLeastOne = Annotated[int, Field(ge=1)]
-Percent = Annotated[int, Field(ge=0, le=100)]
+RANDOM = ("randread", "randwrite", "randrw")
+AtLeastOne = Annotated[Integer, Field(ge=1)]
+Percent = Annotated[Integer, Field(ge=0, le=100)]
 PositiveSize = Annotated[Size, Field(gt=0)]
 PositiveDuration = Annotated[Duration, Field(gt=0)]
+Direction = Literal["read", "write"]
+DIRECTIONS: tuple[Direction, Direction] = ("read", "write")
+
+
+def directions_of(rw: str) -> tuple[Direction, ...]:
+    """The data directions a rw mode issues requests in."""
+    if rw in ("read", "randread"):
+        return ("read",)
+    if rw in ("write", "randwrite"):
+        return ("write",)
+    return DIRECTIONS
+
+
+def _exact(pct: float | int) -> Fraction:
+    # Percentages were written in decimal; repr gives those digits back exactly.
+    return Fraction(repr(pct)) if isinstance(pct, float) else Fraction(pct)
+
+
+def _format_pct(x: Fraction) -> str:
+    return str(x.numerator) if x.denominator == 1 else f"{float(x):g}"
+
+
+def _pct_number(text: str, where: str) -> float | int:
+    t = text.strip()
+    if not re.fullmatch(r"\d+(\.\d*)?|\.\d+", t):
+        raise ValueError(f"{where}: the percentage '{t}' is not a number from 0 to 100")
+    x = Fraction(t)
+    if x > 100:
+        raise ValueError(f"{where}: the percentage {t} is above 100")
+    return int(x) if x.denominator == 1 else float(t)
+
+
+def _per_direction(value: Any, what: str, parse: Callable[[str], Any], default: Any) -> Any:
+    """fio's ``"a,b"`` (read,write; an empty part keeps the default) or one value for both.
+
+    A mapping is returned as is, for the model to check its keys and values.
+    """
+    if isinstance(value, Mapping) or isinstance(value, BaseModel):
+        return value
+    if isinstance(value, str) and "," in value:
+        parts = value.split(",")
+        if len(parts) > 2:
+            raise ValueError(f"'{value}': give at most two {what}, 'read,write'")
+        read, write = (parse(p) if p.strip() else default for p in parts)
+        return {"read": read, "write": write}
+    one = parse(value)
+    return {"read": one, "write": one}
 
 
 # -- block sizes --------------------------------------------------------------------------
+
+def _positive_size(what: str) -> Callable[[Any], int]:
+    parse = _quantity(what, "4k", parse_size, expr.SIZE)
+
+    def validate(value: Any) -> int:
+        n = parse(value)
+        if n == 0:
+            raise ValueError(f"{what} must be greater than 0")
+        return n
+    return validate
+
 
 class BlockSizes(BaseModel):
     """Block size per direction, in bytes."""
@@ -145,71 +271,540 @@ class BlockSizes(BaseModel):
     write: PositiveSize = DEFAULT_BS
 
 
-def _block_sizes(value: Any) -> Any:
-    """Accept ``4k``, fio's ``"4k,64k"`` (read,write; an empty part keeps 4KiB) or a mapping."""
-    if isinstance(value, (BlockSizes, Mapping)):
+BlockSize = Annotated[BlockSizes, BeforeValidator(
+    lambda v: _per_direction(v, "block sizes", _positive_size("a block size"), DEFAULT_BS)),
+    WithJsonSchema({
+        "anyOf": [
+            SIZE_SCHEMA,
+            {"type": "string", "pattern": r"^[^,]*,[^,]*$",
+             "description": "read,write block sizes as in fio, e.g. '4k,64k'"},
+            {"type": "object", "additionalProperties": False,
+             "properties": {"read": SIZE_SCHEMA, "write": SIZE_SCHEMA}},
+        ],
+        "description": "block size: one size for both directions, 'read,write', or a mapping",
+    })]
+
+
+class BsRange(BaseModel):
+    """Request sizes drawn uniformly among the multiples of ``lo`` in [lo, hi]."""
+
+    model_config = _STRICT
+    lo: PositiveSize
+    hi: PositiveSize
+
+
+def _bs_range(value: Any) -> Any:
+    if isinstance(value, (Mapping, BaseModel)):
         return value
-    if isinstance(value, str) and "," in value:
+    if not isinstance(value, str):
+        raise ValueError(f"expected a range like '1k-16k', got {describe_input(value)}")
+    parts = value.split("-")
+    if len(parts) != 2 or not all(p.strip() for p in parts):
+        raise ValueError(f"'{value}' is not a range: write 'MIN-MAX', e.g. '1k-16k'")
+    lo, hi = (_positive_size("a block size")(p.strip()) for p in parts)
+    if lo > hi:
+        raise ValueError(f"'{value}': the minimum ({format_size(lo)}) is above the maximum "
+                         f"({format_size(hi)})")
+    if hi % lo:
+        raise ValueError(f"'{value}': the maximum ({format_size(hi)}) must be a multiple of "
+                         f"the minimum ({format_size(lo)})")
+    return {"lo": lo, "hi": hi}
+
+
+RangeValue = Annotated[BsRange, BeforeValidator(_bs_range)]
+_DEFAULT_RANGE = {"lo": DEFAULT_BS, "hi": DEFAULT_BS}
+
+
+class BsRanges(BaseModel):
+    """bsrange per direction."""
+
+    model_config = _STRICT
+    read: RangeValue = BsRange(lo=DEFAULT_BS, hi=DEFAULT_BS)
+    write: RangeValue = BsRange(lo=DEFAULT_BS, hi=DEFAULT_BS)
+
+
+_RANGE_SCHEMA = {"type": "string", "pattern": r"^[^-,]+-[^-,]+$"}
+BsRangeField = Annotated[BsRanges, BeforeValidator(
+    lambda v: _per_direction(v, "ranges", _bs_range, _DEFAULT_RANGE)), WithJsonSchema({
+        "anyOf": [{"type": "string", "pattern": r"^[^,]+(,[^,]*)?$"},
+                  {"type": "object", "additionalProperties": False,
+                   "properties": {"read": _RANGE_SCHEMA, "write": _RANGE_SCHEMA}}],
+        "description": "block size range: '1k-16k', per direction '1k-4k,8k-64k' or a mapping",
+    })]
+
+
+class BsShare(BaseModel):
+    """One bssplit entry: a block size and its percentage (None: a share of the remainder)."""
+
+    model_config = _STRICT
+    bs: PositiveSize
+    pct: Annotated[float, Field(ge=0, le=100)] | None = None
+
+
+def _bssplit_text(text: str) -> list[dict[str, Any]]:
+    """fio's ``4k/10:64k/50:32k`` for one direction."""
+    out: list[dict[str, Any]] = []
+    for raw in text.split(":"):
+        entry = raw.strip()
+        if not entry:
+            raise ValueError(f"'{text}': empty entry; write 'SIZE/PERCENT' separated by ':'")
+        size, slash, pct = entry.partition("/")
+        try:
+            bs = _positive_size("a block size")(size.strip())
+        except ValueError as exc:
+            raise ValueError(f"bssplit entry '{entry}': {exc}") from None
+        item: dict[str, Any] = {"bs": bs}
+        if slash and pct.strip():
+            item["pct"] = _pct_number(pct, f"bssplit entry '{entry}'")
+        out.append(item)
+    return out
+
+
+def _bssplit_direction(value: Any) -> Any:
+    return _bssplit_text(value) if isinstance(value, str) else value
+
+
+def _check_shares(entries: list[BsShare] | None) -> list[BsShare] | None:
+    if entries is None:
+        return None
+    if not entries:
+        raise ValueError("needs at least one entry")
+    if len(entries) > BS_ENTRIES_MAX:
+        raise ValueError(f"at most {BS_ENTRIES_MAX} entries, got {len(entries)}")
+    seen: set[int] = set()
+    for e in entries:
+        if e.bs in seen:
+            raise ValueError(f"block size {format_size_exact(e.bs)} is listed twice")
+        seen.add(e.bs)
+    given = sum((_exact(e.pct) for e in entries if e.pct is not None), Fraction(0))
+    blanks = sum(1 for e in entries if e.pct is None)
+    if blanks and given > 100:
+        raise ValueError(f"the percentages given add up to {_format_pct(given)}, above 100")
+    if blanks and given == 100:
+        raise ValueError("the percentages given already add up to 100: the entries without "
+                         "one would get nothing")
+    if not blanks and given != 100:
+        raise ValueError(f"the percentages add up to {_format_pct(given)}, not 100")
+    return entries
+
+
+Shares = Annotated[list[BsShare] | None, BeforeValidator(_bssplit_direction),
+                   AfterValidator(_check_shares)]
+
+
+def shares_of(entries: list[BsShare]) -> list[tuple[int, Fraction]]:
+    """Each entry's exact share in percent; entries without one split the remainder equally."""
+    given = sum((_exact(e.pct) for e in entries if e.pct is not None), Fraction(0))
+    blanks = sum(1 for e in entries if e.pct is None)
+    rest = (100 - given) / blanks if blanks else Fraction(0)
+    return [(e.bs, _exact(e.pct) if e.pct is not None else rest) for e in entries]
+
+
+class BsSplit(BaseModel):
+    """bssplit per direction; None: that direction uses the default block size."""
+
+    model_config = _STRICT
+    read: Shares = None
+    write: Shares = None
+
+
+def _bssplit(value: Any) -> Any:
+    if isinstance(value, (Mapping, BaseModel)):
+        return value
+    if isinstance(value, list):
+        return {"read": value, "write": value}
+    if isinstance(value, str):
         parts = value.split(",")
         if len(parts) > 2:
-            raise ValueError(f"'{value}': give at most two block sizes, 'read,write'")
-        sizes = [parse_size(p) if p.strip() else DEFAULT_BS for p in parts]
-    else:
-        sizes = [_quantity("a block size", "4k", parse_size)(value)] * 2
-    if 0 in sizes:
-        raise ValueError("a block size must be greater than 0")
-    return {"read": sizes[0], "write": sizes[1]}
+            raise ValueError(f"'{value}': give at most two splits, 'read,write'")
+        if len(parts) == 1:
+            return {"read": value, "write": value}
+        return {"read": parts[0] if parts[0].strip() else None,
+                "write": parts[1] if parts[1].strip() else None}
+    raise ValueError(f"expected a split like '4k/10:64k/90' or a list of "
+                     f"{{bs: SIZE, pct: PERCENT}}, got {describe_input(value)}")
 
 
-BlockSize = Annotated[BlockSizes, BeforeValidator(_block_sizes), WithJsonSchema({
-    "anyOf": [
-        SIZE_SCHEMA,
-        {"type": "string", "pattern": r"^[^,]*,[^,]*$",
-         "description": "read,write block sizes as in fio, e.g. '4k,64k'"},
-        {"type": "object", "additionalProperties": False,
-         "properties": {"read": SIZE_SCHEMA, "write": SIZE_SCHEMA}},
-    ],
-    "description": "block size: one size for both directions, 'read,write', or a mapping",
+_SHARES_SCHEMA = {"anyOf": [
+    {"type": "string"},
+    {"type": "array", "items": {"type": "object", "additionalProperties": False,
+                                "required": ["bs"],
+                                "properties": {"bs": SIZE_SCHEMA,
+                                               "pct": {"type": "number", "minimum": 0,
+                                                       "maximum": 100}}}}]}
+BsSplitField = Annotated[BsSplit, BeforeValidator(_bssplit), WithJsonSchema({
+    "anyOf": [*_SHARES_SCHEMA["anyOf"],
+              {"type": "object", "additionalProperties": False,
+               "properties": {"read": _SHARES_SCHEMA, "write": _SHARES_SCHEMA}}],
+    "description": "block size mix: fio's '4k/10:64k/50:32k/40' (per direction with a "
+                   "comma) or a list of {bs, pct}; entries without pct share the remainder",
 })]
+
+
+class Alignments(BaseModel):
+    """blockalign per direction; 0: the direction's smallest block size."""
+
+    model_config = _STRICT
+    read: Size = 0
+    write: Size = 0
+
+
+BlockAlign = Annotated[Alignments, BeforeValidator(
+    lambda v: _per_direction(v, "alignments", _positive_size("blockalign"), 0)),
+    WithJsonSchema({"anyOf": [SIZE_SCHEMA, {"type": "string", "pattern": r"^[^,]*,[^,]*$"},
+                              {"type": "object", "additionalProperties": False,
+                               "properties": {"read": SIZE_SCHEMA, "write": SIZE_SCHEMA}}],
+                    "description": "alignment of random offsets, per direction like bs"})]
+
+
+# -- rates --------------------------------------------------------------------------------
+
+def _rate_literal(text: str) -> Fraction:
+    # fio users write plain sizes ('100m') meaning per second; '100MiB/s' says so.
+    if text.strip().endswith("/s"):
+        value = parse_bandwidth(text)
+        return Fraction(repr(value)) if isinstance(value, float) else Fraction(value)
+    return Fraction(parse_size(text))
+
+
+RATE_KIND = expr.Kind("a bandwidth", _rate_literal, Fraction(1))
+
+
+def _rate_value(kind: expr.Kind, what: str) -> Callable[[Any], int]:
+    def validate(value: Any) -> int:
+        if isinstance(value, bool) or not isinstance(value, (int, str)):
+            raise ValueError(f"expected {what}, got {describe_input(value)}")
+        n = value if isinstance(value, int) else expr.evaluate_int(value, kind=kind)
+        if n < 0:
+            raise ValueError(f"{value}: a rate cannot be negative")
+        if n == 0:
+            raise ValueError("a rate must be greater than 0; leave it out for no limit")
+        return n
+    return validate
+
+
+class Rates(BaseModel):
+    """A rate limit: the job's total, split by the mix, or set per direction."""
+
+    model_config = _STRICT
+    total: int | None = None
+    read: int | None = None
+    write: int | None = None
+
+
+def _rates(parse: Callable[[Any], int]) -> Callable[[Any], Any]:
+    def validate(value: Any) -> Any:
+        if isinstance(value, BaseModel):
+            return value
+        if isinstance(value, Mapping):
+            if "total" in value:
+                raise ValueError("write the total as a single value, not as 'total:'")
+            return {k: parse(v) if k in DIRECTIONS else v for k, v in value.items()}
+        if isinstance(value, str) and "," in value:
+            parts = value.split(",")
+            if len(parts) > 2:
+                raise ValueError(f"'{value}': give at most two rates, 'read,write'")
+            return {d: parse(p.strip()) for d, p in zip(DIRECTIONS, parts, strict=True)
+                    if p.strip()}
+        return {"total": parse(value)}
+    return validate
+
+
+def _rate_schema(one: dict[str, Any], what: str) -> dict[str, Any]:
+    return {"anyOf": [one, {"type": "string", "pattern": r"^[^,]*,[^,]*$"},
+                      {"type": "object", "additionalProperties": False,
+                       "properties": {"read": one, "write": one}}],
+            "description": f"{what}: the job's total (split by rwmixread), fio's "
+                           "'read,write', or a mapping {read, write}"}
+
+
+RateIops = Annotated[Rates, BeforeValidator(_rates(_rate_value(expr.COUNT, "IOPS like '20k'"))),
+                     WithJsonSchema(_rate_schema(COUNT_SCHEMA, "IOPS limit"))]
+RateBytes = Annotated[Rates, BeforeValidator(_rates(_rate_value(
+    RATE_KIND, "a bandwidth like '100MiB/s'"))),
+    WithJsonSchema(_rate_schema({"anyOf": [{"type": "integer", "minimum": 1},
+                                           {"type": "string"}]}, "bandwidth limit"))]
+
+
+def split_by_mix(total: int, rwmixread: int) -> tuple[int, int]:
+    """A total rate split into (read, write) by the mix, rounded so that the two sum to it."""
+    read = (total * rwmixread + 50) // 100
+    return read, total - read
+
+
+# -- data ---------------------------------------------------------------------------------
+
+def _pattern(value: Any) -> Any:
+    """``0xdeadbeef`` as bytes, any other string as its UTF-8 bytes (fio's quotes optional)."""
+    if isinstance(value, bytes):
+        return value
+    if isinstance(value, bool) or not isinstance(value, str):
+        if isinstance(value, int):
+            raise ValueError(f"{value}: decimal patterns are not accepted; write hex like "
+                             f"'{value:#x}' or a quoted string")
+        raise ValueError(f"expected hex like '0xdeadbeef' or a string, got "
+                         f"{describe_input(value)}")
+    text = value.strip()
+    if text[:2].lower() == "0x":
+        digits = text[2:]
+        if not digits or not re.fullmatch(r"[0-9a-fA-F]+", digits):
+            raise ValueError(f"'{value}' is not a hex pattern: after 0x only 0-9 and a-f")
+        data = bytes.fromhex(("0" if len(digits) % 2 else "") + digits)
+    else:
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
+            value = value[1:-1]  # fio's own quoting, buffer_pattern="abc"
+        if not value:
+            raise ValueError("buffer_pattern must not be empty")
+        data = value.encode()
+    if len(data) > PATTERN_MAX:
+        raise ValueError(f"buffer_pattern is {len(data)} bytes; at most {PATTERN_MAX}")
+    return data
+
+
+Pattern = Annotated[bytes, BeforeValidator(_pattern),
+                    PlainSerializer(lambda b: "0x" + b.hex(), return_type=str),
+                    WithJsonSchema({"type": "string", "description": "hex like '0xdeadbeef' "
+                                    "or a string whose UTF-8 bytes are the pattern"})]
+
+
+# -- where random requests land -----------------------------------------------------------
+
+class ZoneShare(BaseModel):
+    """One zone of a zoned distribution: access percent and size percent."""
+
+    model_config = _STRICT
+    access: float
+    size: float
+
+
+class Distribution(BaseModel):
+    """random_distribution, parsed: the kind, its parameter, and zones for ``zoned``."""
+
+    model_config = _STRICT
+    kind: Literal["random", "zipf", "pareto", "normal", "zoned"]
+    param: float | None = None
+    zones: list[ZoneShare] = Field(default_factory=list)
+
+    def __str__(self) -> str:
+        if self.kind == "zoned":
+            return "zoned:" + ":".join(f"{z.access:g}/{z.size:g}" for z in self.zones)
+        return self.kind if self.param is None else f"{self.kind}:{self.param:g}"
+
+
+_DIST_RANGES = {"zipf": "THETA > 0 and not 1", "pareto": "0 < H < 1", "normal": "SIGMA > 0"}
+
+
+def _distribution(value: Any) -> Any:
+    if isinstance(value, (BaseModel, Mapping)):
+        return value
+    if not isinstance(value, str):
+        raise ValueError(f"expected a distribution like 'zipf:1.2', got {describe_input(value)}")
+    kind, colon, rest = value.strip().partition(":")
+    kind = {"gauss": "normal"}.get(kind, kind)
+    if kind == "random":
+        if colon:
+            raise ValueError("'random' takes no parameter")
+        return {"kind": "random"}
+    if kind == "zoned":
+        return {"kind": "zoned", "zones": _zones(value, rest)}
+    if kind not in _DIST_RANGES:
+        raise ValueError(f"unknown random_distribution '{value}': use random, zipf:THETA, "
+                         "pareto:H, normal:SIGMA or zoned:ACCESS/SIZE:...")
+    if not rest.strip():
+        raise ValueError(f"{kind} needs a parameter ({_DIST_RANGES[kind]}), e.g. "
+                         f"'{kind}:{ {'zipf': '1.2', 'pareto': '0.2', 'normal': '10'}[kind]}'")
+    try:
+        param = float(rest)
+    except ValueError:
+        raise ValueError(f"'{value}': the parameter '{rest}' is not a number") from None
+    ok = {"zipf": param > 0 and param != 1, "pareto": 0 < param < 1,
+          "normal": param > 0}[kind]
+    if not ok or not math.isfinite(param):
+        raise ValueError(f"'{value}': {kind} needs {_DIST_RANGES[kind]}, got {rest.strip()}")
+    return {"kind": kind, "param": param}
+
+
+def _zones(value: str, rest: str) -> list[dict[str, Any]]:
+    if not rest.strip():
+        raise ValueError("zoned needs zones, e.g. 'zoned:60/10:30/20:10/70' (access%/size%)")
+    zones = []
+    for raw in rest.split(":"):
+        access, slash, size = raw.partition("/")
+        if not slash:
+            raise ValueError(f"zone '{raw.strip()}': write ACCESS/SIZE in percent, e.g. 60/10")
+        where = f"zone '{raw.strip()}'"
+        zones.append({"access": _pct_number(access, where), "size": _pct_number(size, where)})
+    if len(zones) > ZONES_MAX:
+        raise ValueError(f"at most {ZONES_MAX} zones, got {len(zones)}")
+    for column in ("access", "size"):
+        total = sum((_exact(z[column]) for z in zones), Fraction(0))
+        if total != 100:
+            raise ValueError(f"'{value}': the {column} percentages add up to "
+                             f"{_format_pct(total)}, not 100")
+    for z in zones:
+        if z["size"] == 0 and z["access"] > 0:
+            raise ValueError(f"'{value}': a zone of size 0 cannot take "
+                             f"{z['access']}% of the requests")
+    return zones
+
+
+RandomDistribution = Annotated[Distribution, BeforeValidator(_distribution),
+                               PlainSerializer(str, return_type=str),
+                               WithJsonSchema({"type": "string", "pattern":
+                                               r"^(random|zipf:.+|pareto:.+|normal:.+|"
+                                               r"gauss:.+|zoned:.+)$"})]
+Seed = Annotated[Integer, Field(ge=0, lt=1 << 64)]
 
 
 # -- workloads ----------------------------------------------------------------------------
 
-def workload_rules(w: Workload) -> Iterator[tuple[tuple[str, ...], str]]:
+def block_table(w: JobFields, direction: Direction) -> list[tuple[int, int, Fraction]]:
+    """The direction's request sizes: (lo, hi, share in percent), shares summing to 100."""
+    if w.bssplit is not None:
+        entries = getattr(w.bssplit, direction)
+        if entries is None:
+            return [(DEFAULT_BS, DEFAULT_BS, Fraction(100))]
+        return [(bs, bs, share) for bs, share in shares_of(entries)]
+    if w.bsrange is not None:
+        r = getattr(w.bsrange, direction)
+        return [(r.lo, r.hi, Fraction(100))]
+    bs = getattr(w.bs, direction)
+    return [(bs, bs, Fraction(100))]
+
+
+_BS_KEYS = ("bssplit", "bsrange", "bs")
+
+
+def workload_rules(w: JobFields) -> Iterator[tuple[tuple[str, ...], str]]:
     """Rules between fields: (fields to blame, most specific first; message)."""
-    if w.ioengine == "psync" and w.iodepth > 1:
-        yield ("iodepth", "ioengine"), ("psync is synchronous: iodepth must be 1; use io_uring "
-                                        "for queue depth")
-    if w.rwmixread is not None and w.rw not in MIXED:
+    dirs = directions_of(w.rw)
+    writes = "write" in dirs
+    if w.ioengine in SYNCHRONOUS and w.iodepth > 1:
+        yield ("iodepth", "ioengine"), (f"{w.ioengine} is synchronous: iodepth must be 1; use "
+                                        "io_uring or libaio for queue depth")
+    given = [k for k in _BS_KEYS if k in w.model_fields_set]
+    if len(given) > 1:
+        yield (given[0], given[1]), f"{given[1]} and {given[0]} exclude each other: give one"
+    if w.rwmixwrite is not None and w.rw not in MIXED:
+        yield ("rwmixwrite", "rw"), f"rwmixwrite applies only to rw and randrw, not to {w.rw}"
+    elif w.rwmixread is not None and w.rw not in MIXED:
         yield ("rwmixread", "rw"), f"rwmixread applies only to rw and randrw, not to {w.rw}"
+    elif w.rwmixwrite is not None and w.rwmixread is not None \
+            and w.rwmixread + w.rwmixwrite != 100:
+        yield ("rwmixwrite", "rwmixread"), (f"rwmixread ({w.rwmixread}) and rwmixwrite "
+                                            f"({w.rwmixwrite}) must add up to 100")
     if w.time_based and w.runtime is None:
         yield ("time_based", "runtime"), "time_based needs a runtime, e.g. 'runtime: 30s'"
+    tables = {d: block_table(w, d) for d in dirs}
     if w.direct:
-        for direction in ("read", "write"):
-            bs = getattr(w.bs, direction)
-            if bs % SECTOR:
-                yield ("bs", "direct"), (f"direct I/O needs block sizes that are a multiple of "
-                                         f"{SECTOR} bytes; {direction} bs is {bs}")
+        for d in dirs:
+            bad = [lo for lo, _, _ in tables[d] if lo % SECTOR]
+            if bad:
+                key = next((k for k in _BS_KEYS if k in w.model_fields_set), "bs")
+                yield (key, "direct"), (f"direct I/O needs block sizes that are a multiple of "
+                                        f"{SECTOR} bytes; {d} bs is {bad[0]}")
                 break
         if w.offset % SECTOR:
             yield ("offset", "direct"), (f"direct I/O needs an offset that is a multiple of "
                                          f"{SECTOR} bytes, got {w.offset}")
-    used = [w.bs.read] if w.rw in ("read", "randread") else \
-        [w.bs.write] if w.rw in ("write", "randwrite") else [w.bs.read, w.bs.write]
-    if w.size < max(used):
-        yield ("size", "bs"), (f"size ({format_size(w.size)}) is smaller than the block size "
-                               f"({format_size(max(used))})")
+        if w.blockalign is not None:
+            for d in dirs:
+                align = getattr(w.blockalign, d)
+                if align % SECTOR:
+                    yield ("blockalign", "direct"), (
+                        f"direct I/O needs a blockalign that is a multiple of {SECTOR} bytes; "
+                        f"{d} blockalign is {align}")
+                    break
+    largest = max(hi for d in dirs for _, hi, _ in tables[d])
+    files = len(w.filename) if isinstance(w.filename, list) else 1
+    if w.size // files < largest:
+        per_file = f" per file ({files} files share it)" if files > 1 else ""
+        yield ("size", "bs"), (f"size{per_file} ({format_size(w.size // files)}) is smaller "
+                               f"than the block size ({format_size(largest)})")
+    yield from _rate_rules(w, dirs)
+    yield from _data_rules(w, writes)
+    if w.random_distribution is not None and w.random_distribution.kind != "random" \
+            and w.rw not in RANDOM:
+        yield ("random_distribution", "rw"), (f"random_distribution applies only to randread, "
+                                              f"randwrite and randrw, not to {w.rw}")
+    if w.randseed is not None and w.randrepeat is False:
+        yield ("randrepeat", "randseed"), ("randrepeat: false asks for a new seed every run, "
+                                           "but randseed fixes it: give one of them")
+    if w.thinktime_blocks is not None and w.thinktime is None:
+        yield ("thinktime_blocks", "thinktime"), "thinktime_blocks needs a thinktime"
+    if w.fsync is not None and w.fdatasync is not None:
+        yield ("fdatasync", "fsync"), "fsync and fdatasync exclude each other: give one"
+    for key in ("fsync", "fdatasync"):
+        if getattr(w, key) is not None and not writes:
+            yield (key, "rw"), f"{key} syncs after writes, but {w.rw} never writes"
+        if getattr(w, key) is not None and w.ioengine == "null":
+            yield (key, "ioengine"), f"{key} needs a file; the null engine has none"
 
 
-class Workload(BaseModel):
-    """One validated workload, defaults merged. Sizes in bytes, durations in nanoseconds."""
+def _rate_rules(w: JobFields, dirs: tuple[Direction, ...]
+                ) -> Iterator[tuple[tuple[str, ...], str]]:
+    for key, rates in (("rate_iops", w.rate_iops), ("rate", w.rate)):
+        if rates is None:
+            continue
+        for d in DIRECTIONS:
+            if getattr(rates, d) is not None and d not in dirs:
+                yield (key, "rw"), f"{key} sets a {d} rate, but {w.rw} never {d}s"
+        if rates.total is None and len(dirs) == 2 and (rates.read is None) != (
+                rates.write is None):
+            yield (key,), (f"{key} limits only one direction of a mixed workload: give the "
+                           "total, or both directions")
+        if rates.total is not None and len(dirs) == 2:
+            mix = w.rwmixread if w.rwmixread is not None else 50
+            read, write = split_by_mix(rates.total, mix)
+            if read == 0 or write == 0:
+                starved = "reads" if read == 0 else "writes"
+                yield (key, "rwmixread"), (
+                    f"{key} {rates.total} split by rwmixread {mix} leaves {starved} no rate; "
+                    "raise the total or give both directions")
+    if w.rate_process is not None and w.rate is None and w.rate_iops is None:
+        yield ("rate_process",), "rate_process needs rate or rate_iops"
+
+
+def _data_rules(w: JobFields, writes: bool) -> Iterator[tuple[tuple[str, ...], str]]:
+    data_keys = ("buffer_compress_percentage", "buffer_compress_chunk", "buffer_pattern",
+                 "dedupe_percentage", "zero_buffers", "refill_buffers")
+    if not writes:
+        for key in data_keys:
+            if key in w.model_fields_set and getattr(w, key) not in (None, False):
+                yield (key, "rw"), f"{key} shapes written data, but {w.rw} never writes"
+                return
+    compress = w.buffer_compress_percentage or 0
+    dedupe = w.dedupe_percentage or 0
+    if w.zero_buffers:
+        for key, value in (("buffer_compress_percentage", compress),
+                           ("dedupe_percentage", dedupe)):
+            if value > 0:
+                yield (key, "zero_buffers"), (f"zero_buffers writes only zeros; it cannot be "
+                                              f"combined with {key}")
+        if w.buffer_pattern is not None:
+            yield ("buffer_pattern", "zero_buffers"), ("zero_buffers writes only zeros; it "
+                                                       "cannot be combined with buffer_pattern")
+    if w.buffer_compress_chunk is not None and w.buffer_compress_percentage is None:
+        yield ("buffer_compress_chunk",), "buffer_compress_chunk needs buffer_compress_percentage"
+    if w.refill_buffers is False and (compress or dedupe):
+        yield ("refill_buffers",), ("compressible or deduplicable data needs new buffer "
+                                    "contents for every write; remove refill_buffers: false")
+
+
+class JobFields(BaseModel):
+    """What one engine job runs: every workload key except its name, expectations and phases.
+
+    Sizes in bytes, durations in nanoseconds.
+    """
 
     model_config = _STRICT
-    name: Name
-    filename: FileName | None = None
+    filename: FileNames | None = None
     ioengine: IoEngine = "io_uring"
     rw: RwMode = "read"
     bs: BlockSize = BlockSizes()
+    bsrange: BsRangeField | None = None
+    bssplit: BsSplitField | None = None
+    blockalign: BlockAlign | None = None
     iodepth: AtLeastOne = 1
     numjobs: AtLeastOne = 1
     size: PositiveSize
@@ -219,19 +814,47 @@ class Workload(BaseModel):
     ramp_time: Duration = 0
     direct: bool = False
     rwmixread: Percent | None = None
-    expect: dict[str, Any] = Field(default_factory=dict)
+    rwmixwrite: Percent | None = None
+    rate_iops: RateIops | None = None
+    rate: RateBytes | None = None
+    rate_process: Literal["linear", "poisson"] | None = None
+    buffer_compress_percentage: Percent | None = None
+    buffer_compress_chunk: PositiveSize | None = None
+    refill_buffers: bool | None = None
+    buffer_pattern: Pattern | None = None
+    zero_buffers: bool = False
+    dedupe_percentage: Percent | None = None
+    random_distribution: RandomDistribution | None = None
+    randseed: Seed | None = None
+    randrepeat: bool = True
+    thinktime: PositiveDuration | None = None
+    thinktime_blocks: AtLeastOne | None = None
+    fsync: AtLeastOne | None = None
+    fdatasync: AtLeastOne | None = None
+    invalidate: bool = True
+
+    @property
+    def filenames(self) -> list[str]:
+        """The files as a list; empty when none was given."""
+        if self.filename is None:
+            return []
+        return [self.filename] if isinstance(self.filename, str) else list(self.filename)
 
     @model_validator(mode="before")
     @classmethod
     def _mixed_default(cls, data: Any) -> Any:
-        # Mixed workloads read half the time unless told otherwise, like fio.
+        # Mixed workloads read half the time unless told otherwise, like fio;
+        # rwmixwrite alone says the same thing from the other side.
         if isinstance(data, Mapping) and data.get("rw") in ("rw", "readwrite", "randrw") \
                 and "rwmixread" not in data:
-            data = {**data, "rwmixread": 50}
+            write = data.get("rwmixwrite")
+            read = 100 - write if isinstance(write, int) and not isinstance(write, bool) \
+                and 0 <= write <= 100 else 50
+            data = {**data, "rwmixread": read}
         return data
 
     @model_validator(mode="after")
-    def _rules(self) -> Workload:
+    def _rules(self) -> JobFields:
         rules = list(workload_rules(self))
         if rules:
             raise PydanticCustomError("workload_rules", "{summary}", {
@@ -239,14 +862,39 @@ class Workload(BaseModel):
         return self
 
 
-class Defaults(BaseModel):
-    """Values every workload of the suite starts from; a workload's own keys win."""
+class Workload(JobFields):
+    """One validated workload, defaults merged."""
+
+    name: Name
+    group: Name | None = None
+    expect: dict[str, Any] = Field(default_factory=dict)
+
+
+class PreconditionStep(JobFields):
+    """A step run before its workload, not measured; ``loops`` passes over the region."""
+
+    rw: RwMode  # required: a step says what it does
+    loops: AtLeastOne = 1
+
+
+# Keys a precondition step takes from its workload unless it sets them itself.
+STEP_INHERITS = ("filename", "size", "offset", "ioengine", "direct", *_BS_KEYS)
+# Keys of which setting one replaces the others coming from further out.
+EXCLUSIVE_GROUPS = (frozenset(_BS_KEYS), frozenset(("rwmixread", "rwmixwrite")))
+
+
+class PreconditionEntry(BaseModel):
+    """A precondition step as written: ``rw`` and any job key except the inherited ones."""
 
     model_config = _STRICT
-    filename: FileName | None = None
+    rw: RwMode
+    loops: AtLeastOne | None = None
+    filename: FileNames | None = None
     ioengine: IoEngine | None = None
-    rw: RwMode | None = None
     bs: BlockSize | None = None
+    bsrange: BsRangeField | None = None
+    bssplit: BsSplitField | None = None
+    blockalign: BlockAlign | None = None
     iodepth: AtLeastOne | None = None
     numjobs: AtLeastOne | None = None
     size: PositiveSize | None = None
@@ -256,6 +904,66 @@ class Defaults(BaseModel):
     ramp_time: Duration | None = None
     direct: bool | None = None
     rwmixread: Percent | None = None
+    rwmixwrite: Percent | None = None
+    rate_iops: RateIops | None = None
+    rate: RateBytes | None = None
+    rate_process: Literal["linear", "poisson"] | None = None
+    buffer_compress_percentage: Percent | None = None
+    buffer_compress_chunk: PositiveSize | None = None
+    refill_buffers: bool | None = None
+    buffer_pattern: Pattern | None = None
+    zero_buffers: bool | None = None
+    dedupe_percentage: Percent | None = None
+    random_distribution: RandomDistribution | None = None
+    randseed: Seed | None = None
+    randrepeat: bool | None = None
+    thinktime: PositiveDuration | None = None
+    thinktime_blocks: AtLeastOne | None = None
+    fsync: AtLeastOne | None = None
+    fdatasync: AtLeastOne | None = None
+    invalidate: bool | None = None
+
+
+class Defaults(BaseModel):
+    """Values every workload of the suite starts from; a workload's own keys win."""
+
+    model_config = _STRICT
+    filename: FileNames | None = None
+    ioengine: IoEngine | None = None
+    rw: RwMode | None = None
+    bs: BlockSize | None = None
+    bsrange: BsRangeField | None = None
+    bssplit: BsSplitField | None = None
+    blockalign: BlockAlign | None = None
+    iodepth: AtLeastOne | None = None
+    numjobs: AtLeastOne | None = None
+    size: PositiveSize | None = None
+    offset: Size | None = None
+    runtime: PositiveDuration | None = None
+    time_based: bool | None = None
+    ramp_time: Duration | None = None
+    direct: bool | None = None
+    rwmixread: Percent | None = None
+    rwmixwrite: Percent | None = None
+    rate_iops: RateIops | None = None
+    rate: RateBytes | None = None
+    rate_process: Literal["linear", "poisson"] | None = None
+    buffer_compress_percentage: Percent | None = None
+    buffer_compress_chunk: PositiveSize | None = None
+    refill_buffers: bool | None = None
+    buffer_pattern: Pattern | None = None
+    zero_buffers: bool | None = None
+    dedupe_percentage: Percent | None = None
+    random_distribution: RandomDistribution | None = None
+    randseed: Seed | None = None
+    randrepeat: bool | None = None
+    thinktime: PositiveDuration | None = None
+    thinktime_blocks: AtLeastOne | None = None
+    fsync: AtLeastOne | None = None
+    fdatasync: AtLeastOne | None = None
+    invalidate: bool | None = None
+    group: Name | None = None
+    precondition: list[PreconditionEntry] | None = None
 
 
 class WorkloadEntry(Defaults):
@@ -264,8 +972,10 @@ class WorkloadEntry(Defaults):
     name: Name
     # Values are checked by iogate.expect, which explains a bare number better.
     expect: dict[str, Any] = Field(default_factory=dict, description=(
-        "metric -> comparison, e.g. 'read.clat.p99': '<= 1.2ms'"), json_schema_extra={
-        "additionalProperties": {"type": "string"}})
+        "metric -> comparison, e.g. 'read.clat.p99': '<= 1.2ms', or a list of comparisons "
+        "on the same metric, e.g. ['>= 0.45', '<= 0.55']"), json_schema_extra={
+        "additionalProperties": {"anyOf": [
+            {"type": "string"}, {"type": "array", "items": {"type": "string"}, "minItems": 1}]}})
 
 
 class SuiteFile(BaseModel):
@@ -282,12 +992,17 @@ class SuiteFile(BaseModel):
 
 Loc = tuple[str | int, ...]
 _YAML11_BOOLS = {"on", "off", "yes", "no", "y", "n"}
+_PER_DIRECTION = ("bs", "bsrange", "blockalign", "rate", "rate_iops")
 
 
 def fields_for(loc: Loc) -> list[str]:
     """The valid keys of the mapping at ``loc`` (a location in the suite document)."""
-    if loc and loc[-1] == "bs":
-        return list(BlockSizes.model_fields)
+    if loc and loc[-1] in _PER_DIRECTION:
+        return list(DIRECTIONS)
+    if "bssplit" in loc[-3:-1] or (loc and loc[-1] == "bssplit"):
+        return list(BsShare.model_fields)
+    if "precondition" in loc:
+        return list(PreconditionEntry.model_fields)
     if loc[:1] == ("defaults",):
         return list(Defaults.model_fields)
     if loc[:1] == ("workloads",):
@@ -308,8 +1023,11 @@ def _message(err: Any, field: str, fields: list[str]) -> str:
     if kind == "missing":
         return f"{field} is required"
     if kind == "extra_forbidden":
-        if field in ("name", "expect") and "name" not in fields:
+        if field in ("name", "expect") and "name" not in fields and "rw" in fields \
+                and "loops" not in fields:
             return f"'{field}' cannot be a default; set it in each workload"
+        if field in ("name", "expect", "group", "precondition") and "loops" in fields:
+            return f"a precondition step has no '{field}'; it belongs to the workload"
         return unknown_key_message(field, fields)
     if kind == "int_type":
         hint = ""

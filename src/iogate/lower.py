@@ -1,0 +1,164 @@
+"""Lowering: a validated workload (or precondition step) to the engine's job spec.
+
+Everything the suite language means is decided here, in one place: percentages become
+parts per million that sum exactly to 1_000_000, a total rate is split by the mix, data
+options imply what they need (compressible or deduplicable data gets new contents for
+every write), and the seed honours ``randseed`` and ``randrepeat``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from fractions import Fraction
+
+from iogate.engine.session import BsEntry, JobSpec, Zone
+from iogate.spec.models import (
+    MIXED,
+    Direction,
+    JobFields,
+    PreconditionStep,
+    Rates,
+    Workload,
+    block_table,
+    directions_of,
+    split_by_mix,
+)
+
+__all__ = ["PPM", "to_ppm", "split_rates", "job_seed", "lower", "lower_step"]
+
+PPM = 1_000_000  # IOG_WEIGHT_TOTAL
+
+
+def to_ppm(shares: Sequence[Fraction]) -> list[int]:
+    """Shares (any positive total) in parts per million, summing to exactly PPM.
+
+    Largest remainder: each share is rounded down, and the ppm left over go one each to
+    the largest remainders (the earlier entry first on a tie), so every result is within
+    1 ppm of its exact value and the same input always gives the same output.
+    """
+    total = sum(shares, Fraction(0))
+    if total <= 0 or any(s < 0 for s in shares):
+        raise ValueError("shares must be non-negative with a positive total")
+    exact = [s * PPM / total for s in shares]
+    out = [int(x) for x in exact]  # floor: every x >= 0
+    left = PPM - sum(out)
+    order = sorted(range(len(exact)), key=lambda i: (-(exact[i] - out[i]), i))
+    for i in order[:left]:
+        out[i] += 1
+    return out
+
+
+def split_rates(rates: Rates | None, rw: str, rwmixread: int) -> tuple[int, int]:
+    """(read, write) limits per second; 0 is unlimited. A total is split by the mix."""
+    if rates is None:
+        return 0, 0
+    if rates.total is None:
+        return rates.read or 0, rates.write or 0
+    dirs = directions_of(rw)
+    if len(dirs) == 2:
+        return split_by_mix(rates.total, rwmixread)
+    return (rates.total, 0) if dirs == ("read",) else (0, rates.total)
+
+
+def job_seed(job: JobFields, seed: int) -> int:
+    """randseed when given; a fresh random seed when randrepeat is false; else ``seed``."""
+    if job.randseed is not None:
+        return job.randseed
+    if not job.randrepeat:
+        return int.from_bytes(os.urandom(8), "little")
+    return seed
+
+
+def _bs_entries(job: JobFields, direction: Direction) -> tuple[int, list[BsEntry]]:
+    """The direction's fixed block size, or its table (then the size is the smallest)."""
+    table = block_table(job, direction)
+    weights = to_ppm([share for _, _, share in table])
+    entries = [BsEntry(lo=lo, hi=hi, weight=w)
+               for (lo, hi, _), w in zip(table, weights, strict=True) if w > 0]
+    if len(entries) == 1 and entries[0].lo == entries[0].hi:
+        return entries[0].lo, []  # one fixed size: no table needed
+    return min(e.lo for e in entries), entries
+
+
+def _zones(job: JobFields) -> list[Zone]:
+    dist = job.random_distribution
+    if dist is None or dist.kind != "zoned":
+        return []
+    access = to_ppm([Fraction(repr(z.access)) for z in dist.zones])
+    size = to_ppm([Fraction(repr(z.size)) for z in dist.zones])
+    return [Zone(access=a, size=s) for a, s in zip(access, size, strict=True) if a or s]
+
+
+def _job(job: JobFields, filenames: Sequence[str], seed: int) -> JobSpec:
+    mixed = job.rw in MIXED
+    mix = (job.rwmixread if job.rwmixread is not None else 50) if mixed else 100
+    bs_read, split_read = _bs_entries(job, "read")
+    bs_write, split_write = _bs_entries(job, "write")
+    iops_read, iops_write = split_rates(job.rate_iops, job.rw, mix)
+    bytes_read, bytes_write = split_rates(job.rate, job.rw, mix)
+    dist = job.random_distribution
+    compress = job.buffer_compress_percentage
+    if compress is None and job.buffer_pattern is not None:
+        compress = 100  # a pattern alone: the whole buffer is the pattern
+    # Compressible or deduplicable data only means something if every write has new
+    # contents: a buffer filled once and written again is one block, deduplicated away.
+    refill = bool(job.refill_buffers) or compress is not None \
+        or job.dedupe_percentage is not None
+    files = list(filenames)
+    return JobSpec(
+        engine=job.ioengine,
+        rw=job.rw,
+        bs_read=bs_read,
+        bs_write=bs_write,
+        iodepth=job.iodepth,
+        numjobs=job.numjobs,
+        size=job.size,
+        offset=job.offset,
+        runtime_ns=job.runtime or 0,
+        ramp_ns=job.ramp_time or 0,
+        time_based=job.time_based,
+        direct=job.direct,
+        rwmixread=mix,
+        filename=files[0] if files else "",
+        seed=job_seed(job, seed),
+        filenames=files if len(files) > 1 else [],
+        bssplit_read=split_read,
+        bssplit_write=split_write,
+        blockalign_read=job.blockalign.read if job.blockalign else 0,
+        blockalign_write=job.blockalign.write if job.blockalign else 0,
+        rate_iops_read=iops_read,
+        rate_iops_write=iops_write,
+        rate_bytes_read=bytes_read,
+        rate_bytes_write=bytes_write,
+        rate_process=job.rate_process or "linear",
+        dist="uniform" if dist is None or dist.kind == "random" else dist.kind,
+        dist_param=dist.param if dist is not None and dist.param is not None else 0.0,
+        zones=_zones(job),
+        thinktime_ns=job.thinktime or 0,
+        thinktime_blocks=job.thinktime_blocks or 0,
+        sync_kind="fsync" if job.fsync else "fdatasync" if job.fdatasync else "none",
+        sync_every=job.fsync or job.fdatasync or 0,
+        compress_pct=compress or 0,
+        compress_chunk=job.buffer_compress_chunk or 0,
+        dedupe_pct=job.dedupe_percentage or 0,
+        pattern=job.buffer_pattern or b"",
+        refill=refill,
+        zero_buffers=job.zero_buffers,
+        # The null engine has no file whose cache could be dropped.
+        invalidate=job.invalidate and job.ioengine != "null",
+    )
+
+
+def lower(workload: Workload, *, filenames: Sequence[str], seed: int) -> JobSpec:
+    """The job spec of a workload on ``filenames`` (the targets the runner chose).
+
+    ``seed`` is the runner's per-case seed, used unless randseed or randrepeat say otherwise.
+    """
+    return _job(workload, filenames, seed)
+
+
+def lower_step(step: PreconditionStep, *, filenames: Sequence[str], seed: int) -> JobSpec:
+    """The job spec of one pass of a precondition step (the runner runs ``step.loops``)."""
+    return _job(step, filenames, seed)
+

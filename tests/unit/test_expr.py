@@ -1,0 +1,95 @@
+"""Arithmetic in suite values: parsing, exact evaluation per kind, and every refusal."""
+
+from fractions import Fraction
+
+import pytest
+
+from iogate.expr import (
+    COUNT,
+    DURATION,
+    SIZE,
+    Binary,
+    ExprError,
+    Name,
+    Number,
+    Unary,
+    evaluate,
+    evaluate_int,
+    is_expression,
+    parse,
+)
+
+
+def test_parse_tree_respects_precedence_and_parentheses():
+    assert parse("1 + 2 * 3") == Binary("+", Number("1", Fraction(1), ""),
+                                        Binary("*", Number("2", Fraction(2), ""),
+                                               Number("3", Fraction(3), "")))
+    assert parse("(1 + 2) * -x") == Binary("*", Binary("+", Number("1", Fraction(1), ""),
+                                                       Number("2", Fraction(2), "")),
+                                           Unary(Name("x")))
+    assert parse("100MiB/s / 2") == Binary("/", Number("100MiB/s", Fraction(100), "MiB/s"),
+                                           Number("2", Fraction(2), ""))
+
+
+@pytest.mark.parametrize("text, kind, value", [
+    ("4 * 2", COUNT, 8),
+    ("(4 + 4) * 2", COUNT, 16),
+    ("20k * 2", COUNT, 40_000),  # counts read k as a thousand
+    ("15934M / 4", SIZE, 15934 * (1 << 20) // 4),
+    ("1M + 512", SIZE, (1 << 20) + 512),  # a bare number next to a size is bytes
+    ("3 / 2", SIZE, 1),  # sizes round down to whole bytes
+    ("1G / 3", SIZE, (1 << 30) // 3),
+    ("4k / 1k", COUNT, 4),
+    ("8k / 2k * 1k", SIZE, 4096),  # a ratio of sizes is a plain number
+    ("1s + 500ms", DURATION, 1_500_000_000),
+    ("2 * 1.5", DURATION, 3_000_000_000),  # a plain duration is seconds
+    ("-(-3)", COUNT, 3),
+    ("10 - 2 - 3", COUNT, 5),  # left associative
+    ("24 / 4 / 2", COUNT, 3),
+])
+def test_evaluate_int(text, kind, value):
+    assert evaluate_int(text, kind=kind) == value
+
+
+@pytest.mark.parametrize("text, kind, message", [
+    ("1 / 0", COUNT, "'1 / 0' divides by zero"),
+    ("4k / (2k - 2k)", SIZE, "'4k / (2k - 2k)' divides by zero"),
+    ("9223372036854775807 + 1", COUNT, "overflows"),
+    ("4G * 4G", COUNT, "overflows"),
+    ("7 / 2", COUNT, "'7 / 2' is 3.5, not a whole number"),
+    ("4k * 4k", SIZE, "'4k * 4k' multiplies a size by a size"),
+    ("2 / 4k", SIZE, "'2 / 4k' divides a plain number by a size"),
+    ("1 - 2", COUNT, "'1 - 2' is -1: the result cannot be negative"),
+    ("2 * (3", COUNT, "'2 * (3': expected ')', found the end"),
+    ("1 2", COUNT, "'1 2': expected an operator, found '2'"),
+    ("2 **3", COUNT, "'2 **3': expected a number, found '*'"),
+    ("", COUNT, "empty expression"),
+    ("3 % 2", COUNT, "unexpected '%'"),
+    ("x * 2", COUNT, "unknown name 'x'; a variable is written ${x}"),
+    ("4MB * 2", SIZE, "ambiguous unit 'MB'"),
+    ("2m * 2", COUNT, "ambiguous unit 'm'"),
+    ("007 + 1", COUNT, "'007' has a leading zero"),
+    ("(" * 100 + "1" + ")" * 100, COUNT, "nested more than 64 levels deep"),
+])
+def test_refusals(text, kind, message):
+    with pytest.raises(ExprError) as info:
+        evaluate_int(text, kind=kind)
+    assert message in str(info.value)
+
+
+def test_names_are_quantities_of_the_kind():
+    names = {"baseline": Fraction(250_000)}
+    assert evaluate(parse("baseline * 0.9"), kind=COUNT, names=names) == 225_000
+    assert evaluate(parse("base + 1ms"), kind=DURATION,
+                    names={"base": Fraction(2_000_000)}) == 3_000_000
+    with pytest.raises(ExprError, match="unknown name 'other'; known names: baseline"):
+        evaluate(parse("other"), kind=COUNT, names=names)
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("4k", False), ("-5", False), ("1.5 MiB", False), ("100MiB/s", False), ("1:30", False),
+    ("x", False), ("4 * 2", True), ("(4)", True), ("${x}", False), ("1M - 512", True),
+    ("4k / 2", True),
+])
+def test_is_expression(text, expected):
+    assert is_expression(text) is expected
