@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import fnmatch
 import sys
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ from typing import Any
 import pytest
 
 RESULTS_KEY = pytest.StashKey[list[Any]]()
+GROUP_RESULTS_KEY = pytest.StashKey[dict[Any, Any]]()
 # The terminal as it was before capturing began; live progress goes there.
 TERMINAL_KEY = pytest.StashKey[Any]()
 
@@ -56,8 +58,21 @@ class SuiteFile(pytest.File):
         except SuiteError as exc:
             # CollectError renders its message alone, without a traceback.
             raise self.CollectError(str(exc)) from None
+        self.cases = suite.cases
         for case in suite.cases:
             yield WorkloadItem.from_parent(self, name=case.id, case=case)
+
+    def run_together(self, case: Any, run: Any) -> Any:
+        """The result of `case`, running its whole group (once) when it has one: members of a
+        group run concurrently in one engine session, as the suite asks."""
+        if case.group is None:
+            return run([case])[0]
+        cache = self.config.stash.setdefault(GROUP_RESULTS_KEY, {})
+        key = (str(self.path), case.group)
+        if key not in cache:
+            members = [c for c in self.cases if c.group == case.group]
+            cache[key] = {r.case.id: r for r in run(members)}
+        return cache[key][case.id]
 
 
 class CaseFailed(Exception):
@@ -74,14 +89,21 @@ class WorkloadItem(pytest.Item):
         self.case = case
 
     def runtest(self) -> None:
-        from iogate.runner import expected_bytes, run_case
+        from iogate.errors import RealizedWorkloadWarning
+        from iogate.runner import expected_bytes, run_cases
 
-        progress = _LiveProgress(self.config, self.nodeid, expected_bytes(self.case))
-        try:
-            result = run_case(self.case, filename=self.config.getoption("iogate_filename"),
-                              on_progress=progress)
-        finally:
-            progress.close()
+        def run(cases: list[Any]) -> list[Any]:
+            progress = _LiveProgress(self.config, self.nodeid, expected_bytes(cases))
+            try:
+                return run_cases(cases, filename=self.config.getoption("iogate_filename"),
+                                 on_progress=progress, on_phase=progress.set_phase)
+            finally:
+                progress.close()
+
+        assert isinstance(self.parent, SuiteFile)
+        result = self.parent.run_together(self.case, run)
+        for warning in result.warnings:
+            warnings.warn(RealizedWorkloadWarning(f"{result.id}: {warning}"), stacklevel=1)
         self.config.stash[RESULTS_KEY].append(result)
         for path, value in sorted(result.metrics.items()):
             self.user_properties.append((path, value))
@@ -123,6 +145,10 @@ class _LiveProgress:
                 self._line(progress)
         else:
             self._line(progress)
+
+    def set_phase(self, phase: str) -> None:
+        if self._line is not None:
+            self._line.set_phase(phase)
 
     def close(self) -> None:
         if self._line is None or not self._line.enabled:

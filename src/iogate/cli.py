@@ -66,7 +66,7 @@ def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
 
 def cmd_run(args: argparse.Namespace) -> int:
     from iogate import report
-    from iogate.runner import CaseResult, case_id, expected_bytes, run_case
+    from iogate.runner import CaseResult, case_id, expected_bytes, plan, run_cases
 
     suites = _load_all(args.paths)
     cases = [c for s in suites for c in s.cases
@@ -76,19 +76,26 @@ def cmd_run(args: argparse.Namespace) -> int:
         return EXIT_INVALID
     signal.signal(signal.SIGTERM, _raise_interrupt)
     results: list[CaseResult] = []
-    for case in cases:
-        line = report.ProgressLine(case_id(case), stream=sys.stderr,
-                                   total_bytes=expected_bytes(case))
+    for unit in plan(cases):
+        label = " + ".join(case_id(c) for c in unit)
+        line = report.ProgressLine(label, stream=sys.stderr, total_bytes=expected_bytes(unit))
         try:
-            result = run_case(case, filename=args.filename, on_progress=line)
+            unit_results = run_cases(unit, filename=args.filename, on_progress=line,
+                                     on_phase=line.set_phase)
         finally:
             line.close()
-        results.append(result)
-        print(f"{result.id}: {result.outcome}"
-              + (f" ({result.error})" if result.error else ""), file=sys.stderr)
-        if result.outcome == "interrupted":
+        for result in unit_results:
+            results.append(result)
+            print(f"{result.id}: {result.outcome}"
+                  + (f" ({result.error})" if result.error else ""), file=sys.stderr)
+            for warning in result.warnings:
+                print(f"{result.id}: warning: {warning}", file=sys.stderr)
+        if any(r.outcome == "interrupted" for r in unit_results):
             break
     print(report.results_table(results))
+    if report.warnings_text(results):
+        print()
+        print(report.warnings_text(results))
     for r in results:
         if r.outcome != "passed":
             print()

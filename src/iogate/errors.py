@@ -55,5 +55,9 @@ class EngineError(IogateError):
         return self.message
 
 
+class RealizedWorkloadWarning(UserWarning):
+    """What ran differs from what the suite asked for by more than sampling noise explains."""
+
+
 class TargetError(IogateError):
     """The target file or device of a workload is unusable."""

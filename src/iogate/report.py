@@ -63,6 +63,9 @@ def failure_report(result: CaseResult) -> str:
         parts.append(f"{result.id}: {n} of {len(result.checks)} expectation(s) not met")
     if result.checks:
         parts += ["", checks_table(result.checks)]
+    if result.warnings:
+        parts += ["", "realized workload differs from the request:"]
+        parts += [f"  - {w}" for w in result.warnings]
     failing = [c for c in result.failed_checks if c.expectation.metric.text in case.source_lines]
     if failing:
         parts += ["", f"suite lines ({case.path}):"]
@@ -117,6 +120,8 @@ def summary_table(results: Sequence[CaseResult]) -> str:
                            f"(got {observed_text(c)})" for c in r.failed_checks)
         if r.outcome == "error" and r.error:
             failed = r.error
+        if r.warnings:
+            failed = "; ".join(filter(None, [failed, f"{len(r.warnings)} warning(s)"]))
         verdict = r.outcome.upper() if r.outcome != "passed" else "passed"
         rows.append((r.id, verdict, f"{r.duration_s:.1f}s", " ".join(shown), failed))
     return table(("case", "verdict", "time", "metrics", "problems"), rows)
@@ -134,6 +139,11 @@ def results_table(results: Sequence[CaseResult]) -> str:
         if r.outcome in ("error", "interrupted"):
             rows.append((r.id, "(run)", "-", r.error or r.outcome, r.outcome.upper()))
     return table(("case", "metric", "expected", "observed", "verdict"), rows)
+
+
+def warnings_text(results: Sequence[CaseResult]) -> str:
+    """Every realized-workload warning, one line each; empty when there are none."""
+    return "\n".join(f"{r.id}: warning: {w}" for r in results for w in r.warnings)
 
 
 def results_document(results: Sequence[CaseResult]) -> dict[str, Any]:
@@ -167,6 +177,7 @@ class ProgressLine:
     def __init__(self, label: str, stream: IO[str] | None = None, width: int = 24,
                  total_bytes: int | None = None) -> None:
         self.label = label
+        self.phase = ""  # e.g. "precondition 1/2"; empty for the measured run
         self.total_bytes = total_bytes  # for runs that end by size, not by time
         self.stream = stream or sys.stderr
         self.width = width
@@ -200,11 +211,17 @@ class ProgressLine:
             bar = "#" * filled + "." * (self.width - filled)
         eta = "" if remaining is None else f" ETA {remaining:4.0f}s"
         state = self.STATES.get(p.state, p.state)
+        if self.phase:
+            state = f"{self.phase}: {state}"
         text = (f"\r{self.label} [{bar}] {state:<10} {p.elapsed_ns / 1e9:6.1f}s{eta} "
                 f"{format_count(self._rate):>7} IOPS")
         self.stream.write(text + "\x1b[K")
         self.stream.flush()
         self._shown = True
+
+    def set_phase(self, phase: str) -> None:
+        self.phase = phase
+        self._last = None  # live IOPS restart with the new phase
 
     def close(self) -> None:
         if self.enabled and self._shown:

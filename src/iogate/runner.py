@@ -7,19 +7,23 @@ pytest plugin) call :func:`run_case` and render the :class:`CaseResult` it retur
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import tempfile
 import time
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
-from iogate.engine.session import JobSpec, Progress, run
+from iogate.engine.session import Progress, run
 from iogate.errors import EngineError
 from iogate.expect import Check, evaluate
+from iogate.lower import lower, lower_step
 from iogate.metrics import DIRECTIONS
+from iogate.realized import realized_warnings, requested
 from iogate.results import RunResult
 from iogate.spec import Case
 
@@ -40,6 +44,8 @@ class CaseResult:
     duration_s: float = 0.0
     target: str | None = None
     run: RunResult | None = None
+    warnings: list[str] = field(default_factory=list)  # realized workload differs from asked
+    requested: dict[str, float] = field(default_factory=dict)
 
     @property
     def id(self) -> str:
@@ -62,6 +68,8 @@ class CaseResult:
             "workload": self.case.workload.model_dump(mode="json"),
             "checks": [check_to_json(self.case, c) for c in self.checks],
             "metrics": self.metrics,
+            "requested": self.requested,
+            "warnings": self.warnings,
             "series": self.series(),
         }
 
@@ -91,38 +99,16 @@ def check_to_json(case: Case, check: Check) -> dict[str, Any]:
     }
 
 
-def expected_bytes(case: Case) -> int | None:
-    """Bytes a run that ends by size will move, for progress; None when it ends by time."""
-    w = case.workload
-    return None if w.time_based else w.size * w.numjobs
+def expected_bytes(cases: Sequence[Case]) -> int | None:
+    """Bytes a run that ends by size will move, for progress; None when one ends by time."""
+    if any(c.workload.time_based for c in cases):
+        return None
+    return sum(c.workload.size * c.workload.numjobs for c in cases)
 
 
 def _seed_for(case: Case) -> int:
     # Stable across runs for the same case, different between cases.
     return zlib.crc32(f"{case.suite_name}/{case.id}".encode()) or 1
-
-
-def lower(case: Case, filename: str) -> JobSpec:
-    """Translate a validated workload into the engine's job spec."""
-    w = case.workload
-    mixed = w.rw in ("rw", "randrw")
-    return JobSpec(
-        engine=w.ioengine,
-        rw=w.rw,
-        bs_read=w.bs.read,
-        bs_write=w.bs.write,
-        iodepth=w.iodepth,
-        numjobs=w.numjobs,
-        size=w.size,
-        offset=w.offset,
-        runtime_ns=w.runtime or 0,
-        ramp_ns=w.ramp_time or 0,
-        time_based=w.time_based,
-        direct=w.direct,
-        rwmixread=(w.rwmixread if w.rwmixread is not None else 50) if mixed else 100,
-        filename=filename,
-        seed=_seed_for(case),
-    )
 
 
 def scratch_dir() -> str:
@@ -137,39 +123,110 @@ def scratch_dir() -> str:
     return tempfile.gettempdir()
 
 
-def run_case(
-    case: Case,
-    *,
-    filename: str | None = None,
-    on_progress: ProgressCallback | None = None,
-    should_stop: Callable[[], bool] | None = None,
-) -> CaseResult:
-    """Run one case and judge it. Never raises for engine or I/O errors: they become outcomes.
+def plan(cases: Sequence[Case]) -> list[list[Case]]:
+    """Cases in the order they run: each alone (fio's stonewall), except that cases sharing a
+    ``group`` within a suite run together, at the place of the group's first case."""
+    units: list[list[Case]] = []
+    by_group: dict[tuple[Path, str], list[Case]] = {}
+    for case in cases:
+        if case.group is None:
+            units.append([case])
+            continue
+        key = (case.path, case.group)
+        if key not in by_group:
+            by_group[key] = []
+            units.append(by_group[key])
+        by_group[key].append(case)
+    return units
 
-    ``filename`` overrides the workload's target (``--filename``). A workload without any
-    target runs on a temporary file that is removed afterwards.
-    """
-    started = time.monotonic()
-    target = filename or case.workload.filename
+
+@contextlib.contextmanager
+def _targets(cases: Sequence[Case], override: str | None) -> Iterator[list[list[str]]]:
+    """The files of each case: ``--filename`` if given, else the suite's, else a temporary
+    file (removed afterwards). The null engine needs none."""
     scratch: str | None = None
-    if case.workload.ioengine == "null":
-        target = target or ""
-    elif not target:
-        scratch = tempfile.mkdtemp(prefix="iogate-", dir=scratch_dir())
-        target = os.path.join(scratch, f"{case.id}.data")
+    out: list[list[str]] = []
     try:
-        try:
-            result = run([lower(case, target)], on_progress=on_progress, should_stop=should_stop)
-        except EngineError as exc:
-            return CaseResult(case, "error", error=str(exc), target=target or None,
-                              duration_s=time.monotonic() - started)
-        except KeyboardInterrupt:
-            return CaseResult(case, "interrupted", error="interrupted before the run started",
-                              target=target or None, duration_s=time.monotonic() - started)
+        for case in cases:
+            w = case.workload
+            if w.ioengine == "null":
+                out.append([])
+            elif override:
+                out.append([override])
+            elif w.filename:
+                out.append([w.filename] if isinstance(w.filename, str) else list(w.filename))
+            else:
+                if scratch is None:
+                    scratch = tempfile.mkdtemp(prefix="iogate-", dir=scratch_dir())
+                out.append([os.path.join(scratch, f"{case.id}.data")])
+        yield out
     finally:
         if scratch:
             shutil.rmtree(scratch, ignore_errors=True)
 
+
+def run_cases(
+    cases: Sequence[Case],
+    *,
+    filename: str | None = None,
+    on_progress: ProgressCallback | None = None,
+    should_stop: Callable[[], bool] | None = None,
+    on_phase: Callable[[str], None] | None = None,
+) -> list[CaseResult]:
+    """Run cases that belong together (one group, or a single case) and judge each.
+
+    Each case's precondition steps run first, one after another, unmeasured; then every case
+    runs in one engine session (one job per case). Never raises for engine or I/O errors:
+    they become outcomes. ``filename`` overrides every target (``--filename``).
+    """
+    started = time.monotonic()
+
+    def failed(outcome: str, error: str, targets: list[list[str]]) -> list[CaseResult]:
+        return [CaseResult(c, outcome, error=error, target=_target_text(t),
+                           duration_s=time.monotonic() - started)
+                for c, t in zip(cases, targets, strict=True)]
+
+    with _targets(cases, filename) as targets:
+        try:
+            for case, files in zip(cases, targets, strict=True):
+                steps = list(case.preconditions)
+                for i, step in enumerate(steps, 1):
+                    for loop in range(step.loops):
+                        if on_phase is not None:
+                            on_phase(f"precondition {i}/{len(steps)}"
+                                     + (f" pass {loop + 1}/{step.loops}" if step.loops > 1 else ""))
+                        pre = run([lower_step(step, filenames=files, seed=_seed_for(case) + i)],
+                                  on_progress=on_progress, should_stop=should_stop)
+                        if pre.interrupted:
+                            return failed("interrupted", "interrupted during a precondition",
+                                          targets)
+                        error = _io_error(pre)
+                        if error:
+                            return failed("error", f"precondition step {i}: {error}", targets)
+            if on_phase is not None:
+                on_phase("")
+            specs = [lower(c.workload, filenames=files, seed=_seed_for(c))
+                     for c, files in zip(cases, targets, strict=True)]
+            result = run(specs, on_progress=on_progress, should_stop=should_stop)
+        except EngineError as exc:
+            return failed("error", str(exc), targets)
+        except KeyboardInterrupt:
+            return failed("interrupted", "interrupted before the run started", targets)
+        duration = time.monotonic() - started
+        return [_judge(case, result.job_result(i), duration, _target_text(files))
+                for i, (case, files) in enumerate(zip(cases, targets, strict=True))]
+
+
+def run_case(case: Case, **kwargs: Any) -> CaseResult:
+    """Run one case on its own (its group, if any, is ignored)."""
+    return run_cases([case], **kwargs)[0]
+
+
+def _target_text(files: list[str]) -> str | None:
+    return ", ".join(files) if files else None
+
+
+def _judge(case: Case, result: RunResult, duration: float, target: str | None) -> CaseResult:
     extra = [e.metric.text for e in case.expectations]
     metrics = result.metrics(extra)
     checks = [evaluate(e, result.metric(e.metric)) for e in case.expectations]
@@ -183,12 +240,14 @@ def run_case(
     else:
         outcome = "failed"
     return CaseResult(case, outcome, checks=checks, metrics=metrics, error=error,
-                      duration_s=time.monotonic() - started, target=target or None, run=result)
+                      duration_s=duration, target=target, run=result,
+                      warnings=realized_warnings(result.specs, result),
+                      requested=requested(result.specs))
 
 
 def _io_error(result: RunResult) -> str | None:
     for job_index, job in enumerate(result.jobs):
-        for direction in ("read", "write"):
+        for direction in ("read", "write", "sync"):
             d = getattr(job, direction)
             if d.errors:
                 return (f"{d.errors} {direction} error(s) in job {job_index}; first: "
