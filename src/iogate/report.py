@@ -85,7 +85,14 @@ _DURATION_KEYS = ("runtime", "ramp_time")
 
 def workload_lines(result: CaseResult) -> list[str]:
     """The resolved workload in suite syntax, sizes and durations in the units people write."""
-    data = result.case.workload.model_dump(mode="json", exclude_none=True)
+    workload = result.case.workload
+    full = workload.model_dump(mode="json", exclude_none=True)
+    # What always matters, then whatever else differs from the defaults.
+    core = ["name", "ioengine", "rw", "bs", "iodepth", "numjobs", "size", "filename"]
+    if "bssplit" in full or "bsrange" in full:
+        core.remove("bs")
+    data = {k: full[k] for k in core if k in full}
+    data.update(workload.model_dump(mode="json", exclude_none=True, exclude_defaults=True))
     data.pop("expect", None)
     if result.target is not None:
         data["filename"] = result.target

@@ -152,3 +152,48 @@ workloads:
     result = pytester.runpytest("-p", "no:cacheprovider", f"--iogate-filename={target}")
     result.assert_outcomes(passed=1)
     assert target.stat().st_size == 256 * 1024
+
+
+def test_group_members_are_items_that_run_together(pytester: pytest.Pytester) -> None:
+    write_suite(pytester, """\
+suite: together
+defaults:
+  ioengine: null
+  size: 1MiB
+  runtime: 100ms
+  time_based: true
+  group: pair
+workloads:
+  - name: reader
+    rw: randread
+    expect:
+      read.ios: "> 0"
+  - name: writer
+    rw: randwrite
+    expect:
+      write.ios: "> 0"
+""")
+    result = pytester.runpytest("-p", "no:cacheprovider", "--iogate-json=r.json")
+    result.assert_outcomes(passed=2)
+    doc = json.loads((pytester.path / "r.json").read_text())
+    assert [c["id"] for c in doc["cases"]] == ["demo.suite.yaml::reader",
+                                               "demo.suite.yaml::writer"]
+
+
+def test_realized_workload_warnings_reach_pytest(pytester: pytest.Pytester, disk_dir) -> None:
+    write_suite(pytester, f"""\
+suite: warn
+workloads:
+  - name: too-fast
+    ioengine: psync
+    rw: randread
+    direct: true
+    size: 1MiB
+    runtime: 200ms
+    time_based: true
+    rate_iops: 10M
+    filename: {disk_dir}/t.data
+""")
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1, warnings=1)
+    result.stdout.fnmatch_lines(["*RealizedWorkloadWarning*read.rate_pct*could not keep up*"])
