@@ -20,7 +20,14 @@ from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
 from iogate.metrics import BS_PCT, DIRECTIONS
-from iogate.results import DirectionResult, JobResult, RunResult, mean_bs, rate_target
+from iogate.results import (
+    DirectionResult,
+    JobResult,
+    RunResult,
+    achieved_rates,
+    mean_bs,
+    rate_target,
+)
 from iogate.units import format_bandwidth, format_size
 
 if TYPE_CHECKING:
@@ -193,18 +200,18 @@ def _block_sizes(spec: JobSpec, name: str, d: DirectionResult) -> Iterator[str]:
 
 def _rate(spec: JobSpec, name: str, d: DirectionResult) -> Iterator[str]:
     target = rate_target(spec, name)
-    seconds = d.runtime_ns / 1e9
+    done_iops, done_bw, seconds = achieved_rates(d, spec)
     if target is None or seconds <= 0:
         return
     iops, bw = target
     candidates = []  # (achieved / requested, requested IOPS, description)
     if iops:
-        candidates.append((d.iops / iops, float(iops),
-                           f"{d.iops:.0f} of {iops} {name} IOPS"))
+        candidates.append((done_iops / iops, float(iops),
+                           f"{done_iops:.0f} of {iops} {name} IOPS"))
     bs = mean_bs(spec, name)
     if bw and bs > 0:
-        candidates.append((d.bw / bw, bw / bs,
-                           f"{format_bandwidth(d.bw)} of {format_bandwidth(bw)} {name} bandwidth"))
+        candidates.append((done_bw / bw, bw / bs, f"{format_bandwidth(done_bw)} of "
+                           f"{format_bandwidth(bw)} {name} bandwidth"))
     if not candidates:
         return
     # The stricter limit binds, so the direction is judged by its nearer ratio.

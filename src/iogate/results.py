@@ -347,6 +347,18 @@ def rate_target(spec: JobSpec, direction: str) -> tuple[int, int] | None:
     return iops, bw
 
 
+def achieved_rates(d: DirectionResult, spec: JobSpec) -> tuple[float, float, float]:
+    """(IOPS, bytes per second, seconds) a rate-limited direction achieved over its schedule.
+
+    A time-based run's schedule covers exactly its runtime: requests that complete while the
+    run drains still count, but the drain itself is not part of the window.
+    """
+    window_ns = spec.runtime_ns if spec.time_based and spec.runtime_ns else d.runtime_ns
+    if not window_ns:
+        return 0.0, 0.0, 0.0
+    return d.ios * 1e9 / window_ns, d.bytes * 1e9 / window_ns, window_ns / 1e9
+
+
 def achieved_ratio(d: DirectionResult, target: tuple[int, int], spec: JobSpec,
                    direction: str) -> tuple[float, float]:
     """(achieved / requested, requested IOPS) of a rate-limited direction.
@@ -356,11 +368,12 @@ def achieved_ratio(d: DirectionResult, target: tuple[int, int], spec: JobSpec,
     """
     iops, bw = target
     bs = mean_bs(spec, direction)
+    done_iops, done_bw, _ = achieved_rates(d, spec)
     ratios, asked = [], []
     if iops:
-        ratios.append(d.iops / iops)
+        ratios.append(done_iops / iops)
         asked.append(float(iops))
     if bw:
-        ratios.append(d.bw / bw)
+        ratios.append(done_bw / bw)
         asked.append(bw / bs if bs > 0 else 0.0)
     return max(ratios), min(asked)

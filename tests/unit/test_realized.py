@@ -107,7 +107,7 @@ def test_a_range_entry_is_judged_as_a_whole():
 
 
 def test_a_device_that_cannot_keep_up_is_named_with_its_rate():
-    s = spec(rw="randread", rate_iops_read=1000)
+    s = spec(rw="randread", rate_iops_read=1000, runtime_ns=10 * SECOND)
     slow = JobResult(read=direction({4 * KiB: 8120}, seconds=10.0))
     assert realized_warnings([s], run_of(slow, s)) == [
         "read.rate_pct: the device could not keep up: 812 of 1000 read IOPS (81%)"]
@@ -119,7 +119,7 @@ def test_a_device_that_cannot_keep_up_is_named_with_its_rate():
 
 
 def test_the_rate_floor_is_two_percent_for_long_runs():
-    s = spec(rw="randread", rate_iops_read=100_000)
+    s = spec(rw="randread", rate_iops_read=100_000, runtime_ns=100 * SECOND)
     # 10 million expected requests: noise is 0.13%, so the 2% floor decides.
     assert realized_warnings([s], run_of(JobResult(read=direction({4 * KiB: 9_810_000}, 100.0)),
                                          s)) == []
@@ -128,7 +128,7 @@ def test_the_rate_floor_is_two_percent_for_long_runs():
 
 
 def test_a_byte_rate_is_judged_by_bandwidth():
-    s = spec(rw="write", rate_bytes_write=4 * KiB * 1000)
+    s = spec(rw="write", rate_bytes_write=4 * KiB * 1000, runtime_ns=10 * SECOND)
     [warning] = realized_warnings([s], run_of(JobResult(write=direction({4 * KiB: 5000}, 10.0)),
                                               s))
     assert warning == ("write.rate_pct: the device could not keep up: 1.953MiB/s of "
@@ -136,10 +136,19 @@ def test_a_byte_rate_is_judged_by_bandwidth():
 
 
 def test_running_faster_than_requested_is_named():
-    s = spec(rw="randread", rate_iops_read=1000)
+    s = spec(rw="randread", rate_iops_read=1000, runtime_ns=10 * SECOND)
     [warning] = realized_warnings([s], run_of(JobResult(read=direction({4 * KiB: 15000}, 10.0)),
                                               s))
     assert warning.startswith("read.rate_pct: ran faster than requested: 1500 of 1000")
+
+
+def test_the_drain_after_a_time_based_run_is_not_held_against_the_rate():
+    # 10 s of schedule, then 0.4 s for the last requests to complete: every request due
+    # in the window was done, so the rate was kept.
+    s = spec(rw="randread", rate_iops_read=1000, runtime_ns=10 * SECOND)
+    result = run_of(JobResult(read=direction({4 * KiB: 10_000}, seconds=10.4)), s)
+    assert realized_warnings([s], result) == []
+    assert result.metric("read.rate_pct") == 100.0
 
 
 def data_job(sampled: int, compressed: int, blocks: int = 0, dups: int = 0) -> JobResult:
