@@ -23,7 +23,7 @@ import math
 import re
 from collections.abc import Callable, Iterator, Mapping
 from fractions import Fraction
-from typing import Annotated, Any, Literal, NamedTuple
+from typing import TYPE_CHECKING, Annotated, Any, Literal, NamedTuple, Optional
 
 from pydantic import (
     AfterValidator,
@@ -34,6 +34,7 @@ from pydantic import (
     PlainSerializer,
     ValidationError,
     WithJsonSchema,
+    create_model,
     model_validator,
 )
 from pydantic_core import PydanticCustomError
@@ -883,87 +884,37 @@ STEP_INHERITS = ("filename", "size", "offset", "ioengine", "direct", *_BS_KEYS)
 EXCLUSIVE_GROUPS = (frozenset(_BS_KEYS), frozenset(("rwmixread", "rwmixwrite")))
 
 
-class PreconditionEntry(BaseModel):
-    """A precondition step as written: ``rw`` and any job key except the inherited ones."""
-
-    model_config = _STRICT
-    rw: RwMode
-    loops: AtLeastOne | None = None
-    filename: FileNames | None = None
-    ioengine: IoEngine | None = None
-    bs: BlockSize | None = None
-    bsrange: BsRangeField | None = None
-    bssplit: BsSplitField | None = None
-    blockalign: BlockAlign | None = None
-    iodepth: AtLeastOne | None = None
-    numjobs: AtLeastOne | None = None
-    size: PositiveSize | None = None
-    offset: Size | None = None
-    runtime: PositiveDuration | None = None
-    time_based: bool | None = None
-    ramp_time: Duration | None = None
-    direct: bool | None = None
-    rwmixread: Percent | None = None
-    rwmixwrite: Percent | None = None
-    rate_iops: RateIops | None = None
-    rate: RateBytes | None = None
-    rate_process: Literal["linear", "poisson"] | None = None
-    buffer_compress_percentage: Percent | None = None
-    buffer_compress_chunk: PositiveSize | None = None
-    refill_buffers: bool | None = None
-    buffer_pattern: Pattern | None = None
-    zero_buffers: bool | None = None
-    dedupe_percentage: Percent | None = None
-    random_distribution: RandomDistribution | None = None
-    randseed: Seed | None = None
-    randrepeat: bool | None = None
-    thinktime: PositiveDuration | None = None
-    thinktime_blocks: AtLeastOne | None = None
-    fsync: AtLeastOne | None = None
-    fdatasync: AtLeastOne | None = None
-    invalidate: bool | None = None
+def _as_written(name: str, doc: str, **own: Any) -> type[BaseModel]:
+    """A model of the same keys as JobFields as written in a file, where every key may be
+    missing (it comes from further out), plus the model's `own` fields."""
+    fields: dict[str, Any] = {}
+    for key, info in JobFields.model_fields.items():
+        annotation: Any = info.annotation
+        if info.metadata:
+            args = (annotation, *info.metadata)
+            annotation = Annotated[args]  # type: ignore[valid-type]
+        fields[key] = (Optional[annotation], Field(  # noqa: UP045 - built at run time
+            default=None, description=info.description, json_schema_extra=info.json_schema_extra))
+    fields.update(own)
+    model = create_model(name, __config__=_STRICT, __doc__=doc, **fields)
+    model.__module__ = __name__
+    return model
 
 
-class Defaults(BaseModel):
-    """Values every workload of the suite starts from; a workload's own keys win."""
+if TYPE_CHECKING:  # the checker sees plain models; they are built below at run time
+    class PreconditionEntry(BaseModel): ...
 
-    model_config = _STRICT
-    filename: FileNames | None = None
-    ioengine: IoEngine | None = None
-    rw: RwMode | None = None
-    bs: BlockSize | None = None
-    bsrange: BsRangeField | None = None
-    bssplit: BsSplitField | None = None
-    blockalign: BlockAlign | None = None
-    iodepth: AtLeastOne | None = None
-    numjobs: AtLeastOne | None = None
-    size: PositiveSize | None = None
-    offset: Size | None = None
-    runtime: PositiveDuration | None = None
-    time_based: bool | None = None
-    ramp_time: Duration | None = None
-    direct: bool | None = None
-    rwmixread: Percent | None = None
-    rwmixwrite: Percent | None = None
-    rate_iops: RateIops | None = None
-    rate: RateBytes | None = None
-    rate_process: Literal["linear", "poisson"] | None = None
-    buffer_compress_percentage: Percent | None = None
-    buffer_compress_chunk: PositiveSize | None = None
-    refill_buffers: bool | None = None
-    buffer_pattern: Pattern | None = None
-    zero_buffers: bool | None = None
-    dedupe_percentage: Percent | None = None
-    random_distribution: RandomDistribution | None = None
-    randseed: Seed | None = None
-    randrepeat: bool | None = None
-    thinktime: PositiveDuration | None = None
-    thinktime_blocks: AtLeastOne | None = None
-    fsync: AtLeastOne | None = None
-    fdatasync: AtLeastOne | None = None
-    invalidate: bool | None = None
-    group: Name | None = None
-    precondition: list[PreconditionEntry] | None = None
+    class Defaults(BaseModel): ...
+else:
+    PreconditionEntry = _as_written(
+        "PreconditionEntry",
+        "A precondition step as written: ``rw`` and any job key, inherited ones included.",
+        rw=(RwMode, ...), loops=(Optional[AtLeastOne], None))  # noqa: UP045
+    Defaults = _as_written(
+        "Defaults",
+        "Values every workload of the suite starts from; a workload's own keys win.",
+        group=(Optional[Name], None),  # noqa: UP045
+        precondition=(Optional[list[PreconditionEntry]], None))  # noqa: UP045
 
 
 class WorkloadEntry(Defaults):
