@@ -1,23 +1,42 @@
-"""Expectations: ``read.clat.p99: "<= 1.2ms"`` parsed, checked against a measured value.
+"""Expectations: ``read.clat.p99: "<= 1.2ms"`` parsed, checked against measured values.
 
-An expectation is ``OP EXPR`` with OP one of ``>= <= > < == !=``. EXPR is parsed into a
-small AST; today the only node is a literal number with a unit, whose unit must match
-the metric's kind (a latency takes ``ms``, an IOPS figure ``k``, a bandwidth ``MiB/s``, a
-percentage ``5%`` or a plain ``5``, a ratio a plain decimal such as ``0.55``).
-The tokenizer already knows ``+ - * / ( )`` and identifiers so that arithmetic and names
-such as ``baseline`` can be added by extending :func:`_Parser.expression` and
-:func:`_value_of` without touching the rest.
+An expectation is ``OP EXPR [in SHARE [of INTERVAL]]`` with OP one of ``>= <= > < == !=``.
+
+EXPR is an arithmetic expression (:mod:`iogate.expr`: ``+ - * /``, parentheses) over
+numbers with units and two names: ``baseline`` (the baseline's value of the same metric
+and statistic) and ``mean`` (the whole-run value, for windowed expectations). Units must
+fit the metric's kind (a latency takes ``ms``, an IOPS figure ``k``, a bandwidth
+``MiB/s``, a percentage ``5%`` or a plain ``5``, a ratio a plain decimal such as
+``0.55``); this is checked when the suite is loaded. ``baseline + 10%`` is
+``baseline * 1.1``: a percentage added to or subtracted from a value is that share of it,
+except for percent metrics, where ``%`` is the metric's unit (percentage points).
+
+The metric key may name a statistic over repeats, ``read.iops@min`` (median by default;
+``@cv`` is a percentage). A window (``in 99% of 1s``, ``in all``) asks that share of the
+run's intervals (1 s unless given, at least 10 ms) to satisfy the comparison on their own.
 """
 
 from __future__ import annotations
 
+import difflib
 import math
 import operator
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
+from types import MappingProxyType
 
-from iogate.metrics import LATENCIES, Kind, MetricPath, parse_metric
+from iogate import expr
+from iogate.metrics import (
+    LATENCIES,
+    Kind,
+    MetricPath,
+    has_series,
+    parse_metric,
+    series_paths,
+    split_statistic,
+)
 from iogate.units import (
     UnitError,
     format_bandwidth,
@@ -30,8 +49,8 @@ from iogate.units import (
     parse_size,
 )
 
-__all__ = ["ExpectationError", "Expectation", "Check", "parse_expectation", "evaluate",
-           "format_value", "OPERATORS"]
+__all__ = ["ExpectationError", "Expectation", "Window", "Check", "parse_expectation",
+           "evaluate", "evaluate_window", "format_value", "OPERATORS", "NAMES"]
 
 OPERATORS: dict[str, Callable[[float, float], bool]] = {
     ">=": operator.ge, "<=": operator.le, ">": operator.gt, "<": operator.lt,
@@ -104,12 +123,12 @@ def format_value(kind: Kind, value: float) -> str:
     return format_count(value)
 
 
-def _noun(metric: MetricPath) -> str:
-    if metric.kind is Kind.DURATION:
+def _noun(metric: MetricPath, kind: Kind) -> str:
+    if kind is Kind.DURATION:
         return "a latency" if metric.name in LATENCIES else "a duration"
     return {Kind.IOPS: "an IOPS figure", Kind.COUNT: "a count", Kind.BANDWIDTH: "a bandwidth",
             Kind.BYTES: "a size in bytes", Kind.PERCENT: "a percentage",
-            Kind.NUMBER: "a plain number"}[metric.kind]
+            Kind.NUMBER: "a plain number"}[kind]
 
 
 def _what_literal_is(text: str) -> str | None:
@@ -126,148 +145,265 @@ def _what_literal_is(text: str) -> str | None:
     return None
 
 
-# -- tokens and AST -----------------------------------------------------------------------
+# -- expressions -------------------------------------------------------------------------
 
-_UNIT = r"(?:[A-Za-zµμ]+(?:/s)?|/s|%)"
-_TOKEN = re.compile(
-    r"\s*(?:"
-    r"(?P<op>>=|<=|==|!=|>|<)"
-    r"|(?P<number>(?:\d+(?:\.\d*)?|\.\d+)(?:" + _UNIT + r"|\s+(?=[A-Za-zµμ%])" + _UNIT + r")?)"
-    r"|(?P<arith>[-+*/()])"
-    r"|(?P<name>[A-Za-z_][A-Za-z0-9_.]*)"
-    r")")
+NAMES = ("baseline", "mean")  # the names an expectation may refer to
+_EMPTY: Mapping[str, float] = MappingProxyType({})
+# Stand-in values for the names when a suite is loaded: only the units are checked then.
+_PROBE = Fraction(7919, 7907)
 
 
-@dataclass(frozen=True)
-class Token:
-    kind: str  # op, number, arith, name
-    text: str
-    pos: int
+def _expr_kind(kind: Kind) -> expr.Kind:
+    def literal(text: str) -> Fraction:
+        value = _PARSERS[kind](text)
+        return Fraction(repr(value)) if isinstance(value, float) else Fraction(value)
+    plain = kind in (Kind.COUNT, Kind.IOPS, Kind.NUMBER)
+    return expr.Kind(_NOUN[kind], literal, None if kind is Kind.DURATION else Fraction(1),
+                     dimensioned=not plain, percent=kind is Kind.PERCENT)
 
 
-def tokenize(text: str) -> list[Token]:
-    tokens: list[Token] = []
-    pos = 0
-    while pos < len(text):
-        if text[pos:].strip() == "":
-            break
-        m = _TOKEN.match(text, pos)
-        if m is None or m.end() == pos:
-            if not tokens:
-                raise ExpectationError(f"'{text}' must start with one of {' '.join(OPERATORS)}, "
-                                       "e.g. '>= 250k'")
-            raise ExpectationError(f"unexpected '{text[pos:].strip()}' in '{text}'")
-        kind = m.lastgroup or ""
-        tokens.append(Token(kind, m.group(kind), m.start(kind)))
-        pos = m.end()
-    return tokens
+_NOUN = {Kind.DURATION: "a duration", Kind.IOPS: "an IOPS figure", Kind.COUNT: "a count",
+         Kind.BANDWIDTH: "a bandwidth", Kind.BYTES: "a size in bytes",
+         Kind.PERCENT: "a percentage", Kind.NUMBER: "a plain number"}
+_EXPR_KINDS = {k: _expr_kind(k) for k in Kind}
 
 
-@dataclass(frozen=True)
-class Literal:
-    """A number with an optional unit, exactly as written (``1.2ms``, ``250k``)."""
-
-    text: str
-
-
-Expr = Literal  # grows into a Union when arithmetic or names arrive
-
-
-class _Parser:
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self.tokens = tokenize(text)
-        self.i = 0
-
-    def peek(self) -> Token | None:
-        return self.tokens[self.i] if self.i < len(self.tokens) else None
-
-    def take(self) -> Token:
-        tok = self.peek()
-        if tok is None:
-            raise ExpectationError(f"'{self.text}' ends too early: expected a value after "
-                                   "the operator")
-        self.i += 1
-        return tok
-
-    def comparison(self) -> tuple[str, Expr]:
-        tok = self.take()
-        if tok.kind != "op":
-            raise ExpectationError(f"'{self.text}' must start with one of "
-                                   f"{' '.join(OPERATORS)}, e.g. '>= 250k'")
-        expr = self.expression()
-        rest = self.peek()
-        if rest is not None:
-            raise ExpectationError(f"unexpected '{rest.text}' in '{self.text}': only a single "
-                                   "value may follow the operator")
-        return tok.text, expr
-
-    def expression(self) -> Expr:
-        tok = self.take()
-        if tok.kind == "number":
-            return Literal(tok.text)
-        if tok.kind == "name":
-            raise ExpectationError(f"'{tok.text}' in '{self.text}': names are not supported; "
-                                   "write a number with a unit")
-        raise ExpectationError(f"unexpected '{tok.text}' in '{self.text}': expected a number "
-                               "with a unit")
+def _literal_error(literal: str, exc: UnitError, metric: MetricPath, kind: Kind,
+                   text: str) -> ExpectationError:
+    """Why a literal does not fit the metric, with an example of what does."""
+    example = _EXAMPLES[kind]
+    noun = _noun(metric, kind)
+    if kind is Kind.DURATION and re.fullmatch(r"\d+(?:\.\d*)?|\.\d+", literal.strip()):
+        return ExpectationError(f"'{literal}' has no unit, but {metric.text} is {noun}; "
+                                f"write e.g. '{example}'")
+    is_a = _what_literal_is(literal)
+    if is_a is None or "ambiguous" in str(exc):
+        return ExpectationError(f"'{text}': {exc}")
+    return ExpectationError(f"'{literal}' is {is_a}, but {metric.text} is {noun}; "
+                            f"write e.g. '{example}'")
 
 
-def _value_of(expr: Expr, metric: MetricPath, text: str) -> float:
-    """Evaluate an expression in the base unit of the metric's kind."""
-    literal = expr.text
+def _check_units(node: expr.Node, metric: MetricPath, kind: Kind, text: str) -> None:
+    """Every literal with a unit must be of the metric's kind (a share ``10%`` excepted)."""
+    only = isinstance(node, expr.Number)
+    if only and isinstance(node, expr.Number) and not node.unit and kind is Kind.DURATION:
+        raise _literal_error(node.text, UnitError("no unit"), metric, kind, text)
+    for lit in expr.literals_in(node):
+        unit = lit.unit.strip()
+        if not unit or (unit == "%" and kind is not Kind.PERCENT and not only):
+            continue
+        try:
+            _PARSERS[kind](lit.text)
+        except UnitError as exc:
+            raise _literal_error(lit.text, exc, metric, kind, text) from None
+
+
+def _compute(node: expr.Node, kind: Kind, names: Mapping[str, float | Fraction],
+             text: str) -> float:
     try:
-        return float(_PARSERS[metric.kind](literal))
-    except UnitError as exc:
-        example = _EXAMPLES[metric.kind]
-        if metric.kind is Kind.DURATION and re.fullmatch(r"\d+(?:\.\d*)?|\.\d+", literal):
-            raise ExpectationError(f"'{literal}' has no unit, but {metric.text} is "
-                                   f"{_noun(metric)}; write e.g. '{example}'") from None
-        is_a = _what_literal_is(literal)
-        if is_a is None or "ambiguous" in str(exc):
-            raise ExpectationError(f"'{text}': {exc}") from None
-        raise ExpectationError(f"'{literal}' is {is_a}, but {metric.text} is {_noun(metric)}; "
-                               f"write e.g. '{example}'") from None
+        return float(expr.evaluate(node, kind=_EXPR_KINDS[kind],
+                                   names={k: Fraction(v) for k, v in names.items()}))
+    except expr.ExprError as exc:
+        raise ExpectationError(f"'{text}': {exc}") from None
 
 
-# -- expectations and checks --------------------------------------------------------------
+# -- windows ------------------------------------------------------------------------------
+
+DEFAULT_INTERVAL_NS = 1_000_000_000
+MIN_INTERVAL_NS = 10_000_000
+_WINDOW = re.compile(r"\s*(?:(?P<all>all)|(?P<pct>\d+(?:\.\d*)?|\.\d+)\s*%)"
+                     r"(?:\s+of\s+(?P<interval>\S.*?))?\s*\Z")
+
+
+@dataclass(frozen=True)
+class Window:
+    """``in SHARE of INTERVAL``: the share of intervals (0 < share <= 1) that must pass."""
+
+    share: float
+    interval_ns: int = DEFAULT_INTERVAL_NS
+    text: str = "all"  # the share as written: '99%' or 'all'
+
+    def needed(self, intervals: int) -> int:
+        """Intervals that must pass out of ``intervals``: ceil(share * intervals), exactly."""
+        return math.ceil(Fraction(repr(self.share)) * intervals)
+
+    def describe(self) -> str:
+        of = "" if self.interval_ns == DEFAULT_INTERVAL_NS else \
+            f" of {format_duration(self.interval_ns)}"
+        return f"in {self.text}{of}"
+
+
+def _parse_window(text: str, whole: str) -> Window:
+    m = _WINDOW.match(text)
+    if m is None:
+        raise ExpectationError(f"'{whole}': after 'in', write a share of intervals like "
+                               "'in 99%', 'in 95% of 1s' or 'in all'")
+    if m.group("all"):
+        share, shown = Fraction(1), "all"
+    else:
+        share = Fraction(m.group("pct")) / 100
+        shown = f"{m.group('pct')}%"
+        if not 0 < share <= 1:
+            raise ExpectationError(f"'{whole}': the share of intervals must be above 0% and "
+                                   f"at most 100%, got {shown}")
+    interval = DEFAULT_INTERVAL_NS
+    if m.group("interval"):
+        try:
+            interval = parse_duration(m.group("interval"), bare=None)
+        except UnitError as exc:
+            raise ExpectationError(f"'{whole}': the interval: {exc}") from None
+        if interval < MIN_INTERVAL_NS:
+            raise ExpectationError(f"'{whole}': the interval must be at least 10ms, got "
+                                   f"{format_duration(interval)}")
+    return Window(float(share), interval, shown)
+
+
+# -- expectations -------------------------------------------------------------------------
+
+_OPERATOR = re.compile(r"\s*(>=|<=|==|!=|>|<)")
+_IN = re.compile(r"\s+in(?=\s|\Z)")
+
 
 @dataclass(frozen=True)
 class Expectation:
-    """``metric OP threshold``, the threshold in the metric's base unit."""
+    """``metric[@stat] OP EXPR [in WINDOW]``.
+
+    ``literal`` is the threshold in the metric's base unit when EXPR has no names;
+    otherwise :meth:`threshold` computes it from the names' values.
+    """
 
     metric: MetricPath
     op: str
-    threshold: float
+    expr: expr.Node
     text: str  # as the user wrote it
+    names: frozenset[str] = frozenset()
+    literal: float | None = None
+    stat: str = "median"  # the statistic over repeats it judges
+    window: Window | None = None
+    line: int | None = None  # where the suite states it, set by the loader
 
-    def describe(self) -> str:
-        return f"{self.op} {format_value(self.metric.kind, self.threshold)}"
+    @property
+    def kind(self) -> Kind:
+        """The kind of the value judged: the metric's, or a percentage for ``@cv``."""
+        return Kind.PERCENT if self.stat == "cv" else self.metric.kind
+
+    @property
+    def key(self) -> str:
+        """The metric as written in ``expect``: ``read.iops`` or ``read.iops@min``."""
+        return self.metric.text + ("" if self.stat == "median" else f"@{self.stat}")
+
+    def threshold(self, names: Mapping[str, float] = _EMPTY) -> float:
+        """The threshold in base units; raise ExpectationError if a name has no value."""
+        if self.literal is not None:
+            return self.literal
+        missing = sorted(n for n in self.names if names.get(n) is None)
+        if missing:
+            raise ExpectationError(f"{self.key} {self.text} refers to "
+                                   f"{_missing_words(missing)}")
+        return _compute(self.expr, self.kind, {n: names[n] for n in self.names}, self.text)
+
+    def describe(self, names: Mapping[str, float] | None = None) -> str:
+        """``>= 250k``; with names resolved: ``>= 0.95 * baseline (237.5k)``."""
+        if self.literal is not None:
+            rhs = format_value(self.kind, self.literal)
+        else:
+            rhs = expr.describe(self.expr)
+            if names is not None and all(names.get(n) is not None for n in self.names):
+                try:
+                    rhs += f" ({format_value(self.kind, self.threshold(names))})"
+                except ExpectationError:
+                    pass
+        out = f"{self.op} {rhs}"
+        return out if self.window is None else f"{out} {self.window.describe()}"
+
+
+def _missing_words(missing: list[str]) -> str:
+    why = {"baseline": "baseline, but no baseline is loaded or it has no value for it",
+           "mean": "mean, but the whole-run value was not measured"}
+    return "; and ".join(why.get(n, f"'{n}', which has no value") for n in missing)
 
 
 def parse_expectation(metric: str, text: object) -> Expectation:
     """Parse one ``expect`` entry; raise ExpectationError with a message meant for users."""
     try:
-        path = parse_metric(metric)
+        path_text, stat = split_statistic(metric)
+        path = parse_metric(path_text)
     except ValueError as exc:
         raise ExpectationError(str(exc)) from None
+    kind = Kind.PERCENT if stat == "cv" else path.kind
     if isinstance(text, bool) or not isinstance(text, str):
-        example = _EXAMPLES[path.kind]
         raise ExpectationError(f"{text!r} is not a comparison: write a comparison like "
-                               f"'{example}' (quoted)")
-    op, expr = _Parser(text).comparison()
-    threshold = _value_of(expr, path, text)
-    return Expectation(path, op, threshold, text.strip())
+                               f"'{_EXAMPLES[kind]}' (quoted)")
+    m = _OPERATOR.match(text)
+    if m is None:
+        raise ExpectationError(f"'{text}' must start with one of {' '.join(OPERATORS)}, "
+                               "e.g. '>= 250k'")
+    op, rest = m.group(1), text[m.end():]
+    window = None
+    split = _IN.search(rest)
+    if split is not None:
+        window = _parse_window(rest[split.end():], text)
+        rest = rest[:split.start()]
+    if not rest.strip():
+        raise ExpectationError(f"'{text}' ends too early: expected a value after the operator")
+    try:
+        node = expr.parse(rest)
+    except expr.ExprError as exc:
+        raise ExpectationError(f"'{text.strip()}': {_after_quote(exc)}") from None
+    _check_units(node, path, kind, text)
+    names = expr.names_in(node)
+    unknown = sorted(names - set(NAMES))
+    if unknown:
+        close = difflib.get_close_matches(unknown[0], NAMES, n=1, cutoff=0.6)
+        hint = f"did you mean '{close[0]}'?" if close else \
+            "a suite variable is written ${" + unknown[0] + "}"
+        raise ExpectationError(f"'{text.strip()}': unknown name '{unknown[0]}'; an "
+                               f"expectation may refer to {' and '.join(NAMES)}; {hint}")
+    if window is not None:
+        if not has_series(path):
+            raise ExpectationError(f"{path.text} has no per-interval values, so it cannot "
+                                   f"be judged 'in' a share of intervals; windows work on "
+                                   f"{', '.join(series_paths())}")
+        if stat != "median" and "@" in metric:
+            raise ExpectationError(f"'{metric}': a windowed expectation judges intervals, "
+                                   "not a statistic over repeats; drop the '@" + stat + "'")
+    elif "mean" in names:
+        raise ExpectationError(f"'{text.strip()}': 'mean' is the whole-run value, so it only "
+                               "makes sense in a windowed expectation, e.g. "
+                               "'>= 0.8 * mean in all'")
+    # Evaluating with stand-ins checks units and dimensions now, not at run time.
+    value = _compute(node, kind, dict.fromkeys(names, _PROBE), text.strip())
+    return Expectation(path, op, node, text.strip(), names,
+                       literal=None if names else value, stat=stat, window=window)
+
+
+def _after_quote(exc: Exception) -> str:
+    """An expression error without its leading quote of the expression."""
+    msg = str(exc)
+    m = re.match(r"'[^']*': ", msg)
+    return msg[m.end():] if m else msg
 
 
 @dataclass(frozen=True)
 class Check:
-    """The verdict on one expectation."""
+    """The verdict on one expectation.
+
+    ``observed`` is the judged value in the expectation's base unit, or for a windowed
+    expectation the percentage of intervals that passed (see :attr:`observed_kind`).
+    ``threshold`` is the value compared with, once known.
+    """
 
     expectation: Expectation
     observed: float | None
     passed: bool
     reason: str
+    threshold: float | None = None
+    intervals: int | None = None  # windowed: how many intervals were judged
+
+    @property
+    def observed_kind(self) -> Kind:
+        return Kind.PERCENT if self.expectation.window is not None else \
+            self.expectation.kind
 
 
 def _why_unmeasured(metric: MetricPath) -> str:
@@ -286,16 +422,59 @@ def _why_unmeasured(metric: MetricPath) -> str:
     return "the workload did no I/O"
 
 
-def evaluate(exp: Expectation, observed: float | None) -> Check:
-    """Compare a measured value with an expectation. Unmeasured or NaN values fail."""
+def _resolve(exp: Expectation, names: Mapping[str, float]) -> tuple[float | None, str]:
+    """The threshold, or None and why it cannot be had."""
+    try:
+        return exp.threshold(names), ""
+    except ExpectationError as exc:
+        return None, f"not judged: {exc}"
+
+
+def evaluate(exp: Expectation, observed: float | None, *,
+             names: Mapping[str, float] = _EMPTY) -> Check:
+    """Compare a measured value with an expectation. Unmeasured or NaN values fail, and so
+    does an expectation whose names (``baseline``) have no value."""
+    threshold, why = _resolve(exp, names)
+    if threshold is None:
+        return Check(exp, observed, False, why)
     if observed is None:
-        return Check(exp, None, False, f"not measured: {_why_unmeasured(exp.metric)}")
+        return Check(exp, None, False, f"not measured: {_why_unmeasured(exp.metric)}",
+                     threshold)
     if isinstance(observed, float) and math.isnan(observed):
-        return Check(exp, observed, False, "not measured: the value is not a number")
-    passed = OPERATORS[exp.op](observed, exp.threshold)
-    shown = format_value(exp.metric.kind, observed)
-    if passed:
-        reason = f"{shown} {exp.describe()}"
-    else:
-        reason = f"{shown} is not {exp.describe()}"
-    return Check(exp, float(observed), passed, reason)
+        return Check(exp, observed, False, "not measured: the value is not a number",
+                     threshold)
+    passed = OPERATORS[exp.op](observed, threshold)
+    shown = format_value(exp.kind, observed)
+    wanted = exp.describe(names)
+    reason = f"{shown} {wanted}" if passed else f"{shown} is not {wanted}"
+    return Check(exp, float(observed), passed, reason, threshold)
+
+
+def evaluate_window(exp: Expectation, series_values: Sequence[float],
+                    whole_run: float | None, *, names: Mapping[str, float] = _EMPTY) -> Check:
+    """Judge a windowed expectation on the metric's per-interval values (base units).
+
+    ``mean`` is ``whole_run``. Passes when at least ceil(share * n) of the n intervals
+    satisfy the comparison; NaN intervals never do. No intervals: not measured, fails.
+    """
+    window = exp.window
+    if window is None:
+        raise ValueError(f"{exp.key} {exp.text} has no window; use evaluate()")
+    given = dict(names)
+    if whole_run is not None:
+        given["mean"] = whole_run
+    threshold, why = _resolve(exp, given)
+    if threshold is None:
+        return Check(exp, None, False, why)
+    n = len(series_values)
+    if n == 0:
+        return Check(exp, None, False, "not measured: no intervals were recorded",
+                     threshold, 0)
+    compare = OPERATORS[exp.op]
+    good = sum(1 for v in series_values if not math.isnan(v) and compare(v, threshold))
+    needed = window.needed(n)
+    pct = 100.0 * good / n
+    limit = format_value(exp.kind, threshold)
+    reason = (f"{pct:.1f}% of {n} intervals had {exp.metric.text} {exp.op} {limit}, "
+              f"{'100%' if window.text == 'all' else window.text} needed")
+    return Check(exp, pct, good >= needed, reason, threshold, n)

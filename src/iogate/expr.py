@@ -10,6 +10,12 @@ Each value carries a dimension: plain (a bare number) or a quantity of the kind 
 ``2 / size`` are not. A plain number added to a quantity is read in the kind's bare unit
 (bytes for sizes, seconds for durations), as a bare value of the field would be. Counts
 are plain numbers whose literals may carry ``k``, ``M``, ``G``.
+
+A percentage (``10%``) is a share, unless ``%`` is the kind's own unit (percent metrics,
+where ``5%`` is five points). Added to or subtracted from anything else, a share scales it:
+``baseline + 10%`` is ``baseline * 1.1`` and ``baseline - 10%`` is ``baseline * 0.9``;
+multiplied with a quantity it is a factor (``90% * baseline``). A share on its own is not a
+value of any kind.
 """
 
 from __future__ import annotations
@@ -23,7 +29,8 @@ from types import MappingProxyType
 from iogate.units import UnitError, parse_bandwidth, parse_count, parse_duration, parse_size
 
 __all__ = ["ExprError", "Kind", "SIZE", "DURATION", "COUNT", "BANDWIDTH", "Node", "Number",
-           "Name", "Unary", "Binary", "parse", "evaluate", "evaluate_int", "is_expression"]
+           "Name", "Unary", "Binary", "parse", "evaluate", "evaluate_int", "is_expression",
+           "names_in", "literals_in", "describe"]
 
 LIMIT = 1 << 63  # every intermediate and final value must stay below this in magnitude
 MAX_DEPTH = 64  # nesting of parentheses and unary signs
@@ -39,8 +46,9 @@ class Kind:
 
     name: str  # "a size", used in messages
     literal: Callable[[str], Fraction]  # a literal with a unit, in base units
-    bare: Fraction  # base units per bare number (1 byte, 10^9 ns per second)
+    bare: Fraction | None  # base units per bare number (1 byte, 10^9 ns); None: needs a unit
     dimensioned: bool = True  # False: every value is plain (counts)
+    percent: bool = False  # '%' is this kind's unit (percentage points), not a share
 
 
 def _exact(parse: Callable[[str], int | float]) -> Callable[[str], Fraction]:
@@ -91,7 +99,7 @@ Node = Number | Name | Unary | Binary
 
 _TOKEN = re.compile(r"""
     \s*(?:
-      (?P<number>(?:\d+(?:\.\d*)?|\.\d+)(?:\s*[A-Za-zµμ]+(?:/s(?![A-Za-z0-9_]))?)?)
+      (?P<number>(?:\d+(?:\.\d*)?|\.\d+)(?:\s*[A-Za-zµμ]+(?:/s(?![A-Za-z0-9_]))?|\s*%)?)
     | (?P<name>[A-Za-z_][A-Za-z0-9_]*)
     | (?P<op>[-+*/()])
     )""", re.VERBOSE)
@@ -229,6 +237,8 @@ _EMPTY: Mapping[str, Fraction] = MappingProxyType({})
 class _Value:
     x: Fraction  # in base units when dim is 1
     dim: int  # 0 plain, 1 a quantity of the kind
+    share: bool = False  # a percentage as a fraction (0.1 for 10%); always plain
+    bare: bool = False  # made of unitless numbers only: scaling a share keeps it a share
 
 
 def _check(v: _Value, text: str) -> _Value:
@@ -253,10 +263,37 @@ def _describe(node: Node, outer: int = 0, right: bool = False) -> str:
     return f"({text})" if mine < outer or (right and mine == outer) else text
 
 
+def _plain_to_quantity(v: _Value, kind: Kind, text: str) -> _Value:
+    """A bare number next to a quantity, read in the kind's bare unit."""
+    if v.dim == 1:
+        return v
+    if kind.bare is None:
+        raise ExprError(f"'{text}' mixes a plain number with {kind.name}; give the number "
+                        "a unit")
+    return _Value(v.x * kind.bare, 1)
+
+
+def _add(node: Binary, a: _Value, b: _Value, kind: Kind) -> _Value:
+    text = _describe(node)
+    sign = 1 if node.op == "+" else -1
+    if a.share != b.share:  # X + p% scales X by (1 + p/100)
+        if a.share:
+            if node.op == "-":
+                raise ExprError(f"'{text}' subtracts a value from a percentage; write "
+                                "'VALUE - PERCENT%', e.g. 'baseline - 10%'")
+            a, b = b, a
+        return _check(_Value(a.x * (1 + sign * b.x), a.dim), text)
+    if a.dim != b.dim:
+        a, b = _plain_to_quantity(a, kind, text), _plain_to_quantity(b, kind, text)
+    return _check(_Value(a.x + sign * b.x, a.dim, a.share, a.bare and b.bare), text)
+
+
 def _eval(node: Node, kind: Kind, names: Mapping[str, Fraction]) -> _Value:
     if isinstance(node, Number):
         if not node.unit:
-            return _check(_Value(node.number, 0), node.text)
+            return _check(_Value(node.number, 0, bare=True), node.text)
+        if node.unit.strip() == "%" and not kind.percent:
+            return _check(_Value(node.number / 100, 0, share=True), node.text)
         try:
             x = kind.literal(node.text)
         except UnitError as exc:
@@ -271,25 +308,24 @@ def _eval(node: Node, kind: Kind, names: Mapping[str, Fraction]) -> _Value:
                       node.name)
     if isinstance(node, Unary):
         v = _eval(node.operand, kind, names)
-        return _Value(-v.x, v.dim)
+        return _Value(-v.x, v.dim, v.share, v.bare)
     a, b = _eval(node.left, kind, names), _eval(node.right, kind, names)
     text = _describe(node)
     if node.op in "+-":
-        if a.dim != b.dim:  # a bare number next to a quantity is in the kind's bare unit
-            a, b = (_Value(a.x * kind.bare, 1) if a.dim == 0 else a,
-                    _Value(b.x * kind.bare, 1) if b.dim == 0 else b)
-        x = a.x + b.x if node.op == "+" else a.x - b.x
-        return _check(_Value(x, a.dim), text)
+        return _add(node, a, b, kind)
     if node.op == "*":
         if a.dim + b.dim > 1:
             raise ExprError(f"'{text}' multiplies {kind.name} by {kind.name}; "
                             "one side must be a plain number")
-        return _check(_Value(a.x * b.x, a.dim + b.dim), text)
+        # A share times a plain number is still a share (2 * 10%); times a value, a value.
+        share = (a.share and (b.share or b.bare)) or (b.share and a.bare)
+        return _check(_Value(a.x * b.x, a.dim + b.dim, share, a.bare and b.bare), text)
     if b.x == 0:
         raise ExprError(f"'{text}' divides by zero")
     if b.dim > a.dim:
         raise ExprError(f"'{text}' divides a plain number by {kind.name}")
-    return _check(_Value(a.x / b.x, a.dim - b.dim), text)
+    share = a.share and b.bare
+    return _check(_Value(a.x / b.x, a.dim - b.dim, share, a.bare and b.bare), text)
 
 
 def evaluate(node: Node, *, kind: Kind, names: Mapping[str, Fraction] = _EMPTY) -> Fraction:
@@ -297,13 +333,48 @@ def evaluate(node: Node, *, kind: Kind, names: Mapping[str, Fraction] = _EMPTY) 
 
     Names are resolved from ``names``, whose values are quantities of ``kind`` (in base
     units). A plain result, a ratio of two quantities included, is read in the kind's bare
-    unit.
+    unit; a kind without one refuses it, and every kind refuses a lone percentage.
     """
     v = _eval(node, kind, names)  # division keeps dim >= 0
-    x = v.x * kind.bare if v.dim == 0 else v.x
+    if v.share:
+        raise ExprError(f"'{_describe(node)}' is a percentage of nothing: a percentage scales "
+                        "a value, e.g. 'baseline + 10%' or '90% * baseline'")
+    if v.dim == 0:
+        if kind.bare is None:
+            raise ExprError(f"'{_describe(node)}' has no unit, but the value is {kind.name}")
+        x = v.x * kind.bare
+    else:
+        x = v.x
     if abs(x) >= LIMIT:
         raise ExprError(f"'{_describe(node)}' overflows: the result is 2^63 or more")
     return x
+
+
+def names_in(node: Node) -> frozenset[str]:
+    """The names an expression refers to."""
+    if isinstance(node, Name):
+        return frozenset((node.name,))
+    if isinstance(node, Unary):
+        return names_in(node.operand)
+    if isinstance(node, Binary):
+        return names_in(node.left) | names_in(node.right)
+    return frozenset()
+
+
+def literals_in(node: Node) -> list[Number]:
+    """The numbers of an expression, left to right."""
+    if isinstance(node, Number):
+        return [node]
+    if isinstance(node, Unary):
+        return literals_in(node.operand)
+    if isinstance(node, Binary):
+        return literals_in(node.left) + literals_in(node.right)
+    return []
+
+
+def describe(node: Node) -> str:
+    """The expression as text, with only the parentheses it needs."""
+    return _describe(node)
 
 
 def evaluate_int(text: str, *, kind: Kind, names: Mapping[str, Fraction] = _EMPTY) -> int:

@@ -12,6 +12,11 @@ The grammar (``pNN`` is any percentile: ``p50``, ``p99``, ``p99.9``, ``p99.999``
 ``sync.clat`` and ``sync.resp`` name the same latency as ``sync.lat``: a sync call is
 one step. Every path has a kind that fixes its base unit, so a latency is never
 compared with an IOPS figure.
+
+An expectation's key may add a statistic over repeated runs: ``read.iops@min``
+(:data:`REPEAT_STATS`; the median when none is named). ``cv`` is the coefficient of
+variation in percent. Only the metrics in :func:`has_series` exist per interval, for
+windowed expectations.
 """
 
 from __future__ import annotations
@@ -51,6 +56,13 @@ RUN_METRICS = {
     "offsets": {"coverage_pct": Kind.PERCENT},
 }
 STANDARD_PERCENTILES = (50.0, 90.0, 99.0, 99.9, 99.99)
+
+# Statistics over the repeats of a case; the first is the default.
+REPEAT_STATS = ("median", "min", "max", "mean", "cv")
+# Per-interval series kept for each direction (see results.Interval): windowed expectations.
+SERIES_METRICS = ("iops", "bw")
+SERIES_LATENCIES = ("clat", "lat", "resp")
+SERIES_LAT_STATS = ("mean", "p99")
 
 _PERCENTILE = re.compile(r"p(\d{1,2}(?:\.\d+)?|100)\Z")
 _SIZE = re.compile(r"[1-9]\d*\Z")
@@ -194,3 +206,37 @@ def parse_metric(text: str) -> MetricPath:
         return MetricPath(scope, name, size=int(parts[2]))
     names = [*THROUGHPUT, *LATENCIES, *SHAPES, BS_PCT]
     raise _unknown(text, f"'{name}' is not one of {', '.join(names)}")
+
+
+def split_statistic(key: str) -> tuple[str, str]:
+    """``read.iops@min`` -> (``read.iops``, ``min``); no ``@``: the median.
+
+    Raise ValueError naming the statistics (with a suggestion) when the one given is unknown.
+    """
+    path, at, stat = key.partition("@")
+    if not at:
+        return key, REPEAT_STATS[0]
+    if stat not in REPEAT_STATS:
+        close = difflib.get_close_matches(stat, REPEAT_STATS, n=1, cutoff=0.5)
+        hint = f"; did you mean '@{close[0]}'?" if close else ""
+        raise ValueError(f"unknown statistic '@{stat}': use one of "
+                         f"{', '.join('@' + s for s in REPEAT_STATS)}{hint}")
+    return path, stat
+
+
+def has_series(metric: MetricPath) -> bool:
+    """Whether the metric is also measured per interval (and so may be windowed)."""
+    if metric.scope not in DIRECTIONS:
+        return False
+    if metric.name in SERIES_METRICS:
+        return True
+    return metric.name in SERIES_LATENCIES and (
+        metric.stat in SERIES_LAT_STATS or metric.percentile == 99.0)
+
+
+def series_paths() -> list[str]:
+    """Every metric path :func:`has_series` accepts, for messages."""
+    out = [f"{d}.{n}" for d in DIRECTIONS for n in SERIES_METRICS]
+    out += [f"{d}.{lat}.{st}" for d in DIRECTIONS for lat in SERIES_LATENCIES
+            for st in SERIES_LAT_STATS]
+    return out

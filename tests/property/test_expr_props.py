@@ -5,7 +5,7 @@ from fractions import Fraction
 from hypothesis import given
 from hypothesis import strategies as st
 
-from iogate.expr import COUNT, ExprError, evaluate, parse
+from iogate.expr import COUNT, SIZE, ExprError, evaluate, parse
 from iogate.lower import PPM, split_rates, to_ppm
 from iogate.spec.models import Rates, Workload, shares_of
 
@@ -103,3 +103,13 @@ def test_rate_split_sums_to_the_total(total, mix):
     read, write = split_rates(Rates(total=total), "randrw", mix)
     assert read + write == total
     assert abs(read - Fraction(total * mix, 100)) <= Fraction(1, 2)
+
+
+# -- percentages scale what they are added to ------------------------------------------------
+
+@given(st.integers(min_value=0, max_value=10**9), st.sampled_from("+-"),
+       st.decimals(min_value=0, max_value=1000, places=3))
+def test_a_percentage_added_is_that_share(base, sign, pct):
+    got = evaluate(parse(f"base {sign} {pct:f}%"), kind=SIZE, names={"base": Fraction(base)})
+    share = Fraction(str(pct)) / 100
+    assert got == base * (1 + share if sign == "+" else 1 - share)

@@ -8,9 +8,9 @@ from iogate.expect import (
     Check,
     ExpectationError,
     evaluate,
+    evaluate_window,
     format_value,
     parse_expectation,
-    tokenize,
 )
 from iogate.metrics import Kind
 
@@ -33,8 +33,9 @@ MiB = 1 << 20
 ])
 def test_parse(metric, text, op, threshold):
     exp = parse_expectation(metric, text)
-    assert (exp.metric.text, exp.op, exp.threshold, exp.text) == (metric, op, threshold,
-                                                                   text.strip())
+    assert (exp.metric.text, exp.op, exp.literal, exp.text) == (metric, op, threshold,
+                                                                 text.strip())
+    assert exp.threshold() == threshold and exp.names == frozenset()
 
 
 @pytest.mark.parametrize("metric, text, message", [
@@ -58,9 +59,10 @@ def test_parse(metric, text, op, threshold):
     ("read.iops", True, "write a comparison like"),
     ("read.iops", "250k", "must start with one of >= <= > < == !="),
     ("read.iops", ">=", "ends too early"),
-    ("read.iops", ">= 250k + 5", "unexpected '+'"),
-    ("read.iops", ">= baseline", "names are not supported"),
-    ("read.iops", ">= 1k 2k", "unexpected '2k'"),
+    ("read.iops", ">= 250k +", "'>= 250k +': expected a number, found the end"),
+    ("read.iops", ">= baselin", "unknown name 'baselin'; an expectation may refer to "
+                                "baseline and mean; did you mean 'baseline'?"),
+    ("read.iops", ">= 1k 2k", "'>= 1k 2k': expected an operator, found '2k'"),
     ("read.iops", "=> 1k", "must start with one of"),
     ("read.iops", ">= #", "unexpected '#'"),
 ])
@@ -68,12 +70,6 @@ def test_parse_errors(metric, text, message):
     with pytest.raises(ExpectationError) as exc:
         parse_expectation(metric, text)
     assert message in str(exc.value)
-
-
-def test_tokenizer_knows_future_operators():
-    kinds = [(t.kind, t.text) for t in tokenize(">= (2 * baseline) - 1.5ms")]
-    assert kinds == [("op", ">="), ("arith", "("), ("number", "2"), ("arith", "*"),
-                     ("name", "baseline"), ("arith", ")"), ("arith", "-"), ("number", "1.5ms")]
 
 
 @pytest.mark.parametrize("metric, text, described", [
@@ -143,7 +139,7 @@ def test_format_value(kind, value, text):
 ])
 def test_parse_new_kinds(metric, text, threshold, described):
     exp = parse_expectation(metric, text)
-    assert exp.threshold == pytest.approx(threshold)
+    assert exp.literal == pytest.approx(threshold)
     assert exp.describe() == described
     assert exp.metric.text == metric
 
@@ -199,3 +195,107 @@ def test_percent_verdicts():
     exp = parse_expectation("read.bs_pct.4096", ">= 79.5%")
     assert evaluate(exp, 80.1).reason == "80.1% >= 79.5%"
     assert evaluate(exp, 75.0).reason == "75% is not >= 79.5%"
+
+
+# -- expressions, names, statistics, windows ----------------------------------------------
+
+@pytest.mark.parametrize("metric, text, names, threshold", [
+    ("read.iops", ">= 0.95 * baseline", {"baseline": 200_000}, 190_000),
+    ("read.clat.p99", "<= baseline + 10%", {"baseline": 2_000_000}, 2_200_000),
+    ("read.clat.p99", "<= baseline - 10%", {"baseline": 2_000_000}, 1_800_000),
+    ("read.iops", ">= 90% * baseline", {"baseline": 1000}, 900),
+    ("read.bw", ">= baseline - 50MiB/s", {"baseline": 100 * MiB}, 50 * MiB),
+    ("read.clat.p99", "<= (baseline + 1ms) / 2", {"baseline": 3_000_000}, 2_000_000),
+    ("mix.read_pct", ">= baseline - 1%", {"baseline": 70}, 69),  # points for percent metrics
+    ("read.iops", ">= 250k + 5", {}, 250_005),
+    ("read.clat.p99", "<= 32 * 100us", {}, 3_200_000),
+    ("read.clat.p99", "<= 1ms + 10%", {}, 1_100_000),
+])
+def test_expression_thresholds(metric, text, names, threshold):
+    exp = parse_expectation(metric, text)
+    assert exp.threshold(names) == pytest.approx(threshold)
+    assert exp.names == frozenset(names)
+    assert (exp.literal is None) == bool(names)
+
+
+def test_a_missing_name_is_an_error_and_a_failed_check():
+    exp = parse_expectation("read.iops", ">= 0.95 * baseline")
+    with pytest.raises(ExpectationError, match="read.iops >= 0.95 \\* baseline refers to "
+                                               "baseline, but no baseline is loaded"):
+        exp.threshold()
+    check = evaluate(exp, 250_000)
+    assert not check.passed and check.reason.startswith("not judged: read.iops >= 0.95 * "
+                                                        "baseline refers to baseline")
+    ok = evaluate(exp, 250_000, names={"baseline": 250_000})
+    assert ok.passed and ok.threshold == 237_500
+    assert ok.reason == "250k >= 0.95 * baseline (237.5k)"
+    assert exp.describe() == ">= 0.95 * baseline"
+
+
+@pytest.mark.parametrize("metric, stat, kind", [
+    ("read.iops", "median", Kind.IOPS), ("read.iops@min", "min", Kind.IOPS),
+    ("read.iops@max", "max", Kind.IOPS), ("read.clat.p99@mean", "mean", Kind.DURATION),
+    ("read.clat.p99@median", "median", Kind.DURATION), ("read.iops@cv", "cv", Kind.PERCENT),
+])
+def test_statistic_selector(metric, stat, kind):
+    exp = parse_expectation(metric, "<= 5%" if stat == "cv" else (
+        ">= 1k" if kind is Kind.IOPS else "<= 1ms"))
+    assert (exp.stat, exp.kind, exp.key) == (stat, kind, metric.replace("@median", ""))
+
+
+def test_cv_takes_a_percentage():
+    with pytest.raises(ExpectationError, match="'1ms' is a duration, but read.clat.p99 is a "
+                                               "percentage"):
+        parse_expectation("read.clat.p99@cv", "<= 1ms")
+    assert evaluate(parse_expectation("read.iops@cv", "<= 5%"), 3.2).reason == "3.2% <= 5%"
+
+
+@pytest.mark.parametrize("text, share, interval, described", [
+    ("<= 2ms in 99% of 1s", 0.99, 10**9, "<= 2ms in 99%"),
+    ("<= 2ms in 99.5% of 250ms", 0.995, 250_000_000, "<= 2ms in 99.5% of 250ms"),
+    (">= 200 in 95%", 0.95, 10**9, ">= 200 in 95%"),
+    (">= 0.8 * mean in all", 1.0, 10**9, ">= 0.8 * mean in all"),
+    (">= 1k in 100% of 10ms", 1.0, 10_000_000, ">= 1k in 100% of 10ms"),
+])
+def test_windows(text, share, interval, described):
+    metric = "read.clat.p99" if "ms in" in text else "read.iops"
+    exp = parse_expectation(metric, text)
+    assert exp.window is not None
+    assert (exp.window.share, exp.window.interval_ns, exp.describe()) == (share, interval,
+                                                                          described)
+
+
+def test_evaluate_window_counts_intervals():
+    exp = parse_expectation("read.clat.p99", "<= 2ms in 99% of 1s")
+    check = evaluate_window(exp, [1e6] * 97 + [3e6] * 3, None)
+    assert (check.passed, check.observed, check.intervals, check.observed_kind) == (
+        False, 97.0, 100, Kind.PERCENT)
+    assert check.reason == "97.0% of 100 intervals had read.clat.p99 <= 2ms, 99% needed"
+    assert evaluate_window(exp, [1e6] * 99 + [3e6], None).passed
+
+
+def test_evaluate_window_mean_is_the_whole_run():
+    exp = parse_expectation("read.iops", ">= 0.8 * mean in all")
+    check = evaluate_window(exp, [1000, 900, 810], 1000)
+    assert check.passed and check.threshold == 800
+    assert check.reason == "100.0% of 3 intervals had read.iops >= 800, 100% needed"
+    assert not evaluate_window(exp, [1000, 900, 790], 1000).passed
+    unmeasured = evaluate_window(exp, [1000], None)
+    assert not unmeasured.passed and "mean, but the whole-run value was not measured" in \
+        unmeasured.reason
+
+
+def test_evaluate_window_without_intervals_fails():
+    check = evaluate_window(parse_expectation("read.iops", ">= 1 in 50%"), [], 5.0)
+    assert (check.passed, check.observed, check.reason) == (
+        False, None, "not measured: no intervals were recorded")
+
+
+def test_nan_intervals_never_pass():
+    exp = parse_expectation("read.iops", "!= 5 in all")
+    assert not evaluate_window(exp, [1.0, math.nan], None).passed
+
+
+def test_evaluate_window_needs_a_window():
+    with pytest.raises(ValueError, match="has no window"):
+        evaluate_window(parse_expectation("read.iops", ">= 1"), [1.0], None)

@@ -64,7 +64,8 @@ def test_evaluate_int(text, kind, value):
     ("1 2", COUNT, "'1 2': expected an operator, found '2'"),
     ("2 **3", COUNT, "'2 **3': expected a number, found '*'"),
     ("", COUNT, "empty expression"),
-    ("3 % 2", COUNT, "unexpected '%'"),
+    ("3 % 2", COUNT, "expected an operator, found '2'"),
+    ("50% * 2", COUNT, "is a percentage of nothing"),
     ("x * 2", COUNT, "unknown name 'x'; a variable is written ${x}"),
     ("4MB * 2", SIZE, "ambiguous unit 'MB'"),
     ("2m * 2", COUNT, "ambiguous unit 'm'"),
@@ -93,3 +94,49 @@ def test_names_are_quantities_of_the_kind():
 ])
 def test_is_expression(text, expected):
     assert is_expression(text) is expected
+
+
+@pytest.mark.parametrize("text, kind, names, value", [
+    ("base + 10%", COUNT, {"base": Fraction(1000)}, 1100),
+    ("base - 10%", COUNT, {"base": Fraction(1000)}, 900),
+    ("10% + base", COUNT, {"base": Fraction(1000)}, 1100),
+    ("90% * base", DURATION, {"base": Fraction(10**9)}, 9 * 10**8),
+    ("base / 50%", SIZE, {"base": Fraction(4096)}, 8192),
+    ("0.9 * base", COUNT, {"base": Fraction(1000)}, 900),
+    ("90% * base", COUNT, {"base": Fraction(1000)}, 900),  # counts: a name is not a share
+    ("base * 90%", COUNT, {"base": Fraction(1000)}, 900),
+    ("2 * 10% + 1k", COUNT, {}, 1200),
+    ("1ms + 10% + 10%", DURATION, {}, 1_210_000),  # each share scales what is left of it
+    ("1ms + (10% + 10%)", DURATION, {}, 1_200_000),
+    ("4k + 2 * 25%", SIZE, {}, 6144),
+])
+def test_percentages_are_shares(text, kind, names, value):
+    assert evaluate(parse(text), kind=kind, names=names) == value
+
+
+@pytest.mark.parametrize("text, message", [
+    ("10%", "'10%' is a percentage of nothing"),
+    ("2 * 10%", "'2 * 10%' is a percentage of nothing"),
+    ("10% - 1ms", "subtracts a value from a percentage"),
+])
+def test_percentage_refusals(text, message):
+    with pytest.raises(ExprError) as info:
+        evaluate(parse(text), kind=DURATION)
+    assert message in str(info.value)
+
+
+def test_a_kind_without_a_bare_unit_refuses_plain_numbers():
+    from iogate.expr import Kind
+    strict = Kind("a duration", DURATION.literal, None)
+    assert evaluate(parse("2 * 1ms"), kind=strict) == 2_000_000
+    with pytest.raises(ExprError, match="'5' has no unit, but the value is a duration"):
+        evaluate(parse("5"), kind=strict)
+    with pytest.raises(ExprError, match="mixes a plain number with a duration"):
+        evaluate(parse("1ms + 5"), kind=strict)
+
+
+def test_percent_kinds_read_percent_as_points():
+    from iogate.expr import Kind
+    pct = Kind("a percentage", lambda t: Fraction(t.strip().rstrip("%").strip()), Fraction(1),
+               percent=True)
+    assert evaluate(parse("base - 1%"), kind=pct, names={"base": Fraction(70)}) == 69

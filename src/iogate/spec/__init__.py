@@ -3,12 +3,15 @@
 :func:`load_suite` is the entry point. It never stops at the first mistake: every problem
 in a file is collected into one :class:`~iogate.errors.SuiteError`, each located as
 ``file:line:col: path: message``.
+
+A workload with ``sweep:`` becomes one case per point (:mod:`iogate.spec.sweep`): the
+workload is expanded again for each point, its variables winning over the environment.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -30,22 +33,25 @@ from iogate.spec.models import (
     Defaults,
     FieldError,
     PreconditionStep,
+    SteadyState,
     SuiteFile,
     Workload,
     fields_for,
     translate,
 )
+from iogate.spec.sweep import SweepPoint, read_sweep
 from iogate.spec.variables import expand_tree
 
-__all__ = ["Case", "LoadedSuite", "PreconditionStep", "load_suite", "validate_paths",
-           "Workload"]
+__all__ = ["Case", "LoadedSuite", "PreconditionStep", "SteadyState", "SweepPoint",
+           "load_suite", "validate_paths", "Workload"]
 
 
 @dataclass(frozen=True)
 class Case:
-    """One workload of a suite, ready to run: validated, defaults merged."""
+    """One workload of a suite (one point of a sweep), ready to run: validated, defaults
+    merged, variables expanded."""
 
-    id: str  # the workload's name
+    id: str  # the workload's name; with a sweep, 'name[bs=4k-iodepth=32]'
     suite_name: str
     path: Path
     line: int  # 1-based line where the workload starts
@@ -57,6 +63,11 @@ class Case:
     group: str | None = None
     # Run in order before the workload, not measured; each one ``loops`` times.
     preconditions: list[PreconditionStep] = field(default_factory=list)
+    base_name: str = ""  # the workload's name, the same for every point of a sweep
+    sweep_point: dict[str, str] = field(default_factory=dict)  # variable -> value as written
+    repeat: int = 1  # runs of the case; expectations judge a statistic over them
+    fail_fast: bool = False  # stop as soon as a windowed expectation can no longer pass
+    steady_state: SteadyState | None = None
 
     __hash__ = None  # type: ignore[assignment]  # holds lists and dicts
 
@@ -77,8 +88,10 @@ class _Collector:
         self.tree = tree
         self.problems: list[Problem] = []
         self.unexpanded: set[str] = set()  # paths whose variables failed to expand
+        self.reported = 0  # calls to add, repeated problems included
 
     def add(self, path: tuple[PathKey, ...], message: str, *, value: bool = False) -> None:
+        self.reported += 1
         line, col = mark_of(self.tree, path, value=value)
         problem = Problem(self.filename, line, col, format_path(path), message)
         # A value left unexpanded would only fail validation again: say it once.
@@ -90,9 +103,11 @@ class _Collector:
         """Add errors found in a merged workload; ``origin`` says where each key came from."""
         for err in errors:
             if err.blame:
-                own = [f for f in err.blame if origin.get(f) == base + (f,)]
+                # Fields written in the workload (or its sweep), not in the defaults.
+                own = [f for f in err.blame if origin.get(f, ())[:len(base)] == base]
                 if own:
-                    self.add(base + (own[0],), err.message)
+                    where = origin[own[0]]
+                    self.add(where, err.message, value=where != base + (own[0],))
                 else:  # every field involved came from the defaults: blame the workload
                     self.add(base, err.message)
                 continue
@@ -123,16 +138,39 @@ def load_suite(path: str | Path, env: Mapping[str, str] | None = None) -> Loaded
     except (OSError, UnicodeDecodeError) as exc:
         raise SuiteError.single(filename, f"cannot read: {exc}") from None
     root, yaml_problems = load_yaml_lenient(text, filename)
-    tree, expansion_problems = expand_tree(root, filename, env)
-    out = _Collector(filename, tree)
-    out.problems += yaml_problems + expansion_problems
-    out.unexpanded = {p.path for p in expansion_problems}
+    out = _Collector(filename, root)
+    out.problems += yaml_problems
+    sweeps: dict[int, list[SweepPoint]] = {}
+    raw_workloads = root.get("workloads")
+    if isinstance(raw_workloads, MarkedList):
+        for i, raw in enumerate(raw_workloads):
+            if isinstance(raw, MarkedMap) and raw.get("sweep") is not None:
+                sweeps[i] = read_sweep(out.add, raw, ("workloads", i), filename, env)
+    tree, expansion_problems = expand_tree(
+        root, filename, env, skip=frozenset(("workloads", i) for i in sweeps))
+    out.tree = tree
+    _add_expansion(out, expansion_problems)
+    # Each point of a sweep is its own expansion of the workload as written.
+    expanded: dict[int, list[tuple[SweepPoint, MarkedMap]]] = {}
+    for i, points in sweeps.items():
+        expanded[i] = []
+        for point in points:
+            entry, problems = expand_tree(
+                root["workloads"][i], filename, env, variables=point.variables,
+                base=("workloads", i), skip=frozenset({("workloads", i, "sweep")}))
+            _add_expansion(out, problems)
+            expanded[i].append((point, entry))
+        if expanded[i]:  # the file is validated with the first point in place
+            tree["workloads"][i] = expanded[i][0][1]
     data = _plain(tree)
 
     try:
         SuiteFile.model_validate(data)
     except ValidationError as exc:
         for err in translate(exc, data):
+            if len(err.loc) > 1 and err.loc[0] == "workloads" and err.loc[1] in sweeps \
+                    and not expanded[err.loc[1]]:  # type: ignore[index]
+                continue  # a broken sweep: its own problems say enough
             out.add(err.loc, err.message, value=not err.about_key)
 
     workloads = tree.get("workloads")
@@ -144,7 +182,15 @@ def load_suite(path: str | Path, env: Mapping[str, str] | None = None) -> Loaded
         for i, entry in enumerate(data["workloads"]):
             if not isinstance(entry, dict):
                 continue  # already reported by the file-level validation
-            case = _case(out, tree, i, entry, defaults, path, lines, data.get("suite"))
+            if i in sweeps:
+                for point, point_entry in expanded[i]:
+                    case = _case(out, tree, i, _plain(point_entry), defaults, path, lines,
+                                 data.get("suite"), point)
+                    if case is not None:
+                        cases.append(case)
+                case = None
+            else:
+                case = _case(out, tree, i, entry, defaults, path, lines, data.get("suite"))
             name = entry.get("name")
             if isinstance(name, str):
                 if name in first_line:
@@ -168,18 +214,32 @@ def _without_replaced(outer: Mapping[str, Any], inner: Mapping[str, Any]) -> dic
     return {k: v for k, v in outer.items() if k not in dropped}
 
 
+def _add_expansion(out: _Collector, problems: list[Problem]) -> None:
+    for p in problems:
+        if p not in out.problems:
+            out.problems.append(p)
+        out.unexpanded.add(p.path)
+
+
 def _case(out: _Collector, tree: MarkedMap, i: int, entry: dict[str, Any],
-          defaults: dict[str, Any], path: Path, lines: list[str], suite_name: Any
-          ) -> Case | None:
+          defaults: dict[str, Any], path: Path, lines: list[str], suite_name: Any,
+          point: SweepPoint | None = None) -> Case | None:
     base: tuple[PathKey, ...] = ("workloads", i)
+    entry = {k: v for k, v in entry.items() if k != "sweep"}
+    origin: dict[str, tuple[PathKey, ...]] = {}
+    if point is not None:  # swept workload keys the workload does not write itself
+        for key, (value, where) in point.keys.items():
+            if key not in entry:
+                entry[key] = value
+                origin[key] = where
     inherited = _without_replaced(
         {k: v for k, v in defaults.items() if k in Defaults.model_fields}, entry)
     merged = {**inherited, **entry}
-    origin: dict[str, tuple[PathKey, ...]] = {k: ("defaults", k) for k in inherited}
-    origin.update({k: base + (k,) for k in entry})
+    origin.update({k: ("defaults", k) for k in inherited})
+    origin.update({k: base + (k,) for k in entry if k not in origin})
     steps = merged.pop("precondition", None)
 
-    problems_before = len(out.problems)
+    problems_before = out.reported
     workload: Workload | None = None
     try:
         workload = Workload.model_validate(merged)
@@ -210,15 +270,21 @@ def _case(out: _Collector, tree: MarkedMap, i: int, entry: dict[str, Any],
                 except ExpectationError as exc:
                     out.add(where, str(exc), value=True)
                     continue
-                expectations.append(exp)
-                source_lines[exp.metric.text] = _source_line(lines, mark_of(tree, where)[0])
+                line = mark_of(tree, where)[0]
+                expectations.append(replace(exp, line=line))
+                source_lines[exp.metric.text] = _source_line(lines, line)
 
-    if workload is None or len(out.problems) > problems_before or not isinstance(
+    if workload is None or out.reported > problems_before or not isinstance(
             suite_name, str):
         return None
-    return Case(id=workload.name, suite_name=suite_name, path=path,
+    return Case(id=workload.name if point is None else f"{workload.name}[{point.label}]",
+                suite_name=suite_name, path=path,
                 line=mark_of(tree, base)[0], workload=workload, expectations=expectations,
-                source_lines=source_lines, group=workload.group, preconditions=preconditions)
+                source_lines=source_lines, group=workload.group, preconditions=preconditions,
+                base_name=workload.name,
+                sweep_point={} if point is None else dict(point.variables),
+                repeat=workload.repeat, fail_fast=workload.fail_fast,
+                steady_state=workload.steady_state)
 
 
 def _precondition(out: _Collector, step: dict[str, Any], workload: dict[str, Any],

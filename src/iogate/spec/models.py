@@ -7,10 +7,10 @@ blocks, a mixed workload's rate needs both directions...) live in :func:`workloa
 are reported at the field they concern. Numeric fields also take arithmetic
 (:mod:`iogate.expr`): ``numjobs: ${ncpus} * 2``, ``size: ${mb_memory}M / 4``.
 
-:class:`JobFields` is what one engine job runs; :class:`Workload` adds a name, a group and
-expectations; :class:`PreconditionStep` adds ``loops``. :class:`Defaults`,
-:class:`WorkloadEntry` and :class:`PreconditionEntry` are the same keys as written, where any
-may be missing.
+:class:`JobFields` is what one engine job runs; :class:`Workload` adds a name, a group,
+expectations, repeats, ``fail_fast`` and :class:`SteadyState`; :class:`PreconditionStep`
+adds ``loops``. :class:`Defaults`, :class:`WorkloadEntry` and :class:`PreconditionEntry` are
+the same keys as written, where any may be missing.
 
 :func:`translate` turns a pydantic ValidationError into (location, message) pairs with
 messages meant for people who write suites, not for people who write validators.
@@ -33,13 +33,16 @@ from pydantic import (
     Field,
     PlainSerializer,
     ValidationError,
+    ValidationInfo,
     WithJsonSchema,
     create_model,
+    field_validator,
     model_validator,
 )
 from pydantic_core import PydanticCustomError
 
 from iogate import expr
+from iogate.metrics import LATENCIES, parse_metric
 from iogate.units import (
     format_size,
     format_size_exact,
@@ -863,12 +866,61 @@ class JobFields(BaseModel):
         return self
 
 
+def _steady_metric(value: Any) -> Any:
+    """IOPS, bandwidth or a latency percentile, of read, write or both (``total``)."""
+    if not isinstance(value, str):
+        return value  # the type check says what is wrong
+    parts = value.split(".", 2)
+    shown = "read.iops, write.bw, total.iops, read.clat.p99 or total.lat.p99.9"
+    if len(parts) >= 2 and parts[0] == "total" and parts[1] in LATENCIES:
+        parts[0] = "read"  # a percentile over both directions: same grammar
+    try:
+        path = parse_metric(".".join(parts))
+    except ValueError as exc:
+        raise ValueError(f"{exc}; steady state tracks e.g. {shown}") from None
+    if path.scope == "sync" or not (
+            path.name in ("iops", "bw") or (path.is_latency and path.percentile is not None)):
+        raise ValueError(f"steady state tracks IOPS, bandwidth or a latency percentile, "
+                         f"e.g. {shown}; not '{value}'")
+    return value
+
+
+PositiveNumber = Annotated[float, Field(gt=0)]
+
+
+class SteadyState(BaseModel):
+    """Measurement rounds until a window of them is steady (SNIA PTS): the tracked metric's
+    range within ``range_pct`` of the window mean and its least-squares slope across the
+    window within ``slope_pct`` of the mean, in at most ``max_rounds`` rounds."""
+
+    model_config = _STRICT
+    metric: Annotated[str, BeforeValidator(_steady_metric)]
+    round: PositiveDuration = 60 * 10**9
+    window: Annotated[Integer, Field(ge=2)] = 5
+    max_rounds: AtLeastOne = 25
+    range_pct: PositiveNumber = 20.0
+    slope_pct: PositiveNumber = 10.0
+    on_unsteady: Literal["fail", "skip"] = "fail"
+
+    @field_validator("max_rounds")
+    @classmethod
+    def _room_for_a_window(cls, value: int, info: ValidationInfo) -> int:
+        window = info.data.get("window")
+        if isinstance(window, int) and value < window:
+            raise ValueError(f"max_rounds ({value}) must be at least the window ({window} "
+                             "rounds), or steady state could never be judged")
+        return value
+
+
 class Workload(JobFields):
     """One validated workload, defaults merged."""
 
     name: Name
     group: Name | None = None
     expect: dict[str, Any] = Field(default_factory=dict)
+    repeat: AtLeastOne = 1
+    fail_fast: bool = False
+    steady_state: SteadyState | None = None
 
 
 class PreconditionStep(JobFields):
@@ -914,13 +966,35 @@ else:
         "Defaults",
         "Values every workload of the suite starts from; a workload's own keys win.",
         group=(Optional[Name], None),  # noqa: UP045
+        repeat=(Optional[AtLeastOne], None),  # noqa: UP045
         precondition=(Optional[list[PreconditionEntry]], None))  # noqa: UP045
+
+
+SWEEP_VALUE_SCHEMA = {"type": ["string", "integer", "number", "boolean"]}
+SWEEP_SCHEMA = {
+    "anyOf": [
+        {"type": "object", "minProperties": 1,
+         "additionalProperties": {"type": "array", "items": SWEEP_VALUE_SCHEMA, "minItems": 1},
+         "description": "variable -> values; every combination is a point, in the order "
+                        "written"},
+        {"type": "array", "minItems": 1,
+         "items": {"type": "object", "minProperties": 1,
+                   "additionalProperties": SWEEP_VALUE_SCHEMA},
+         "description": "explicit points, each a mapping of the same variables"},
+    ],
+    "description": "run the workload once per point; a variable is used as ${name}, and one "
+                   "named like a workload key sets that key",
+}
 
 
 class WorkloadEntry(Defaults):
     """A workload as written in the file: any field may come from the defaults."""
 
     name: Name
+    # Checked by iogate.spec, which reports each point's problem at its place.
+    sweep: Annotated[Any, WithJsonSchema(SWEEP_SCHEMA)] = None
+    fail_fast: bool | None = None
+    steady_state: SteadyState | None = None
     # Values are checked by iogate.expect, which explains a bare number better.
     expect: dict[str, Any] = Field(default_factory=dict, description=(
         "metric -> comparison, e.g. 'read.clat.p99': '<= 1.2ms', or a list of comparisons "
@@ -942,12 +1016,15 @@ class SuiteFile(BaseModel):
 # -- errors in plain words ----------------------------------------------------------------
 
 Loc = tuple[str | int, ...]
+_WORKLOAD_ONLY = ("name", "expect", "sweep", "fail_fast", "steady_state")
 _YAML11_BOOLS = {"on", "off", "yes", "no", "y", "n"}
 _PER_DIRECTION = ("bs", "bsrange", "blockalign", "rate", "rate_iops")
 
 
 def fields_for(loc: Loc) -> list[str]:
     """The valid keys of the mapping at ``loc`` (a location in the suite document)."""
+    if loc and loc[-1] == "steady_state":
+        return list(SteadyState.model_fields)
     if loc and loc[-1] in _PER_DIRECTION:
         return list(DIRECTIONS)
     if "bssplit" in loc[-3:-1] or (loc and loc[-1] == "bssplit"):
@@ -974,10 +1051,10 @@ def _message(err: Any, field: str, fields: list[str]) -> str:
     if kind == "missing":
         return f"{field} is required"
     if kind == "extra_forbidden":
-        if field in ("name", "expect") and "name" not in fields and "rw" in fields \
+        if field in _WORKLOAD_ONLY and "name" not in fields and "rw" in fields \
                 and "loops" not in fields:
             return f"'{field}' cannot be a default; set it in each workload"
-        if field in ("name", "expect", "group", "precondition") and "loops" in fields:
+        if field in (*_WORKLOAD_ONLY, "group", "precondition", "repeat") and "loops" in fields:
             return f"a precondition step has no '{field}'; it belongs to the workload"
         return unknown_key_message(field, fields)
     if kind == "int_type":

@@ -3,7 +3,8 @@
 Expansion runs on the loaded tree before validation, in every string value (keys are never
 expanded). ``$$`` is a literal ``$``; a ``$`` not followed by a name or ``{`` is kept as is.
 
-Names are looked up in the given environment first (``os.environ`` by default), then in the
+Names are looked up in a workload's sweep variables first (the point being expanded), then
+in the given environment (``os.environ`` by default), then in the
 built-ins ``ncpus`` (usable CPUs), ``mb_memory`` (MemTotal in MiB) and ``pagesize``, so a
 run can still override a built-in by exporting it. ``:-`` and ``:?`` treat an empty value
 like an unset one, as the shell does.
@@ -58,11 +59,15 @@ BUILTINS: dict[str, Callable[[], int | None]] = {
 class Expander:
     """Expands references in strings against an environment plus the built-ins."""
 
-    def __init__(self, env: Mapping[str, str] | None = None) -> None:
+    def __init__(self, env: Mapping[str, str] | None = None,
+                 variables: Mapping[str, str] | None = None) -> None:
         self.env = os.environ if env is None else env
+        self.variables = variables or {}
         self._builtin_cache: dict[str, str | None] = {}
 
     def lookup(self, name: str) -> str | None:
+        if name in self.variables:
+            return self.variables[name]
         if name in self.env:
             return str(self.env[name])
         if name in BUILTINS:
@@ -152,17 +157,37 @@ def _typed(expanded: str, whole: bool) -> Any:
     return expanded
 
 
-def expand_tree(tree: Any, filename: str, env: Mapping[str, str] | None = None
+_REFERENCE = re.compile(r"\$\$|\$\{?([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def references(node: Any) -> set[str]:
+    """The names referenced anywhere in the string values of ``node`` (defaults included)."""
+    if isinstance(node, Mapping):
+        return set().union(*(references(v) for v in node.values())) if node else set()
+    if isinstance(node, list):
+        return set().union(*(references(v) for v in node)) if node else set()
+    if isinstance(node, str):
+        return {m.group(1) for m in _REFERENCE.finditer(node) if m.group(1)}
+    return set()
+
+
+def expand_tree(tree: Any, filename: str, env: Mapping[str, str] | None = None, *,
+                variables: Mapping[str, str] | None = None, base: tuple[PathKey, ...] = (),
+                skip: frozenset[tuple[PathKey, ...]] = frozenset()
                 ) -> tuple[Any, list[Problem]]:
     """Expand every string value in ``tree``; return the new tree and all problems found.
 
-    Marks are carried over to the new containers. A value that fails to expand is kept as
-    written so that validation can go on and report other problems too.
+    ``variables`` win over the environment and the built-ins (a sweep point); ``base`` is
+    where ``tree`` sits in its document, for messages; subtrees at the paths in ``skip``
+    are left as they are. Marks are carried over to the new containers. A value that fails
+    to expand is kept as written so that validation can go on and report other problems.
     """
-    expander = Expander(env)
+    expander = Expander(env, variables)
     problems: list[Problem] = []
 
     def visit(node: Any, path: tuple[PathKey, ...], mark: Mark) -> Any:
+        if path in skip:
+            return node
         if isinstance(node, MarkedMap):
             out = MarkedMap(mark=node.mark)
             out.marks, out.value_marks = dict(node.marks), dict(node.value_marks)
@@ -183,4 +208,4 @@ def expand_tree(tree: Any, filename: str, env: Mapping[str, str] | None = None
                 problems.append(Problem(filename, mark[0], mark[1], format_path(path), str(exc)))
         return node
 
-    return visit(tree, (), getattr(tree, "mark", (0, 0))), problems
+    return visit(tree, base, getattr(tree, "mark", (0, 0))), problems
