@@ -1,0 +1,185 @@
+"""Baseline files: building from results, round trips, lookup, merge, and bad files."""
+
+import json
+
+import pytest
+
+from iogate.baseline import Baseline, BaselineError, Entry
+from iogate.errors import IogateError
+
+ENV = {"host": "ci-7", "kernel": "6.8.0", "device_model": "ACME NVMe 1TB", "firmware": "1.2",
+       "cpu_count": 16, "iogate_version": "0.1.0"}
+
+
+def results(cases, environment=ENV):
+    return {"schema_version": 1, "iogate_version": "0.1.0", "created": "2024-01-01T00:00:00",
+            "environment": dict(environment), "summary": {}, "cases": cases}
+
+
+def case(case_id, outcome="passed", samples=None, **metrics):
+    out = {"id": case_id, "outcome": outcome, "metrics": metrics, "checks": []}
+    if samples is not None:
+        out["samples"] = samples
+    return out
+
+
+def test_from_results_with_and_without_samples():
+    doc = results([
+        case("s.suite.yaml::a", **{"read.iops": 1000.0, "read.clat.p99": 2e6}),
+        case("s.suite.yaml::b", samples={"read.iops": [900.0, 1000.0, 1100.0]},
+             **{"read.iops": 1000.0}),
+    ])
+    base = Baseline.from_results(doc)
+    a = base.lookup("s.suite.yaml::a", ENV)
+    b = base.lookup("s.suite.yaml::b", ENV)
+    assert a is not None and b is not None
+    assert a.value("read.iops") == 1000.0 and a.samples("read.iops") == [1000.0]
+    assert a.value("write.iops") is None and a.samples("write.iops") == []
+    assert b.samples("read.iops") == [900.0, 1000.0, 1100.0]
+    assert a.environment == {"device_model": "ACME NVMe 1TB", "firmware": "1.2",
+                             "host": "ci-7", "kernel": "6.8.0", "iogate_version": "0.1.0"}
+
+
+def test_partial_runs_are_left_out_and_unmeasured_metrics_skipped():
+    doc = results([case("s::ok", **{"read.iops": 1.0, "write.iops": None}),
+                   case("s::failed", "failed", **{"read.iops": 2.0}),
+                   case("s::err", "error", **{"read.iops": 3.0}),
+                   case("s::int", "interrupted", **{"read.iops": 4.0})])
+    base = Baseline.from_results(doc)
+    assert sorted(e.case_id for e in base.entries) == ["s::failed", "s::ok"]
+    ok = base.lookup("s::ok", ENV)
+    assert ok is not None and ok.metrics == {"read.iops": 1.0}
+
+
+def test_case_environment_overrides_the_documents():
+    c = case("s::a", **{"read.iops": 1.0})
+    c["environment"] = {"device_model": "Other SSD", "firmware": "9.9"}
+    entry = Baseline.from_results(results([c])).entries[0]
+    assert entry.environment["device_model"] == "Other SSD"
+    assert entry.environment["host"] == "ci-7"
+
+
+def test_target_facts_stand_in_for_the_short_names():
+    c = case("s::a", **{"read.iops": 1.0})
+    c["environment"] = {"target.device_model": "Disk Z", "target.firmware": "7"}
+    env = {k: v for k, v in ENV.items() if k not in ("device_model", "firmware")}
+    entry = Baseline.from_results(results([c], env)).entries[0]
+    assert (entry.environment["device_model"], entry.environment["firmware"]) == ("Disk Z", "7")
+
+
+def test_missing_environment_facts_are_none():
+    base = Baseline.from_results({"cases": [case("s::a", **{"read.iops": 1.0})]})
+    assert base.entries[0].environment == dict.fromkeys(
+        ("device_model", "firmware", "host", "kernel", "iogate_version"))
+
+
+def test_save_load_round_trip(tmp_path):
+    doc = results([case("s::a", samples={"read.iops": [1.0, 2.0, 3.0]}, **{"read.iops": 2.0}),
+                   case("s::b", **{"write.clat.p99": 12345.0})])
+    base = Baseline.from_results(doc)
+    path = tmp_path / "base.json"
+    base.save(path)
+    loaded = Baseline.load(path)
+    assert [e.to_json() for e in loaded.entries] == [e.to_json() for e in base.entries]
+    on_disk = json.loads(path.read_text())
+    assert on_disk["format"] == "iogate-baseline" and on_disk["version"] == 1
+    assert list(tmp_path.iterdir()) == [path]  # no temporary file left behind
+
+
+def test_save_replaces_atomically_and_reports_unwritable(tmp_path):
+    path = tmp_path / "base.json"
+    path.write_text("old contents")
+    Baseline([Entry("s::a", {}, {"read.iops": 1.0})]).save(path)
+    assert Baseline.load(path).entries[0].value("read.iops") == 1.0
+    with pytest.raises(BaselineError, match="no-such-dir"):
+        Baseline().save(tmp_path / "no-such-dir" / "b.json")
+
+
+def _entry(case_id, firmware, host="ci-7", iops=1.0):
+    return Entry(case_id, {"device_model": "M", "firmware": firmware, "host": host,
+                           "kernel": "6.8", "iogate_version": "0.1.0"}, {"read.iops": iops})
+
+
+def test_lookup_exact_then_single_fallback():
+    base = Baseline([_entry("s::a", "1.0", iops=1.0), _entry("s::a", "2.0", iops=2.0),
+                     _entry("s::b", "1.0", iops=3.0)])
+    want = {"device_model": "M", "firmware": "2.0", "host": "ci-7"}
+    found = base.lookup("s::a", want)
+    assert found is not None and found.value("read.iops") == 2.0
+    # Two entries for s::a and neither matches firmware 3.0: no guess.
+    assert base.lookup("s::a", {**want, "firmware": "3.0"}) is None
+    # One entry for s::b: it applies even on another firmware.
+    fallback = base.lookup("s::b", {**want, "firmware": "3.0"})
+    assert fallback is not None and fallback.value("read.iops") == 3.0
+    # A narrower match finds the entry by device alone.
+    narrow = base.lookup("s::a", {"device_model": "M"}, match=("device_model",))
+    assert narrow is not None
+    assert base.lookup("s::zzz", want) is None
+    with pytest.raises(ValueError, match="cpu_count"):
+        base.lookup("s::a", want, match=("cpu_count",))
+
+
+def test_merge_replaces_same_key_and_keeps_the_rest():
+    old = Baseline([_entry("s::a", "1.0", iops=1.0), _entry("s::b", "1.0", iops=2.0)])
+    new = Baseline([_entry("s::a", "1.0", iops=10.0), _entry("s::a", "2.0", iops=20.0)])
+    merged = old.merge(new)
+    assert [(e.case_id, e.environment["firmware"], e.value("read.iops"))
+            for e in merged.entries] == [("s::a", "1.0", 10.0), ("s::b", "1.0", 2.0),
+                                         ("s::a", "2.0", 20.0)]
+    assert len(old) == 2 and old.entries[0].value("read.iops") == 1.0  # inputs unchanged
+
+
+GOOD_ENTRY = {"case": "s::a", "environment": {}, "metrics": {"read.iops": 1.0}}
+
+
+@pytest.mark.parametrize(("content", "reason"), [
+    ("{not json", "not JSON"),
+    ("[1, 2]", "top level is not an object"),
+    (json.dumps({"schema_version": 1, "cases": []}), "results document"),
+    (json.dumps({"format": "something-else", "version": 1}), "format is 'something-else'"),
+    (json.dumps({"format": "iogate-baseline", "version": 7, "entries": []}),
+     "version 7 is not supported"),
+    (json.dumps({"format": "iogate-baseline", "version": 1, "entries": {}}),
+     "'entries' must be a list"),
+    (json.dumps({"format": "iogate-baseline", "version": 1, "entries": [3]}),
+     r"entries\[0\]: an entry must be an object"),
+    (json.dumps({"format": "iogate-baseline", "version": 1,
+                 "entries": [{"metrics": {}}]}), "'case' must be a non-empty string"),
+    (json.dumps({"format": "iogate-baseline", "version": 1,
+                 "entries": [{**GOOD_ENTRY, "metrics": {"read.iops": "fast"}}]}),
+     "metrics.read.iops must be a finite number"),
+    (json.dumps({"format": "iogate-baseline", "version": 1,
+                 "entries": [{**GOOD_ENTRY, "samples": {"read.iops": []}}]}),
+     "samples.read.iops must be a non-empty list"),
+    (json.dumps({"format": "iogate-baseline", "version": 1,
+                 "entries": [{**GOOD_ENTRY, "environment": {"host": ["x"]}}]}),
+     "environment.host must be a string"),
+    (json.dumps({"format": "iogate-baseline", "version": 1,
+                 "entries": [GOOD_ENTRY, GOOD_ENTRY]}), "a second entry for case 's::a'"),
+])
+def test_corrupt_and_foreign_files_are_named_with_the_reason(tmp_path, content, reason):
+    path = tmp_path / "bad.json"
+    path.write_text(content)
+    with pytest.raises(BaselineError, match=reason) as info:
+        Baseline.load(path)
+    assert str(info.value).startswith(f"{path}: ")
+    assert isinstance(info.value, IogateError)
+
+
+def test_missing_file_and_directory(tmp_path):
+    with pytest.raises(BaselineError, match="nope.json: no such file"):
+        Baseline.load(tmp_path / "nope.json")
+    with pytest.raises(BaselineError, match="is a directory"):
+        Baseline.load(tmp_path)
+
+
+def test_binary_file_is_not_a_traceback(tmp_path):
+    path = tmp_path / "b.json"
+    path.write_bytes(b"\xff\xfe\x00garbage")
+    with pytest.raises(BaselineError, match="b.json: "):
+        Baseline.load(path)
+
+
+def test_from_results_rejects_non_results():
+    with pytest.raises(BaselineError, match="no 'cases' list"):
+        Baseline.from_results({"format": "iogate-baseline"})
