@@ -1,47 +1,31 @@
-"""The environment a result was measured in: host, kernel, CPU, memory."""
+"""The environment a result was measured in: iogate's own facts plus every plugin's.
+
+Facts about the machine and the target (kernel, CPU, memory, filesystem, device model,
+firmware, ...) come from plugins through the ``iogate_environment`` hook; the first-party
+``iogate_sysinfo`` plugin provides them. This module adds only what iogate knows itself.
+"""
 
 from __future__ import annotations
 
-import os
 import platform
-import socket
+
+import pluggy
 
 from iogate import __version__
+from iogate.hooks import collect_environment
 
 
-def _cpu_model() -> str | None:
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        return None
-    return None
+def capture(target: str | None = None,
+            pm: pluggy.PluginManager | None = None) -> dict[str, object]:
+    """Facts that matter when comparing results: the plugins' facts about the machine and,
+    when given, about ``target`` (a file or block device path), then iogate's version and
+    Python's, which no plugin can override."""
+    facts = collect_environment(target, pm)
+    facts["iogate_version"] = __version__
+    facts["python"] = platform.python_version()
+    return facts
 
 
-def _mem_total_bytes() -> int | None:
-    try:
-        with open("/proc/meminfo", encoding="utf-8") as f:
-            for line in f:
-                if line.startswith("MemTotal:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        return None
-    return None
-
-
-def capture() -> dict[str, object]:
-    """Facts about this machine that matter when comparing results."""
-    uname = platform.uname()
-    return {
-        "host": socket.gethostname(),
-        "kernel": uname.release,
-        "os": uname.system,
-        "machine": uname.machine,
-        "cpu_model": _cpu_model(),
-        "cpu_count": os.cpu_count(),
-        "memory_bytes": _mem_total_bytes(),
-        "python": platform.python_version(),
-        "iogate_version": __version__,
-    }
+def target_facts(facts: dict[str, object]) -> dict[str, object]:
+    """Only the facts about the target (``target.*`` keys), e.g. to store per case."""
+    return {k: v for k, v in facts.items() if k.startswith("target.")}
