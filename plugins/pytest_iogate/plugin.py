@@ -20,6 +20,7 @@ import pytest
 
 RESULTS_KEY = pytest.StashKey[list[Any]]()
 GROUP_RESULTS_KEY = pytest.StashKey[dict[Any, Any]]()
+GATE_KEY = pytest.StashKey[Any]()
 # The terminal as it was before capturing began; live progress goes there.
 TERMINAL_KEY = pytest.StashKey[Any]()
 
@@ -30,6 +31,19 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="run every workload against PATH instead of the suite's filename")
     group.addoption("--iogate-json", metavar="FILE", default=None,
                     help="write the iogate results document (JSON) to FILE")
+    group.addoption("--iogate-baseline", metavar="FILE", default=None,
+                    help="judge expectations that refer to baseline against FILE")
+    group.addoption("--iogate-save-baseline", metavar="FILE", default=None,
+                    help="store this run's results in the baseline FILE (merged if it exists)")
+    group.addoption("--iogate-alpha", type=float, default=0.05, metavar="P",
+                    help="significance of a regression against the baseline (0.05)")
+    group.addoption("--iogate-min-effect", type=float, default=5.0, metavar="PCT",
+                    help="smallest change in percent that counts as a regression (5)")
+    from iogate.hooks import collect_options
+
+    for option in collect_options():
+        group.addoption(option.pytest_flag, dest=option.dest, default=option.default,
+                        help=option.help)
     parser.addini("iogate_suite_glob", type="linelist", default=["*.suite.yaml"],
                   help="glob patterns of iogate suite files (default: *.suite.yaml)")
 
@@ -37,6 +51,20 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.stash[RESULTS_KEY] = []
     config.stash[TERMINAL_KEY] = sys.stdout
+    from iogate import hooks
+    from iogate.baseline import Baseline, BaselineError
+    from iogate.runner import Gate
+
+    alpha, effect = config.getoption("iogate_alpha"), config.getoption("iogate_min_effect")
+    gate = Gate(alpha=alpha, min_effect_pct=effect)
+    path = config.getoption("iogate_baseline")
+    if path:
+        try:
+            gate = Gate(Baseline.load(path), alpha, effect)
+        except BaselineError as exc:
+            raise pytest.UsageError(f"--iogate-baseline: {exc}") from None
+    config.stash[GATE_KEY] = gate
+    hooks.configure(lambda o: config.getoption(o.dest, None))
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
@@ -96,7 +124,8 @@ class WorkloadItem(pytest.Item):
             progress = _LiveProgress(self.config, self.nodeid, expected_bytes(cases))
             try:
                 return run_cases(cases, filename=self.config.getoption("iogate_filename"),
-                                 on_progress=progress, on_phase=progress.set_phase)
+                                 on_progress=progress, on_phase=progress.set_phase,
+                                 gate=self.config.stash.get(GATE_KEY, None))
             finally:
                 progress.close()
 
@@ -110,6 +139,8 @@ class WorkloadItem(pytest.Item):
         self.user_properties.append(("outcome", result.outcome))
         if result.outcome == "interrupted":
             raise KeyboardInterrupt
+        if result.outcome == "skipped":
+            pytest.skip(result.error or "skipped")
         if result.outcome != "passed":
             raise CaseFailed(result)
 
@@ -172,8 +203,19 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     path = session.config.getoption("iogate_json")
-    if path:
-        from iogate.report import write_json
+    save = session.config.getoption("iogate_save_baseline")
+    results: list[Any] = session.config.stash.get(RESULTS_KEY, [])
+    if not (path or save):
+        return
+    from iogate.baseline import BaselineError
+    from iogate.cli import save_baseline
+    from iogate.report import finish_document, write_json
 
-        results: list[Any] = session.config.stash.get(RESULTS_KEY, [])
-        write_json(path, results)
+    document = finish_document(results)
+    if path:
+        write_json(path, document)
+    if save and results:
+        try:
+            save_baseline(save, document)
+        except BaselineError as exc:
+            session.config.get_terminal_writer().line(f"iogate: {exc}", red=True)

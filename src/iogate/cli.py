@@ -60,13 +60,32 @@ def cmd_schema(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def save_baseline(path: str, document: dict[str, object]) -> None:
+    """Store a run's results as a baseline; an existing file keeps its other entries."""
+    from iogate.baseline import Baseline
+
+    new = Baseline.from_results(document)
+    if Path(path).exists():
+        new = Baseline.load(path).merge(new)
+    new.save(path)
+
+
 def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
     raise KeyboardInterrupt
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from iogate import report
-    from iogate.runner import CaseResult, case_id, expected_bytes, plan, run_cases
+    from iogate import hooks, report
+    from iogate.baseline import Baseline, BaselineError
+    from iogate.runner import (
+        CaseResult,
+        Gate,
+        case_id,
+        expected_bytes,
+        needs_baseline,
+        plan,
+        run_cases,
+    )
 
     suites = _load_all(args.paths)
     cases = [c for s in suites for c in s.cases
@@ -74,6 +93,18 @@ def cmd_run(args: argparse.Namespace) -> int:
     if not cases:
         print(f"iogate: no case matches -k {args.k!r}", file=sys.stderr)
         return EXIT_INVALID
+    gate = Gate(alpha=args.alpha, min_effect_pct=args.min_effect)
+    if args.baseline:
+        try:
+            gate = Gate(Baseline.load(args.baseline), args.alpha, args.min_effect)
+        except BaselineError as exc:
+            print(f"iogate: {exc}", file=sys.stderr)
+            return EXIT_INVALID
+    elif needs_baseline(cases):
+        print("iogate: these expectations refer to baseline, but no baseline is loaded "
+              "(--baseline FILE):\n  " + "\n  ".join(needs_baseline(cases)), file=sys.stderr)
+        return EXIT_INVALID
+    hooks.configure(lambda o: getattr(args, o.dest, None))
     signal.signal(signal.SIGTERM, _raise_interrupt)
     results: list[CaseResult] = []
     for unit in plan(cases):
@@ -81,7 +112,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         line = report.ProgressLine(label, stream=sys.stderr, total_bytes=expected_bytes(unit))
         try:
             unit_results = run_cases(unit, filename=args.filename, on_progress=line,
-                                     on_phase=line.set_phase)
+                                     on_phase=line.set_phase, gate=gate)
         finally:
             line.close()
         for result in unit_results:
@@ -100,12 +131,20 @@ def cmd_run(args: argparse.Namespace) -> int:
         if r.outcome != "passed":
             print()
             print(report.failure_report(r))
+    document = report.finish_document(results)
     if args.json:
-        report.write_json(args.json, results)
+        report.write_json(args.json, document)
+    if args.save_baseline:
+        try:
+            save_baseline(args.save_baseline, document)
+        except BaselineError as exc:
+            print(f"iogate: {exc}", file=sys.stderr)
+            return EXIT_RUNTIME
     counts = {o: sum(r.outcome == o for r in results)
-              for o in ("passed", "failed", "error", "interrupted")}
+              for o in ("passed", "failed", "error", "interrupted", "skipped")}
     not_run = len(cases) - len(results)
     print(f"\n{counts['passed']} passed, {counts['failed']} failed, {counts['error']} error(s)"
+          + (f", {counts['skipped']} skipped" if counts["skipped"] else "")
           + (f", {counts['interrupted']} interrupted" if counts["interrupted"] else "")
           + (f", {not_run} not run" if not_run else "")
           + f" in {sum(r.duration_s for r in results):.1f}s")
@@ -117,6 +156,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     if "failed" in outcomes:
         return EXIT_FAILED
     return EXIT_OK
+
+
+def _plugin_options() -> list:  # list[PluginOption]
+    from iogate.hooks import collect_options
+
+    return collect_options()
 
 
 class _Parser(argparse.ArgumentParser):
@@ -136,7 +181,24 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--json", metavar="FILE", help="write the results document to FILE")
     run.add_argument("--filename", metavar="PATH", help="run every workload against PATH")
     run.add_argument("-k", metavar="SUBSTRING", help="only cases whose id contains SUBSTRING")
+    run.add_argument("--baseline", metavar="FILE",
+                     help="judge expectations that refer to baseline against FILE")
+    run.add_argument("--save-baseline", metavar="FILE",
+                     help="store this run's results in the baseline FILE (merged if it exists)")
+    run.add_argument("--alpha", type=float, default=0.05, metavar="P",
+                     help="significance of a regression against the baseline (0.05)")
+    run.add_argument("--min-effect", type=float, default=5.0, metavar="PCT",
+                     help="smallest change in percent that counts as a regression (5)")
+    for option in _plugin_options():
+        run.add_argument(option.cli_flag, dest=option.dest, default=option.default,
+                         help=option.help)
     run.set_defaults(func=cmd_run)
+
+    compare = sub.add_parser("compare", help="compare two results or baseline files")
+    from iogate import compare as compare_module
+
+    compare_module.add_arguments(compare)
+    compare.set_defaults(func=compare_module.run)
 
     validate = sub.add_parser("validate", help="check suites without running them")
     validate.add_argument("paths", nargs="+", metavar="PATH")

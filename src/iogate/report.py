@@ -10,11 +10,12 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import IO, Any
 
-from iogate import __version__, environment
+from iogate import __version__, environment, hooks
 from iogate.engine.session import Progress
 from iogate.expect import Check, format_value
-from iogate.metrics import parse_metric
+from iogate.metrics import DIRECTIONS, LATENCIES, Kind, parse_metric
 from iogate.runner import CaseResult
+from iogate.textplot import latency_summary
 from iogate.units import format_count, format_duration_exact, format_size_exact
 
 SCHEMA_VERSION = 1
@@ -41,13 +42,52 @@ def table(headers: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
 def observed_text(check: Check) -> str:
     if check.observed is None:
         return "not measured"
-    return format_value(check.expectation.metric.kind, check.observed)
+    return format_value(check.observed_kind, check.observed)
+
+
+def expected_text(check: Check) -> str:
+    """The expectation as written, with the threshold it came to when it is not a literal."""
+    e = check.expectation
+    text = e.describe()
+    if check.threshold is not None and e.literal is None:
+        text += f" (= {format_value(e.kind, check.threshold)})"
+    return text
 
 
 def checks_table(checks: Sequence[Check]) -> str:
-    rows = [(c.expectation.metric.text, c.expectation.describe(), observed_text(c),
+    rows = [(c.expectation.key, expected_text(c), observed_text(c),
              "ok" if c.passed else "FAIL") for c in checks]
     return table(("metric", "expected", "observed", "verdict"), rows)
+
+
+def _suite_line(path: Path, line: int | None) -> str:
+    if not line:
+        return ""
+    try:
+        return path.read_text(encoding="utf-8").splitlines()[line - 1]
+    except (OSError, IndexError, UnicodeDecodeError):
+        return ""
+
+
+def latency_plots(result: CaseResult) -> list[str]:
+    """A text histogram of each latency distribution a failed check judged, SLO marked."""
+    if result.run is None:
+        return []
+    slos: dict[tuple[str, str], list[float]] = {}
+    for c in result.failed_checks:
+        m = c.expectation.metric
+        if (c.expectation.window is None and m.scope in DIRECTIONS and m.name in LATENCIES
+                and c.threshold is not None):
+            slos.setdefault((m.scope, m.name), []).append(c.threshold)
+    out: list[str] = []
+    for (direction, kind), thresholds in slos.items():
+        stats = result.run.latency(direction, kind)
+        if not stats.count:
+            continue
+        out += ["", f"{direction}.{kind} distribution (last run):"]
+        out += ["  " + line for line in latency_summary(
+            stats.histogram, slo_ns=thresholds, min_ns=stats.min, max_ns=stats.max).splitlines()]
+    return out
 
 
 def failure_report(result: CaseResult) -> str:
@@ -56,6 +96,8 @@ def failure_report(result: CaseResult) -> str:
     parts: list[str] = []
     if result.outcome == "error":
         parts.append(f"{result.id}: error: {result.error}")
+    elif result.outcome == "skipped" or (result.steady and not result.steady.steady):
+        parts.append(f"{result.id}: {result.outcome}: {result.error}")
     elif result.outcome == "interrupted":
         parts.append(f"{result.id}: interrupted; metrics below are partial")
     else:
@@ -66,14 +108,19 @@ def failure_report(result: CaseResult) -> str:
     if result.warnings:
         parts += ["", "realized workload differs from the request:"]
         parts += [f"  - {w}" for w in result.warnings]
-    failing = [c for c in result.failed_checks if c.expectation.metric.text in case.source_lines]
+    failing = [c for c in result.failed_checks if c.expectation.line]
     if failing:
         parts += ["", f"suite lines ({case.path}):"]
         for c in failing:
-            lineno, text = case.source_lines[c.expectation.metric.text]
-            parts.append(f"  {lineno:>4} | {text.rstrip()}")
+            lineno = c.expectation.line or 0
+            parts.append(f"  {lineno:>4} | {_suite_line(case.path, lineno).rstrip()}")
             if c.reason:
                 parts.append(f"       = {c.reason}")
+    parts += latency_plots(result)
+    if result.steady is not None:
+        rounds = ", ".join(format_value(_kind_of(result.steady.metric), v)
+                           for v in result.steady.values)
+        parts += ["", f"steady-state rounds of {result.steady.metric}: {rounds}"]
     parts += ["", f"workload {case.id} as run (defaults merged, variables expanded):"]
     parts += ["  " + line for line in workload_lines(result)]
     return "\n".join(parts)
@@ -123,9 +170,9 @@ def summary_table(results: Sequence[CaseResult]) -> str:
     for r in results:
         shown = [f"{p}={cell}" for p in _SUMMARY_METRICS
                  if (cell := _metric_cell(r, p)) is not None]
-        failed = "; ".join(f"{c.expectation.metric.text} {c.expectation.describe()} "
+        failed = "; ".join(f"{c.expectation.key} {c.expectation.describe()} "
                            f"(got {observed_text(c)})" for c in r.failed_checks)
-        if r.outcome == "error" and r.error:
+        if r.outcome in ("error", "skipped") and r.error:
             failed = r.error
         if r.warnings:
             failed = "; ".join(filter(None, [failed, f"{len(r.warnings)} warning(s)"]))
@@ -141,9 +188,9 @@ def results_table(results: Sequence[CaseResult]) -> str:
         if not r.checks and r.outcome == "passed":
             rows.append((r.id, "-", "-", "-", "passed"))
         for c in r.checks:
-            rows.append((r.id, c.expectation.metric.text, c.expectation.describe(),
+            rows.append((r.id, c.expectation.key, expected_text(c),
                          observed_text(c), "ok" if c.passed else "FAIL"))
-        if r.outcome in ("error", "interrupted"):
+        if r.outcome in ("error", "interrupted", "skipped"):
             rows.append((r.id, "(run)", "-", r.error or r.outcome, r.outcome.upper()))
     return table(("case", "metric", "expected", "observed", "verdict"), rows)
 
@@ -154,7 +201,7 @@ def warnings_text(results: Sequence[CaseResult]) -> str:
 
 
 def results_document(results: Sequence[CaseResult]) -> dict[str, Any]:
-    counts = {o: 0 for o in ("passed", "failed", "error", "interrupted")}
+    counts = {o: 0 for o in ("passed", "failed", "error", "interrupted", "skipped")}
     for r in results:
         counts[r.outcome] = counts.get(r.outcome, 0) + 1
     return {
@@ -167,9 +214,15 @@ def results_document(results: Sequence[CaseResult]) -> dict[str, Any]:
     }
 
 
-def write_json(path: str | Path, results: Sequence[CaseResult]) -> None:
-    Path(path).write_text(json.dumps(results_document(results), indent=2) + "\n",
-                          encoding="utf-8")
+def write_json(path: str | Path, document: dict[str, Any]) -> None:
+    Path(path).write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+
+
+def finish_document(results: Sequence[CaseResult]) -> dict[str, Any]:
+    """The results document, after every plugin had its say (``iogate_report``)."""
+    document = results_document(results)
+    hooks.get_plugin_manager().hook.iogate_report(results=list(results), document=document)
+    return document
 
 
 class ProgressLine:
@@ -235,3 +288,9 @@ class ProgressLine:
             self.stream.write("\r\x1b[K")
             self.stream.flush()
 
+
+
+def _kind_of(path: str) -> Kind:
+    """The kind of a steady-state metric (``total.clat.p99`` is a latency too)."""
+    scope, _, rest = path.partition(".")
+    return parse_metric(("read." + rest) if scope == "total" and "." in rest else path).kind

@@ -13,21 +13,25 @@ import shutil
 import tempfile
 import time
 import zlib
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from iogate.engine.session import Progress, run
+from iogate import environment, hooks, stats
+from iogate.baseline import Baseline
+from iogate.baseline import Entry as BaselineEntry
+from iogate.engine.session import JobSpec, Progress, run
 from iogate.errors import EngineError
-from iogate.expect import Check, evaluate
+from iogate.expect import Check, Expectation, evaluate, evaluate_window
 from iogate.lower import lower, lower_step
-from iogate.metrics import DIRECTIONS
+from iogate.metrics import DIRECTIONS, parse_metric
 from iogate.realized import realized_warnings, requested
-from iogate.results import RunResult
+from iogate.results import LatencyStats, RunResult
 from iogate.spec import Case
+from iogate.spec.models import SteadyState
 
-OUTCOMES = ("passed", "failed", "error", "interrupted")
+OUTCOMES = ("passed", "failed", "error", "interrupted", "skipped")
 
 ProgressCallback = Callable[[Progress], None]
 
@@ -46,6 +50,9 @@ class CaseResult:
     run: RunResult | None = None
     warnings: list[str] = field(default_factory=list)  # realized workload differs from asked
     requested: dict[str, float] = field(default_factory=dict)
+    samples: dict[str, list[float]] = field(default_factory=dict)  # per repeat, when repeated
+    environment: dict[str, object] = field(default_factory=dict)  # facts about the target
+    steady: SteadyRounds | None = None
 
     @property
     def id(self) -> str:
@@ -68,6 +75,9 @@ class CaseResult:
             "workload": self.case.workload.model_dump(mode="json"),
             "checks": [check_to_json(self.case, c) for c in self.checks],
             "metrics": self.metrics,
+            "samples": self.samples,
+            "environment": self.environment,
+            "steady_state": self.steady.to_json() if self.steady else None,
             "requested": self.requested,
             "warnings": self.warnings,
             "series": self.series(),
@@ -87,15 +97,16 @@ def case_id(case: Case) -> str:
 
 
 def check_to_json(case: Case, check: Check) -> dict[str, Any]:
-    metric = check.expectation.metric.text
-    line = case.source_lines.get(metric)
+    e = check.expectation
     return {
-        "metric": metric,
-        "expected": check.expectation.describe(),
+        "metric": e.key,
+        "expected": e.describe(),
+        "threshold": check.threshold,
         "observed": check.observed,
+        "intervals": check.intervals,
         "passed": check.passed,
         "reason": check.reason,
-        "line": line[0] if line else None,
+        "line": e.line,
     }
 
 
@@ -165,6 +176,24 @@ def _targets(cases: Sequence[Case], override: str | None) -> Iterator[list[list[
             shutil.rmtree(scratch, ignore_errors=True)
 
 
+@dataclass(frozen=True)
+class Gate:
+    """How verdicts that refer to a baseline are reached: the loaded baseline, and the
+    significance and minimum effect of the statistical test used when both sides have
+    repeated samples (so a real regression fails and noise does not)."""
+
+    baseline: Baseline | None = None
+    alpha: float = 0.05
+    min_effect_pct: float = 5.0
+
+
+def needs_baseline(cases: Sequence[Case]) -> list[str]:
+    """Where the suites refer to ``baseline`` (``file:line: metric``), to refuse a run
+    without one before anything runs."""
+    return [f"{c.path}:{e.line or c.line}: {case_id(c)}: {e.key}" for c in cases
+            for e in c.expectations if "baseline" in e.names]
+
+
 def run_cases(
     cases: Sequence[Case],
     *,
@@ -172,21 +201,37 @@ def run_cases(
     on_progress: ProgressCallback | None = None,
     should_stop: Callable[[], bool] | None = None,
     on_phase: Callable[[str], None] | None = None,
+    gate: Gate | None = None,
 ) -> list[CaseResult]:
     """Run cases that belong together (one group, or a single case) and judge each.
 
     Each case's precondition steps run first, one after another, unmeasured; then every case
-    runs in one engine session (one job per case). Never raises for engine or I/O errors:
-    they become outcomes. ``filename`` overrides every target (``--filename``).
+    runs in one engine session (one job per case), ``repeat`` times, or in rounds until
+    steady. Never raises for engine or I/O errors: they become outcomes. ``filename``
+    overrides every target (``--filename``).
     """
+    gate = gate or Gate()
+    pm = hooks.get_plugin_manager()
     started = time.monotonic()
+    for case in cases:
+        pm.hook.iogate_case_start(case=case)
+
+    def finish(results: list[CaseResult]) -> list[CaseResult]:
+        for result in results:
+            pm.hook.iogate_case_end(case=result.case, result=result)
+        return results
 
     def failed(outcome: str, error: str, targets: list[list[str]]) -> list[CaseResult]:
-        return [CaseResult(c, outcome, error=error, target=_target_text(t),
-                           duration_s=time.monotonic() - started)
-                for c, t in zip(cases, targets, strict=True)]
+        return finish([CaseResult(c, outcome, error=error, target=_target_text(t),
+                                  duration_s=time.monotonic() - started)
+                       for c, t in zip(cases, targets, strict=True)])
 
     with _targets(cases, filename) as targets:
+        if gate.baseline is None and needs_baseline(cases):
+            return failed("error", "an expectation refers to baseline, but no baseline is "
+                          "loaded: pass --baseline FILE (pytest: --iogate-baseline FILE)",
+                          targets)
+        envs = [environment.capture(files[0] if files else None) for files in targets]
         try:
             for case, files in zip(cases, targets, strict=True):
                 steps = list(case.preconditions)
@@ -203,18 +248,102 @@ def run_cases(
                         error = _io_error(pre)
                         if error:
                             return failed("error", f"precondition step {i}: {error}", targets)
-            if on_phase is not None:
-                on_phase("")
-            specs = [lower(c.workload, filenames=files, seed=_seed_for(c))
-                     for c, files in zip(cases, targets, strict=True)]
-            result = run(specs, on_progress=on_progress, should_stop=should_stop)
+            specs = [_spec_for(c, files) for c, files in zip(cases, targets, strict=True)]
+            steady = next((c.steady_state for c in cases if c.steady_state), None)
+            if steady is not None:
+                runs, rounds = _rounds_until_steady(steady, specs, on_progress, should_stop,
+                                                    on_phase)
+            else:
+                runs, rounds = _repeats(max(c.repeat for c in cases), specs, on_progress,
+                                        should_stop, on_phase), None
         except EngineError as exc:
             return failed("error", str(exc), targets)
         except KeyboardInterrupt:
             return failed("interrupted", "interrupted before the run started", targets)
         duration = time.monotonic() - started
-        return [_judge(case, result.job_result(i), duration, _target_text(files))
-                for i, (case, files) in enumerate(zip(cases, targets, strict=True))]
+        return finish([_judge(case, [r.job_result(i) for r in runs], duration,
+                              _target_text(files), env, gate, rounds)
+                       for i, (case, files, env) in enumerate(zip(cases, targets, envs,
+                                                                  strict=True))])
+
+
+def _spec_for(case: Case, files: list[str]) -> JobSpec:
+    spec = lower(case.workload, filenames=files, seed=_seed_for(case))
+    windows = [e.window.interval_ns for e in case.expectations if e.window is not None]
+    if windows:  # the series must be cut at the interval the windowed expectations judge
+        spec = replace(spec, interval_ns=min(windows))
+    return spec
+
+
+def _repeats(n: int, specs: list[JobSpec], on_progress: ProgressCallback | None,
+             should_stop: Callable[[], bool] | None,
+             on_phase: Callable[[str], None] | None) -> list[RunResult]:
+    runs: list[RunResult] = []
+    for i in range(n):
+        if on_phase is not None:
+            on_phase(f"repeat {i + 1}/{n}" if n > 1 else "")
+        runs.append(run(specs, on_progress=on_progress, should_stop=should_stop))
+        if runs[-1].interrupted:
+            break
+    return runs
+
+
+@dataclass
+class SteadyRounds:
+    """The rounds of a steady-state case: the tracked metric per round and the verdict."""
+
+    metric: str
+    values: list[float]
+    steady: bool
+    window_start: int | None
+    window: int
+    on_unsteady: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"metric": self.metric, "rounds": self.values, "steady": self.steady,
+                "window_start": self.window_start, "window": self.window}
+
+
+def _rounds_until_steady(steady: SteadyState, specs: list[JobSpec],
+                         on_progress: ProgressCallback | None,
+                         should_stop: Callable[[], bool] | None,
+                         on_phase: Callable[[str], None] | None,
+                         ) -> tuple[list[RunResult], SteadyRounds]:
+    """Rounds of ``steady.round`` each until the last ``window`` are steady by the SNIA PTS
+    rule, or ``max_rounds``; the runs judged are the steady window's (else the last window)."""
+    round_specs = [replace(s, runtime_ns=steady.round, time_based=True) for s in specs]
+    runs: list[RunResult] = []
+    values: list[float] = []
+    verdict = None
+    for i in range(steady.max_rounds):
+        if on_phase is not None:
+            on_phase(f"round {i + 1}/{steady.max_rounds}")
+        result = run(round_specs, on_progress=on_progress, should_stop=should_stop)
+        runs.append(result)
+        if result.interrupted:
+            break
+        value = _tracked(result, steady.metric)
+        values.append(float("nan") if value is None else value)
+        verdict = stats.steady_state(values, window=steady.window, range_pct=steady.range_pct,
+                                     slope_pct=steady.slope_pct)
+        if verdict.steady:
+            break
+    start = verdict.window_start if verdict is not None else None
+    judged = runs[start:start + steady.window] if start is not None else runs
+    rounds = SteadyRounds(steady.metric, values, bool(verdict and verdict.steady), start,
+                          steady.window, steady.on_unsteady)
+    return judged, rounds
+
+
+def _tracked(result: RunResult, metric: str) -> float | None:
+    """The steady-state metric of one round; ``total.<lat>.pNN`` merges both directions."""
+    scope, _, rest = metric.partition(".")
+    if scope == "total" and rest.split(".")[0] in ("slat", "clat", "lat", "resp", "lag"):
+        kind, _, stat = rest.partition(".")
+        merged = LatencyStats.merged([result.latency("read", kind),
+                                      result.latency("write", kind)])
+        return merged.stat(parse_metric(f"read.{kind}.{stat}"))
+    return result.metric(metric)
 
 
 def run_case(case: Case, **kwargs: Any) -> CaseResult:
@@ -226,23 +355,89 @@ def _target_text(files: list[str]) -> str | None:
     return ", ".join(files) if files else None
 
 
-def _judge(case: Case, result: RunResult, duration: float, target: str | None) -> CaseResult:
+def _statistic(values: Sequence[float], stat: str) -> float:
+    spread = stats.summary(values)
+    return {"median": spread.median, "min": spread.min, "max": spread.max,
+            "mean": spread.mean, "cv": spread.cv_pct}[stat]
+
+
+_SERIES_FIELDS = {"iops": "iops", "bw": "bw", "clat.mean": "clat_mean_ns",
+                  "clat.p99": "clat_p99_ns", "lat.mean": "lat_mean_ns", "lat.p99": "lat_p99_ns",
+                  "resp.mean": "resp_mean_ns", "resp.p99": "resp_p99_ns"}
+
+
+def _series_values(runs: Sequence[RunResult], path: str) -> list[float]:
+    """Per-interval values of a metric over every run of a case (windowed expectations)."""
+    direction, _, rest = path.partition(".")
+    attr = _SERIES_FIELDS[rest]
+    return [float(getattr(iv, attr)) for r in runs for job in r.jobs
+            for iv in job.direction(direction).series]
+
+
+def _judge(case: Case, runs: list[RunResult], duration: float, target: str | None,
+           env: dict[str, object], gate: Gate, rounds: SteadyRounds | None) -> CaseResult:
+    result = runs[-1]
     extra = [e.metric.text for e in case.expectations]
-    metrics = result.metrics(extra)
-    checks = [evaluate(e, result.metric(e.metric)) for e in case.expectations]
-    error = _io_error(result)
-    if result.interrupted:
+    per_run = []
+    for r in runs:
+        m = r.metrics(extra)
+        m.update(hooks.collect_metrics(case, r, m))
+        per_run.append(m)
+    if len(per_run) == 1:
+        metrics, samples = per_run[0], {}
+    else:
+        samples = {k: [m[k] for m in per_run] for k in per_run[0]
+                   if all(k in m for m in per_run)}
+        metrics = {k: stats.median(v) for k, v in samples.items()}
+    entry = gate.baseline.lookup(case_id(case), env) if gate.baseline is not None else None
+    checks = [_check(e, runs, metrics, samples, entry, gate) for e in case.expectations]
+    error = next((e for e in map(_io_error, runs) if e), None)
+    if any(r.interrupted for r in runs):
         outcome = "interrupted"
     elif error:
         outcome = "error"  # an I/O error is never a pass
+    elif rounds is not None and not rounds.steady:
+        outcome = "skipped" if rounds.on_unsteady == "skip" else "failed"
+        error = (f"not steady after {len(rounds.values)} round(s) of {rounds.metric} "
+                 f"(SNIA PTS window of {rounds.window})")
     elif all(c.passed for c in checks):
         outcome = "passed"
     else:
         outcome = "failed"
+    warnings = sorted({w for r in runs for w in realized_warnings(r.specs, r)})
     return CaseResult(case, outcome, checks=checks, metrics=metrics, error=error,
-                      duration_s=duration, target=target, run=result,
-                      warnings=realized_warnings(result.specs, result),
-                      requested=requested(result.specs))
+                      duration_s=duration, target=target, run=result, warnings=warnings,
+                      requested=requested(result.specs), samples=samples,
+                      environment=environment.target_facts(env), steady=rounds)
+
+
+def _check(e: Expectation, runs: list[RunResult], metrics: Mapping[str, float],
+           samples: Mapping[str, list[float]], entry: BaselineEntry | None,
+           gate: Gate) -> Check:
+    path = e.metric.text
+    names: dict[str, float] = {}
+    if "baseline" in e.names and entry is not None:
+        old = entry.samples(path)
+        if old:
+            names["baseline"] = _statistic(old, e.stat)
+    if e.window is not None:
+        return evaluate_window(e, _series_values(runs, path), metrics.get(path), names=names)
+    values = samples.get(path) or ([metrics[path]] if path in metrics else [])
+    check = evaluate(e, _statistic(values, e.stat) if values else None, names=names)
+    if check.passed or "baseline" not in names or e.stat not in ("median", "mean"):
+        return check
+    # Below the threshold: with enough repeats on both sides, only a significant difference
+    # fails the gate, so noise does not flap it. Too few samples: the threshold decides.
+    old = entry.samples(path) if entry is not None else []
+    if min(len(old), len(values)) >= 2 and stats.smallest_p_value(len(old), len(values)) \
+            <= gate.alpha:
+        _, p = stats.mann_whitney_u(old, values)
+        n = f"n={len(old)}+{len(values)}"
+        if p > gate.alpha:
+            return replace(check, passed=True, reason=f"{check.reason}, but not significantly "
+                           f"(p={p:.3f} > {gate.alpha}, {n}): within noise")
+        return replace(check, reason=f"{check.reason} (significant: p={p:.3f}, {n})")
+    return check
 
 
 def _io_error(result: RunResult) -> str | None:
