@@ -63,6 +63,8 @@ def pytest_configure(config: pytest.Config) -> None:
             gate = Gate(Baseline.load(path), alpha, effect)
         except BaselineError as exc:
             raise pytest.UsageError(f"--iogate-baseline: {exc}") from None
+    elif config.getoption("iogate_save_baseline"):
+        gate = Gate(alpha=alpha, min_effect_pct=effect, recording=True)
     config.stash[GATE_KEY] = gate
     hooks.configure(lambda o: config.getoption(o.dest, None))
 

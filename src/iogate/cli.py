@@ -100,9 +100,12 @@ def cmd_run(args: argparse.Namespace) -> int:
         except BaselineError as exc:
             print(f"iogate: {exc}", file=sys.stderr)
             return EXIT_INVALID
+    elif args.save_baseline:
+        gate = Gate(alpha=args.alpha, min_effect_pct=args.min_effect, recording=True)
     elif needs_baseline(cases):
         print("iogate: these expectations refer to baseline, but no baseline is loaded "
-              "(--baseline FILE):\n  " + "\n  ".join(needs_baseline(cases)), file=sys.stderr)
+              "(--baseline FILE; --save-baseline FILE records one):\n  "
+              + "\n  ".join(needs_baseline(cases)), file=sys.stderr)
         return EXIT_INVALID
     hooks.configure(lambda o: getattr(args, o.dest, None))
     signal.signal(signal.SIGTERM, _raise_interrupt)

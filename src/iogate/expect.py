@@ -399,6 +399,7 @@ class Check:
     reason: str
     threshold: float | None = None
     intervals: int | None = None  # windowed: how many intervals were judged
+    judged: bool = True  # False: deliberately not judged (recording a baseline); never fails
 
     @property
     def observed_kind(self) -> Kind:

@@ -39,7 +39,15 @@ def table(headers: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
     return "\n".join(out)
 
 
+def verdict(check: Check) -> str:
+    if not check.judged:
+        return "n/a"
+    return "ok" if check.passed else "FAIL"
+
+
 def observed_text(check: Check) -> str:
+    if not check.judged:
+        return check.reason
     if check.observed is None:
         return "not measured"
     return format_value(check.observed_kind, check.observed)
@@ -56,7 +64,7 @@ def expected_text(check: Check) -> str:
 
 def checks_table(checks: Sequence[Check]) -> str:
     rows = [(c.expectation.key, expected_text(c), observed_text(c),
-             "ok" if c.passed else "FAIL") for c in checks]
+             verdict(c)) for c in checks]
     return table(("metric", "expected", "observed", "verdict"), rows)
 
 
@@ -189,7 +197,7 @@ def results_table(results: Sequence[CaseResult]) -> str:
             rows.append((r.id, "-", "-", "-", "passed"))
         for c in r.checks:
             rows.append((r.id, c.expectation.key, expected_text(c),
-                         observed_text(c), "ok" if c.passed else "FAIL"))
+                         observed_text(c), verdict(c)))
         if r.outcome in ("error", "interrupted", "skipped"):
             rows.append((r.id, "(run)", "-", r.error or r.outcome, r.outcome.upper()))
     return table(("case", "metric", "expected", "observed", "verdict"), rows)
