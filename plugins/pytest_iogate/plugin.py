@@ -201,6 +201,11 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
 
     terminalreporter.write_sep("=", "iogate results")
     terminalreporter.write_line(summary_table(results))
+    from iogate.report import sweep_tables
+
+    if sweep_tables(results):
+        terminalreporter.write_line("")
+        terminalreporter.write_line(sweep_tables(results))
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

@@ -127,6 +127,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         if any(r.outcome == "interrupted" for r in unit_results):
             break
     print(report.results_table(results))
+    if report.sweep_tables(results):
+        print()
+        print(report.sweep_tables(results))
     if report.warnings_text(results):
         print()
         print(report.warnings_text(results))

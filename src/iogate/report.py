@@ -189,6 +189,29 @@ def summary_table(results: Sequence[CaseResult]) -> str:
     return table(("case", "verdict", "time", "metrics", "problems"), rows)
 
 
+_SWEEP_METRICS = ("read.iops", "read.bw", "read.clat.p50", "read.clat.p99", "write.iops",
+                  "write.bw", "write.clat.p50", "write.clat.p99")
+
+
+def sweep_tables(results: Sequence[CaseResult]) -> str:
+    """One table per swept workload: a row per point, the swept values, the headline metrics
+    that were measured, and the verdict. Empty when nothing was swept."""
+    by_workload: dict[tuple[str, str], list[CaseResult]] = {}
+    for r in results:
+        if r.case.sweep_point:
+            by_workload.setdefault((str(r.case.path), r.case.base_name), []).append(r)
+    out = []
+    for (path, name), rows in by_workload.items():
+        names = list(rows[0].case.sweep_point)
+        shown = [m for m in _SWEEP_METRICS if any(m in r.metrics for r in rows)]
+        body = [[r.case.sweep_point.get(n, "") for n in names]
+                + [_metric_cell(r, m) or "-" for m in shown]
+                + [r.outcome if r.outcome != "passed" else "passed"] for r in rows]
+        out.append(f"sweep {Path(path).name}::{name}\n"
+                   + table([*names, *shown, "verdict"], body))
+    return "\n\n".join(out)
+
+
 def results_table(results: Sequence[CaseResult]) -> str:
     """Every check of every case: workload, metric, expectation, observed value, verdict."""
     rows = []
