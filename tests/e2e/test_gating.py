@@ -1,0 +1,227 @@
+"""Gating end to end: sweeps, repeats, baselines with significance, compare, windows, steady
+state and the failure report's latency histogram, through the CLI and pytest."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+IOGATE = [sys.executable, "-m", "iogate"]
+
+GATE = """\
+suite: gate
+workloads:
+  - name: paced
+    ioengine: null
+    rw: randread
+    size: 1MiB
+    runtime: 200ms
+    time_based: true
+    rate_iops: ${RATE:-20000}
+    repeat: 5
+    expect:
+      read.iops: ">= 0.95 * baseline"
+      read.iops@cv: "<= 10%"
+"""
+
+
+def iogate(*args: str, cwd: Path, env: dict[str, str] | None = None
+           ) -> subprocess.CompletedProcess:
+    return subprocess.run([*IOGATE, *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=300, env={**os.environ, **(env or {})})
+
+
+def test_sweep_points_are_cases_with_their_own_thresholds(tmp_path: Path) -> None:
+    (tmp_path / "s.suite.yaml").write_text("""\
+suite: s
+workloads:
+  - name: scale
+    ioengine: null
+    rw: randread
+    size: 1MiB
+    sweep:
+      bs: [4k, 64k]
+      iodepth: [1, 8]
+    expect:
+      read.bs.mean: "== ${bs}"
+""")
+    proc = iogate("run", "s.suite.yaml", "--json", "r.json", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    cases = json.loads((tmp_path / "r.json").read_text())["cases"]
+    assert [c["id"] for c in cases] == [
+        "s.suite.yaml::scale[bs=4k-iodepth=1]", "s.suite.yaml::scale[bs=4k-iodepth=8]",
+        "s.suite.yaml::scale[bs=64k-iodepth=1]", "s.suite.yaml::scale[bs=64k-iodepth=8]"]
+    assert [c["metrics"]["read.ios"] for c in cases] == [256, 256, 16, 16]
+    assert [c["workload"]["iodepth"] for c in cases] == [1, 8, 1, 8]
+    assert "sweep s.suite.yaml::scale" in proc.stdout  # the sweep table
+
+
+def test_sweep_items_in_pytest(pytester: pytest.Pytester) -> None:
+    (pytester.path / "s.suite.yaml").write_text("""\
+suite: s
+workloads:
+  - name: scale
+    ioengine: null
+    rw: read
+    size: 1MiB
+    sweep: [{bs: 4k}, {bs: 1MiB}]
+""")
+    result = pytester.runpytest("-p", "no:cacheprovider", "-v")
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(["*s.suite.yaml::scale?bs=4k? PASSED*",
+                                 "*s.suite.yaml::scale?bs=1MiB? PASSED*"])
+
+
+def test_baseline_gate_fails_a_real_regression_and_passes_itself(tmp_path: Path) -> None:
+    (tmp_path / "g.suite.yaml").write_text(GATE)
+    refused = iogate("run", "g.suite.yaml", cwd=tmp_path)
+    assert refused.returncode == 2 and "no baseline is loaded" in refused.stderr
+    assert "g.suite.yaml:12:" in refused.stderr  # where the suite asks for it
+
+    record = iogate("run", "g.suite.yaml", "--save-baseline", "base.json", "--json",
+                    "old.json", cwd=tmp_path)
+    assert record.returncode == 0, record.stdout + record.stderr
+    assert "not judged: recording the baseline" in record.stdout
+
+    same = iogate("run", "g.suite.yaml", "--baseline", "base.json", cwd=tmp_path)
+    assert same.returncode == 0, same.stdout + same.stderr
+
+    slow = iogate("run", "g.suite.yaml", "--baseline", "base.json", "--json", "new.json",
+                  cwd=tmp_path, env={"RATE": "17000"})  # 15% slower than recorded
+    assert slow.returncode == 1, slow.stdout + slow.stderr
+    assert "significant: p=0.008, n=5+5" in slow.stdout
+    [case] = json.loads((tmp_path / "new.json").read_text())["cases"]
+    assert len(case["samples"]["read.iops"]) == 5
+    [failed] = [c for c in case["checks"] if not c["passed"]]
+    assert failed["metric"] == "read.iops" and failed["line"] == 12
+
+    compared = iogate("compare", "old.json", "new.json", cwd=tmp_path)
+    assert compared.returncode == 1
+    assert "REGRESSED" in compared.stdout and "read.iops" in compared.stdout
+    assert iogate("compare", "old.json", "old.json", cwd=tmp_path).returncode == 0
+
+
+def test_a_corrupt_baseline_is_named_never_a_traceback(tmp_path: Path) -> None:
+    (tmp_path / "g.suite.yaml").write_text(GATE)
+    (tmp_path / "bad.json").write_text('{"format": "something-else"}')
+    proc = iogate("run", "g.suite.yaml", "--baseline", "bad.json", cwd=tmp_path)
+    assert proc.returncode == 2
+    assert "bad.json" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_baseline_failure_is_the_failure_of_its_pytest_item(pytester: pytest.Pytester) -> None:
+    (pytester.path / "g.suite.yaml").write_text(GATE)
+    pytester.runpytest("-p", "no:cacheprovider", "--iogate-save-baseline=base.json"
+                       ).assert_outcomes(passed=1)
+    os.environ["RATE"] = "17000"
+    try:
+        result = pytester.runpytest("-p", "no:cacheprovider", "--iogate-baseline=base.json")
+    finally:
+        del os.environ["RATE"]
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*read.iops*>= 0.95 * baseline*FAIL*"])
+
+
+def test_windowed_expectations_judge_intervals(tmp_path: Path) -> None:
+    (tmp_path / "w.suite.yaml").write_text("""\
+suite: w
+workloads:
+  - name: steady-rate
+    ioengine: null
+    rw: randread
+    size: 1MiB
+    runtime: 1s
+    time_based: true
+    rate_iops: 10000
+    expect:
+      read.iops: ">= 0.8 * mean in all of 100ms"
+      read.clat.p99: "<= 1ms in 95% of 100ms"
+  - name: impossible
+    ioengine: null
+    rw: randread
+    size: 1MiB
+    runtime: 500ms
+    time_based: true
+    expect:
+      read.iops: ">= 1000G in 50%"
+""")
+    proc = iogate("run", "w.suite.yaml", "--json", "r.json", cwd=tmp_path)
+    assert proc.returncode == 1
+    cases = {c["id"]: c for c in json.loads((tmp_path / "r.json").read_text())["cases"]}
+    ok = cases["w.suite.yaml::steady-rate"]
+    assert ok["outcome"] == "passed"
+    assert all(c["intervals"] >= 9 for c in ok["checks"])  # 100 ms intervals over 1 s
+    bad = cases["w.suite.yaml::impossible"]["checks"][0]
+    assert not bad["passed"] and bad["observed"] == 0
+
+
+def test_steady_state_rounds_and_an_unsteady_skip(tmp_path: Path) -> None:
+    (tmp_path / "ss.suite.yaml").write_text("""\
+suite: ss
+defaults:
+  ioengine: null
+  rw: randread
+  size: 1MiB
+  rate_iops: 5000
+workloads:
+  - name: settles
+    steady_state: {metric: read.iops, round: 100ms, window: 3, max_rounds: 8}
+    expect:
+      read.iops: ">= 4500"
+  - name: never-settles
+    steady_state: {metric: read.iops, round: 100ms, window: 3, max_rounds: 3,
+                   range_pct: 0.000001, slope_pct: 0.000001, on_unsteady: skip}
+""")
+    proc = iogate("run", "ss.suite.yaml", "--json", "r.json", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    cases = {c["id"]: c for c in json.loads((tmp_path / "r.json").read_text())["cases"]}
+    settles = cases["ss.suite.yaml::settles"]
+    assert settles["outcome"] == "passed"
+    assert settles["steady_state"]["steady"] is True
+    assert 3 <= len(settles["steady_state"]["rounds"]) <= 8
+    never = cases["ss.suite.yaml::never-settles"]
+    assert never["outcome"] == "skipped"
+    assert len(never["steady_state"]["rounds"]) == 3
+
+
+def test_failure_report_draws_the_latency_distribution(tmp_path: Path) -> None:
+    (tmp_path / "f.suite.yaml").write_text("""\
+suite: f
+workloads:
+  - name: tight
+    ioengine: null
+    rw: randread
+    size: 4MiB
+    expect:
+      read.clat.p99: "<= 1ns"
+""")
+    proc = iogate("run", "f.suite.yaml", "--json", "r.json", cwd=tmp_path)
+    assert proc.returncode == 1
+    assert "read.clat distribution (last run):" in proc.stdout
+    assert "SLO 1ns" in proc.stdout
+    [case] = json.loads((tmp_path / "r.json").read_text())["cases"]
+    assert case["environment"] == {}  # the null engine has no target
+    doc = json.loads((tmp_path / "r.json").read_text())
+    assert doc["environment"]["cpu_count"] >= 1 and doc["environment"]["kernel"]
+
+
+def test_case_environment_names_the_target_filesystem(disk_dir: Path) -> None:
+    (disk_dir / "e.suite.yaml").write_text(f"""\
+suite: e
+workloads:
+  - name: on-disk
+    ioengine: psync
+    rw: read
+    size: 256KiB
+    filename: {disk_dir}/t.data
+""")
+    proc = iogate("run", "e.suite.yaml", "--json", "r.json", cwd=disk_dir)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    [case] = json.loads((disk_dir / "r.json").read_text())["cases"]
+    assert case["environment"]["target.fs"]
+    assert case["environment"]["target.path"].endswith("t.data")
