@@ -467,7 +467,9 @@ IOG_API int iog_session_histogram(const iog_session *s, uint32_t job, uint32_t d
  * Copies up to `cap` intervals of job `job` in direction `dir` into `out` and
  * returns the number of intervals the job has (which may exceed cap: call
  * again with a larger buffer). The last interval may be shorter than the
- * interval length. -EINVAL, -EBUSY as above.
+ * interval length. May be called while the session runs (to judge a run as
+ * it goes): it then copies the intervals completed so far. -EINVAL for a bad
+ * index or a session never started.
  */
 IOG_API int iog_session_series(const iog_session *s, uint32_t job, uint32_t dir,
                                struct iog_interval *out, size_t cap);

@@ -680,16 +680,21 @@ IOG_API int iog_session_histogram(const iog_session *s, uint32_t job, uint32_t d
 IOG_API int iog_session_series(const iog_session *s, uint32_t job, uint32_t dir,
                                struct iog_interval *out, size_t cap)
 {
-    int rc = check_done(s, job, dir);
-    if (rc < 0)
-        return rc;
-    if (!out && cap > 0)
+    if (!s || job >= s->njobs || dir >= IOG_DIR_COUNT || (!out && cap > 0))
         return -EINVAL;
+    if (!__atomic_load_n(&s->started, __ATOMIC_ACQUIRE))
+        return -EINVAL;
+    /* While the session runs, the monitor appends intervals holding the
+     * session lock; taking it gives a consistent copy of those so far. */
+    pthread_mutex_t *lock = (pthread_mutex_t *)&s->lock;
+    pthread_mutex_lock(lock);
     const struct iog_series *se = &s->jobs[job].series[dir];
     size_t n = se->n < cap ? se->n : cap;
     if (n > 0)
         memcpy(out, se->v, n * sizeof(*out));
-    return se->n > INT32_MAX ? INT32_MAX : (int)se->n;
+    int total = se->n > INT32_MAX ? INT32_MAX : (int)se->n;
+    pthread_mutex_unlock(lock);
+    return total;
 }
 
 IOG_API void iog_session_destroy(iog_session *s)

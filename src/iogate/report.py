@@ -111,6 +111,8 @@ def failure_report(result: CaseResult) -> str:
     else:
         n = len(result.failed_checks)
         parts.append(f"{result.id}: {n} of {len(result.checks)} expectation(s) not met")
+        if result.error:
+            parts.append(result.error)
     if result.checks:
         parts += ["", checks_table(result.checks)]
     if result.warnings:

@@ -199,12 +199,13 @@ class RunResult:
     interrupted: bool = False
     elapsed_ns: int = 0
     specs: list[JobSpec] = field(default_factory=list)
+    stopped: str | None = None  # why the run was stopped early on purpose (fail_fast)
 
     def job_result(self, index: int) -> RunResult:
         """The run as seen by one job alone (its statistics and its spec)."""
         specs = self.specs[index:index + 1]
         return RunResult(jobs=[self.jobs[index]], interrupted=self.interrupted,
-                         elapsed_ns=self.elapsed_ns, specs=specs)
+                         elapsed_ns=self.elapsed_ns, specs=specs, stopped=self.stopped)
 
     def _dirs(self, scope: str) -> list[DirectionResult]:
         names = DIRECTIONS if scope == "total" else (scope,)

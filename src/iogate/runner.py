@@ -8,6 +8,7 @@ pytest plugin) call :func:`run_case` and render the :class:`CaseResult` it retur
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import shutil
 import tempfile
@@ -21,9 +22,9 @@ from typing import Any
 from iogate import environment, hooks, stats
 from iogate.baseline import Baseline
 from iogate.baseline import Entry as BaselineEntry
-from iogate.engine.session import JobSpec, Progress, run
+from iogate.engine.session import JobSpec, Progress, Session, run
 from iogate.errors import EngineError
-from iogate.expect import Check, Expectation, evaluate, evaluate_window
+from iogate.expect import OPERATORS, Check, Expectation, evaluate, evaluate_window
 from iogate.lower import lower, lower_step
 from iogate.metrics import DIRECTIONS, parse_metric
 from iogate.realized import realized_warnings, requested
@@ -259,7 +260,7 @@ def run_cases(
                                                     on_phase)
             else:
                 runs, rounds = _repeats(max(c.repeat for c in cases), specs, on_progress,
-                                        should_stop, on_phase), None
+                                        should_stop, on_phase, _fail_fast(cases, specs)), None
         except EngineError as exc:
             return failed("error", str(exc), targets)
         except KeyboardInterrupt:
@@ -273,21 +274,58 @@ def run_cases(
 
 def _spec_for(case: Case, files: list[str]) -> JobSpec:
     spec = lower(case.workload, filenames=files, seed=_seed_for(case))
-    windows = [e.window.interval_ns for e in case.expectations if e.window is not None]
+    windows = {e.window.interval_ns for e in case.expectations if e.window is not None}
+    if len(windows) > 1:
+        raise EngineError(errno.EINVAL, "the windowed expectations of one case must use one "
+                          f"interval; {case_id(case)} uses several")
     if windows:  # the series must be cut at the interval the windowed expectations judge
-        spec = replace(spec, interval_ns=min(windows))
+        spec = replace(spec, interval_ns=windows.pop())
     return spec
+
+
+def _fail_fast(cases: Sequence[Case], specs: Sequence[JobSpec]
+               ) -> Callable[[Session], str | None] | None:
+    """A judge of the run as it goes, for cases with ``fail_fast``: the reason to stop once
+    a windowed expectation can no longer be met over the planned intervals of a time-based
+    run (expectations that need the whole run, such as ``mean``, wait for its end)."""
+    watched = []
+    for i, (case, spec) in enumerate(zip(cases, specs, strict=True)):
+        if not case.fail_fast or not spec.time_based or not spec.runtime_ns:
+            continue
+        planned = -(-spec.runtime_ns // spec.interval_ns)
+        for e in case.expectations:
+            if e.window is not None and not e.names:
+                watched.append((i, case, e, e.threshold({}), planned,
+                                planned - e.window.needed(planned)))
+    if not watched:
+        return None
+
+    def judge(session: Session) -> str | None:
+        for i, case, e, threshold, planned, allowed in watched:
+            direction, _, rest = e.metric.text.partition(".")
+            attr = _SERIES_FIELDS[rest]
+            values = [float(getattr(iv, attr)) for iv in session.series(i, direction)]
+            failed = sum(not OPERATORS[e.op](v, threshold) for v in values)
+            if failed > allowed:
+                return (f"fail_fast: {case_id(case)}: {e.key} {e.describe()} can no longer be "
+                        f"met: {failed} of {planned} planned intervals failed, at most "
+                        f"{allowed} may")
+        return None
+
+    return judge
 
 
 def _repeats(n: int, specs: list[JobSpec], on_progress: ProgressCallback | None,
              should_stop: Callable[[], bool] | None,
-             on_phase: Callable[[str], None] | None) -> list[RunResult]:
+             on_phase: Callable[[str], None] | None,
+             stop_when: Callable[[Session], str | None] | None) -> list[RunResult]:
     runs: list[RunResult] = []
     for i in range(n):
         if on_phase is not None:
             on_phase(f"repeat {i + 1}/{n}" if n > 1 else "")
-        runs.append(run(specs, on_progress=on_progress, should_stop=should_stop))
-        if runs[-1].interrupted:
+        runs.append(run(specs, on_progress=on_progress, should_stop=should_stop,
+                        stop_when=stop_when))
+        if runs[-1].interrupted or runs[-1].stopped:
             break
     return runs
 
@@ -400,6 +438,9 @@ def _judge(case: Case, runs: list[RunResult], duration: float, target: str | Non
         outcome = "interrupted"
     elif error:
         outcome = "error"  # an I/O error is never a pass
+    elif any(r.stopped for r in runs):
+        outcome = "failed"  # stopped on purpose: an expectation could no longer be met
+        error = next(r.stopped for r in runs if r.stopped)
     elif rounds is not None and not rounds.steady:
         outcome = "skipped" if rounds.on_unsteady == "skip" else "failed"
         error = (f"not steady after {len(rounds.values)} round(s) of {rounds.metric} "

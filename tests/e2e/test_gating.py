@@ -225,3 +225,28 @@ workloads:
     [case] = json.loads((disk_dir / "r.json").read_text())["cases"]
     assert case["environment"]["target.fs"]
     assert case["environment"]["target.path"].endswith("t.data")
+
+
+def test_fail_fast_stops_a_run_that_can_no_longer_pass(tmp_path: Path) -> None:
+    (tmp_path / "ff.suite.yaml").write_text("""\
+suite: ff
+workloads:
+  - name: hopeless
+    ioengine: null
+    rw: randread
+    size: 1MiB
+    runtime: 60s
+    time_based: true
+    fail_fast: true
+    expect:
+      read.iops: ">= 1000G in 99% of 100ms"
+""")
+    proc = iogate("run", "ff.suite.yaml", "--json", "r.json", cwd=tmp_path)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    [case] = json.loads((tmp_path / "r.json").read_text())["cases"]
+    assert case["outcome"] == "failed"
+    assert "fail_fast" in case["error"] and "of 600 planned intervals failed" in case["error"]
+    # 600 intervals were planned and 6 may fail: the run stopped long before its 60 s
+    assert case["metrics"]["read.runtime"] < 10e9
+    [check] = case["checks"]
+    assert not check["passed"] and 7 <= check["intervals"] < 100

@@ -315,6 +315,11 @@ class Session:
         """Wait up to `timeout` seconds; True when every worker has finished."""
         return native.session_wait(self.handle, max(0, int(timeout * 1e9)))
 
+    def series(self, job: int, direction: str) -> list[Interval]:
+        """The intervals of a job's direction completed so far (also while running)."""
+        return _intervals(self.handle, job, {"read": native.DIR_READ,
+                                             "write": native.DIR_WRITE}[direction])
+
     def collect(self, interrupted: bool = False) -> RunResult:
         """Every job's statistics; only after wait() returned True."""
         h = self.handle
@@ -337,17 +342,21 @@ def _job(h: native.SessionHandle, job: int) -> JobResult:
                                      duplicate_blocks=st.data_duplicate_blocks))
 
 
+def _intervals(h: native.SessionHandle, job: int, d: int) -> list[Interval]:
+    return [Interval(end_ns=i.end_ns, ios=i.ios, bytes=i.bytes, iops=i.iops, bw=i.bw_bytes,
+                     clat_mean_ns=i.clat_mean_ns, clat_p99_ns=i.clat_p99_ns,
+                     lat_mean_ns=i.lat_mean_ns, lat_p99_ns=i.lat_p99_ns,
+                     resp_mean_ns=i.resp_mean_ns, resp_p99_ns=i.resp_p99_ns)
+            for i in native.session_series(h, job, d)]
+
+
 def _direction(h: native.SessionHandle, job: int, d: int) -> DirectionResult:
     st = native.session_dir_stats(h, job, d)
     lat = [LatencyStats(count=s.count, min=s.min_ns, max=s.max_ns, mean=s.mean_ns,
                         stdev=s.stdev_ns,
                         histogram=Histogram(native.session_histogram(h, job, d, kind)))
            for kind, s in enumerate(st.lat)]
-    series = [Interval(end_ns=i.end_ns, ios=i.ios, bytes=i.bytes, iops=i.iops, bw=i.bw_bytes,
-                       clat_mean_ns=i.clat_mean_ns, clat_p99_ns=i.clat_p99_ns,
-                       lat_mean_ns=i.lat_mean_ns, lat_p99_ns=i.lat_p99_ns,
-                       resp_mean_ns=i.resp_mean_ns, resp_p99_ns=i.resp_p99_ns)
-              for i in native.session_series(h, job, d)]
+    series = _intervals(h, job, d)
     bs_counts = native.session_bs_counts(h, job, d) if d != native.DIR_SYNC else {}
     return DirectionResult(ios=st.ios, bytes=st.bytes, runtime_ns=st.runtime_ns, iops=st.iops,
                            bw=st.bw_bytes, slat=lat[native.LAT_SLAT], clat=lat[native.LAT_CLAT],
@@ -359,7 +368,8 @@ def _direction(h: native.SessionHandle, job: int, d: int) -> DirectionResult:
 
 
 def run(specs: list[JobSpec], on_progress: Callable[[Progress], None] | None = None,
-        poll_interval: float = 0.2, should_stop: Callable[[], bool] | None = None) -> RunResult:
+        poll_interval: float = 0.2, should_stop: Callable[[], bool] | None = None,
+        stop_when: Callable[[Session], str | None] | None = None) -> RunResult:
     """Run the jobs concurrently to completion and return their results.
 
     on_progress is called between wait slices of poll_interval seconds and
@@ -370,9 +380,13 @@ def run(specs: list[JobSpec], on_progress: Callable[[Progress], None] | None = N
     Errors (invalid spec, unopenable file) raise EngineError; failures
     after start (file layout, I/O) are job errors in the result. Layout runs
     in the background, so it can be interrupted like the run itself.
+    stop_when(session) may judge the run as it goes (its series so far): a
+    reason it returns stops the run on purpose, kept in result.stopped
+    (not an interruption: what was measured is judged as usual).
     """
     with Session(specs) as session:
         interrupted = False
+        stopped: str | None = None
         try:
             session.start()
             while not session.wait(poll_interval):
@@ -381,9 +395,11 @@ def run(specs: list[JobSpec], on_progress: Callable[[Progress], None] | None = N
                 if should_stop is not None and should_stop():
                     interrupted = True
                     break
+                if stop_when is not None and (stopped := stop_when(session)):
+                    break
         except KeyboardInterrupt:
             interrupted = True
-        if interrupted:
+        if interrupted or stopped:
             if session.poll().state == "created":
                 raise KeyboardInterrupt  # interrupted before anything started
             session.cancel()
@@ -392,6 +408,7 @@ def run(specs: list[JobSpec], on_progress: Callable[[Progress], None] | None = N
             while not session.wait(poll_interval):
                 pass
         result = session.collect(interrupted)
+        result.stopped = stopped
         if on_progress is not None:
             on_progress(session.poll())
         return result
