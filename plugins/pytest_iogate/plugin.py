@@ -212,7 +212,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     path = session.config.getoption("iogate_json")
     save = session.config.getoption("iogate_save_baseline")
     results: list[Any] = session.config.stash.get(RESULTS_KEY, [])
-    if not (path or save):
+    if not (path or save or results):
         return
     from iogate.baseline import BaselineError
     from iogate.cli import save_baseline

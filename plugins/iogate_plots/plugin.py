@@ -1,0 +1,73 @@
+"""The report plugin's hooks: ``--artifacts DIR`` and ``--html FILE`` (pytest:
+``--iogate-artifacts DIR``, ``--iogate-html FILE``), written after a run by ``iogate_report``.
+
+``--artifacts DIR`` writes, per case, a subdirectory named after the case id (made a safe
+file name) holding:
+
+- ``series.csv``: one row per interval per job and direction (job, direction, end_s, ios,
+  bytes, iops, bw_bytes, clat/lat/resp mean and p99 in ns);
+- ``histograms.json``: per direction and latency kind with samples, the non-empty buckets
+  ``[lo_ns, hi_ns, count]`` with the exact count, min, max, mean and stdev;
+- ``latency_cdf.png``: the latency CDF per direction with every latency expectation's
+  threshold drawn on it; ``timeline.png``: IOPS and p99 per interval;
+  ``repeats.png`` (repeated cases): each headline metric per repeat, with the median;
+
+and per swept workload ``sweep-<name>.png`` (headline metrics against the sweep point) in
+DIR itself. ``document["artifacts"]`` lists, per case id, the files written relative to DIR.
+With repeats or steady-state rounds, the series and histograms are the last run's.
+
+``--html FILE`` writes one self-contained page (see :mod:`iogate_plots.page`).
+
+matplotlib is optional: without it the CSV, JSON and HTML are still written, without plots.
+Importing this module imports neither matplotlib nor the rendering code (it runs in every
+pytest session); a failure while reporting is a message on stderr, never an exception.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from iogate.hooks import AddOption, hookimpl
+
+if TYPE_CHECKING:
+    from iogate.runner import CaseResult
+
+
+@dataclass(frozen=True)
+class Settings:
+    artifacts: str | None = None  # directory
+    html: str | None = None  # file
+
+
+_settings = Settings()
+
+
+@hookimpl
+def iogate_add_options(add: AddOption) -> None:
+    add("artifacts", help="write per-case plots (PNG, needs matplotlib), interval series "
+                          "(CSV) and latency histograms (JSON) under DIR")
+    add("html", help="write a self-contained HTML report of the run to FILE")
+
+
+@hookimpl
+def iogate_configure(options: Mapping[str, str | None]) -> None:
+    global _settings
+    _settings = Settings(artifacts=options.get("artifacts") or None,
+                         html=options.get("html") or None)
+
+
+@hookimpl
+def iogate_report(results: Sequence[CaseResult], document: dict[str, Any]) -> None:
+    if not (_settings.artifacts or _settings.html):
+        return
+    try:
+        from iogate_plots.reporting import write_reports
+
+        write_reports(results, document, artifacts=_settings.artifacts, html=_settings.html,
+                      err=sys.stderr)
+    except Exception as exc:  # a report must not break the run it reports on
+        print(f"iogate plots: the report failed: {type(exc).__name__}: {exc}",
+              file=sys.stderr)

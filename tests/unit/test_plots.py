@@ -1,0 +1,459 @@
+"""The report plugin (plugins/iogate_plots): artifacts, HTML page, the path without matplotlib,
+and write errors, on results of real null-engine and psync runs."""
+
+from __future__ import annotations
+
+import base64
+import csv
+import importlib.metadata
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator, Mapping
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+
+import pluggy
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from iogate import hooks
+from iogate.report import results_document
+from iogate.runner import CaseResult, plan, run_cases, scratch_dir
+from iogate.spec import load_suite
+
+plugin = pytest.importorskip("iogate_plots.plugin")
+from iogate_plots import data  # noqa: E402  (after the skip: the package must be importable)
+
+PNG = b"\x89PNG\r\n\x1a\n"
+SERIES_HEADER = ["job", "direction", "end_s", "ios", "bytes", "iops", "bw_bytes",
+                 "clat_mean_ns", "clat_p99_ns", "lat_mean_ns", "lat_p99_ns", "resp_mean_ns",
+                 "resp_p99_ns"]
+HOSTILE = "<script>alert(1)</script>"
+
+SUITE = """\
+suite: plots
+workloads:
+  - name: paced
+    ioengine: null
+    rw: randrw
+    size: 1MiB
+    runtime: 400ms
+    time_based: true
+    rate_iops: 20000
+    expect:
+      read.clat.p99: "<= 1ms"
+      write.resp.p99: "<= 1ns"
+      read.clat.p99@max: "<= 1ms"
+      read.iops: ">= 0.5 * mean in 90% of 100ms"
+  - name: scale
+    ioengine: null
+    rw: randread
+    size: 1MiB
+    sweep:
+      bs: [4k, 64k]
+    expect:
+      read.bs.mean: "== ${bs}"
+  - name: repeated
+    ioengine: null
+    rw: read
+    size: 2MiB
+    repeat: 3
+  - name: on-disk
+    ioengine: psync
+    rw: randread
+    size: 1MiB
+    filename: {disk}/target.data
+    precondition:
+      - rw: write
+        bs: 1MiB
+  - name: hostile
+    ioengine: psync
+    rw: read
+    size: 64k
+    filename: "{disk}/no-such-dir/{hostile}.data"
+"""
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[CaseResult]]:
+    """Every case of SUITE, run once for the module (the runs are the slow part)."""
+    disk = Path(tempfile.mkdtemp(prefix="iogate-plots-", dir=scratch_dir()))
+    path = tmp_path_factory.mktemp("suite") / "plots.suite.yaml"
+    path.write_text(SUITE.replace("{disk}", str(disk)).replace("{hostile}", HOSTILE))
+    old = hooks.set_plugin_manager(hooks.new_plugin_manager(load_entrypoints=False))
+    try:
+        out: list[CaseResult] = []
+        for unit in plan(load_suite(path).cases):
+            out += run_cases(unit)
+        yield out
+    finally:
+        hooks.set_plugin_manager(old)
+        shutil.rmtree(disk, ignore_errors=True)
+
+
+@pytest.fixture
+def pm() -> Iterator[pluggy.PluginManager]:
+    """A manager with only the report plugin, made the process-wide one for the test."""
+    manager = hooks.new_plugin_manager(load_entrypoints=False)
+    manager.register(plugin)
+    old = hooks.set_plugin_manager(manager)
+    try:
+        yield manager
+    finally:
+        plugin.iogate_configure(options={})  # no report asked for beyond this test
+        hooks.set_plugin_manager(old)
+
+
+def report(pm: pluggy.PluginManager, results: list[CaseResult], **options: str | None
+           ) -> dict[str, Any]:
+    hooks.configure(lambda o: options.get(o.name), pm)
+    document = results_document(results)
+    pm.hook.iogate_report(results=results, document=document)
+    return document
+
+
+def by_name(results: list[CaseResult], name: str) -> CaseResult:
+    [found] = [r for r in results if r.case.id == name]
+    return found
+
+
+def ran(results: list[CaseResult]) -> list[CaseResult]:
+    return [r for r in results if r.run is not None]
+
+
+def test_the_suite_ran_as_the_tests_assume(results: list[CaseResult]) -> None:
+    outcomes = {r.case.id: r.outcome for r in results}
+    assert outcomes == {"paced": "failed", "scale[bs=4k]": "passed", "scale[bs=64k]": "passed",
+                        "repeated": "passed", "on-disk": "passed", "hostile": "error"}, \
+        [(r.id, r.error) for r in results]
+    assert HOSTILE in (by_name(results, "hostile").error or "")
+
+
+# -- options ---------------------------------------------------------------------------------
+
+def test_declares_artifacts_and_html_options(pm: pluggy.PluginManager) -> None:
+    options = {o.name: o for o in hooks.collect_options(pm)}
+    assert set(options) == {"artifacts", "html"}
+    assert options["artifacts"].cli_flag == "--artifacts"
+    assert options["artifacts"].pytest_flag == "--iogate-artifacts"
+    assert options["html"].cli_flag == "--html"
+    assert options["html"].pytest_flag == "--iogate-html"
+
+
+def test_without_options_nothing_is_written(pm: pluggy.PluginManager,
+                                            results: list[CaseResult],
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    document = report(pm, results)
+    assert "artifacts" not in document
+    assert capsys.readouterr().err == ""
+
+
+def test_importing_the_plugin_imports_no_plotting_code() -> None:
+    code = ("import sys, iogate_plots.plugin; print(sorted(m for m in sys.modules "
+            "if m.startswith(('matplotlib', 'iogate_plots.'))))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=60, env=os.environ.copy())
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "['iogate_plots.plugin']"
+
+
+# -- artifacts -------------------------------------------------------------------------------
+
+def test_artifacts_per_case(pm: pluggy.PluginManager, results: list[CaseResult],
+                            tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    root = tmp_path / "artifacts"
+    document = report(pm, results, artifacts=str(root))
+    listed = document["artifacts"]
+    assert set(listed) == {r.id for r in results}
+    assert listed[by_name(results, "hostile").id] == []  # it never ran
+    for r in ran(results):
+        names = {Path(f).name for f in listed[r.id]}
+        expected = {"series.csv", "histograms.json", "latency_cdf.png", "timeline.png"}
+        if r.samples:
+            expected.add("repeats.png")
+        if r.case.sweep_point:
+            expected.add("sweep-scale.png")
+        assert names == expected, r.id
+        directories = {Path(f).parent for f in listed[r.id] if "/" in f}
+        assert len(directories) == 1
+        assert re.fullmatch(r"[A-Za-z0-9._=+-]+", str(directories.pop()))
+    for files in listed.values():
+        for f in files:
+            content = (root / f).read_bytes()
+            if f.endswith(".png"):
+                assert content.startswith(PNG), f
+                assert len(content) > 10_000, f  # axes, lines and labels, not an empty canvas
+    # A plot directory per run case plus the sweep plot, and nothing else.
+    assert sorted(p.name for p in root.iterdir() if p.is_file()) == ["sweep-scale.png"]
+    assert len([p for p in root.iterdir() if p.is_dir()]) == len(ran(results))
+
+
+def _case_dir(root: Path, document: dict[str, Any], result: CaseResult) -> Path:
+    return root / Path(document["artifacts"][result.id][0]).parent
+
+
+def test_series_csv_has_a_row_per_interval(pm: pluggy.PluginManager,
+                                           results: list[CaseResult], tmp_path: Path) -> None:
+    document = report(pm, results, artifacts=str(tmp_path))
+    for r in ran(results):
+        assert r.run is not None
+        with open(_case_dir(tmp_path, document, r) / "series.csv", newline="") as f:
+            rows = list(csv.reader(f))
+        assert rows[0] == SERIES_HEADER
+        body = [dict(zip(SERIES_HEADER, row, strict=True)) for row in rows[1:]]
+        for direction in ("read", "write"):
+            d = r.run.jobs[0].direction(direction)
+            mine = [row for row in body if row["direction"] == direction]
+            assert len(mine) == (len(d.series) if d.ios else 0), (r.id, direction)
+            assert sum(int(row["ios"]) for row in mine) == d.ios, (r.id, direction)
+            if d.ios:
+                assert [float(row["end_s"]) for row in mine] == [iv.end_ns / 1e9
+                                                                 for iv in d.series]
+    paced = by_name(results, "paced")
+    rows = (_case_dir(tmp_path, document, paced) / "series.csv").read_text().splitlines()
+    assert len(rows) - 1 >= 2 * 4  # 100 ms intervals over 400 ms, read and write
+
+
+def test_histograms_json_counts_add_up_to_the_ios(pm: pluggy.PluginManager,
+                                                 results: list[CaseResult],
+                                                 tmp_path: Path) -> None:
+    document = report(pm, results, artifacts=str(tmp_path))
+    for r in ran(results):
+        assert r.run is not None
+        doc = json.loads((_case_dir(tmp_path, document, r) / "histograms.json").read_text())
+        assert doc["case"] == r.id
+        for direction in ("read", "write"):
+            ios = r.run.jobs[0].direction(direction).ios
+            if not ios:
+                assert direction not in doc["histograms"]
+                continue
+            for kind in ("clat", "lat"):
+                h = doc["histograms"][direction][kind]
+                assert h["count"] == ios
+                assert sum(count for _lo, _hi, count in h["buckets"]) == ios
+                assert all(lo < hi for lo, hi, _count in h["buckets"])
+                lows = [lo for lo, _hi, _count in h["buckets"]]
+                assert lows == sorted(set(lows))
+                assert h["buckets"][0][0] <= h["min_ns"] <= h["mean_ns"] <= h["max_ns"] \
+                    < h["buckets"][-1][1]
+    # A rate was set: the response latency (wait behind the schedule included) is there too.
+    paced = json.loads((_case_dir(tmp_path, document, by_name(results, "paced"))
+                        / "histograms.json").read_text())
+    assert paced["histograms"]["read"]["resp"]["count"] == paced["histograms"]["read"][
+        "clat"]["count"]
+
+
+def test_repeats_and_sweeps_are_grouped(results: list[CaseResult]) -> None:
+    [sweep] = data.sweeps(results)
+    assert sweep.name == "scale"
+    assert [data.point_label(r.case.sweep_point) for r in sweep.results] == ["bs=4k",
+                                                                             "bs=64k"]
+    assert len(by_name(results, "repeated").samples["read.iops"]) == 3
+
+
+def test_latency_thresholds_go_on_their_distribution(results: list[CaseResult]) -> None:
+    paced = by_name(results, "paced")
+    dists = {(d.direction, d.kind): d for d in data.distributions(paced)}
+    # clat per direction, and resp because a rate was set
+    assert set(dists) == {("read", "clat"), ("read", "resp"), ("write", "clat"),
+                          ("write", "resp")}
+    assert [c.expectation.key for c in dists["read", "clat"].checks] == [
+        "read.clat.p99", "read.clat.p99@max"]
+    [failed] = dists["write", "resp"].checks
+    assert not failed.passed and failed.threshold == 1.0
+    assert dists["read", "resp"].checks == []
+    # Unpaced: no response latency shown.
+    assert {d.kind for d in data.distributions(by_name(results, "on-disk"))} == {"clat"}
+
+
+def test_cdf_steps_rise_to_one(results: list[CaseResult]) -> None:
+    figures = pytest.importorskip("iogate_plots.figures")
+    for dist in data.distributions(by_name(results, "paced")):
+        xs, ys = figures.cdf_points(dist)
+        assert ys[0] == 0.0 and ys[-1] == 1.0
+        assert xs == sorted(xs) and ys == sorted(ys)
+        assert xs[0] >= 1 and xs[-1] <= max(dist.stats.max, 1)
+
+
+@given(st.lists(st.text(max_size=300), max_size=8))
+def test_safe_names_are_distinct_file_names(texts: list[str]) -> None:
+    names = data.unique_names(texts)
+    assert len(set(names)) == len(names)
+    for name in names:
+        assert re.fullmatch(r"[A-Za-z0-9._=+-]+", name)
+        assert not name.startswith(".") and len(name) <= 130
+
+
+# -- HTML --------------------------------------------------------------------------------------
+
+VOID = {"meta", "br", "img", "hr", "link", "input", "col", "area", "base", "wbr", "source"}
+
+
+class StrictParser(HTMLParser):
+    """Records what a browser would have to repair: unclosed or mismatched tags, a missing
+    doctype, and every img source and text node."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.stack: list[str] = []
+        self.problems: list[str] = []
+        self.doctype: str | None = None
+        self.images: list[str] = []
+        self.text: list[str] = []
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+
+    def handle_decl(self, decl: str) -> None:
+        self.doctype = decl
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append((tag, dict(attrs)))
+        if tag == "img":
+            self.images.append(dict(attrs).get("src") or "")
+        if tag not in VOID:
+            self.stack.append(tag)
+
+    def handle_endtag(self, tag: str) -> None:
+        if not self.stack or self.stack[-1] != tag:
+            self.problems.append(f"</{tag}> closes {self.stack[-1:]}")
+        else:
+            self.stack.pop()
+
+    def handle_data(self, text: str) -> None:
+        self.text.append(text)
+
+
+def parse_html(text: str) -> StrictParser:
+    parser = StrictParser()
+    parser.feed(text)
+    parser.close()
+    assert parser.problems == []
+    assert parser.stack == []
+    assert parser.doctype == "DOCTYPE html"
+    html_attrs: Mapping[str, str | None] = next(a for t, a in parser.tags if t == "html")
+    assert html_attrs.get("lang")
+    assert ("meta", {"charset": "utf-8"}) in parser.tags
+    return parser
+
+
+def test_html_page_is_valid_self_contained_and_complete(pm: pluggy.PluginManager,
+                                                        results: list[CaseResult],
+                                                        tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    page = tmp_path / "sub" / "report.html"
+    report(pm, results, html=str(page))
+    text = page.read_text(encoding="utf-8")
+    parsed = parse_html(text)
+    shown = "".join(parsed.text)
+    for r in results:
+        assert r.id in shown
+    assert "1 failed" in shown and "1 error" in shown and "plots" in shown
+    # Every plot embedded as a PNG data URI, nothing fetched from elsewhere.
+    assert parsed.images
+    for src in parsed.images:
+        assert src.startswith("data:image/png;base64,")
+        assert base64.b64decode(src.split(",", 1)[1]).startswith(PNG)
+    expected_plots = sum(2 + bool(r.samples) for r in ran(results)) + 1  # + the sweep
+    assert len(parsed.images) == expected_plots
+    assert not re.search(r"""(src|href)=["'](?!data:|#)""", text)
+    # The failed check, expected against observed.
+    assert "write.resp.p99" in shown and "&lt;= 1ns" in text
+
+
+def test_html_escapes_hostile_text(pm: pluggy.PluginManager, results: list[CaseResult],
+                                   tmp_path: Path) -> None:
+    page = tmp_path / "report.html"
+    report(pm, results, html=str(page))
+    text = page.read_text(encoding="utf-8")
+    assert "<script" not in text
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in text
+    parsed = parse_html(text)
+    assert HOSTILE in "".join(parsed.text)  # shown as text, literally
+    assert not any(tag == "script" for tag, _ in parsed.tags)
+
+
+# -- without matplotlib, and when writing fails ------------------------------------------------
+
+def test_without_matplotlib_csv_json_and_html_are_still_written(
+        pm: pluggy.PluginManager, results: list[CaseResult], tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib now fails
+    page = tmp_path / "report.html"
+    document = report(pm, results, artifacts=str(tmp_path / "a"), html=str(page))
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "pip install matplotlib" in err
+    for r in ran(results):
+        assert sorted(Path(f).name for f in document["artifacts"][r.id]) == [
+            "histograms.json", "series.csv"]
+    assert not list((tmp_path / "a").rglob("*.png"))
+    parsed = parse_html(page.read_text(encoding="utf-8"))
+    assert parsed.images == []
+    assert "pip install matplotlib" in "".join(parsed.text)
+
+
+def test_write_errors_are_reported_not_raised(pm: pluggy.PluginManager,
+                                              results: list[CaseResult], tmp_path: Path,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory")
+    document = report(pm, results, artifacts=str(blocker / "artifacts"),
+                      html=str(blocker / "report.html"))
+    err = capsys.readouterr().err
+    assert f"cannot create the artifacts directory {blocker / 'artifacts'}" in err
+    assert f"cannot write the HTML report {blocker / 'report.html'}" in err
+    assert document["artifacts"] == {}
+
+
+def test_a_plot_that_fails_is_reported_and_the_rest_written(
+        pm: pluggy.PluginManager, results: list[CaseResult], tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    figures = pytest.importorskip("iogate_plots.figures")
+
+    def broken(result: CaseResult) -> bytes:
+        raise RuntimeError("no ink")
+
+    monkeypatch.setattr(figures, "timeline", broken)
+    paced = by_name(results, "paced")
+    document = report(pm, [paced], artifacts=str(tmp_path))
+    assert "cannot draw timeline.png: no ink" in capsys.readouterr().err
+    assert sorted(Path(f).name for f in document["artifacts"][paced.id]) == [
+        "histograms.json", "latency_cdf.png", "series.csv"]
+
+
+# -- through the command line ------------------------------------------------------------------
+
+def _has_entry_point() -> bool:
+    return any(ep.name == "plots" for ep in importlib.metadata.entry_points(group="iogate"))
+
+
+@pytest.mark.skipif(not _has_entry_point(),
+                    reason="the 'plots' entry point of the iogate group is not installed "
+                           "(reinstall the package after adding it to pyproject.toml)")
+def test_cli_writes_artifacts_and_html(tmp_path: Path) -> None:
+    (tmp_path / "s.suite.yaml").write_text("""\
+suite: cli
+workloads:
+  - name: quick
+    ioengine: null
+    rw: randread
+    size: 1MiB
+    expect:
+      read.clat.p99: "<= 10ms"
+""")
+    proc = subprocess.run([sys.executable, "-m", "iogate", "run", "s.suite.yaml",
+                           "--artifacts", "out", "--html", "report.html", "--json", "r.json"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    listed = json.loads((tmp_path / "r.json").read_text())["artifacts"]
+    files = listed["s.suite.yaml::quick"]
+    assert {Path(f).name for f in files} >= {"series.csv", "histograms.json"}
+    for f in files:
+        assert (tmp_path / "out" / f).is_file()
+    parse_html((tmp_path / "report.html").read_text(encoding="utf-8"))
