@@ -31,6 +31,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="run every workload against PATH instead of the suite's filename")
     group.addoption("--iogate-json", metavar="FILE", default=None,
                     help="write the iogate results document (JSON) to FILE")
+    group.addoption("--iogate-allow-destructive", action="append", nargs="?", const="",
+                    metavar="/dev/disk/by-id/NAME", dest="iogate_allow_destructive",
+                    help="allow writing block devices (never mounted or in-use ones); name a "
+                         "device by id to allow it even when it carries data")
     group.addoption("--iogate-baseline", metavar="FILE", default=None,
                     help="judge expectations that refer to baseline against FILE")
     group.addoption("--iogate-save-baseline", metavar="FILE", default=None,
@@ -121,13 +125,16 @@ class WorkloadItem(pytest.Item):
     def runtest(self) -> None:
         from iogate.errors import RealizedWorkloadWarning
         from iogate.runner import expected_bytes, run_cases
+        from iogate.targets import Policy
 
         def run(cases: list[Any]) -> list[Any]:
             progress = _LiveProgress(self.config, self.nodeid, expected_bytes(cases))
             try:
                 return run_cases(cases, filename=self.config.getoption("iogate_filename"),
                                  on_progress=progress, on_phase=progress.set_phase,
-                                 gate=self.config.stash.get(GATE_KEY, None))
+                                 gate=self.config.stash.get(GATE_KEY, None),
+                                 safety=Policy.from_option(
+                                     self.config.getoption("iogate_allow_destructive")))
             finally:
                 progress.close()
 

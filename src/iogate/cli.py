@@ -86,6 +86,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         plan,
         run_cases,
     )
+    from iogate.targets import Policy
 
     suites = _load_all(args.paths)
     cases = [c for s in suites for c in s.cases
@@ -108,6 +109,7 @@ def cmd_run(args: argparse.Namespace) -> int:
               + "\n  ".join(needs_baseline(cases)), file=sys.stderr)
         return EXIT_INVALID
     hooks.configure(lambda o: getattr(args, o.dest, None))
+    safety = Policy.from_option(args.allow_destructive)
     signal.signal(signal.SIGTERM, _raise_interrupt)
     results: list[CaseResult] = []
     for unit in plan(cases):
@@ -115,7 +117,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         line = report.ProgressLine(label, stream=sys.stderr, total_bytes=expected_bytes(unit))
         try:
             unit_results = run_cases(unit, filename=args.filename, on_progress=line,
-                                     on_phase=line.set_phase, gate=gate)
+                                     on_phase=line.set_phase, gate=gate, safety=safety)
         finally:
             line.close()
         for result in unit_results:
@@ -187,6 +189,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--json", metavar="FILE", help="write the results document to FILE")
     run.add_argument("--filename", metavar="PATH", help="run every workload against PATH")
     run.add_argument("-k", metavar="SUBSTRING", help="only cases whose id contains SUBSTRING")
+    run.add_argument("--allow-destructive", action="append", nargs="?", const="",
+                     metavar="/dev/disk/by-id/NAME",
+                     help="allow writing block devices (never mounted or in-use ones); name a "
+                          "device by id to allow it even when it carries data")
     run.add_argument("--baseline", metavar="FILE",
                      help="judge expectations that refer to baseline against FILE")
     run.add_argument("--save-baseline", metavar="FILE",

@@ -23,7 +23,7 @@ from iogate import environment, hooks, stats
 from iogate.baseline import Baseline
 from iogate.baseline import Entry as BaselineEntry
 from iogate.engine.session import JobSpec, Progress, Session, run
-from iogate.errors import EngineError
+from iogate.errors import EngineError, TargetError
 from iogate.expect import OPERATORS, Check, Expectation, evaluate, evaluate_window
 from iogate.lower import lower, lower_step
 from iogate.metrics import DIRECTIONS, parse_metric
@@ -31,6 +31,7 @@ from iogate.realized import realized_warnings, requested
 from iogate.results import LatencyStats, RunResult
 from iogate.spec import Case
 from iogate.spec.models import SteadyState
+from iogate.targets import Policy, guard
 
 OUTCOMES = ("passed", "failed", "error", "interrupted", "skipped")
 
@@ -207,13 +208,15 @@ def run_cases(
     should_stop: Callable[[], bool] | None = None,
     on_phase: Callable[[str], None] | None = None,
     gate: Gate | None = None,
+    safety: Policy | None = None,
 ) -> list[CaseResult]:
     """Run cases that belong together (one group, or a single case) and judge each.
 
     Each case's precondition steps run first, one after another, unmeasured; then every case
     runs in one engine session (one job per case), ``repeat`` times, or in rounds until
     steady. Never raises for engine or I/O errors: they become outcomes. ``filename``
-    overrides every target (``--filename``).
+    overrides every target (``--filename``). ``safety`` is what the command line allows
+    (``--allow-destructive``); targets are checked by :mod:`iogate.targets` first.
     """
     gate = gate or Gate()
     pm = hooks.get_plugin_manager()
@@ -231,13 +234,15 @@ def run_cases(
                                   duration_s=time.monotonic() - started)
                        for c, t in zip(cases, targets, strict=True)])
 
+    stack = contextlib.ExitStack()
     with _targets(cases, filename) as targets:
         if gate.baseline is None and not gate.recording and needs_baseline(cases):
             return failed("error", "an expectation refers to baseline, but no baseline is "
                           "loaded: pass --baseline FILE (pytest: --iogate-baseline FILE)",
                           targets)
-        envs = [environment.capture(files[0] if files else None) for files in targets]
         try:
+            stack.enter_context(guard(cases, targets, safety or Policy()))
+            envs = [environment.capture(files[0] if files else None) for files in targets]
             for case, files in zip(cases, targets, strict=True):
                 steps = list(case.preconditions)
                 for i, step in enumerate(steps, 1):
@@ -261,10 +266,12 @@ def run_cases(
             else:
                 runs, rounds = _repeats(max(c.repeat for c in cases), specs, on_progress,
                                         should_stop, on_phase, _fail_fast(cases, specs)), None
-        except EngineError as exc:
+        except (EngineError, TargetError) as exc:
             return failed("error", str(exc), targets)
         except KeyboardInterrupt:
             return failed("interrupted", "interrupted before the run started", targets)
+        finally:
+            stack.close()  # the exclusive opens of written block devices end with the run
         duration = time.monotonic() - started
         return finish([_judge(case, [r.job_result(i) for r in runs], duration,
                               _target_text(files), env, gate, rounds)

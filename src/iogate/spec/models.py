@@ -193,6 +193,7 @@ def _engine_name(value: Any) -> Any:
 Name = Annotated[str, AfterValidator(_check_name), Field(json_schema_extra={
     "pattern": f"^{_NAME.pattern}$"})]
 FileNames = Annotated[str | list[str], BeforeValidator(_filenames)]
+DirName = Annotated[str, AfterValidator(_check_filename)]
 IoEngine = Annotated[Literal["io_uring", "libaio", "psync", "sync", "null"],
                      BeforeValidator(_engine_name)]
 SYNCHRONOUS = ("psync", "sync")
@@ -836,6 +837,10 @@ class JobFields(BaseModel):
     fsync: AtLeastOne | None = None
     fdatasync: AtLeastOne | None = None
     invalidate: bool = True
+    # Safety: an existing file iogate did not create is written only with allow_overwrite;
+    # with target_root, every target must resolve inside that directory.
+    allow_overwrite: bool = False
+    target_root: DirName | None = None
 
     @property
     def filenames(self) -> list[str]:
@@ -931,7 +936,8 @@ class PreconditionStep(JobFields):
 
 
 # Keys a precondition step takes from its workload unless it sets them itself.
-STEP_INHERITS = ("filename", "size", "offset", "ioengine", "direct", *_BS_KEYS)
+STEP_INHERITS = ("filename", "size", "offset", "ioengine", "direct", "allow_overwrite",
+                 "target_root", *_BS_KEYS)
 # Keys of which setting one replaces the others coming from further out.
 EXCLUSIVE_GROUPS = (frozenset(_BS_KEYS), frozenset(("rwmixread", "rwmixwrite")))
 

@@ -1,0 +1,211 @@
+"""Targets iogate must not destroy: each refusal provoked for real, and every protected byte
+checked before and after (a hash of the file or device)."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from iogate.targets import MARK_SUFFIX, MARK_XATTR, is_marked
+
+IOGATE = [sys.executable, "-m", "iogate"]
+
+
+def digest(path: Path | str) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def run_suite(directory: Path, body: str, *args: str) -> tuple[subprocess.CompletedProcess,
+                                                              dict]:
+    (directory / "t.suite.yaml").write_text("suite: t\nworkloads:\n" + body)
+    proc = subprocess.run([*IOGATE, "run", "t.suite.yaml", "--json", "r.json", *args],
+                          cwd=directory, capture_output=True, text=True, timeout=300)
+    doc = json.loads((directory / "r.json").read_text()) if (directory / "r.json").exists() \
+        else {}
+    return proc, doc
+
+
+def workload(target: str, rw: str = "write", extra: str = "") -> str:
+    return (f"  - name: w\n    ioengine: psync\n    rw: {rw}\n    size: 1MiB\n"
+            f"    filename: {target}\n{extra}")
+
+
+def user_file(path: Path, size: int = 1 << 20) -> str:
+    path.write_bytes(os.urandom(size))
+    return digest(path)
+
+
+def test_an_existing_file_is_not_overwritten(disk_dir: Path) -> None:
+    target = disk_dir / "precious.db"
+    before = user_file(target)
+    proc, doc = run_suite(disk_dir, workload(str(target)))
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    [case] = doc["cases"]
+    assert case["outcome"] == "error"
+    assert "an existing file iogate did not create" in case["error"]
+    assert "allow_overwrite: true" in case["error"]
+    assert digest(target) == before
+
+
+def test_a_precondition_that_writes_counts_as_writing(disk_dir: Path) -> None:
+    target = disk_dir / "precious.db"
+    before = user_file(target)
+    proc, _ = run_suite(disk_dir, workload(str(target), "randread",
+                                           "    precondition:\n      - rw: write\n"))
+    assert proc.returncode == 3
+    assert digest(target) == before
+
+
+def test_allow_overwrite_writes_it(disk_dir: Path) -> None:
+    target = disk_dir / "scratch.img"
+    before = user_file(target)
+    proc, _ = run_suite(disk_dir, workload(str(target), extra="    allow_overwrite: true\n"))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert digest(target) != before
+
+
+def test_reading_an_existing_file_never_changes_it(disk_dir: Path) -> None:
+    target = disk_dir / "data.bin"
+    before = user_file(target)
+    mtime = target.stat().st_mtime_ns
+    proc, _ = run_suite(disk_dir, workload(str(target), "randread"))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert digest(target) == before and target.stat().st_mtime_ns == mtime
+    assert not is_marked(str(target))
+
+
+def test_a_short_existing_file_is_not_extended_for_reading(disk_dir: Path) -> None:
+    target = disk_dir / "short.bin"
+    before = user_file(target, 4096)
+    proc, doc = run_suite(disk_dir, workload(str(target), "read"))
+    assert proc.returncode == 3
+    assert "iogate will not extend it" in doc["cases"][0]["error"]
+    assert digest(target) == before and target.stat().st_size == 4096
+
+
+def test_files_iogate_created_are_marked_and_may_be_rewritten(disk_dir: Path) -> None:
+    target = disk_dir / "fresh.data"
+    proc, _ = run_suite(disk_dir, workload(str(target)))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert is_marked(str(target))
+    marks = [os.path.exists(str(target) + MARK_SUFFIX)]
+    with contextlib.suppress(OSError):
+        marks.append(bool(os.getxattr(target, MARK_XATTR)))
+    assert any(marks)
+    again, _ = run_suite(disk_dir, workload(str(target), "randwrite"))
+    assert again.returncode == 0, again.stdout + again.stderr
+
+
+def test_a_symlink_out_of_target_root_is_refused(disk_dir: Path) -> None:
+    outside = disk_dir / "outside"
+    outside.mkdir()
+    root = disk_dir / "root"
+    root.mkdir()
+    (root / "link").symlink_to(outside / "victim.data")
+    proc, doc = run_suite(disk_dir, workload(str(root / "link"),
+                                             extra=f"    target_root: {root}\n"))
+    assert proc.returncode == 3
+    assert "outside target_root" in doc["cases"][0]["error"]
+    assert not (outside / "victim.data").exists()
+
+
+def test_directories_and_fifos_are_refused(disk_dir: Path) -> None:
+    fifo = disk_dir / "pipe"
+    os.mkfifo(fifo)
+    for target in (disk_dir, fifo):
+        proc, doc = run_suite(disk_dir, workload(str(target), "read"))
+        assert proc.returncode == 3, proc.stdout + proc.stderr
+        assert "not a regular file or block device" in doc["cases"][0]["error"]
+
+
+# -- block devices: loop devices over image files --------------------------------------------
+
+def _can_loop() -> bool:
+    return (os.geteuid() == 0 and shutil.which("losetup") is not None
+            and os.path.exists("/dev/loop-control"))
+
+
+needs_loop = pytest.mark.skipif(not _can_loop(), reason="needs root and loop devices")
+
+
+@contextlib.contextmanager
+def loop_device(image: Path, size: int = 32 << 20) -> Iterator[str]:
+    with open(image, "wb") as f:
+        f.truncate(size)
+    dev = subprocess.run(["losetup", "-f", "--show", str(image)], capture_output=True,
+                         text=True, check=True).stdout.strip()
+    try:
+        yield dev
+    finally:
+        subprocess.run(["losetup", "-d", dev], check=False)
+
+
+@needs_loop
+def test_a_block_device_needs_allow_destructive(disk_dir: Path) -> None:
+    with loop_device(disk_dir / "disk.img") as dev:
+        before = digest(dev)
+        proc, doc = run_suite(disk_dir, workload(dev))
+        assert proc.returncode == 3
+        assert "--allow-destructive" in doc["cases"][0]["error"]
+        assert digest(dev) == before
+        # reading it is fine without the flag
+        read, _ = run_suite(disk_dir, workload(dev, "randread"))
+        assert read.returncode == 0, read.stdout + read.stderr
+        assert digest(dev) == before
+        # a blank device with the flag is written
+        ok, _ = run_suite(disk_dir, workload(dev), "--allow-destructive")
+        assert ok.returncode == 0, ok.stdout + ok.stderr
+        assert digest(dev) != before
+
+
+@needs_loop
+@pytest.mark.skipif(shutil.which("mkfs.ext4") is None, reason="needs mkfs.ext4")
+def test_a_device_with_a_filesystem_is_refused_even_with_the_flag(disk_dir: Path) -> None:
+    with loop_device(disk_dir / "disk.img") as dev:
+        subprocess.run(["mkfs.ext4", "-q", "-F", dev], check=True)
+        before = digest(dev)
+        alias = disk_dir / "alias"
+        alias.symlink_to(dev)
+        for target in (dev, str(alias)):
+            proc, doc = run_suite(disk_dir, workload(target), "--allow-destructive")
+            assert proc.returncode == 3, proc.stdout + proc.stderr
+            assert "ext4 signature" in doc["cases"][0]["error"]
+        # naming it by an id that is not this device's does not help
+        proc, doc = run_suite(disk_dir, workload(dev),
+                              "--allow-destructive=/dev/disk/by-id/not-this-disk")
+        assert proc.returncode == 3
+        assert digest(dev) == before
+
+
+@needs_loop
+@pytest.mark.skipif(shutil.which("mkfs.ext4") is None, reason="needs mkfs.ext4")
+def test_a_mounted_device_is_refused_through_any_alias(disk_dir: Path) -> None:
+    with loop_device(disk_dir / "disk.img") as dev:
+        subprocess.run(["mkfs.ext4", "-q", "-F", dev], check=True)
+        mnt = disk_dir / "mnt"
+        mnt.mkdir()
+        mounted = subprocess.run(["mount", dev, str(mnt)], capture_output=True, text=True)
+        if mounted.returncode != 0:
+            pytest.skip(f"cannot mount here: {mounted.stderr.strip()}")
+        try:
+            alias = disk_dir / "alias"
+            alias.symlink_to(dev)
+            for target in (dev, str(alias)):
+                proc, doc = run_suite(disk_dir, workload(target), "--allow-destructive")
+                assert proc.returncode == 3, proc.stdout + proc.stderr
+                assert "mounted or in use" in doc["cases"][0]["error"]
+        finally:
+            subprocess.run(["umount", str(mnt)], check=False)
