@@ -28,6 +28,11 @@ def digest(path: Path | str) -> str:
     return h.hexdigest()
 
 
+def head_digest(path: Path | str, length: int) -> str:
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read(length)).hexdigest()
+
+
 def run_suite(directory: Path, body: str, *args: str) -> tuple[subprocess.CompletedProcess,
                                                               dict]:
     (directory / "t.suite.yaml").write_text("suite: t\nworkloads:\n" + body)
@@ -143,8 +148,9 @@ needs_loop = pytest.mark.skipif(not _can_loop(), reason="needs root and loop dev
 
 @contextlib.contextmanager
 def loop_device(image: Path, size: int = 32 << 20) -> Iterator[str]:
-    with open(image, "wb") as f:
-        f.truncate(size)
+    if not image.exists():  # a blank disk, unless the test prepared the image
+        with open(image, "wb") as f:
+            f.truncate(size)
     dev = subprocess.run(["losetup", "-f", "--show", str(image)], capture_output=True,
                          text=True, check=True).stdout.strip()
     try:
@@ -209,3 +215,49 @@ def test_a_mounted_device_is_refused_through_any_alias(disk_dir: Path) -> None:
                 assert "mounted or in use" in doc["cases"][0]["error"]
         finally:
             subprocess.run(["umount", str(mnt)], check=False)
+
+
+def _write_mbr(image: Path, start_sector: int, sectors: int) -> None:
+    """A DOS partition table with one Linux partition, written by hand (no fdisk needed)."""
+    entry = bytes([0x00, 0, 0, 0, 0x83, 0, 0, 0]) + start_sector.to_bytes(4, "little") \
+        + sectors.to_bytes(4, "little")
+    with open(image, "r+b") as f:
+        f.seek(446)
+        f.write(entry)
+        f.seek(510)
+        f.write(b"\x55\xaa")
+
+
+@needs_loop
+@pytest.mark.skipif(shutil.which("partx") is None or shutil.which("mkfs.ext4") is None,
+                    reason="needs partx and mkfs.ext4")
+def test_a_mounted_partition_protects_its_unmounted_disk(disk_dir: Path) -> None:
+    image = disk_dir / "disk.img"
+    with open(image, "wb") as f:
+        f.truncate(64 << 20)
+    _write_mbr(image, 2048, (64 << 20) // 512 - 2048)
+    with loop_device(image, 64 << 20) as dev:
+        added = subprocess.run(["partx", "-a", dev], capture_output=True, text=True)
+        part = f"{dev}p1"
+        if added.returncode != 0 or not os.path.exists(part):
+            pytest.skip(f"no partition device here: {added.stderr.strip()}")
+        mnt = disk_dir / "mnt"
+        mnt.mkdir()
+        try:
+            subprocess.run(["mkfs.ext4", "-q", "-F", part], check=True)
+            if subprocess.run(["mount", part, str(mnt)]).returncode != 0:
+                pytest.skip("cannot mount here")
+            # The workload would write the first MiB: the partition table and the gap before
+            # the partition, which the mounted filesystem itself never writes.
+            before = head_digest(dev, 1 << 20)
+            try:
+                # the whole disk is not mounted, its partition is: fio's mount-table check
+                # misses this; the exclusive open does not
+                proc, doc = run_suite(disk_dir, workload(dev), "--allow-destructive")
+                assert proc.returncode == 3, proc.stdout + proc.stderr
+                assert "mounted or in use" in doc["cases"][0]["error"]
+            finally:
+                subprocess.run(["umount", str(mnt)], check=False)
+            assert head_digest(dev, 1 << 20) == before
+        finally:
+            subprocess.run(["partx", "-d", dev], check=False)
