@@ -38,6 +38,24 @@ DEFAULT_MATCH = ("device_model", "firmware", "host")
 MEASURED_OUTCOMES = ("passed", "failed")
 
 
+
+def read_json(path: str | Path) -> Any:
+    """A JSON file's contents; unreadable or invalid files are BaselineErrors naming them."""
+    source = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise BaselineError(source, "no such file") from None
+    except IsADirectoryError:
+        raise BaselineError(source, "is a directory, not a baseline file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BaselineError(source, f"cannot be read: {exc}") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise BaselineError(source, f"not JSON: {exc.msg} at line {exc.lineno} "
+                                    f"column {exc.colno}") from None
+
 class BaselineError(IogateError):
     """A baseline file (or document) cannot be used; the message names it and says why."""
 
@@ -114,21 +132,7 @@ class Baseline:
     @classmethod
     def load(cls, path: str | Path) -> Baseline:
         """Read a baseline file; any problem is a BaselineError naming the file."""
-        source = str(path)
-        try:
-            text = Path(path).read_text(encoding="utf-8")
-        except FileNotFoundError:
-            raise BaselineError(source, "no such file") from None
-        except IsADirectoryError:
-            raise BaselineError(source, "is a directory, not a baseline file") from None
-        except (OSError, UnicodeDecodeError) as exc:
-            raise BaselineError(source, f"cannot be read: {exc}") from None
-        try:
-            document = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise BaselineError(source, f"not JSON: {exc.msg} at line {exc.lineno} "
-                                        f"column {exc.colno}") from None
-        return cls.from_document(document, source)
+        return cls.from_document(read_json(path), str(path))
 
     @classmethod
     def from_document(cls, document: Any, source: str = "<baseline>") -> Baseline:

@@ -9,7 +9,6 @@ effect), and the benchstat-like table that shows it. The statistics live in
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import sys
 from collections.abc import Mapping, Sequence
@@ -17,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from iogate.baseline import FORMAT, Baseline, BaselineError, Entry
+from iogate.baseline import FORMAT, Baseline, BaselineError, Entry, read_json
 from iogate.expect import format_value
 from iogate.metrics import DIRECTIONS, SCOPES, Kind, parse_metric
 from iogate.stats import Spread, regression, summary
@@ -100,19 +99,7 @@ def as_baseline(document: Any, source: str = "<document>") -> Baseline:
 
 def load_document(path: str | Path) -> Baseline:
     """Read a results document or baseline file; problems are BaselineErrors naming it."""
-    source = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise BaselineError(source, "no such file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise BaselineError(source, f"cannot be read: {exc}") from None
-    try:
-        document = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise BaselineError(source, f"not JSON: {exc.msg} at line {exc.lineno} "
-                                    f"column {exc.colno}") from None
-    return as_baseline(document, source)
+    return as_baseline(read_json(path), str(path))
 
 
 def _verdict(old: Sequence[float], new: Sequence[float], direction: bool | None,
