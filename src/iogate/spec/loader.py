@@ -8,21 +8,55 @@ the model can say what is wrong with them; dates stay strings. Duplicate keys ar
 Every mapping becomes a :class:`MarkedMap` and every sequence a :class:`MarkedList`; both
 hold the 1-based (line, col) of themselves and of each key and value, so any problem found
 later can be reported as ``file:line:col``.
+
+A suite is untrusted input, so reading it is bounded and refuses what a suite never needs:
+
+* only the plain YAML types: tags other than ``!!str``, ``!!int``, ``!!float``, ``!!bool``,
+  ``!!null``, ``!!seq`` and ``!!map`` (``!!python/...``, ``!!binary``, ``!!set``,
+  ``!!timestamp``, custom ``!tags``) are errors, and an explicit scalar tag must fit the
+  value as this resolver reads it (``!!int 0x10`` is refused, not read as 16);
+* anchors, aliases and ``<<`` merges are allowed (they share settings between workloads),
+  but aliases may copy at most :data:`MAX_ALIAS_VALUES` values in all, and the document,
+  every alias expanded, may hold at most :data:`MAX_VALUES` values and nest at most
+  :data:`MAX_DEPTH` levels. Sizes are counted while the document is composed, before
+  anything is copied, so an alias bomb costs no more than its text; an anchor that
+  contains its own alias is an error;
+* control characters (NUL included) are refused in the text and, written as escapes, in
+  keys (each value is left to the rule of its field); keys have at most
+  :data:`MAX_KEY_CHARS` characters and numbers at most :data:`MAX_NUMBER_CHARS`; a file
+  has at most :data:`MAX_FILE_BYTES` bytes and must be UTF-8.
+
+Each refusal is a :class:`~iogate.errors.SuiteError` located at ``file:line:col``.
+libyaml parses when PyYAML has it (the grammar is the same, and big suites load several
+times faster); the pure-Python parser is the fallback.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import yaml
+from yaml.composer import Composer
+from yaml.constructor import SafeConstructor
+from yaml.parser import Parser
+from yaml.reader import Reader
+from yaml.resolver import Resolver
+from yaml.scanner import Scanner
 
 from iogate.errors import Problem, SuiteError
 
 Mark = tuple[int, int]  # 1-based line, column
 PathKey = str | int
+
+MAX_FILE_BYTES = 16 * 1024 * 1024
+MAX_DEPTH = 64  # nested lists and mappings; a suite needs about six
+MAX_VALUES = 250_000  # scalars, lists and mappings, each alias counted as the copy it makes
+MAX_ALIAS_VALUES = 50_000  # of those, copies made by aliases: 5000 merges of ten keys
+MAX_NUMBER_CHARS = 100  # a 64-bit byte count has 20 digits
+MAX_KEY_CHARS = 256  # keys are names (options, metrics, variables); they end up in messages
 
 
 class MarkedMap(dict):
@@ -44,32 +78,169 @@ class MarkedList(list):
         self.marks: list[Mark] = []
 
 
-class SuiteLoader(yaml.SafeLoader):
-    """SafeLoader with a YAML 1.2 core-style resolver; see the module docstring."""
+_YAML = "tag:yaml.org,2002:"
+_MERGE_TAG = _YAML + "merge"
+_SCALAR_TAGS = frozenset(_YAML + t for t in ("str", "int", "float", "bool", "null"))
+_ALLOWED_TAGS = _SCALAR_TAGS | {_YAML + "seq", _YAML + "map", _MERGE_TAG}
 
-    yaml_implicit_resolvers: dict = {}  # our own table; the base class's is untouched
+
+class _Refused(Exception):
+    """The document is too big or too deep to read; raised while composing."""
+
+    def __init__(self, mark: Any, message: str) -> None:  # a PyYAML or libyaml Mark
+        super().__init__(message)
+        self.mark: Mark = (mark.line + 1, mark.column + 1)
+        self.message = message
 
 
-SuiteLoader.add_implicit_resolver(
-    "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"),
-    list("tTfF"))
+class _SuiteComposer(Composer, SafeConstructor, Resolver):
+    """Composer with a YAML 1.2 core-style resolver (see the module docstring) that measures
+    the document as it is composed, aliases expanded, and stops at the limits.
+
+    An alias becomes its own node, placed where the alias is written and sharing the
+    anchored node's ``value``, so every later message can point at the alias itself.
+    """
+
+    yaml_implicit_resolvers: dict = {}  # our own table; PyYAML's is untouched
+    peek_event: Callable[[], Any]  # from the parser this is mixed with
+
+    def __init__(self) -> None:
+        Composer.__init__(self)
+        SafeConstructor.__init__(self)
+        Resolver.__init__(self)
+        self.depth = 0
+        # id(collection node .value) -> (values, nesting levels, values copied by aliases)
+        self.shapes: dict[int, tuple[int, int, int]] = {}
+        self.aliases: dict[int, str] = {}  # id(alias node) -> anchor name
+
+    def compose_node(self, parent: yaml.Node | None, index: Any) -> Any:
+        event = self.peek_event()
+        if isinstance(event, yaml.AliasEvent):
+            target: Any = super().compose_node(parent, index)
+            alias = type(target)(target.tag, target.value, event.start_mark, event.end_mark)
+            self.aliases[id(alias)] = str(event.anchor)
+            return alias
+        if not isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
+            return super().compose_node(parent, index)
+        self.depth += 1
+        try:
+            if self.depth > MAX_DEPTH:
+                raise _Refused(event.start_mark, f"lists and mappings are nested more than "
+                               f"{MAX_DEPTH} levels deep")
+            node: Any = super().compose_node(parent, index)
+        finally:
+            self.depth -= 1
+        self.measure(node)
+        return node
+
+    def shape(self, node: yaml.Node) -> tuple[int, int, int]:
+        """(values, nesting levels, values copied by aliases) of ``node`` as used here."""
+        size, levels, copied = 1, 0, 0
+        if not isinstance(node, yaml.ScalarNode):
+            # Not measured yet: an alias to an anchor still being composed (reported as
+            # recursive when the tree is built).
+            size, levels, copied = self.shapes.get(id(node.value), (1, 1, 0))
+        if id(node) in self.aliases:
+            copied = size  # everything under an alias is a copy
+        return size, levels, copied
+
+    def measure(self, node: yaml.Node) -> None:
+        if isinstance(node, yaml.SequenceNode):
+            children = node.value
+        else:
+            children = [child for pair in node.value for child in pair]
+        size, levels, copied = 1, 1, 0
+        biggest: tuple[int, str] = (0, "")  # the alias here that copies the most
+        for child in children:
+            s, lv, c = self.shape(child)
+            size, levels, copied = size + s, max(levels, lv + 1), copied + c
+            if id(child) in self.aliases and s > biggest[0]:
+                biggest = (s, self.aliases[id(child)])
+        self.shapes[id(node.value)] = size, levels, copied
+        if levels > MAX_DEPTH:  # only aliases can get here: plain nesting stops above
+            raise _Refused(node.start_mark, f"aliases nest lists and mappings more than "
+                           f"{MAX_DEPTH} levels deep here")
+        if copied > MAX_ALIAS_VALUES:
+            alone = f" (*{biggest[1]} alone copies {biggest[0]})" if biggest[0] else ""
+            raise _Refused(node.start_mark, f"aliases here copy more than {MAX_ALIAS_VALUES} "
+                           f"values{alone}: an alias copies everything its anchor holds, and "
+                           "a suite needs far fewer")
+        if size > MAX_VALUES:
+            raise _Refused(node.start_mark, f"the document holds more than {MAX_VALUES} "
+                           "values; a suite needs far fewer")
+
+
+class _PythonEvents(Reader, Scanner, Parser):
+    """PyYAML's own parser, for when it was built without libyaml."""
+
+    def __init__(self, text: str) -> None:
+        Reader.__init__(self, text)
+        Scanner.__init__(self)
+        Parser.__init__(self)
+
+    def fetch_flow_collection_start(self, token_class: Any) -> None:
+        # Stop here, not only in the composer: this scanner looks ahead through every open
+        # '[' or '{' for each token, which takes seconds once thousands are open.
+        if self.flow_level >= MAX_DEPTH:
+            raise _Refused(self.get_mark(), f"lists and mappings are nested more than "
+                           f"{MAX_DEPTH} levels deep")
+        super().fetch_flow_collection_start(token_class)
+
+
+_Events: Any
+try:
+    from yaml.cyaml import CParser as _Events  # type: ignore[attr-defined]
+except ImportError:
+    _Events = _PythonEvents
+
+
+class SuiteLoader(_SuiteComposer, _Events):  # type: ignore[misc]
+    """Reads one suite document: libyaml (or PyYAML's) events, our composer and resolver."""
+
+    def __init__(self, text: str) -> None:
+        _Events.__init__(self, text)
+        _SuiteComposer.__init__(self)
+
+
+_SuiteComposer.add_implicit_resolver(
+    _YAML + "bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF"))
 # The bare word null stays a string: fio users write `ioengine: null` for the null engine, and no
 # suite key needs YAML's "nothing" spelled as a word (`~` or an empty value still is).
-SuiteLoader.add_implicit_resolver("tag:yaml.org,2002:null", re.compile(r"^(?:~|)$"), ["~", ""])
+_SuiteComposer.add_implicit_resolver(_YAML + "null", re.compile(r"^(?:~|)$"), ["~", ""])
 # No leading zeros: '0777' is not silently octal, and '007' is not silently 7.
-SuiteLoader.add_implicit_resolver(
-    "tag:yaml.org,2002:int", re.compile(r"^[-+]?(?:0|[1-9][0-9]*)$"), list("-+0123456789"))
-SuiteLoader.add_implicit_resolver(
-    "tag:yaml.org,2002:float",
+_SuiteComposer.add_implicit_resolver(
+    _YAML + "int", re.compile(r"^[-+]?(?:0|[1-9][0-9]*)$"), list("-+0123456789"))
+_SuiteComposer.add_implicit_resolver(
+    _YAML + "float",
     re.compile(r"^[-+]?(?:\.[0-9]+|(?:0|[1-9][0-9]*)(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?$"),
     list("-+.0123456789"))
-SuiteLoader.add_implicit_resolver("tag:yaml.org,2002:merge", re.compile(r"^<<$"), ["<"])
+_SuiteComposer.add_implicit_resolver(_MERGE_TAG, re.compile(r"^<<$"), ["<"])
 
-_MERGE_TAG = "tag:yaml.org,2002:merge"
+# What YAML itself cannot hold: C0 controls but tab and newlines, DEL, C1 controls but NEL,
+# surrogates, U+FFFE/U+FFFF.
+_UNPRINTABLE = re.compile("[^\t\n\r\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
 def _mark(node: yaml.Node) -> Mark:
     return node.start_mark.line + 1, node.start_mark.column + 1
+
+
+def _position(text: str, index: int) -> Mark:
+    line_start = text.rfind("\n", 0, index) + 1
+    return text.count("\n", 0, index) + 1, index - line_start + 1
+
+
+def _tag_text(tag: str) -> str:
+    return "!!" + tag[len(_YAML):] if tag.startswith(_YAML) else tag
+
+
+def _shown(text: str, limit: int = 40) -> str:
+    """A value as quoted in a message, cut short: messages stay readable whatever the input."""
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def _character_name(c: str) -> str:
+    return "a NUL character" if c == "\0" else f"the control character U+{ord(c):04X}"
 
 
 def format_path(path: Sequence[PathKey]) -> str:
@@ -84,24 +255,39 @@ def format_path(path: Sequence[PathKey]) -> str:
 
 
 class _Builder:
-    """Turns a composed node tree into Marked containers, collecting problems."""
+    """Turns a composed node tree into Marked containers, collecting problems.
+
+    Problems with the document's meaning (duplicate keys, a bad merge) let the rest be
+    built and checked; problems that make a value unreadable (a tag, a NUL, a number too
+    long) are ``fatal``: nothing is validated, so no follow-up message blames a value that
+    was never read.
+    """
 
     def __init__(self, loader: SuiteLoader, filename: str) -> None:
         self.loader = loader
         self.filename = filename
         self.problems: list[Problem] = []
-        self._active: set[int] = set()  # nodes being built, to stop recursive aliases
+        self.fatal = False
+        self._active: set[int] = set()  # collections being built, to stop recursive aliases
 
-    def problem(self, mark: Mark, path: Sequence[PathKey], message: str) -> None:
+    def problem(self, mark: Mark, path: Sequence[PathKey], message: str, *,
+                fatal: bool = False) -> None:
         self.problems.append(Problem(self.filename, mark[0], mark[1], format_path(path), message))
+        self.fatal = self.fatal or fatal
 
-    def build(self, node: yaml.Node, path: tuple[PathKey, ...]) -> Any:
-        if id(node) in self._active:
-            self.problem(_mark(node), path, "recursive alias")
+    def build(self, node: yaml.Node, path: tuple[PathKey, ...], *, key: bool = False) -> Any:
+        if node.tag not in _ALLOWED_TAGS:
+            self.problem(_mark(node), path, f"the YAML tag '{_shown(_tag_text(node.tag))}' is "
+                         "not allowed: a suite holds only strings, numbers, booleans, lists "
+                         "and mappings", fatal=True)
             return None
         if isinstance(node, yaml.ScalarNode):
-            return self.scalar(node, path)
-        self._active.add(id(node))
+            return self.scalar(node, path, key=key)
+        if id(node.value) in self._active:
+            self.problem(_mark(node), path, "recursive alias: the anchor contains this alias "
+                         "of itself", fatal=True)
+            return None
+        self._active.add(id(node.value))
         try:
             if isinstance(node, yaml.SequenceNode):
                 out = MarkedList(mark=_mark(node))
@@ -112,14 +298,40 @@ class _Builder:
             assert isinstance(node, yaml.MappingNode)
             return self.mapping(node, path)
         finally:
-            self._active.discard(id(node))
+            self._active.discard(id(node.value))
 
-    def scalar(self, node: yaml.ScalarNode, path: tuple[PathKey, ...]) -> Any:
-        try:
-            return self.loader.construct_object(node, deep=True)
-        except yaml.YAMLError as exc:
-            self.problem(_mark(node), path, _yaml_message(exc))
+    def scalar(self, node: yaml.ScalarNode, path: tuple[PathKey, ...], *, key: bool) -> Any:
+        text, tag = node.value, node.tag
+        if tag == _MERGE_TAG:  # '<<' anywhere but as a key is just the text
+            return text
+        if tag in (_YAML + "int", _YAML + "float") and len(text) > MAX_NUMBER_CHARS:
+            self.problem(_mark(node), path, f"a number of {len(text)} characters is too long "
+                         f"(at most {MAX_NUMBER_CHARS})", fatal=True)
             return None
+        # An explicit tag must say what this resolver would read anyway: '!!int 0x10' or
+        # '!!bool yes' would bring back the YAML 1.1 readings the resolver avoids.
+        if tag != _YAML + "str" and self.loader.resolve(yaml.ScalarNode, text,
+                                                        (True, False)) != tag:
+            self.problem(_mark(node), path, f"'{_shown(text)}' is not a valid "
+                         f"{_tag_text(tag)}", fatal=True)
+            return None
+        try:
+            value = self.loader.construct_object(node, deep=True)
+        except (yaml.YAMLError, ValueError, OverflowError) as exc:
+            self.problem(_mark(node), path, f"cannot read '{_shown(text)}': {exc}", fatal=True)
+            return None
+        # Keys end up in messages and nothing else checks them; each value is checked by
+        # the rule of its field (a NUL in a path is refused there).
+        if key and isinstance(value, str):
+            if bad := _UNPRINTABLE.search(value):
+                self.problem(_mark(node), path, f"{_character_name(bad.group())} is not "
+                             "allowed in a key", fatal=True)
+                return None
+            if len(value) > MAX_KEY_CHARS:
+                self.problem(_mark(node), path, f"a key of {len(value)} characters is too "
+                             f"long (at most {MAX_KEY_CHARS}): '{_shown(value)}'", fatal=True)
+                return None
+        return value
 
     def mapping(self, node: yaml.MappingNode, path: tuple[PathKey, ...]) -> MarkedMap:
         out = MarkedMap(mark=_mark(node))
@@ -132,10 +344,13 @@ class _Builder:
                 self.problem(_mark(key_node), path, "a key must be a plain value, not a "
                              "list or mapping")
                 continue
-            key = self.scalar(key_node, path)
+            key = self.build(key_node, path, key=True)
+            if key is None and self.fatal:
+                continue
             if key in out:
                 self.problem(_mark(key_node), path + (key,),
-                             f"duplicate key '{key}' (first defined on line {out.marks[key][0]})")
+                             f"duplicate key '{_shown(str(key))}' (first defined on line "
+                             f"{out.marks[key][0]})")
                 continue
             out[key] = self.build(value_node, path + (key,))
             out.marks[key] = _mark(key_node)
@@ -153,10 +368,11 @@ class _Builder:
         items = node.value if isinstance(node, yaml.SequenceNode) else [node]
         sources = []
         for item in items:
-            value = self.build(item, path) if isinstance(item, yaml.MappingNode) else None
-            if value is None:
+            if not isinstance(item, yaml.MappingNode):
                 self.problem(_mark(item), path, "'<<' merges only mappings")
-            else:
+                continue
+            value = self.build(item, path)
+            if isinstance(value, MarkedMap):
                 sources.append(value)
         return sources
 
@@ -166,6 +382,17 @@ def _yaml_message(exc: yaml.YAMLError) -> str:
         parts = [p for p in (exc.context, exc.problem) if p]
         return ": ".join(parts) or "invalid YAML"
     return str(exc)
+
+
+def _check_text(text: str, filename: str) -> None:
+    """Refuse, with a position, what no parser should be given."""
+    if len(text) > MAX_FILE_BYTES:
+        raise SuiteError.single(filename, f"the file has {len(text)} characters; a suite may "
+                                f"have at most {MAX_FILE_BYTES}")
+    if bad := _UNPRINTABLE.search(text):
+        line, col = _position(text, bad.start())
+        raise SuiteError.single(filename, f"{_character_name(bad.group())} is not allowed in "
+                                "a suite file", line, col)
 
 
 def load_yaml_text(text: str, filename: str = "<string>") -> MarkedMap:
@@ -179,13 +406,17 @@ def load_yaml_text(text: str, filename: str = "<string>") -> MarkedMap:
 def load_yaml_lenient(text: str, filename: str = "<string>") -> tuple[MarkedMap, list[Problem]]:
     """Parse a suite document, returning the tree and any problems that did not stop it.
 
-    Syntax errors still raise SuiteError. Duplicate keys are problems: the first value is
-    kept so that the rest of the document can still be checked.
+    Syntax errors and the refusals of the module docstring raise SuiteError. Duplicate keys
+    are problems: the first value is kept so that the rest of the document can still be
+    checked.
     """
+    _check_text(text, filename)
     loader = SuiteLoader(text)
     try:
         try:
             node = loader.get_single_node()
+        except _Refused as exc:
+            raise SuiteError.single(filename, exc.message, *exc.mark) from None
         except yaml.MarkedYAMLError as exc:
             mark = exc.problem_mark or exc.context_mark
             line, col = (mark.line + 1, mark.column + 1) if mark else (0, 0)
@@ -204,17 +435,38 @@ def load_yaml_lenient(text: str, filename: str = "<string>") -> tuple[MarkedMap,
         root = builder.build(node, ())
     finally:
         loader.dispose()
+    if builder.fatal or root is None:
+        raise SuiteError(builder.problems)
     return root, builder.problems
+
+
+def read_suite_text(path: Path | str) -> str:
+    """The text of a suite file: UTF-8 (a BOM is allowed), at most MAX_FILE_BYTES bytes.
+
+    An undecodable byte is reported at its line and column.
+    """
+    filename = str(path)
+    try:
+        with open(path, "rb") as f:
+            data = f.read(MAX_FILE_BYTES + 1)
+    except OSError as exc:
+        raise SuiteError.single(filename, f"cannot read: {exc.strerror or exc}") from None
+    if len(data) > MAX_FILE_BYTES:
+        raise SuiteError.single(filename, f"the file is larger than {MAX_FILE_BYTES} bytes, "
+                                "the most a suite may have")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line_start = data.rfind(b"\n", 0, exc.start) + 1
+        line = data.count(b"\n", 0, exc.start) + 1
+        col = len(data[line_start:exc.start].decode("utf-8", "replace")) + 1
+        raise SuiteError.single(filename, f"the file is not UTF-8: byte 0x{data[exc.start]:02x} "
+                                "cannot be decoded", line, col) from None
 
 
 def load_yaml(path: Path | str) -> MarkedMap:
     """Read and parse a suite file."""
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SuiteError.single(str(path), f"cannot read: {exc}") from None
-    return load_yaml_text(text, str(path))
+    return load_yaml_text(read_suite_text(path), str(path))
 
 
 def mark_of(root: Any, path: Sequence[PathKey], *, value: bool = False) -> Mark:

@@ -11,6 +11,11 @@ like an unset one, as the shell does.
 
 A value that is exactly one reference and expands to a plain decimal integer becomes an int
 (``numjobs: ${ncpus}``); one that expands to ``true``/``false`` becomes a bool.
+
+Expansion is a single pass: a substituted value is never expanded again, so a variable
+holding ``${X}`` yields that text, not another lookup. It is bounded: defaults nest at most
+:data:`MAX_NESTING` deep, one value expands to at most :data:`MAX_VALUE_CHARS` characters
+and one tree to at most :data:`MAX_TREE_CHARS`, and a variable holding a NUL is an error.
 """
 
 from __future__ import annotations
@@ -24,11 +29,20 @@ from iogate.errors import Problem
 from iogate.spec.loader import Mark, MarkedList, MarkedMap, PathKey, format_path
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_INT = re.compile(r"[-+]?(?:0|[1-9][0-9]*)\Z")
+_INT = re.compile(r"[-+]?(?:0|[1-9][0-9]{0,99})\Z")  # no more digits than the loader reads
+
+MAX_NESTING = 8  # ${A:-${B:-...}} levels
+MAX_VALUE_CHARS = 1 << 20  # a path is at most 4 KiB; the longest list of them, 256 KiB
+MAX_TREE_CHARS = 64 << 20
 
 
 class _ExpansionError(Exception):
     pass
+
+
+def _shown(text: str, limit: int = 40) -> str:
+    """Text as quoted in a message, cut short."""
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def _meminfo_mib() -> int | None:
@@ -64,6 +78,7 @@ class Expander:
         self.env = os.environ if env is None else env
         self.variables = variables or {}
         self._builtin_cache: dict[str, str | None] = {}
+        self.budget = MAX_TREE_CHARS  # characters this expander may still produce
 
     def lookup(self, name: str) -> str | None:
         if name in self.variables:
@@ -77,59 +92,87 @@ class Expander:
             return self._builtin_cache[name]
         return None
 
-    def expand(self, text: str) -> tuple[str, bool]:
+    def expand(self, text: str, nesting: int = 0) -> tuple[str, bool]:
         """Return the expanded text and whether ``text`` was exactly one reference."""
         out: list[str] = []
+        size = 0
         i, refs, whole = 0, 0, False
         while i < len(text):
-            c = text[i]
-            if c != "$" or i + 1 >= len(text):
-                out.append(c)
-                i += 1
-                continue
-            nxt = text[i + 1]
-            if nxt == "$":
-                out.append("$")
-                i += 2
-            elif nxt == "{":
+            dollar = text.find("$", i)
+            if dollar < 0:
+                dollar = len(text)
+            if dollar > i:  # plain text up to the next '$', in one slice
+                piece, i = text[i:dollar], dollar
+            elif i + 1 == len(text):
+                piece, i = "$", i + 1
+            elif text[i + 1] == "$":
+                piece, i = "$", i + 2
+            elif text[i + 1] == "{":
                 end = _closing_brace(text, i + 2)
-                out.append(self._braced(text[i + 2:end]))
+                piece = self._braced(text[i + 2:end], nesting)
                 whole = i == 0 and end == len(text) - 1
                 refs += 1
                 i = end + 1
             elif m := _NAME.match(text, i + 1):
-                out.append(self._required(m.group(), None))
+                piece = self._required(m.group())
                 whole = i == 0 and m.end() == len(text)
                 refs += 1
                 i = m.end()
             else:
-                out.append(c)
-                i += 1
+                piece, i = "$", i + 1
+            size += len(piece)
+            if size > MAX_VALUE_CHARS:
+                raise _ExpansionError(f"'{_shown(text)}' expands to more than "
+                                      f"{MAX_VALUE_CHARS} characters")
+            if size > self.budget:
+                raise _ExpansionError(f"the values of this suite expand to more than "
+                                      f"{MAX_TREE_CHARS} characters in all")
+            out.append(piece)
+        if nesting == 0:
+            self.budget -= size
         return "".join(out), whole and refs == 1
 
-    def _braced(self, body: str) -> str:
+    def _braced(self, body: str, nesting: int) -> str:
         m = _NAME.match(body)
         if m is None:
-            raise _ExpansionError(f"'${{{body}}}' is not a variable reference: expected a "
-                                  "name like ${SIZE}")
+            raise _ExpansionError(f"'${{{_shown(body)}}}' is not a variable reference: "
+                                  "expected a name like ${SIZE}")
         name, rest = m.group(), body[m.end():]
         if rest == "":
-            return self._required(name, None)
+            return self._required(name)
         if rest.startswith(":-"):
-            value = self.lookup(name)
-            # The default may itself contain references.
-            return value if value else self.expand(rest[2:])[0]
+            value = self._value(name)
+            if value:
+                return value
+            # The default may itself contain references (but is written in the file, so
+            # it is expanded once, like the rest of the value).
+            if nesting >= MAX_NESTING:
+                raise _ExpansionError(f"defaults nest more than {MAX_NESTING} references "
+                                      "deep")
+            return self.expand(rest[2:], nesting + 1)[0]
         if rest.startswith(":?"):
-            return self._required(name, rest[2:] or None)
-        raise _ExpansionError(f"'${{{body}}}': after the name, only ':-default' or ':?message' "
-                              "may follow")
+            return self._nonempty(name, rest[2:])
+        raise _ExpansionError(f"'${{{_shown(body)}}}': after the name, only ':-default' or "
+                              "':?message' may follow")
 
-    def _required(self, name: str, message: str | None) -> str:
+    def _value(self, name: str) -> str | None:
         value = self.lookup(name)
-        if message is not None:
-            if not value:
-                raise _ExpansionError(f"{name}: {message}")
+        if value is not None and "\0" in value:
+            raise _ExpansionError(f"variable '{name}' holds a NUL character")
+        return value
+
+    def _nonempty(self, name: str, message: str) -> str:
+        value = self._value(name)
+        if value:
             return value
+        if message:
+            raise _ExpansionError(f"{name}: {_shown(message, 200)}")
+        if value == "":
+            raise _ExpansionError(f"variable '{name}' is empty; give it a value")
+        return self._required(name)
+
+    def _required(self, name: str) -> str:
+        value = self._value(name)
         if value is None:
             raise _ExpansionError(f"variable '{name}' is not set; set it or write "
                                   f"${{{name}:-default}}")
@@ -145,7 +188,7 @@ def _closing_brace(text: str, start: int) -> int:
             depth -= 1
             if depth == 0:
                 return j
-    raise _ExpansionError(f"unterminated '${{' in '{text}': add the closing '}}'")
+    raise _ExpansionError(f"unterminated '${{' in '{_shown(text)}': add the closing '}}'")
 
 
 def _typed(expanded: str, whole: bool) -> Any:
