@@ -36,6 +36,11 @@ LIMIT = 1 << 63  # every intermediate and final value must stay below this in ma
 MAX_DEPTH = 64  # nesting of parentheses and unary signs
 
 
+# No quantity in a suite needs more digits; longer ones are refused before Python's own
+# integer conversion limit turns them into an unrelated error.
+MAX_DIGITS = 40
+
+
 class ExprError(ValueError):
     """An expression cannot be parsed or evaluated; the message says why."""
 
@@ -209,6 +214,9 @@ class _Parser:
             assert m is not None
             if re.match(r"0\d", m.group(1)):
                 raise ExprError(f"'{text}' has a leading zero; write the number without it")
+            if len(m.group(1)) > MAX_DIGITS:
+                raise ExprError(f"a number of {len(m.group(1))} digits; at most {MAX_DIGITS} "
+                                "are accepted")
             return Number(text, Fraction(m.group(1)), m.group(2))
         if kind == "name":
             self.take()

@@ -26,6 +26,7 @@ from iogate.spec.loader import (
     format_path,
     load_yaml_lenient,
     mark_of,
+    read_suite_text,
 )
 from iogate.spec.models import (
     EXCLUSIVE_GROUPS,
@@ -133,10 +134,7 @@ def load_suite(path: str | Path, env: Mapping[str, str] | None = None) -> Loaded
     """Load, expand and validate a suite file; raise SuiteError listing every problem."""
     path = Path(path)
     filename = str(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SuiteError.single(filename, f"cannot read: {exc}") from None
+    text = read_suite_text(path)  # SuiteError, located, for unreadable or undecodable files
     root, yaml_problems = load_yaml_lenient(text, filename)
     out = _Collector(filename, root)
     out.problems += yaml_problems

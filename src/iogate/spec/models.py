@@ -128,11 +128,13 @@ INTEGER_SCHEMA = {"anyOf": [{"type": "integer"}, _ARITHMETIC]}
 COUNT_SCHEMA = {"anyOf": [{"type": "integer", "minimum": 1},
                           {"type": "string", "pattern": _NUMBER + r"[kMG]?\s*$"}, _ARITHMETIC]}
 
+# The engine's fields are 64-bit: nothing larger than 2^63 - 1 bytes or nanoseconds (292 years).
+MAX_QUANTITY = 2**63 - 1
 Size = Annotated[int, BeforeValidator(_quantity("a size", "4KiB", parse_size, expr.SIZE)),
-                 WithJsonSchema(SIZE_SCHEMA)]
+                 WithJsonSchema(SIZE_SCHEMA), Field(le=MAX_QUANTITY)]
 Duration = Annotated[int, BeforeValidator(_quantity("a duration", "30s", parse_duration,
                                                     expr.DURATION)),
-                     WithJsonSchema(DURATION_SCHEMA)]
+                     WithJsonSchema(DURATION_SCHEMA), Field(le=MAX_QUANTITY)]
 Integer = Annotated[int, BeforeValidator(_integer), WithJsonSchema(INTEGER_SCHEMA)]
 
 
@@ -810,8 +812,8 @@ class JobFields(BaseModel):
     bsrange: BsRangeField | None = None
     bssplit: BsSplitField | None = None
     blockalign: BlockAlign | None = None
-    iodepth: AtLeastOne = 1
-    numjobs: AtLeastOne = 1
+    iodepth: Annotated[Integer, Field(ge=1, le=4096)] = 1  # the engine's limits
+    numjobs: Annotated[Integer, Field(ge=1, le=1024)] = 1
     size: PositiveSize
     offset: Size = 0
     runtime: PositiveDuration | None = None
