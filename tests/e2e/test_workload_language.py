@@ -102,9 +102,10 @@ workloads:
 
 def test_field_notes_suites_pass(repo_root: Path, disk_dir: Path) -> None:
     out = disk_dir / "r.json"
-    # The machinery is under test here, not this machine's disk: latency limits are loose.
+    # The machinery is under test here, not this machine's disk (rates and latencies are
+    # checked exactly on the null engine elsewhere): a disk stall in a 1 s run is no failure.
     env = {**os.environ, "RUNTIME": "1s", "SIZE": "16MiB", "DIR": str(disk_dir),
-           "MAX_RESP_P99": "5s", "MAX_P99": "5s"}
+           "MAX_RESP_P99": "5s", "MAX_P99": "5s", "MIN_RATE_PCT": "30%"}
     proc = subprocess.run([*IOGATE, "run", str(repo_root / "suites/field-notes"), "--json",
                            str(out)], capture_output=True, text=True, timeout=300, env=env)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
