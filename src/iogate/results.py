@@ -105,6 +105,15 @@ class Interval:
     resp_p99_ns: int = 0
 
 
+def interval_values(intervals: Iterable[Interval], metric: MetricPath) -> list[float]:
+    """A metric's value in each interval; only metrics that metrics.has_series accepts."""
+    if metric.name in ("iops", "bw"):
+        attr = metric.name
+    else:
+        attr = f"{metric.name}_{'mean' if metric.stat == 'mean' else 'p99'}_ns"
+    return [float(getattr(iv, attr)) for iv in intervals]
+
+
 @dataclass
 class DirectionResult:
     """Counted statistics of one job in one direction (all its threads).

@@ -26,9 +26,9 @@ from iogate.engine.session import JobSpec, Progress, Session, run
 from iogate.errors import EngineError, TargetError
 from iogate.expect import OPERATORS, Check, Expectation, evaluate, evaluate_window
 from iogate.lower import lower, lower_step
-from iogate.metrics import DIRECTIONS, parse_metric
+from iogate.metrics import DIRECTIONS, MetricPath, parse_metric
 from iogate.realized import realized_warnings, requested
-from iogate.results import LatencyStats, RunResult
+from iogate.results import LatencyStats, RunResult, interval_values
 from iogate.spec import Case
 from iogate.spec.models import SteadyState
 from iogate.targets import Policy, guard
@@ -309,9 +309,8 @@ def _fail_fast(cases: Sequence[Case], specs: Sequence[JobSpec]
 
     def judge(session: Session) -> str | None:
         for i, case, e, threshold, planned, allowed in watched:
-            direction, _, rest = e.metric.text.partition(".")
-            attr = _SERIES_FIELDS[rest]
-            values = [float(getattr(iv, attr)) for iv in session.series(i, direction)]
+            assert e.metric.scope is not None
+            values = interval_values(session.series(i, e.metric.scope), e.metric)
             failed = sum(not OPERATORS[e.op](v, threshold) for v in values)
             if failed > allowed:
                 return (f"fail_fast: {case_id(case)}: {e.key} {e.describe()} can no longer be "
@@ -410,17 +409,11 @@ def _statistic(values: Sequence[float], stat: str) -> float:
             "mean": spread.mean, "cv": spread.cv_pct}[stat]
 
 
-_SERIES_FIELDS = {"iops": "iops", "bw": "bw", "clat.mean": "clat_mean_ns",
-                  "clat.p99": "clat_p99_ns", "lat.mean": "lat_mean_ns", "lat.p99": "lat_p99_ns",
-                  "resp.mean": "resp_mean_ns", "resp.p99": "resp_p99_ns"}
-
-
-def _series_values(runs: Sequence[RunResult], path: str) -> list[float]:
+def _series_values(runs: Sequence[RunResult], metric: MetricPath) -> list[float]:
     """Per-interval values of a metric over every run of a case (windowed expectations)."""
-    direction, _, rest = path.partition(".")
-    attr = _SERIES_FIELDS[rest]
-    return [float(getattr(iv, attr)) for r in runs for job in r.jobs
-            for iv in job.direction(direction).series]
+    assert metric.scope is not None
+    return [v for r in runs for job in r.jobs
+            for v in interval_values(job.direction(metric.scope).series, metric)]
 
 
 def _judge(case: Case, runs: list[RunResult], duration: float, target: str | None,
@@ -475,7 +468,7 @@ def _check(e: Expectation, runs: list[RunResult], metrics: Mapping[str, float],
     if "baseline" in e.names and gate.baseline is None and gate.recording:
         return Check(e, None, True, "not judged: recording the baseline", judged=False)
     if e.window is not None:
-        return evaluate_window(e, _series_values(runs, path), metrics.get(path), names=names)
+        return evaluate_window(e, _series_values(runs, e.metric), metrics.get(path), names=names)
     values = samples.get(path) or ([metrics[path]] if path in metrics else [])
     check = evaluate(e, _statistic(values, e.stat) if values else None, names=names)
     if check.passed or "baseline" not in names or e.stat not in ("median", "mean"):
