@@ -48,7 +48,7 @@ extern "C" {
 #define IOG_API
 #endif
 
-#define IOG_ABI_VERSION 2
+#define IOG_ABI_VERSION 3
 
 /* Histogram geometry (see the comment at the top). */
 #define IOG_HIST_SUB_BITS    7
@@ -71,6 +71,8 @@ extern "C" {
 #define IOG_FILES_MAX      64       /* files per job                                       */
 #define IOG_QD_BUCKETS     13       /* queue depth buckets: [1], [2,3], [4,7], ... [4096,8191] */
 #define IOG_WEIGHT_TOTAL   1000000u /* weights are parts per million                 */
+#define IOG_VERIFY_HEADER  64       /* bytes of the header at the start of a verified block */
+#define IOG_VERIFY_RECORDS 16       /* verification failures kept in detail per job        */
 
 enum iog_engine {
     IOG_ENGINE_NULL = 0,     /* no I/O: completes every request at once   */
@@ -142,22 +144,55 @@ enum iog_sync_kind { IOG_SYNC_NONE = 0, IOG_SYNC_FSYNC = 1, IOG_SYNC_FDATASYNC =
  * run, while no job counts yet (every job has ramp_ns > 0); RUNNING once
  * counting began (at the earliest count start over jobs); DONE when every
  * worker finished, was cancelled, or never started (cancel or a layout
- * error during LAYOUT). */
+ * error during LAYOUT). VERIFY (only for jobs with verify and no
+ * verify_backlog) comes after RUNNING once every worker's run ended and some
+ * workers read back what they wrote; the interval series end with the run,
+ * the read-back is not part of them. */
 enum iog_state {
     IOG_STATE_CREATED = 0,
     IOG_STATE_LAYOUT = 1,  /* creating or extending files, in the background */
     IOG_STATE_RAMP = 2,    /* running, not yet counted (ramp_time)         */
     IOG_STATE_RUNNING = 3, /* running and counted                          */
-    IOG_STATE_DONE = 4,    /* every worker finished (or was cancelled)     */
+    IOG_STATE_VERIFY = 4,  /* reading back written blocks (read-back phase) */
+    IOG_STATE_DONE = 5,    /* every worker finished (or was cancelled)     */
+};
+
+/* Checksum of verified blocks (iog_job_spec.verify). */
+enum iog_verify {
+    IOG_VERIFY_NONE = 0,
+    IOG_VERIFY_CRC32C = 1, /* CRC-32C (Castagnoli), ISA-L crc32_iscsi */
+    IOG_VERIFY_XXH64 = 2,  /* XXH64 of libxxhash, seed 0             */
+    IOG_VERIFY_CRC32 = 3,  /* CRC-32 (IEEE), zlib crc32              */
+};
+
+/* What a read-back found wrong with a block (iog_verify_failure.kind). */
+enum iog_verify_kind {
+    IOG_VERIFY_TORN = 0,        /* checksum mismatch: the block is partly old, partly new */
+    IOG_VERIFY_LOST = 1,        /* an older write (earlier generation or sequence), or no
+                                   header at all, where a later write was acknowledged */
+    IOG_VERIFY_MISDIRECTED = 2, /* a valid block written for another offset or file */
+    IOG_VERIFY_READ_ERROR = 3,  /* the read-back itself failed or came back short */
+    IOG_VERIFY_KINDS = 4,
+};
+
+/* What ended a session abnormally (iog_session_fault). */
+enum iog_fault_kind {
+    IOG_FAULT_NONE = 0,
+    IOG_FAULT_IO_TIMEOUT = 1, /* a request outstanding longer than io_timeout_ns */
 };
 
 /* iog_job_spec.flags */
-#define IOG_JOB_TIME_BASED (1u << 0) /* run for runtime_ns, looping over the region */
-#define IOG_JOB_DIRECT     (1u << 1) /* O_DIRECT with aligned buffers               */
-#define IOG_JOB_NO_LAYOUT  (1u << 2) /* never create or extend the file             */
-#define IOG_JOB_REFILL     (1u << 3) /* new buffer contents before every write        */
-#define IOG_JOB_ZERO_BUFS  (1u << 4) /* write buffers are all zeros                   */
-#define IOG_JOB_INVALIDATE (1u << 5) /* drop the files' page cache before the run     */
+#define IOG_JOB_TIME_BASED   (1u << 0) /* run for runtime_ns, looping over the region */
+#define IOG_JOB_DIRECT       (1u << 1) /* O_DIRECT with aligned buffers               */
+#define IOG_JOB_NO_LAYOUT    (1u << 2) /* never create or extend the file             */
+#define IOG_JOB_REFILL       (1u << 3) /* new buffer contents before every write        */
+#define IOG_JOB_ZERO_BUFS    (1u << 4) /* write buffers are all zeros                   */
+#define IOG_JOB_INVALIDATE   (1u << 5) /* drop the files' page cache before the run     */
+#define IOG_JOB_VERIFY_FATAL (1u << 6) /* stop the job at the first verification failure */
+/* Test only: the job's first worker thread dies of SIGSEGV (a real invalid
+ * memory access) after its first completed request. It exists so that
+ * callers can prove they survive a crash of the engine. */
+#define IOG_JOB_TEST_CRASH (1u << 7)
 
 /* One entry of a direction's block size table. lo == hi: requests of exactly
  * lo bytes. lo < hi: request sizes drawn uniformly among the multiples of lo
@@ -243,6 +278,46 @@ struct iog_job_spec {
     uint32_t pattern_len; /* 0..IOG_PATTERN_MAX */
     uint8_t pattern[IOG_PATTERN_MAX];
 
+    /* Verification (verify != IOG_VERIFY_NONE): for write and randwrite
+     * jobs with one block size per write (no range, no split) of at least
+     * IOG_VERIFY_HEADER bytes, and numjobs 1. Every written block begins with
+     * a header, little endian:
+     *   0  u32 magic 0x5647_4f49 ("IOGV")   4 u16 header version (1)
+     *   6  u16 checksum kind (enum iog_verify)
+     *   8  u64 file offset of the block    16 u64 block length
+     *  24  u64 generation (random per session, the same for all its jobs)
+     *  32  u64 sequence number of the write in its thread (from 1)
+     *  40  u32 file index in the job       44 u32 job index
+     *  48  u64 checksum of the whole block, computed with this field 0
+     *  56  u64 reserved, 0
+     * The rest of the block is the job's buffer contents (the header makes
+     * every block unique, which the data measurements see). verify_backlog 0:
+     * after the run (its runtime or size), each thread reads back every block
+     * it wrote (state VERIFY), once, at its final contents. verify_backlog N:
+     * after every N completed writes the thread reads those N blocks back
+     * before writing more. A block must hold the last write to it that
+     * completed in full; while two writes to one block were in flight at once,
+     * any block of this generation written for it passes, until a later write
+     * runs alone; a block whose last write failed is not read back (its error
+     * is counted already). A torn write shows only where the part left
+     * unwritten differs from what was meant (after the header, a buffer's
+     * contents may repeat from write to write, see IOG_JOB_REFILL). Failures
+     * are kept per job (iog_session_verify); IOG_JOB_VERIFY_FATAL stops the
+     * job at the first. Verification reads are synchronous (pread), not
+     * counted in the statistics, and not subject to io_timeout_ns. At most
+     * 2^26 block positions per job. */
+    uint32_t verify; /* enum iog_verify */
+    uint32_t verify_backlog;
+    /* 0 (no limit) or at least 1 ms. A request outstanding longer than this
+     * (from when it was handed to the engine; a worker blocked in a system
+     * call counts) is a fault: the session records the first one
+     * (iog_session_fault), counts an ETIMEDOUT error for each one that was
+     * counted (not during ramp_time), whatever it returns later, and cancels.
+     * Requests are looked at every quarter of the shortest timeout of the
+     * session, but not more often than every 10 ms. See iog_session_fault
+     * for what a fault means for wait and destroy. */
+    uint64_t io_timeout_ns;
+
     /* One or more files, each NUL-terminated, the list ending with an empty
      * name (a second NUL); at most IOG_FILES_MAX. Every file gets the region
      * [offset, offset + size / nfiles); requests go to the files in turn
@@ -260,20 +335,29 @@ struct iog_lat_summary {
 };
 
 /* Counted statistics of one job in one direction, all its threads merged.
- * Nothing done during ramp_time is counted. */
+ * Nothing done during ramp_time is counted. A short transfer does not end a
+ * request: the rest is transferred (synchronous engines call again,
+ * asynchronous ones resubmit the remainder) until the request is complete,
+ * a transfer moves nothing (end of file) or one fails. ios, bytes, the
+ * latencies and the block size counts cover only requests complete in full
+ * (a request's latency runs from its first submission to its last
+ * completion); every other counted request is one error, and the bytes it
+ * moved before it failed are counted nowhere. */
 struct iog_dir_stats {
     uint32_t struct_size;
-    uint32_t dir; /* enum iog_dir */
-    uint64_t ios; /* completed without error */
-    uint64_t bytes;
+    uint32_t dir;        /* enum iog_dir */
+    uint64_t ios;        /* requests complete in full */
+    uint64_t bytes;      /* their bytes */
     uint64_t runtime_ns; /* counted time of the job (longest thread) */
     double iops;         /* ios / runtime */
     double bw_bytes;     /* bytes / runtime, bytes per second */
     struct iog_lat_summary lat[IOG_LAT_COUNT];
-    uint64_t errors;     /* requests that failed or came back short */
+    /* Requests that failed: an errno from the system, EIO when a transfer
+     * moved nothing (end of file), ETIMEDOUT when io_timeout_ns passed. */
+    uint64_t errors;
     int32_t first_errno; /* positive errno of the first error, 0 if none */
     uint32_t reserved0;
-    uint64_t first_error_offset;
+    uint64_t first_error_offset; /* where it stopped: its offset + the bytes it moved */
     /* Realized queue depth: at every submission, the number of requests of
      * the thread in flight including this one (1 for synchronous engines);
      * qd_hist[i] counts depths in [2^i, 2^(i+1)). */
@@ -283,6 +367,8 @@ struct iog_dir_stats {
     /* Counted requests whose size did not fit the table of distinct sizes
      * (see iog_session_bs_counts). */
     uint64_t bs_other_ios;
+    /* When the first error happened, since iog_session_start (0 if none). */
+    uint64_t first_error_ns;
 };
 
 /* How many counted requests of a direction had one block size. */
@@ -329,6 +415,51 @@ struct iog_interval {
     uint64_t resp_p99_ns;
 };
 
+/* Verification results of one job, all its threads merged. */
+struct iog_verify_stats {
+    uint32_t struct_size;
+    uint32_t nrecords;                  /* failures kept in detail, at most IOG_VERIFY_RECORDS */
+    uint64_t generation;                /* the session's generation                     */
+    uint64_t blocks_written;            /* verified writes completed (counted or not)   */
+    uint64_t blocks_checked;            /* blocks read back                             */
+    uint64_t failures;                  /* blocks that failed, all kinds                */
+    uint64_t by_kind[IOG_VERIFY_KINDS]; /* failures per enum iog_verify_kind            */
+    uint64_t elapsed_ns;                /* time spent reading back (longest thread)     */
+};
+
+/* One verification failure: where, what was expected, what was found. The
+ * found_* header fields are what the block's header says (zero when it has
+ * no valid magic); for a torn block they may be partly new, partly old. */
+struct iog_verify_failure {
+    uint32_t kind; /* enum iog_verify_kind */
+    uint32_t file; /* index in the job's file list */
+    uint64_t offset;
+    uint64_t len;
+    uint64_t expected_generation;
+    uint64_t expected_seq; /* 0 when writes raced: any sequence of this generation passes */
+    uint64_t found_generation;
+    uint64_t found_seq;
+    uint64_t found_offset;
+    uint32_t found_file;
+    int32_t error; /* positive errno for READ_ERROR (EIO for a short read), else 0 */
+    uint64_t stored_checksum;
+    uint64_t computed_checksum;
+};
+
+/* The first fault of a session (iog_session_fault). */
+struct iog_fault {
+    uint32_t struct_size;
+    uint32_t kind; /* enum iog_fault_kind */
+    uint32_t job;
+    uint32_t thread;
+    uint32_t dir;    /* enum iog_dir of the request */
+    uint32_t file;   /* index in the job's file list */
+    uint64_t offset; /* the whole request, even when part of it was transferred */
+    uint64_t len;
+    uint64_t outstanding_ns; /* how long the request had been outstanding when seen */
+    uint64_t timeout_ns;     /* the job's io_timeout_ns */
+};
+
 /* A snapshot for progress bars; counts are live (counted I/O only).
  * expected_ns is on the same time base as elapsed_ns, so that
  * expected_ns - elapsed_ns is the time left: once the run started it is the
@@ -368,7 +499,8 @@ IOG_API const char *iog_version(void);
 /*
  * Describes the layout of the public struct named `name` ("iog_job_spec",
  * "iog_bs_entry", "iog_zone", "iog_dir_stats", "iog_lat_summary",
- * "iog_bs_count", "iog_job_stats", "iog_interval", "iog_progress").
+ * "iog_bs_count", "iog_job_stats", "iog_interval", "iog_progress",
+ * "iog_verify_stats", "iog_verify_failure", "iog_fault").
  * Writes its sizeof into *size and a pointer to a static array of fields into
  * *fields, returning the number of fields; -ENOENT for an unknown name.
  */
@@ -424,7 +556,9 @@ IOG_API int iog_session_cancel(iog_session *s);
 /*
  * Waits up to timeout_ns (0: do not wait) for every worker to finish.
  * Returns 0 when all finished, -ETIMEDOUT when they are still running,
- * -EINVAL if the session was never started.
+ * -EINVAL if the session was never started. After a fault
+ * (iog_session_fault) a worker whose request never returns keeps this
+ * returning -ETIMEDOUT for good.
  */
 IOG_API int iog_session_wait(iog_session *s, uint64_t timeout_ns);
 
@@ -473,6 +607,27 @@ IOG_API int iog_session_histogram(const iog_session *s, uint32_t job, uint32_t d
  */
 IOG_API int iog_session_series(const iog_session *s, uint32_t job, uint32_t dir,
                                struct iog_interval *out, size_t cap);
+
+/*
+ * Copies the verification results of job `job` into *out (its struct_size
+ * must be set) and up to `cap` of its failure records into `failures` (may
+ * be NULL when cap is 0), in the order they were found; returns how many
+ * records the job keeps. -EINVAL, -EBUSY as for iog_session_dir_stats.
+ */
+IOG_API int iog_session_verify(const iog_session *s, uint32_t job, struct iog_verify_stats *out,
+                               struct iog_verify_failure *failures, size_t cap);
+
+/*
+ * Returns 1 and fills *out (its struct_size must be set) when the session
+ * saw a fault, 0 when it did not. Safe from any thread while running.
+ * A request past its io_timeout_ns may be stuck in the kernel for good: the
+ * session is cancelled, but a worker blocked in a system call, or a
+ * request the kernel never completes, keeps iog_session_wait from returning
+ * 0 and iog_session_destroy from returning. A caller that sees a fault
+ * should report it and end the process the session runs in (iogate runs
+ * the engine in a child process for this reason).
+ */
+IOG_API int iog_session_fault(iog_session *s, struct iog_fault *out);
 
 /*
  * Cancels, waits for every worker and frees the session. NULL is ignored.

@@ -53,6 +53,9 @@ static const struct iog_layout_field job_spec_fields[] = {
     FIELD(iog_job_spec, dedupe_pct),
     FIELD(iog_job_spec, pattern_len),
     FIELD(iog_job_spec, pattern),
+    FIELD(iog_job_spec, verify),
+    FIELD(iog_job_spec, verify_backlog),
+    FIELD(iog_job_spec, io_timeout_ns),
     FIELD(iog_job_spec, filename),
 };
 
@@ -75,14 +78,23 @@ static const struct iog_layout_field lat_summary_fields[] = {
 };
 
 static const struct iog_layout_field dir_stats_fields[] = {
-    FIELD(iog_dir_stats, struct_size), FIELD(iog_dir_stats, dir),
-    FIELD(iog_dir_stats, ios),         FIELD(iog_dir_stats, bytes),
-    FIELD(iog_dir_stats, runtime_ns),  FIELD(iog_dir_stats, iops),
-    FIELD(iog_dir_stats, bw_bytes),    FIELD(iog_dir_stats, lat),
-    FIELD(iog_dir_stats, errors),      FIELD(iog_dir_stats, first_errno),
-    FIELD(iog_dir_stats, reserved0),   FIELD(iog_dir_stats, first_error_offset),
-    FIELD(iog_dir_stats, qd_sum),      FIELD(iog_dir_stats, qd_samples),
-    FIELD(iog_dir_stats, qd_hist),     FIELD(iog_dir_stats, bs_other_ios),
+    FIELD(iog_dir_stats, struct_size),
+    FIELD(iog_dir_stats, dir),
+    FIELD(iog_dir_stats, ios),
+    FIELD(iog_dir_stats, bytes),
+    FIELD(iog_dir_stats, runtime_ns),
+    FIELD(iog_dir_stats, iops),
+    FIELD(iog_dir_stats, bw_bytes),
+    FIELD(iog_dir_stats, lat),
+    FIELD(iog_dir_stats, errors),
+    FIELD(iog_dir_stats, first_errno),
+    FIELD(iog_dir_stats, reserved0),
+    FIELD(iog_dir_stats, first_error_offset),
+    FIELD(iog_dir_stats, qd_sum),
+    FIELD(iog_dir_stats, qd_samples),
+    FIELD(iog_dir_stats, qd_hist),
+    FIELD(iog_dir_stats, bs_other_ios),
+    FIELD(iog_dir_stats, first_error_ns),
 };
 
 static const struct iog_layout_field bs_count_fields[] = {
@@ -105,6 +117,36 @@ static const struct iog_layout_field interval_fields[] = {
     FIELD(iog_interval, clat_p99_ns), FIELD(iog_interval, lat_mean_ns),
     FIELD(iog_interval, lat_p99_ns),  FIELD(iog_interval, resp_mean_ns),
     FIELD(iog_interval, resp_p99_ns),
+};
+
+static const struct iog_layout_field verify_stats_fields[] = {
+    FIELD(iog_verify_stats, struct_size),    FIELD(iog_verify_stats, nrecords),
+    FIELD(iog_verify_stats, generation),     FIELD(iog_verify_stats, blocks_written),
+    FIELD(iog_verify_stats, blocks_checked), FIELD(iog_verify_stats, failures),
+    FIELD(iog_verify_stats, by_kind),        FIELD(iog_verify_stats, elapsed_ns),
+};
+
+static const struct iog_layout_field verify_failure_fields[] = {
+    FIELD(iog_verify_failure, kind),
+    FIELD(iog_verify_failure, file),
+    FIELD(iog_verify_failure, offset),
+    FIELD(iog_verify_failure, len),
+    FIELD(iog_verify_failure, expected_generation),
+    FIELD(iog_verify_failure, expected_seq),
+    FIELD(iog_verify_failure, found_generation),
+    FIELD(iog_verify_failure, found_seq),
+    FIELD(iog_verify_failure, found_offset),
+    FIELD(iog_verify_failure, found_file),
+    FIELD(iog_verify_failure, error),
+    FIELD(iog_verify_failure, stored_checksum),
+    FIELD(iog_verify_failure, computed_checksum),
+};
+
+static const struct iog_layout_field fault_fields[] = {
+    FIELD(iog_fault, struct_size), FIELD(iog_fault, kind), FIELD(iog_fault, job),
+    FIELD(iog_fault, thread),      FIELD(iog_fault, dir),  FIELD(iog_fault, file),
+    FIELD(iog_fault, offset),      FIELD(iog_fault, len),  FIELD(iog_fault, outstanding_ns),
+    FIELD(iog_fault, timeout_ns),
 };
 
 static const struct iog_layout_field progress_fields[] = {
@@ -134,6 +176,11 @@ static const struct struct_desc {
      COUNT(lat_summary_fields)},
     {"iog_interval", sizeof(struct iog_interval), interval_fields, COUNT(interval_fields)},
     {"iog_progress", sizeof(struct iog_progress), progress_fields, COUNT(progress_fields)},
+    {"iog_verify_stats", sizeof(struct iog_verify_stats), verify_stats_fields,
+     COUNT(verify_stats_fields)},
+    {"iog_verify_failure", sizeof(struct iog_verify_failure), verify_failure_fields,
+     COUNT(verify_failure_fields)},
+    {"iog_fault", sizeof(struct iog_fault), fault_fields, COUNT(fault_fields)},
 };
 
 IOG_API uint32_t iog_abi_version(void)

@@ -22,18 +22,25 @@ struct iog_io {
     int64_t res; /* bytes transferred, or a negative errno */
     int fd;      /* the file this request goes to (a job may have several) */
     uint32_t len;
+    uint32_t done;   /* bytes already transferred by earlier, short transfers */
     uint8_t dir;     /* enum iog_dir */
     uint8_t counted; /* prepared after the ramp ended */
 };
 
 struct iog_engine_ops {
     const char *name;
-    int sync; /* prep() completes the request and sets res */
+    /* prep() performs the whole request, continuing after short transfers:
+     * res = len when every byte moved, else 0 (a transfer moved nothing: end
+     * of file) or a negative errno, with done = the bytes moved before. */
+    int sync;
     /* Per-worker setup after its file is open; message into err on failure. */
     int (*init)(struct iog_worker *w, char *err, size_t errlen);
     /* Optional: runs in the worker thread before its first request. */
     int (*thread_start)(struct iog_worker *w);
-    /* Prepares (sync: performs) one request. 0 or a negative errno. */
+    /* Prepares (sync: performs) one request. 0 or a negative errno. An
+     * asynchronous engine transfers [offset + done, offset + len) from
+     * buf + done and reports that transfer's result in res: the worker
+     * prepares the remainder again after a short one. */
     int (*prep)(struct iog_worker *w, struct iog_io *io);
     /* Hands prepared requests to the kernel: count submitted or -errno. */
     int (*submit)(struct iog_worker *w);

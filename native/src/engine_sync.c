@@ -5,7 +5,8 @@
  * makes one, and the request moves the descriptor's file position, which is
  * shared by everything using the same open file description, so a worker's
  * descriptors must be its own. Retried on EINTR; a short transfer is
- * reported as the bytes moved and counted as an error by the worker.
+ * continued with the remainder until the request is done or a call moves
+ * nothing (end of file) or fails.
  */
 #include <errno.h>
 #include <sys/types.h>
@@ -25,19 +26,32 @@ static int sync_init(struct iog_worker *w, char *err, size_t errlen)
 static int sync_prep(struct iog_worker *w, struct iog_io *io)
 {
     (void)w;
+    io->done = 0;
     if (lseek(io->fd, (off_t)io->offset, SEEK_SET) < 0) {
         io->res = -errno;
         return 0;
     }
-    /* an interrupted call that moved nothing left the position alone */
-    ssize_t r;
-    do {
+    /* An interrupted call that moved nothing left the position alone, and a
+     * short one advanced it: the remainder follows from there. */
+    char *buf = io->buf;
+    uint32_t done = 0;
+    int64_t res = io->len;
+    while (done < io->len) {
+        ssize_t r;
         if (io->dir == IOG_DIR_READ)
-            r = read(io->fd, io->buf, io->len);
+            r = read(io->fd, buf + done, io->len - done);
         else
-            r = write(io->fd, io->buf, io->len);
-    } while (r < 0 && errno == EINTR);
-    io->res = r < 0 ? -errno : r;
+            r = write(io->fd, buf + done, io->len - done);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0) { /* an error, or nothing moved (end of file) */
+            res = r < 0 ? -errno : 0;
+            break;
+        }
+        done += (uint32_t)r;
+    }
+    io->done = done;
+    io->res = res;
     return 0;
 }
 

@@ -4,8 +4,8 @@
  * fills an SQE, submit() hands every queued SQE to the kernel, reap() waits
  * for at least `min` CQEs (but not past a deadline) and then takes all that
  * are ready in one batch.
- * A short completion is reported as it is (res < len); the worker counts it
- * as an error (EIO) rather than resubmitting the remainder.
+ * A short completion is reported as it is (res < the bytes asked for); the
+ * worker prepares the remainder again (see iog_io.done).
  */
 #include <errno.h>
 #include <liburing.h>
@@ -90,10 +90,14 @@ static int uring_prep(struct iog_worker *w, struct iog_io *io)
         while (w->fds[fd] != io->fd) /* few files: the first is the usual case */
             fd++;
     }
+    /* the part a short completion left, or the whole request */
+    char *buf = (char *)io->buf + io->done;
+    unsigned len = io->len - io->done;
+    uint64_t off = io->offset + io->done;
     if (io->dir == IOG_DIR_READ)
-        io_uring_prep_read(sqe, fd, io->buf, io->len, io->offset);
+        io_uring_prep_read(sqe, fd, buf, len, off);
     else
-        io_uring_prep_write(sqe, fd, io->buf, io->len, io->offset);
+        io_uring_prep_write(sqe, fd, buf, len, off);
     if (d->fixed_files)
         sqe->flags |= IOSQE_FIXED_FILE;
     io_uring_sqe_set_data(sqe, io);

@@ -4,7 +4,11 @@
  * threads, then sleeps until the next interval boundary of any job (or until a worker finishes),
  * builds interval series by diffing the workers' published cumulative counters and histograms
  * against what it saw last time, emits a final, possibly short, interval when a job's threads are
- * all done, and marks the session done. Series storage is owned and grown here only.
+ * all done or reading back what they wrote (verify; state VERIFY once no run is left), and marks
+ * the session done. Series storage is owned and grown here only.
+ * For jobs with io_timeout_ns it also wakes every watch tick to look for overdue requests
+ * (watch_scan), without any lock a worker could hold, so a worker stuck in the kernel does
+ * not stop it.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -155,6 +159,61 @@ static void emit_final(struct iog_session *s, struct iog_job *job)
     job->finished = 1;
 }
 
+/* io_timeout_ns: claims every request outstanding longer than its job's
+ * timeout, counts it as an ETIMEDOUT error of its job (if it was counted),
+ * records the first one of the session as its fault and cancels the
+ * session. A claimed request is dropped by its worker if it ever completes. */
+static void watch_scan(struct iog_session *s)
+{
+    uint64_t now = clock_now_ns();
+    for (uint32_t j = 0; j < s->njobs; j++) {
+        struct iog_job *job = &s->jobs[j];
+        uint64_t limit = job->spec.io_timeout_ns;
+        if (!limit || job->finished)
+            continue;
+        for (uint32_t t = 0; t < job->nworkers; t++) {
+            struct iog_worker *w = job->workers[t];
+            for (uint32_t i = 0; w->watch && i < job->spec.iodepth; i++) {
+                struct io_watch *x = &w->watch[i];
+                uint64_t issued = __atomic_load_n(&x->issued_ns, __ATOMIC_ACQUIRE);
+                if (issued == 0 || issued == WATCH_CLAIMED || now <= issued ||
+                    now - issued <= limit)
+                    continue;
+                struct iog_fault f = {
+                    .struct_size = sizeof(f),
+                    .kind = IOG_FAULT_IO_TIMEOUT,
+                    .job = j,
+                    .thread = t,
+                    .dir = PUB_LOAD(&x->dir),
+                    .file = PUB_LOAD(&x->file),
+                    .offset = PUB_LOAD(&x->offset),
+                    .len = PUB_LOAD(&x->len),
+                    .outstanding_ns = now - issued,
+                    .timeout_ns = limit,
+                };
+                /* fails when the request completed meanwhile: then the
+                 * fields read above may belong to the next one */
+                if (!__atomic_compare_exchange_n(&x->issued_ns, &issued, WATCH_CLAIMED, 0,
+                                                 __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+                    continue;
+                if (issued >= w->count_start && f.dir < IOG_DATA_DIRS) {
+                    struct timeout_errors *te = &job->timeouts[f.dir];
+                    if (te->errors == 0) {
+                        PUB_STORE(&te->first_offset, f.offset);
+                        PUB_STORE(&te->first_ns, issued + limit);
+                    }
+                    PUB_STORE(&te->errors, te->errors + 1);
+                }
+                if (!s->fault_set) {
+                    s->fault = f;
+                    __atomic_store_n(&s->fault_set, 1, __ATOMIC_RELEASE);
+                }
+                PUB_STORE(&s->cancel, 1);
+            }
+        }
+    }
+}
+
 /* Workers that will never run count as done, so that completion (and
  * iog_session_wait) does not wait for them. */
 static void abandon_workers(struct iog_session *s, struct iog_job *job, uint32_t from)
@@ -229,15 +288,22 @@ void *monitor_main(void *arg)
             else
                 wake = s->t_count_start;
         }
+        uint32_t threads = 0, run_over = 0, verifying = 0;
         for (uint32_t j = 0; j < s->njobs; j++) {
             struct iog_job *job = &s->jobs[j];
+            /* threads past their run: done, or reading back what they wrote */
+            uint32_t over = job->threads_done + job->threads_verifying;
+            threads += job->nworkers;
+            run_over += over;
+            verifying += job->threads_verifying;
+            if (job->threads_done < job->nworkers)
+                running = 1;
             if (job->finished)
                 continue;
-            if (job->threads_done == job->nworkers) {
-                emit_final(s, job);
+            if (over == job->nworkers) {
+                emit_final(s, job); /* reading back is not part of the series */
                 continue;
             }
-            running = 1;
             if (job->boundaries_over)
                 continue;
             if (now >= job->count_start + job->next_end_ns) {
@@ -257,8 +323,16 @@ void *monitor_main(void *arg)
             if (due < wake)
                 wake = due;
         }
+        if (verifying > 0 && run_over == threads &&
+            __atomic_load_n(&s->state, __ATOMIC_RELAXED) == IOG_STATE_RUNNING)
+            __atomic_store_n(&s->state, IOG_STATE_VERIFY, __ATOMIC_RELEASE);
         if (!running)
             break;
+        if (s->watch_tick_ns) {
+            watch_scan(s);
+            if (now + s->watch_tick_ns < wake)
+                wake = now + s->watch_tick_ns;
+        }
         struct timespec ts = clock_to_timespec(wake);
         pthread_cond_timedwait(&s->cond, &s->lock, &ts);
     }

@@ -3,21 +3,27 @@
  * specs, creating the session, starting it (opening files and setting up
  * workers, then handing layout and the run to the background thread),
  * progress polls, cancel, wait, the statistics / histogram / series
- * accessors that merge a job's threads, and destroy.
+ * accessors that merge a job's threads (with the timeouts the monitor
+ * counted), the fault record, and destroy.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
 
 #include "clock.h"
 #include "session.h"
+#include "verify.h"
 
 #define MAX_JOBS            4096
 #define MAX_NUMJOBS         1024
 #define MAX_THREADS         4096 /* worker threads of all jobs of a session */
 #define MAX_IODEPTH         4096
 #define MIN_INTERVAL_NS     1000000ull
+#define MIN_IO_TIMEOUT_NS   1000000ull  /* io_timeout_ns: 0 or at least 1 ms */
+#define MIN_WATCH_TICK_NS   10000000ull /* overdue requests are looked for at most every 10 ms */
 #define DEFAULT_INTERVAL_NS 1000000000ull
 
 static const struct iog_engine_ops *engine_ops(uint32_t engine)
@@ -64,7 +70,7 @@ int job_file_names(const struct iog_job_spec *spec, const char *names[IOG_FILES_
 #define MAX_BS (1ull << 30)
 #define KNOWN_FLAGS                                                                                \
     (IOG_JOB_TIME_BASED | IOG_JOB_DIRECT | IOG_JOB_NO_LAYOUT | IOG_JOB_REFILL |                    \
-     IOG_JOB_ZERO_BUFS | IOG_JOB_INVALIDATE)
+     IOG_JOB_ZERO_BUFS | IOG_JOB_INVALIDATE | IOG_JOB_VERIFY_FATAL | IOG_JOB_TEST_CRASH)
 
 /* The block size table of one direction; its largest size into *maxbs. */
 static int validate_bs(const struct iog_job_spec *j, uint32_t i, uint32_t d, uint64_t *maxbs,
@@ -182,6 +188,48 @@ static int validate_data(const struct iog_job_spec *j, uint32_t i, char *err, si
     return 0;
 }
 
+/* Verification keeps the expected contents of every block position in one
+ * thread: one write size whose blocks never overlap, one thread per job, and
+ * a bounded number of positions. */
+static int validate_verify(const struct iog_job_spec *j, uint32_t i, uint32_t nfiles, char *err,
+                           size_t errlen)
+{
+    if (j->verify > IOG_VERIFY_CRC32)
+        INVALID("job %u: verify %u is unknown", i, j->verify);
+    if (j->verify == IOG_VERIFY_NONE) {
+        if (j->verify_backlog != 0)
+            INVALID("job %u: verify_backlog must be 0 without verify", i);
+        if (j->flags & IOG_JOB_VERIFY_FATAL)
+            INVALID("job %u: flags VERIFY_FATAL needs verify", i);
+        return 0;
+    }
+    if (j->engine == IOG_ENGINE_NULL)
+        INVALID("job %u: verify needs an engine that does I/O, not null", i);
+    if (j->rw != IOG_RW_WRITE && j->rw != IOG_RW_RANDWRITE)
+        INVALID("job %u: verify needs rw write or randwrite", i);
+    const struct iog_bs_entry *e = &j->bs[IOG_DIR_WRITE][0];
+    if (j->nbs[IOG_DIR_WRITE] != 1 || e->lo != e->hi)
+        INVALID("job %u: verify needs one write block size (no bs range or split)", i);
+    if (e->lo < IOG_VERIFY_HEADER || e->lo % 8 != 0)
+        INVALID("job %u: bs[1] must be a multiple of 8 and >= %u with verify, got %llu", i,
+                IOG_VERIFY_HEADER, (unsigned long long)e->lo);
+    if (j->blockalign[IOG_DIR_WRITE] != 0 && j->blockalign[IOG_DIR_WRITE] != e->lo)
+        INVALID("job %u: blockalign[1] must be 0 or the block size (%llu) with verify, got %llu", i,
+                (unsigned long long)e->lo, (unsigned long long)j->blockalign[IOG_DIR_WRITE]);
+    if (j->numjobs != 1)
+        INVALID("job %u: numjobs must be 1 with verify, got %u", i, j->numjobs);
+    if (j->verify_backlog > VERIFY_MAX_BACKLOG)
+        INVALID("job %u: verify_backlog must be <= %u, got %u", i, VERIFY_MAX_BACKLOG,
+                j->verify_backlog);
+    uint64_t blocks = j->size / nfiles / e->lo * nfiles;
+    if (blocks > VERIFY_MAX_BLOCKS)
+        INVALID("job %u: verify tracks at most %llu blocks per job; size %llu / bs %llu gives "
+                "%llu: use a larger bs or a smaller size",
+                i, VERIFY_MAX_BLOCKS, (unsigned long long)j->size, (unsigned long long)e->lo,
+                (unsigned long long)blocks);
+    return 0;
+}
+
 static int validate_spec(const struct iog_job_spec *j, uint32_t i, char *err, size_t errlen)
 {
     if (j->struct_size != sizeof(struct iog_job_spec))
@@ -239,13 +287,18 @@ static int validate_spec(const struct iog_job_spec *j, uint32_t i, char *err, si
         INVALID("job %u: runtime_ns or ramp_ns too large", i);
     if (j->interval_ns != 0 && j->interval_ns < MIN_INTERVAL_NS)
         INVALID("job %u: interval_ns must be 0 or >= %llu", i, MIN_INTERVAL_NS);
+    if (j->io_timeout_ns != 0 &&
+        (j->io_timeout_ns < MIN_IO_TIMEOUT_NS || j->io_timeout_ns > UINT64_MAX / 4))
+        INVALID("job %u: io_timeout_ns must be 0 or in [%llu, 2^62]", i, MIN_IO_TIMEOUT_NS);
     if (j->reserved0 != 0)
         INVALID("job %u: reserved0 must be 0", i);
     if ((rc = validate_pacing(j, i, err, errlen)) < 0)
         return rc;
     if ((rc = validate_dist(j, i, err, errlen)) < 0)
         return rc;
-    return validate_data(j, i, err, errlen);
+    if ((rc = validate_data(j, i, err, errlen)) < 0)
+        return rc;
+    return validate_verify(j, i, nfiles, err, errlen);
 }
 
 /* The job's files and the geometry of its coverage bitmap. */
@@ -276,7 +329,9 @@ static void session_free(iog_session *s)
             if (job->workers[t]) {
                 worker_teardown(job->workers[t]);
                 data_writer_destroy(job->workers[t]->data);
+                verify_destroy(job->workers[t]->verify);
                 free(job->workers[t]->coverage);
+                free(job->workers[t]->watch);
                 free(job->workers[t]);
             }
         }
@@ -286,6 +341,22 @@ static void session_free(iog_session *s)
     pthread_cond_destroy(&s->cond);
     pthread_mutex_destroy(&s->lock);
     free(s);
+}
+
+/* The generation of a session's verified blocks: different for every session
+ * (a block left by an earlier run is told apart from this run's), never 0
+ * (what a block without a header reports). */
+static uint64_t new_generation(uint64_t seed)
+{
+    uint64_t r = 0;
+    if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != (ssize_t)sizeof(r))
+        r = 0; /* the clock and the pid still tell sessions apart */
+    uint64_t x = seed ^ r ^ clock_now_ns() ^ ((uint64_t)getpid() << 40);
+    uint64_t g;
+    do
+        g = splitmix64(&x);
+    while (g == 0);
+    return g;
 }
 
 IOG_API int iog_session_create(const struct iog_job_spec *jobs, uint32_t njobs, iog_session **out,
@@ -356,6 +427,13 @@ IOG_API int iog_session_create(const struct iog_job_spec *jobs, uint32_t njobs, 
                 stats_init(&w->st[d]);
             job->workers[t] = w;
         }
+        /* overdue requests are looked for every quarter of the shortest
+         * timeout, so they are seen at most 25% late (10 ms at the least) */
+        uint64_t tick = jobs[i].io_timeout_ns / 4;
+        if (tick && tick < MIN_WATCH_TICK_NS)
+            tick = MIN_WATCH_TICK_NS;
+        if (tick && (!s->watch_tick_ns || tick < s->watch_tick_ns))
+            s->watch_tick_ns = tick;
         if (jobs[i].runtime_ns == 0)
             known = 0;
         else if (jobs[i].ramp_ns + jobs[i].runtime_ns > expected)
@@ -363,6 +441,7 @@ IOG_API int iog_session_create(const struct iog_job_spec *jobs, uint32_t njobs, 
     }
     s->run_expected_ns = known ? expected : 0;
     s->t_count_start = UINT64_MAX;
+    s->generation = new_generation(jobs[0].seed);
     *out = s;
     return 0;
 
@@ -488,6 +567,8 @@ IOG_API int iog_session_poll(iog_session *s, struct iog_progress *out)
                 out->errors += PUB_LOAD(&w->st[d].errors);
             }
         }
+        for (int d = 0; d < IOG_DATA_DIRS; d++)
+            out->errors += PUB_LOAD(&job->timeouts[d].errors);
         if (PUB_LOAD(&job->threads_done) == job->nworkers)
             out->jobs_done++;
     }
@@ -542,6 +623,21 @@ static int check_done(const iog_session *s, uint32_t job, uint32_t dir)
     return 0;
 }
 
+/* The ETIMEDOUT errors the monitor counted join the workers' errors. */
+static void merge_timeouts(struct merged_dir *m, const struct timeout_errors *te)
+{
+    uint64_t n = PUB_LOAD(&te->errors);
+    if (n == 0)
+        return;
+    uint64_t when = PUB_LOAD(&te->first_ns);
+    if (m->errors == 0 || when < m->first_error_ns) {
+        m->first_errno = ETIMEDOUT;
+        m->first_error_offset = PUB_LOAD(&te->first_offset);
+        m->first_error_ns = when;
+    }
+    m->errors += n;
+}
+
 IOG_API int iog_session_dir_stats(const iog_session *s, uint32_t job, uint32_t dir,
                                   struct iog_dir_stats *out)
 {
@@ -559,6 +655,8 @@ IOG_API int iog_session_dir_stats(const iog_session *s, uint32_t job, uint32_t d
         if (jb->workers[t]->runtime_ns > runtime)
             runtime = jb->workers[t]->runtime_ns;
     }
+    if (dir < IOG_DATA_DIRS)
+        merge_timeouts(&m, &jb->timeouts[dir]);
     memset(out, 0, sizeof(*out));
     out->struct_size = sizeof(*out);
     out->dir = dir;
@@ -574,6 +672,9 @@ IOG_API int iog_session_dir_stats(const iog_session *s, uint32_t job, uint32_t d
     out->errors = m.errors;
     out->first_errno = m.first_errno;
     out->first_error_offset = m.first_error_offset;
+    uint64_t t_start = PUB_LOAD(&s->t_start_call);
+    if (m.errors && m.first_error_ns > t_start)
+        out->first_error_ns = m.first_error_ns - t_start;
     out->qd_sum = m.qd_sum;
     out->qd_samples = m.qd_samples;
     memcpy(out->qd_hist, m.qd_hist, sizeof(out->qd_hist));
@@ -695,6 +796,41 @@ IOG_API int iog_session_series(const iog_session *s, uint32_t job, uint32_t dir,
     int total = se->n > INT32_MAX ? INT32_MAX : (int)se->n;
     pthread_mutex_unlock(lock);
     return total;
+}
+
+IOG_API int iog_session_fault(iog_session *s, struct iog_fault *out)
+{
+    if (!s || !out || out->struct_size != sizeof(*out))
+        return -EINVAL;
+    /* written once by the background thread, then published: no lock, so
+     * that a stuck worker cannot keep the caller from reading it */
+    if (!__atomic_load_n(&s->fault_set, __ATOMIC_ACQUIRE))
+        return 0;
+    *out = s->fault;
+    return 1;
+}
+
+IOG_API int iog_session_verify(const iog_session *s, uint32_t job, struct iog_verify_stats *out,
+                               struct iog_verify_failure *failures, size_t cap)
+{
+    if (!out || out->struct_size != sizeof(*out) || (!failures && cap > 0))
+        return -EINVAL;
+    int rc = check_done(s, job, 0);
+    if (rc < 0)
+        return rc;
+    const struct iog_job *jb = &s->jobs[job];
+    struct iog_verify_failure recs[IOG_VERIFY_RECORDS];
+    uint32_t n = 0;
+    memset(out, 0, sizeof(*out));
+    out->struct_size = sizeof(*out);
+    out->generation = s->generation;
+    for (uint32_t t = 0; t < jb->nworkers; t++)
+        if (jb->workers[t]->verify)
+            verify_merge(jb->workers[t]->verify, out, recs, &n);
+    out->nrecords = n;
+    for (uint32_t i = 0; i < n && i < cap; i++)
+        failures[i] = recs[i];
+    return (int)n;
 }
 
 IOG_API void iog_session_destroy(iog_session *s)

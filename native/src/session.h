@@ -22,6 +22,7 @@
 
 struct iog_session;
 struct iog_job;
+struct verify_state;
 
 /* How one direction of a worker picks request sizes, offsets and due times
  * (fixed at setup from the job spec; see worker.c). */
@@ -42,6 +43,29 @@ struct dir_plan {
     double next_due;     /* absolute ns at which the next request is due */
 };
 
+/* What the monitor sees of one request slot when the job has io_timeout_ns:
+ * the worker publishes the request (relaxed stores, then issued_ns with
+ * release) before handing it to the engine and takes it back with an
+ * exchange when it completes; the monitor claims an overdue one by swapping
+ * issued_ns to WATCH_CLAIMED, and the worker then drops its result. */
+struct io_watch {
+    uint64_t issued_ns; /* 0: idle; the slot's request is outstanding since then */
+    uint64_t offset;
+    uint32_t len;
+    uint16_t dir;
+    uint16_t file;
+};
+#define WATCH_CLAIMED UINT64_MAX
+
+/* ETIMEDOUT errors the monitor counted for a job in one direction (the
+ * workers' stats have a single writer each, so these are kept apart and
+ * merged when read). Relaxed atomics, written by the monitor only. */
+struct timeout_errors {
+    uint64_t errors;
+    uint64_t first_offset;
+    uint64_t first_ns; /* when the first one became overdue */
+};
+
 struct iog_worker {
     struct thread_dir_stats st[IOG_DIR_COUNT]; /* written only by this worker */
     struct iog_session *s;
@@ -55,6 +79,8 @@ struct iog_worker {
     struct data_writer *data; /* write buffer contents and sampling; lives until
                                  session destroy, so job stats can merge it */
     uint64_t *coverage;       /* bitmap of touched chunks, lives until destroy */
+    /* when the job verifies: its state; the results live until destroy */
+    struct verify_state *verify;
     void *bufmem;
     struct iog_io *ios;         /* iodepth request slots */
     struct iog_io **free_slots; /* stack of idle slots */
@@ -62,6 +88,8 @@ struct iog_worker {
     struct iog_io **pending;    /* prepared, not yet taken by the kernel */
     uint64_t *due;              /* due time of each slot's request */
     uint32_t *slot_file;        /* file index of each slot's request */
+    struct io_watch *watch;     /* iodepth entries when io_timeout_ns, lives until destroy */
+    int test_crash;             /* IOG_JOB_TEST_CRASH on the job's first thread */
     struct rng rng;
     /* issue plan */
     struct dir_plan plan[IOG_DATA_DIRS];
@@ -108,6 +136,10 @@ struct iog_job {
     uint64_t interval_ns;
     uint64_t count_start;  /* absolute ns */
     uint32_t threads_done; /* relaxed atomic, written under the session lock */
+    /* threads reading back after their run (not yet done); relaxed atomic,
+     * written under the session lock */
+    uint32_t threads_verifying;
+    struct timeout_errors timeouts[IOG_DATA_DIRS];
     /* layout plan, made by start, carried out by the background thread;
      * per file: open for writing while it must be extended, else -1 */
     int layout_fd[IOG_FILES_MAX];
@@ -142,6 +174,10 @@ struct iog_session {
     pthread_t monitor;
     int monitor_started;
     uint64_t *scratch_hist; /* monitor-owned */
+    uint64_t generation;    /* of verified blocks, fixed at create */
+    uint64_t watch_tick_ns; /* how often the monitor looks for overdue requests, 0: never */
+    struct iog_fault fault; /* the first fault, written once by the monitor */
+    int fault_set;          /* release-stored after fault is filled */
 };
 
 /* The direction of a job that is not a mix (READ for mixes). */

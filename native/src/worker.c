@@ -12,7 +12,14 @@
  * once it has issued `size` counted bytes (one pass over the region) or
  * runtime_ns after the ramp, whichever comes first; with it, it stops at
  * ramp + runtime. Its counted time runs from the end of the ramp until its
- * loop ended (in-flight requests drained).
+ * loop ended (in-flight requests drained). A short transfer is continued
+ * (synchronous engines loop in prep, asynchronous ones get the remainder
+ * prepared again) and only a request complete in full is counted as an io;
+ * one that fails, even after a partial transfer, is one error.
+ *
+ * io_timeout_ns: each slot's outstanding request is published for the
+ * monitor (struct io_watch), which claims and counts the overdue ones; a
+ * claimed request is dropped here if it ever completes.
  *
  * What to issue: a request's size comes from its direction's block size
  * table (an entry by weight, then for a range a uniform multiple of lo);
@@ -39,6 +46,7 @@
 
 #include "clock.h"
 #include "session.h"
+#include "verify.h"
 
 #define SLEEP_SLICE_NS 20000000ull /* waits wake up this often to honour cancel */
 
@@ -118,6 +126,15 @@ int worker_setup(struct iog_worker *w, char *err, size_t errlen)
     w->slot_file = calloc(depth, sizeof(*w->slot_file));
     if (!w->ios || !w->free_slots || !w->done || !w->pending || !w->due || !w->slot_file)
         goto nomem;
+    if (spec->io_timeout_ns) { /* read by the monitor until destroy: not freed in teardown */
+        if (!w->watch)
+            w->watch = calloc(depth, sizeof(*w->watch));
+        else
+            memset(w->watch, 0, depth * sizeof(*w->watch));
+        if (!w->watch)
+            goto nomem;
+    }
+    w->test_crash = (spec->flags & IOG_JOB_TEST_CRASH) && w->index == 0;
     if (!w->coverage) {
         w->coverage = calloc((job->coverage_total + 63) / 64, sizeof(uint64_t));
         if (!w->coverage)
@@ -146,6 +163,19 @@ int worker_setup(struct iog_worker *w, char *err, size_t errlen)
         for (uint32_t i = 0; i < depth; i++)
             data_fill_initial(w->data, w->ios[i].buf, (size_t)w->plan[IOG_DIR_WRITE].max_len);
     }
+    verify_destroy(w->verify); /* from an earlier, failed start */
+    w->verify = NULL;
+    if (spec->verify != IOG_VERIFY_NONE) {
+        struct verify_params vp = {.spec = spec,
+                                   .job = job->index,
+                                   .nfiles = job->nfiles,
+                                   .file_size = job->file_size,
+                                   .generation = w->s->generation,
+                                   .depth = depth};
+        rc = verify_create(&vp, &w->verify, err, errlen);
+        if (rc < 0)
+            return rc;
+    }
     if (w->ops != &engine_null_ops) {
         for (uint32_t f = 0; f < job->nfiles; f++) {
             rc = layout_open(job, f, &w->fds[f], err, errlen);
@@ -168,6 +198,7 @@ void worker_teardown(struct iog_worker *w)
 {
     if (w->ops)
         w->ops->cleanup(w);
+    verify_release(w->verify);
     for (uint32_t f = 0; f < w->nfiles; f++) {
         close(w->fds[f]);
         w->fds[f] = -1;
@@ -256,6 +287,8 @@ static inline void choose_io(struct iog_worker *w, struct iog_io *io, uint32_t s
     w->slot_file[slot] = f;
     if (dir == IOG_DIR_WRITE && w->data)
         data_before_write(w->data, io->buf, len);
+    if (w->verify) /* after the contents: the checksum covers them */
+        verify_before_write(w->verify, slot, io->buf, len, f, off);
 }
 
 /* Whether the chosen request may be prepared at `now`; 0 when the worker
@@ -264,6 +297,8 @@ static inline int admit_io(struct iog_worker *w, struct iog_io *io, uint64_t now
 {
     if (PUB_LOAD(&w->s->cancel))
         return 0;
+    if (w->verify && verify_stopped(w->verify))
+        return 0; /* IOG_JOB_VERIFY_FATAL */
     io->counted = now >= w->count_start;
     if (io->counted) {
         if (w->stop_at && now >= w->stop_at)
@@ -272,6 +307,8 @@ static inline int admit_io(struct iog_worker *w, struct iog_io *io, uint64_t now
             return 0;
         w->issued += io->len;
     }
+    if (w->verify)
+        verify_submitted(w->verify, (uint32_t)(io - w->ios));
     return 1;
 }
 
@@ -300,12 +337,52 @@ static inline void mark_coverage(struct iog_worker *w, const struct iog_io *io, 
         w->coverage[c >> 6] |= 1ull << (c & 63);
 }
 
+/* io_timeout_ns: publishes the request of `slot` as outstanding since t. */
+static inline void watch_issue(struct iog_worker *w, const struct iog_io *io, uint32_t slot,
+                               uint64_t t)
+{
+    struct io_watch *x = &w->watch[slot];
+    PUB_STORE(&x->offset, io->offset);
+    PUB_STORE(&x->len, io->len);
+    PUB_STORE(&x->dir, (uint16_t)io->dir);
+    PUB_STORE(&x->file, (uint16_t)w->slot_file[slot]);
+    __atomic_store_n(&x->issued_ns, t, __ATOMIC_RELEASE);
+}
+
+/* Takes the request of `slot` back from the monitor's view; 1 when the
+ * monitor already claimed it as past its timeout (and counted it). */
+static inline int watch_finish(struct iog_worker *w, uint32_t slot)
+{
+    return __atomic_exchange_n(&w->watch[slot].issued_ns, 0, __ATOMIC_ACQ_REL) == WATCH_CLAIMED;
+}
+
+/* IOG_JOB_TEST_CRASH: a real invalid memory access. The pointer is read
+ * through a volatile, so the compiler cannot prove it null, and the store is
+ * volatile, so it is not dropped; the sanitizers leave the access to the
+ * kernel (SIGSEGV). */
+__attribute__((noinline, no_sanitize("address", "undefined"))) static void test_crash_now(void)
+{
+    volatile int *volatile p = NULL;
+    *p = 1;
+}
+
+/* A request is complete in full when res == len; otherwise it failed (res
+ * < 0: its errno; 0: a transfer moved nothing, EIO) at offset + done, after
+ * `done` bytes that are counted nowhere. */
 static inline void complete_io(struct iog_worker *w, struct iog_io *io, uint64_t slat,
                                uint64_t clat, uint64_t lat, uint64_t t_done)
 {
+    uint32_t slot = (uint32_t)(io - w->ios);
+    uint32_t done = io->done;
+    io->done = 0;
+    if (w->verify)
+        verify_completed(w->verify, slot, io->res == (int64_t)io->len);
+    if (w->watch && watch_finish(w, slot))
+        return; /* past io_timeout_ns: counted by the monitor as ETIMEDOUT */
+    if (__builtin_expect(w->test_crash, 0) && io->res == (int64_t)io->len)
+        test_crash_now();
     if (!io->counted)
         return;
-    uint32_t slot = (uint32_t)(io - w->ios);
     struct thread_dir_stats *st = &w->st[io->dir];
     if (io->res == (int64_t)io->len) {
         if (w->paced)
@@ -316,7 +393,7 @@ static inline void complete_io(struct iog_worker *w, struct iog_io *io, uint64_t
         if (io->dir == IOG_DIR_WRITE && w->data)
             data_after_write(w->data, io->buf, io->len);
     } else {
-        stats_record_error(st, io->res < 0 ? (int)-io->res : EIO, io->offset, t_done);
+        stats_record_error(st, io->res < 0 ? (int)-io->res : EIO, io->offset + done, t_done);
     }
 }
 
@@ -359,6 +436,25 @@ static void do_sync(struct iog_worker *w)
         stats_record_io(st, 0, 0, t1 - t0, t1 - t0, t1 - t0);
 }
 
+/* verify_backlog: the writes completed since the last read-back are due to
+ * be read back (with nothing in flight). */
+static inline int verify_due(const struct iog_worker *w)
+{
+    return w->verify && verify_backlog_due(w->verify);
+}
+
+/* Issuing pauses, and what is in flight drains, before a sync or a
+ * verification read-back. */
+static inline int must_drain(const struct iog_worker *w)
+{
+    return w->sync_pending || verify_due(w);
+}
+
+static void verify_batch(struct iog_worker *w)
+{
+    verify_readback_batch(w->verify, w->fds, &w->s->cancel);
+}
+
 /* The earliest time the chosen request of `slot` may be prepared. */
 static inline uint64_t ready_at(const struct iog_worker *w, uint32_t slot)
 {
@@ -385,12 +481,16 @@ static void run_sync(struct iog_worker *w)
             break;
         if (!w->due[0])
             w->due[0] = t0;
+        if (w->watch)
+            watch_issue(w, io, 0, t0);
         ops->prep(w, io);
         uint64_t t1 = clock_now_ns();
         complete_io(w, io, 0, t1 - t0, t1 - t0, t1);
         after_prepare(w, io, t1);
         if (w->sync_pending)
             do_sync(w);
+        if (verify_due(w))
+            verify_batch(w);
     }
     /* one request at a time: every counted request saw depth 1 */
     for (uint32_t d = 0; d < IOG_DATA_DIRS; d++) {
@@ -403,6 +503,31 @@ static void run_sync(struct iog_worker *w)
 static int transient(int rc)
 {
     return rc == -EINTR || rc == -EAGAIN || rc == -EBUSY;
+}
+
+/* After a completion of an asynchronous engine: 1 when the transfer was
+ * short and the remainder is prepared again (the request stays outstanding;
+ * its latency runs on until its last completion), else 0, with res = len
+ * when the request is complete in full. */
+static inline int continue_short(struct iog_worker *w, struct iog_io *io)
+{
+    if (io->res <= 0)
+        return 0; /* failed, or nothing moved (end of file): an error */
+    uint64_t left = io->len - io->done;
+    if ((uint64_t)io->res >= left) {
+        io->res = io->len;
+        return 0;
+    }
+    if (w->watch &&
+        __atomic_load_n(&w->watch[io - w->ios].issued_ns, __ATOMIC_RELAXED) == WATCH_CLAIMED)
+        return 0; /* past its timeout: complete_io drops it */
+    io->done += (uint32_t)io->res;
+    int rc = w->ops->prep(w, io);
+    if (rc < 0) {
+        io->res = rc;
+        return 0;
+    }
+    return 1;
 }
 
 /* Requests handed to the kernel per submit. Submitting each request as soon
@@ -428,7 +553,7 @@ static void run_async(struct iog_worker *w)
 
     for (;;) {
         uint64_t deadline = 0;
-        while (!stopping && !w->sync_pending && npending < SUBMIT_BATCH && (chosen || nfree > 0)) {
+        while (!stopping && !must_drain(w) && npending < SUBMIT_BATCH && (chosen || nfree > 0)) {
             if (!chosen) {
                 chosen = w->free_slots[--nfree];
                 choose_io(w, chosen, (uint32_t)(chosen - w->ios));
@@ -460,8 +585,11 @@ static void run_async(struct iog_worker *w)
             }
             chosen = NULL;
             io->t_prep = t;
+            io->done = 0;
             if (!w->due[slot])
                 w->due[slot] = t;
+            if (w->watch)
+                watch_issue(w, io, slot, t);
             int rc = ops->prep(w, io);
             if (rc < 0) { /* no room in the queue: not expected, stop cleanly */
                 io->res = rc;
@@ -479,6 +607,8 @@ static void run_async(struct iog_worker *w)
                 uint32_t took = (uint32_t)rc < npending ? (uint32_t)rc : npending;
                 uint64_t t = clock_now_ns();
                 for (uint32_t i = 0; i < took; i++) {
+                    if (pending[i]->done)
+                        continue; /* the rest of a short transfer: submitted before */
                     pending[i]->t_sub = t;
                     if (pending[i]->counted)
                         stats_record_qd(&w->st[pending[i]->dir], inflight + i + 1);
@@ -504,13 +634,17 @@ static void run_async(struct iog_worker *w)
                 stopping = 1;
             }
         }
-        if (!stopping && !w->sync_pending && !deadline && (chosen || nfree > 0) && npending == 0)
+        if (!stopping && !must_drain(w) && !deadline && (chosen || nfree > 0) && npending == 0)
             continue; /* room for more: issue before reaping */
         if (inflight == 0) {
             if (npending > 0)
                 continue;
             if (w->sync_pending) {
                 do_sync(w);
+                continue;
+            }
+            if (verify_due(w)) {
+                verify_batch(w);
                 continue;
             }
             if (stopping)
@@ -526,6 +660,10 @@ static void run_async(struct iog_worker *w)
         uint64_t t = clock_now_ns();
         for (int i = 0; i < n; i++) {
             struct iog_io *io = w->done[i];
+            if (continue_short(w, io)) {
+                pending[npending++] = io;
+                continue;
+            }
             complete_io(w, io, io->t_sub - io->t_prep, t - io->t_sub, t - io->t_prep, t);
             w->free_slots[nfree++] = io;
         }
@@ -549,6 +687,27 @@ static void start_schedules(struct iog_worker *w)
     }
 }
 
+/* After the run (not after a cancel or a fatal failure): verify_backlog
+ * reads back the writes since the last read-back; otherwise every block
+ * written is read back while the thread counts as verifying (state VERIFY).
+ * Returns 1 when it counted itself as verifying. */
+static int verify_after_run(struct iog_worker *w)
+{
+    struct iog_session *s = w->s;
+    if (!w->verify || PUB_LOAD(&s->cancel) || verify_stopped(w->verify))
+        return 0;
+    if (w->job->spec.verify_backlog) {
+        verify_batch(w);
+        return 0;
+    }
+    pthread_mutex_lock(&s->lock);
+    PUB_STORE(&w->job->threads_verifying, w->job->threads_verifying + 1);
+    pthread_cond_broadcast(&s->cond);
+    pthread_mutex_unlock(&s->lock);
+    verify_readback_all(w->verify, w->fds, &s->cancel);
+    return 1;
+}
+
 void *worker_main(void *arg)
 {
     struct iog_worker *w = arg;
@@ -567,9 +726,15 @@ void *worker_main(void *arg)
     uint64_t t_end = clock_now_ns();
     uint64_t runtime = t_end > w->count_start ? t_end - w->count_start : 0;
     PUB_STORE(&w->runtime_ns, runtime);
+    if (w->watch) /* nothing of this thread is outstanding any more */
+        for (uint32_t i = 0; i < w->job->spec.iodepth; i++)
+            __atomic_store_n(&w->watch[i].issued_ns, 0, __ATOMIC_RELAXED);
+    int verified = verify_after_run(w);
     worker_teardown(w);
 
     pthread_mutex_lock(&s->lock);
+    if (verified)
+        PUB_STORE(&w->job->threads_verifying, w->job->threads_verifying - 1);
     PUB_STORE(&w->job->threads_done, w->job->threads_done + 1);
     pthread_cond_broadcast(&s->cond);
     pthread_mutex_unlock(&s->lock);

@@ -38,7 +38,7 @@ static int test_describe_all(void)
     CHECK(check_struct("iog_job_spec", sizeof(struct iog_job_spec), "struct_size", "filename") ==
           T_PASS);
     CHECK(check_struct("iog_dir_stats", sizeof(struct iog_dir_stats), "struct_size",
-                       "bs_other_ios") == T_PASS);
+                       "first_error_ns") == T_PASS);
     CHECK(check_struct("iog_bs_entry", sizeof(struct iog_bs_entry), "lo", "reserved0") == T_PASS);
     CHECK(check_struct("iog_zone", sizeof(struct iog_zone), "access", "size") == T_PASS);
     CHECK(check_struct("iog_bs_count", sizeof(struct iog_bs_count), "bs", "ios") == T_PASS);
@@ -50,6 +50,12 @@ static int test_describe_all(void)
           T_PASS);
     CHECK(check_struct("iog_progress", sizeof(struct iog_progress), "struct_size",
                        "layout_total") == T_PASS);
+    CHECK(check_struct("iog_verify_stats", sizeof(struct iog_verify_stats), "struct_size",
+                       "elapsed_ns") == T_PASS);
+    CHECK(check_struct("iog_verify_failure", sizeof(struct iog_verify_failure), "kind",
+                       "computed_checksum") == T_PASS);
+    CHECK(check_struct("iog_fault", sizeof(struct iog_fault), "struct_size", "timeout_ns") ==
+          T_PASS);
     return T_PASS;
 }
 

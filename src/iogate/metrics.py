@@ -54,6 +54,9 @@ RUN_METRICS = {
     "mix": {"read_pct": Kind.PERCENT},
     "data": {"compress_ratio": Kind.NUMBER, "dedupe_pct": Kind.PERCENT},
     "offsets": {"coverage_pct": Kind.PERCENT},
+    # data verification (jobs with verify): blocks read back, and the failures among them
+    "verify": {"blocks": Kind.COUNT, "failures": Kind.COUNT, "torn": Kind.COUNT,
+               "lost": Kind.COUNT, "misdirected": Kind.COUNT, "read_errors": Kind.COUNT},
 }
 STANDARD_PERCENTILES = (50.0, 90.0, 99.0, 99.9, 99.99)
 

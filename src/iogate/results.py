@@ -29,6 +29,7 @@ without a requested rate. ios, bytes, runtime and errors are always measured
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -133,6 +134,7 @@ class DirectionResult:
     errors: int = 0
     first_errno: int = 0
     first_error_offset: int = 0
+    first_error_ns: int = 0  # when, since the run started (layout included)
     series: list[Interval] = field(default_factory=list)
     resp: LatencyStats = field(default_factory=LatencyStats)
     lag: LatencyStats = field(default_factory=LatencyStats)
@@ -154,10 +156,42 @@ class DirectionResult:
                 "resp": self.resp.to_json(), "lag": self.lag.to_json(),
                 "errors": self.errors, "first_errno": self.first_errno,
                 "first_error_offset": self.first_error_offset,
+                "first_error_ns": self.first_error_ns,
                 "qd": {"sum": self.qd_sum, "samples": self.qd_samples, "hist": self.qd_hist},
                 "bs_counts": [[bs, n] for bs, n in sorted(self.bs_counts.items())],
                 "bs_other_ios": self.bs_other_ios,
                 "series": [vars(i).copy() for i in self.series]}
+
+
+@dataclass
+class Fault:
+    """What ended a run abnormally: so far only io_timeout, a request outstanding longer
+    than its job's io_timeout. The request is named by its job, thread, direction, file
+    (index, and name when known), offset and length; outstanding_ns is how long it had been
+    outstanding when the engine saw it."""
+
+    kind: str  # io_timeout
+    job: int
+    thread: int
+    direction: str  # read | write | sync
+    file: int  # index in the job's file list
+    filename: str | None
+    offset: int
+    length: int
+    outstanding_ns: int
+    timeout_ns: int
+
+    def describe(self) -> str:
+        """One line naming the request, e.g. "read of 4096 bytes at offset 8192 of /f
+        outstanding for 2.01 s (io_timeout 1 s; job 0, thread 0)"."""
+        where = self.filename if self.filename else f"file {self.file}"
+        return (f"{self.direction} of {self.length} bytes at offset {self.offset} of {where} "
+                f"outstanding for {self.outstanding_ns / 1e9:.2f} s "
+                f"({self.kind} {self.timeout_ns / 1e9:g} s; job {self.job}, "
+                f"thread {self.thread})")
+
+    def to_json(self) -> dict:
+        return vars(self).copy()
 
 
 @dataclass
@@ -181,6 +215,80 @@ class DataSample:
 
 
 @dataclass
+class VerifyFailure:
+    """One block that failed verification: where it is, what its header should have said
+    and what it said (found_* are 0 when the block had no header at all).
+
+    kind: torn (checksum mismatch), lost (an older write, or no header, where a later write
+    was acknowledged), misdirected (a valid block written for another offset or file) or
+    read_error (the read-back failed or came back short; error is its errno).
+    expected_seq 0: writes to the block raced, any sequence of this generation passes.
+    """
+
+    kind: str  # torn | lost | misdirected | read_error
+    file: int  # index in the job's file list
+    offset: int
+    length: int
+    expected_generation: int
+    expected_seq: int
+    found_generation: int = 0
+    found_seq: int = 0
+    found_offset: int = 0
+    found_file: int = 0
+    error: int = 0  # errno of a read_error
+    stored_checksum: int = 0
+    computed_checksum: int = 0
+    filename: str | None = None  # the file's name, when known
+
+    def describe(self) -> str:
+        """One line, e.g. "lost write at offset 1048576 (4096 bytes) of file 0: found
+        generation 0x1f... seq 17, expected generation 0x8c... seq 42"."""
+        where = (f"at offset {self.offset} ({self.length} bytes) of "
+                 f"{self.filename if self.filename else f'file {self.file}'}")
+        seq = str(self.expected_seq) if self.expected_seq else "any (writes raced)"
+        expected = f"expected generation {self.expected_generation:#x} seq {seq}"
+        found = f"generation {self.found_generation:#x} seq {self.found_seq}"
+        if self.kind == "read_error":
+            name = os.strerror(self.error) if self.error else "short read"
+            return f"read error {where}: {name}"
+        if self.kind == "torn":
+            return (f"torn write {where}: checksum {self.stored_checksum:#x} stored, "
+                    f"{self.computed_checksum:#x} computed (header says {found}), {expected}")
+        if self.kind == "misdirected":
+            return (f"misdirected write {where}: found the block written for offset "
+                    f"{self.found_offset} of file {self.found_file} ({found}), {expected}")
+        if self.found_generation == 0 and self.found_seq == 0:
+            return f"{self.kind} write {where}: no block header found, {expected}"
+        return f"{self.kind} write {where}: found {found}, {expected}"
+
+    def to_json(self) -> dict:
+        return vars(self).copy()
+
+
+@dataclass
+class VerifyResult:
+    """What a job's verification found: blocks_written verified writes completed, of which
+    blocks_checked blocks were read back (once per block after the run, or once per write
+    with a backlog); failures by kind, the first records in detail (at most 16), and the
+    time the read-back took (elapsed_ns). generation tells this run's blocks apart from
+    those of earlier runs."""
+
+    generation: int = 0
+    blocks_written: int = 0
+    blocks_checked: int = 0
+    failures: int = 0
+    by_kind: dict[str, int] = field(default_factory=dict)
+    elapsed_ns: int = 0
+    records: list[VerifyFailure] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        return {"generation": self.generation, "blocks_written": self.blocks_written,
+                "blocks_checked": self.blocks_checked, "failures": self.failures,
+                "by_kind": dict(self.by_kind), "elapsed_ns": self.elapsed_ns,
+                "records": [r.to_json() for r in self.records]}
+
+
+@dataclass
 class JobResult:
     read: DirectionResult = field(default_factory=DirectionResult)
     write: DirectionResult = field(default_factory=DirectionResult)
@@ -188,14 +296,18 @@ class JobResult:
     nfiles: int = 0
     coverage: Coverage = field(default_factory=Coverage)
     data: DataSample = field(default_factory=DataSample)
+    verify: VerifyResult | None = None  # None: the job did not verify
 
     def direction(self, name: str) -> DirectionResult:
         return {"read": self.read, "write": self.write, "sync": self.sync}[name]
 
     def to_json(self) -> dict:
-        return {"read": self.read.to_json(), "write": self.write.to_json(),
-                "sync": self.sync.to_json(), "nfiles": self.nfiles,
-                "coverage": vars(self.coverage).copy(), "data": vars(self.data).copy()}
+        out = {"read": self.read.to_json(), "write": self.write.to_json(),
+               "sync": self.sync.to_json(), "nfiles": self.nfiles,
+               "coverage": vars(self.coverage).copy(), "data": vars(self.data).copy()}
+        if self.verify is not None:
+            out["verify"] = self.verify.to_json()
+        return out
 
 
 @dataclass
@@ -238,6 +350,8 @@ class RunResult:
             return self._read_pct()
         if mp.scope == "data":
             return self._data(mp.name)
+        if mp.scope == "verify":
+            return self._verify(mp.name)
         if mp.scope == "offsets":
             return _ratio(sum(j.coverage.touched for j in self.jobs),
                           sum(j.coverage.total for j in self.jobs), 100.0)
@@ -274,6 +388,17 @@ class RunResult:
                           sum(j.data.sampled_bytes for j in self.jobs))
         return _ratio(sum(j.data.duplicate_blocks for j in self.jobs),
                       sum(j.data.blocks for j in self.jobs), 100.0)
+
+    def _verify(self, name: str) -> float | None:
+        verified = [j.verify for j in self.jobs if j.verify is not None]
+        if not verified:
+            return None
+        if name == "blocks":
+            return float(sum(v.blocks_checked for v in verified))
+        if name == "failures":
+            return float(sum(v.failures for v in verified))
+        kind = "read_error" if name == "read_errors" else name
+        return float(sum(v.by_kind.get(kind, 0) for v in verified))
 
     def _rate_pct(self, scope: str) -> float | None:
         weighted = weights = 0.0

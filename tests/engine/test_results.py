@@ -95,9 +95,9 @@ def test_unmeasured_metrics_are_none_but_counts_are_zero():
 def test_metrics_cover_every_measured_standard_path(result):
     metrics = result.metrics()
     # Nothing in this result synced, asked for a rate, sampled data, counted block sizes
-    # or queue depths, or had a region.
+    # or queue depths, had a region, or verified.
     unmeasured = {p for p in standard_paths()
-                  if p.startswith(("sync.lat", "data.", "offsets.")) or
+                  if p.startswith(("sync.lat", "data.", "offsets.", "verify.")) or
                   p.endswith((".rate_pct", ".qd.mean"))}
     assert set(metrics) == set(standard_paths()) - unmeasured
     for path, value in metrics.items():

@@ -34,7 +34,7 @@ from functools import cache
 from iogate.errors import EngineError
 from iogate.histogram import BUCKETS as HIST_BUCKETS
 
-ABI_VERSION = 2
+ABI_VERSION = 3
 
 # The histogram geometry (IOG_HIST_*) is owned by iogate.histogram; the parity tests check it
 # against the library.
@@ -49,6 +49,8 @@ PATTERN_MAX = 256
 FILES_MAX = 64
 QD_BUCKETS = 13  # qd_hist[i] counts depths in [2^i, 2^(i+1))
 WEIGHT_TOTAL = 1_000_000  # weights are parts per million
+VERIFY_HEADER = 64  # bytes of the header at the start of a verified block
+VERIFY_RECORDS = 16  # verification failures kept in detail per job
 
 # enum iog_engine
 ENGINE_NULL, ENGINE_PSYNC, ENGINE_IO_URING, ENGINE_LIBAIO, ENGINE_SYNC = range(5)
@@ -82,8 +84,19 @@ SYNC_NONE, SYNC_FSYNC, SYNC_FDATASYNC = range(3)
 SYNC_KINDS = {"none": SYNC_NONE, "fsync": SYNC_FSYNC, "fdatasync": SYNC_FDATASYNC}
 
 # enum iog_state
-STATE_CREATED, STATE_LAYOUT, STATE_RAMP, STATE_RUNNING, STATE_DONE = range(5)
-STATES = ("created", "layout", "ramp", "running", "done")
+STATE_CREATED, STATE_LAYOUT, STATE_RAMP, STATE_RUNNING, STATE_VERIFY, STATE_DONE = range(6)
+STATES = ("created", "layout", "ramp", "running", "verify", "done")
+
+# enum iog_verify
+VERIFY_NONE, VERIFY_CRC32C, VERIFY_XXH64, VERIFY_CRC32 = range(4)
+VERIFIERS = {"none": VERIFY_NONE, "crc32c": VERIFY_CRC32C, "xxhash": VERIFY_XXH64,
+             "crc32": VERIFY_CRC32}
+
+# enum iog_verify_kind
+VERIFY_KINDS = ("torn", "lost", "misdirected", "read_error")
+
+# enum iog_fault_kind
+FAULT_NONE, FAULT_IO_TIMEOUT = 0, 1
 
 # iog_job_spec.flags
 JOB_TIME_BASED = 1 << 0
@@ -92,6 +105,8 @@ JOB_NO_LAYOUT = 1 << 2
 JOB_REFILL = 1 << 3
 JOB_ZERO_BUFS = 1 << 4
 JOB_INVALIDATE = 1 << 5
+JOB_VERIFY_FATAL = 1 << 6
+JOB_TEST_CRASH = 1 << 7  # test only: the engine crashes (SIGSEGV) after one request
 
 
 class IogBsEntry(ctypes.Structure):
@@ -146,6 +161,9 @@ class IogJobSpec(ctypes.Structure):
         ("dedupe_pct", c_uint32),
         ("pattern_len", c_uint32),
         ("pattern", c_uint8 * PATTERN_MAX),
+        ("verify", c_uint32),
+        ("verify_backlog", c_uint32),
+        ("io_timeout_ns", c_uint64),
         ("filename", c_char * PATH_MAX),
     ]
 
@@ -178,6 +196,7 @@ class IogDirStats(ctypes.Structure):
         ("qd_samples", c_uint64),
         ("qd_hist", c_uint64 * QD_BUCKETS),
         ("bs_other_ios", c_uint64),
+        ("first_error_ns", c_uint64),
     ]
 
 
@@ -235,6 +254,52 @@ class IogProgress(ctypes.Structure):
     ]
 
 
+class IogVerifyStats(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", c_uint32),
+        ("nrecords", c_uint32),
+        ("generation", c_uint64),
+        ("blocks_written", c_uint64),
+        ("blocks_checked", c_uint64),
+        ("failures", c_uint64),
+        ("by_kind", c_uint64 * len(VERIFY_KINDS)),
+        ("elapsed_ns", c_uint64),
+    ]
+
+
+class IogVerifyFailure(ctypes.Structure):
+    _fields_ = [
+        ("kind", c_uint32),
+        ("file", c_uint32),
+        ("offset", c_uint64),
+        ("len", c_uint64),
+        ("expected_generation", c_uint64),
+        ("expected_seq", c_uint64),
+        ("found_generation", c_uint64),
+        ("found_seq", c_uint64),
+        ("found_offset", c_uint64),
+        ("found_file", c_uint32),
+        ("error", c_int32),
+        ("stored_checksum", c_uint64),
+        ("computed_checksum", c_uint64),
+    ]
+
+
+class IogFault(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", c_uint32),
+        ("kind", c_uint32),
+        ("job", c_uint32),
+        ("thread", c_uint32),
+        ("dir", c_uint32),
+        ("file", c_uint32),
+        ("offset", c_uint64),
+        ("len", c_uint64),
+        ("outstanding_ns", c_uint64),
+        ("timeout_ns", c_uint64),
+    ]
+
+
 class IogLayoutField(ctypes.Structure):
     _fields_ = [
         ("name", c_char_p),
@@ -254,6 +319,9 @@ STRUCTS: dict[str, type[ctypes.Structure]] = {
     "iog_job_stats": IogJobStats,
     "iog_interval": IogInterval,
     "iog_progress": IogProgress,
+    "iog_verify_stats": IogVerifyStats,
+    "iog_verify_failure": IogVerifyFailure,
+    "iog_fault": IogFault,
 }
 
 SessionHandle = c_void_p
@@ -307,6 +375,9 @@ def _declare(lib: ctypes.CDLL) -> None:
        [SessionHandle, c_uint32, c_uint32, c_uint32, POINTER(c_uint64), c_size_t])
     fn("iog_session_series", c_int,
        [SessionHandle, c_uint32, c_uint32, POINTER(IogInterval), c_size_t])
+    fn("iog_session_verify", c_int,
+       [SessionHandle, c_uint32, POINTER(IogVerifyStats), POINTER(IogVerifyFailure), c_size_t])
+    fn("iog_session_fault", c_int, [SessionHandle, POINTER(IogFault)])
     fn("iog_session_destroy", None, [SessionHandle], None)
     fn("iog_hist_index", c_uint32, [c_uint64], None)
     fn("iog_hist_bounds", c_int, [c_uint32, POINTER(c_uint64), POINTER(c_uint64)])
@@ -451,6 +522,19 @@ def session_series(handle: SessionHandle, job: int, direction: int) -> list[IogI
         if n <= cap:
             return list(buf[:n])
         cap = n
+
+
+def session_verify(handle: SessionHandle, job: int
+                   ) -> tuple[IogVerifyStats, list[IogVerifyFailure]]:
+    out = IogVerifyStats(struct_size=ctypes.sizeof(IogVerifyStats))
+    buf = (IogVerifyFailure * VERIFY_RECORDS)()
+    n = lib().iog_session_verify(handle, job, byref(out), buf, VERIFY_RECORDS)
+    return out, list(buf[:min(n, VERIFY_RECORDS)])
+
+
+def session_fault(handle: SessionHandle) -> IogFault | None:
+    out = IogFault(struct_size=ctypes.sizeof(IogFault))
+    return out if lib().iog_session_fault(handle, byref(out)) else None
 
 
 def session_destroy(handle: SessionHandle) -> None:

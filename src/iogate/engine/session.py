@@ -21,10 +21,13 @@ from iogate.results import (
     Coverage,
     DataSample,
     DirectionResult,
+    Fault,
     Interval,
     JobResult,
     LatencyStats,
     RunResult,
+    VerifyFailure,
+    VerifyResult,
 )
 
 
@@ -101,6 +104,11 @@ class JobSpec:
     refill: bool = False
     zero_buffers: bool = False
     invalidate: bool = False
+    verify: str = "none"  # none | crc32c | xxhash | crc32
+    verify_backlog: int = 0  # 0: read back after the run; N: after every N writes
+    verify_fatal: bool = False
+    io_timeout_ns: int = 0  # 0: no limit
+    test_crash: bool = False  # test only: the engine crashes after one request
 
     # -- what the job asks for, per data direction ---------------------------------------
 
@@ -141,6 +149,7 @@ class JobSpec:
         rate_process = _choice("rate_process", self.rate_process, native.RATE_PROCESSES)
         dist = _choice("random distribution", self.dist, native.DISTS)
         sync_kind = _choice("sync kind", self.sync_kind, native.SYNC_KINDS)
+        verify = _choice("verify", self.verify, native.VERIFIERS)
         names = _encode_files(self.files())
         if len(self.pattern) > native.PATTERN_MAX:
             raise EngineError(errno.EINVAL, f"pattern is {len(self.pattern)} bytes, the limit "
@@ -153,9 +162,10 @@ class JobSpec:
         _in_range(U32, rwmixread=self.rwmixread, iodepth=self.iodepth, numjobs=self.numjobs,
                   thinktime_blocks=self.thinktime_blocks, sync_every=self.sync_every,
                   compress_pct=self.compress_pct, compress_chunk=self.compress_chunk,
-                  dedupe_pct=self.dedupe_pct)
+                  dedupe_pct=self.dedupe_pct, verify_backlog=self.verify_backlog)
         _in_range(U64, bs_read=self.bs_read, bs_write=self.bs_write, size=self.size,
-                  offset=self.offset, runtime_ns=self.runtime_ns, ramp_ns=self.ramp_ns,
+                  io_timeout_ns=self.io_timeout_ns, offset=self.offset,
+                  runtime_ns=self.runtime_ns, ramp_ns=self.ramp_ns,
                   interval_ns=self.interval_ns, seed=self.seed,
                   blockalign_read=self.blockalign_read, blockalign_write=self.blockalign_write,
                   rate_iops_read=self.rate_iops_read, rate_iops_write=self.rate_iops_write,
@@ -168,7 +178,9 @@ class JobSpec:
                  | (native.JOB_NO_LAYOUT if self.no_layout else 0)
                  | (native.JOB_REFILL if self.refill else 0)
                  | (native.JOB_ZERO_BUFS if self.zero_buffers else 0)
-                 | (native.JOB_INVALIDATE if self.invalidate else 0))
+                 | (native.JOB_INVALIDATE if self.invalidate else 0)
+                 | (native.JOB_VERIFY_FATAL if self.verify_fatal else 0)
+                 | (native.JOB_TEST_CRASH if self.test_crash else 0))
         spec = native.IogJobSpec(
             struct_size=ctypes.sizeof(native.IogJobSpec), engine=engine, rw=rw,
             rwmixread=self.rwmixread, iodepth=self.iodepth, numjobs=self.numjobs,
@@ -179,7 +191,8 @@ class JobSpec:
             thinktime_blocks=self.thinktime_blocks, sync_kind=sync_kind,
             sync_every=self.sync_every, compress_pct=self.compress_pct,
             compress_chunk=self.compress_chunk, dedupe_pct=self.dedupe_pct,
-            pattern_len=len(self.pattern))
+            pattern_len=len(self.pattern), verify=verify, verify_backlog=self.verify_backlog,
+            io_timeout_ns=self.io_timeout_ns)
         for d, name in ((native.DIR_READ, "read"), (native.DIR_WRITE, "write")):
             table = self.bs_table(name)
             if len(table) > native.BS_ENTRIES_MAX:
@@ -241,7 +254,7 @@ class Progress:
     included), so expected_ns - elapsed_ns is the time left.
     """
 
-    state: str  # created | layout | ramp | running | done
+    state: str  # created | layout | ramp | running | verify | done
     elapsed_ns: int
     counted_ns: int
     expected_ns: int  # 0 when unknown (not time based)
@@ -302,6 +315,10 @@ class Session:
             raise EngineError(errno.EINVAL, "session is not open")
         return self._handle
 
+    @property
+    def jobs(self) -> int:
+        return len(self._job_specs)
+
     def start(self) -> None:
         native.session_start(self.handle)
 
@@ -315,6 +332,13 @@ class Session:
         """Wait up to `timeout` seconds; True when every worker has finished."""
         return native.session_wait(self.handle, max(0, int(timeout * 1e9)))
 
+    def fault(self) -> Fault | None:
+        """The first fault of the session (a request past its io_timeout), or None.
+        Answers while a worker is stuck; after a fault the session may never finish
+        (see iog_session_fault), so the caller should report it and end the process."""
+        f = native.session_fault(self.handle)
+        return None if f is None else _fault(f, self._job_specs)
+
     def series(self, job: int, direction: str) -> list[Interval]:
         """The intervals of a job's direction completed so far (also while running)."""
         return _intervals(self.handle, job, {"read": native.DIR_READ,
@@ -323,13 +347,15 @@ class Session:
     def collect(self, interrupted: bool = False) -> RunResult:
         """Every job's statistics; only after wait() returned True."""
         h = self.handle
-        jobs = [_job(h, j) for j in range(native.session_jobs(h))]
+        jobs = [_job(h, j, self._job_specs[j] if j < len(self._job_specs) else None)
+                for j in range(native.session_jobs(h))]
         return RunResult(jobs=jobs, interrupted=interrupted, elapsed_ns=self.poll().elapsed_ns,
                          specs=list(self._job_specs))
 
 
-def _job(h: native.SessionHandle, job: int) -> JobResult:
+def _job(h: native.SessionHandle, job: int, spec: JobSpec | None = None) -> JobResult:
     st = native.session_job_stats(h, job)
+    verify = _verify(h, job, spec) if spec is not None and spec.verify != "none" else None
     return JobResult(read=_direction(h, job, native.DIR_READ),
                      write=_direction(h, job, native.DIR_WRITE),
                      sync=_direction(h, job, native.DIR_SYNC),
@@ -339,7 +365,43 @@ def _job(h: native.SessionHandle, job: int) -> JobResult:
                      data=DataSample(sampled_bytes=st.data_sampled_bytes,
                                      compressed_bytes=st.data_compressed_bytes,
                                      blocks=st.data_blocks,
-                                     duplicate_blocks=st.data_duplicate_blocks))
+                                     duplicate_blocks=st.data_duplicate_blocks),
+                     verify=verify)
+
+
+def _verify(h: native.SessionHandle, job: int, spec: JobSpec) -> VerifyResult:
+    st, records = native.session_verify(h, job)
+    files = spec.files()
+    kinds = native.VERIFY_KINDS
+
+    def failure(r: native.IogVerifyFailure) -> VerifyFailure:
+        return VerifyFailure(kind=kinds[r.kind] if r.kind < len(kinds) else f"kind{r.kind}",
+                             file=r.file, offset=r.offset, length=r.len,
+                             expected_generation=r.expected_generation,
+                             expected_seq=r.expected_seq, found_generation=r.found_generation,
+                             found_seq=r.found_seq, found_offset=r.found_offset,
+                             found_file=r.found_file, error=r.error,
+                             stored_checksum=r.stored_checksum,
+                             computed_checksum=r.computed_checksum,
+                             filename=files[r.file] if r.file < len(files) else None)
+
+    return VerifyResult(generation=st.generation, blocks_written=st.blocks_written,
+                        blocks_checked=st.blocks_checked, failures=st.failures,
+                        by_kind={name: st.by_kind[i] for i, name in enumerate(kinds)},
+                        elapsed_ns=st.elapsed_ns, records=[failure(r) for r in records])
+
+
+_FAULT_KINDS = {native.FAULT_IO_TIMEOUT: "io_timeout"}
+
+
+def _fault(f: native.IogFault, specs: list[JobSpec]) -> Fault:
+    files = specs[f.job].files() if f.job < len(specs) else []
+    direction = native.DIRECTIONS[f.dir] if f.dir < len(native.DIRECTIONS) else f"dir{f.dir}"
+    return Fault(kind=_FAULT_KINDS.get(f.kind, f"fault{f.kind}"), job=f.job, thread=f.thread,
+                 direction=direction, file=f.file,
+                 filename=files[f.file] if f.file < len(files) else None,
+                 offset=f.offset, length=f.len, outstanding_ns=f.outstanding_ns,
+                 timeout_ns=f.timeout_ns)
 
 
 def _intervals(h: native.SessionHandle, job: int, d: int) -> list[Interval]:
@@ -362,7 +424,8 @@ def _direction(h: native.SessionHandle, job: int, d: int) -> DirectionResult:
                            bw=st.bw_bytes, slat=lat[native.LAT_SLAT], clat=lat[native.LAT_CLAT],
                            lat=lat[native.LAT_LAT], resp=lat[native.LAT_RESP],
                            lag=lat[native.LAT_LAG], errors=st.errors, first_errno=st.first_errno,
-                           first_error_offset=st.first_error_offset, series=series,
+                           first_error_offset=st.first_error_offset,
+                           first_error_ns=st.first_error_ns, series=series,
                            qd_sum=st.qd_sum, qd_samples=st.qd_samples, qd_hist=list(st.qd_hist),
                            bs_counts=bs_counts, bs_other_ios=st.bs_other_ios)
 

@@ -1,0 +1,162 @@
+/*
+ * verify.h - data verification of written blocks: the block header (its
+ * layout is documented in iogate.h above iog_job_spec.verify), the block
+ * checksums, what a read-back finds (verify_classify), and the per-thread
+ * state a worker keeps to know what each block should hold.
+ *
+ * Expected state. Every block position of the job's region (per file,
+ * region_start + k * bs) has one 64-bit word: the sequence number of the
+ * last write to it that completed in full, how many writes to it are in
+ * flight, and three flags. A write submitted while another to the same block
+ * is in flight makes the block "raced": the device may apply the two in
+ * either order, so any valid block of this generation for this offset then
+ * passes, until a later write runs alone from submission to completion. A
+ * write that failed (or came back short) leaves the block "unknown": its
+ * error is already counted, and the read-back skips the block until a later
+ * write runs alone and completes. Blocks with a request still in flight are
+ * skipped too (only after a run that could not drain them).
+ *
+ * Nothing here takes a lock: a state belongs to one worker thread; its
+ * results are read by the session after the thread finished.
+ */
+#ifndef IOGATE_VERIFY_H
+#define IOGATE_VERIFY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "iogate.h"
+
+#define VERIFY_MAGIC       0x56474f49u /* "IOGV" read as a little-endian u32 */
+#define VERIFY_VERSION     1
+#define VERIFY_MAX_BLOCKS  (1ull << 26) /* block positions per job: 512 MiB of state */
+#define VERIFY_MAX_BACKLOG (1u << 20)
+
+/* Byte offsets of the header fields. */
+#define VH_MAGIC      0
+#define VH_VERSION    4
+#define VH_KIND       6
+#define VH_OFFSET     8
+#define VH_LEN        16
+#define VH_GENERATION 24
+#define VH_SEQ        32
+#define VH_FILE       40
+#define VH_JOB        44
+#define VH_CHECKSUM   48
+#define VH_RESERVED   56
+
+struct verify_header {
+    uint32_t magic;
+    uint16_t version;
+    uint16_t kind; /* enum iog_verify */
+    uint64_t offset;
+    uint64_t len;
+    uint64_t generation;
+    uint64_t seq;
+    uint32_t file;
+    uint32_t job;
+    uint64_t checksum;
+    uint64_t reserved;
+};
+
+void verify_header_encode(void *block, const struct verify_header *h);
+void verify_header_decode(const void *block, struct verify_header *h);
+
+/* The checksum of `kind` (IOG_VERIFY_CRC32C, _XXH64, _CRC32; 32-bit ones
+ * zero-extended) of len bytes. */
+uint64_t verify_checksum(uint32_t kind, const void *buf, size_t len);
+
+/* The checksum of a block of len bytes as its header defines it: computed
+ * with the checksum field zero (the block is restored before returning). */
+uint64_t verify_block_checksum(uint32_t kind, void *block, size_t len);
+
+/* Writes h into the block's header with the block's checksum (h->checksum
+ * is ignored). */
+void verify_seal(void *block, size_t len, const struct verify_header *h);
+
+/* What a block read back should be. seq 0: writes raced, any sequence of
+ * this generation passes. */
+struct verify_expect {
+    uint64_t generation;
+    uint64_t offset;
+    uint64_t len;
+    uint64_t seq;
+    uint32_t file;
+    uint32_t job;
+};
+
+/*
+ * Judges a block read back: `got` is what the read returned (bytes, or a
+ * negative errno). Returns 1 when the block is what was expected; else 0
+ * and *f describes the failure:
+ *  - READ_ERROR: the read failed (error: its errno) or was short (EIO);
+ *  - LOST: no valid header (wrong magic, version or checksum kind: found_*
+ *    stay 0); a valid block of another generation; a valid block of this
+ *    generation for this offset with a lower sequence than expected; or a
+ *    header that claims a length the block cannot hold, of another
+ *    generation (older data written with another block size);
+ *  - TORN: the checksum does not match (or the header of this generation
+ *    claims a length the block cannot hold);
+ *  - MISDIRECTED: a valid block of this generation written for another
+ *    offset, file, job or block size.
+ * A block of this generation with a higher sequence than expected passes:
+ * nothing acknowledged was lost. The block may be changed (its checksum
+ * field is zeroed and restored while the checksum is computed).
+ */
+int verify_classify(void *block, int64_t got, const struct verify_expect *e,
+                    struct iog_verify_failure *f);
+
+/* A worker thread's verification state and results. */
+struct verify_state;
+
+struct verify_params {
+    const struct iog_job_spec *spec;
+    uint32_t job;        /* job index */
+    uint32_t nfiles;     /* files of the job */
+    uint64_t file_size;  /* bytes of the region in each file */
+    uint64_t generation; /* the session's */
+    uint32_t depth;      /* request slots of the worker */
+};
+
+/* 0, or -ENOMEM with a message. */
+int verify_create(const struct verify_params *p, struct verify_state **out, char *err,
+                  size_t errlen);
+
+/* Frees what only the run needs (block states, buffers), keeping the
+ * results; NULL is ignored. */
+void verify_release(struct verify_state *vs);
+
+/* NULL is ignored. */
+void verify_destroy(struct verify_state *vs);
+
+/* Before a write of slot `slot` (len bytes at `offset` of file `file`) is
+ * prepared: gives it the next sequence number and seals its header. */
+void verify_before_write(struct verify_state *vs, uint32_t slot, void *buf, uint32_t len,
+                         uint32_t file, uint64_t offset);
+
+/* The write of `slot` is handed to the engine. */
+void verify_submitted(struct verify_state *vs, uint32_t slot);
+
+/* The write of `slot` completed: ok when in full. */
+void verify_completed(struct verify_state *vs, uint32_t slot, int ok);
+
+/* Whether verify_backlog writes completed since the last read-back. */
+int verify_backlog_due(const struct verify_state *vs);
+
+/* Whether a failure asked the job to stop (IOG_JOB_VERIFY_FATAL). */
+int verify_stopped(const struct verify_state *vs);
+
+/* Reads back, with nothing in flight, either the writes completed since the
+ * last read-back (verify_readback_batch) or every block written this run
+ * (verify_readback_all), from fds[file]. Stops early when *cancel becomes
+ * non-zero or at a fatal failure. */
+void verify_readback_batch(struct verify_state *vs, const int *fds, const int *cancel);
+void verify_readback_all(struct verify_state *vs, const int *fds, const int *cancel);
+
+/* Adds the results of a thread into *out (zeroed by the caller, apart from
+ * struct_size and generation) and appends its records to recs (up to
+ * IOG_VERIFY_RECORDS in all, *nrecs of them so far). */
+void verify_merge(const struct verify_state *vs, struct iog_verify_stats *out,
+                  struct iog_verify_failure *recs, uint32_t *nrecs);
+
+#endif
