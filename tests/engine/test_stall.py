@@ -1,24 +1,21 @@
 """Coordinated omission: a device that stalls for a second under a rate limit shows the
 second in resp percentiles, while lat, measured from issue, hides it.
 
-The stall comes from an LD_PRELOAD shim (shim/stall_pread.c) that makes one pread(2)
-sleep; the run happens in a child process so that the shim is loaded before anything
-else. The psync engine issues one request at a time, so every request due during the
-stall waits behind it.
+The stall comes from the fault-injection shim (tests/faults), which makes one pread(2)
+of the data file sleep; the run happens in a child process so that the shim is loaded
+before anything else. The psync engine issues one request at a time, so every request due
+during the stall waits behind it.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from tests.faults import build, run_python, shim_env
 
-SHIM = Path(__file__).parent / "shim" / "stall_pread.c"
 STALL_NS = 1_000_000_000
 RATE = 200  # reads per second
 SECONDS = 3
@@ -36,30 +33,18 @@ print(json.dumps({{k: r.metric(k) for k in ("read.ios", "read.lat.p99", "read.la
 """
 
 
-@pytest.fixture(scope="module")
-def shim(tmp_path_factory) -> Path:
-    cc = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
-    if cc is None:
-        pytest.skip("no C compiler for the stall shim")
-    out = tmp_path_factory.mktemp("shim") / "stall_pread.so"
-    subprocess.run([cc, "-shared", "-fPIC", "-O2", "-o", str(out), str(SHIM), "-ldl"],
-                   check=True)
-    return out
-
-
-def run_child(tmp_path: Path, env_extra: dict[str, str]) -> dict[str, float]:
-    data = tmp_path / "data.bin"
+def run_child(data: Path, env_extra: dict[str, str]) -> dict[str, float]:
     data.write_bytes(os.urandom(4 << 20))  # laid out in advance: layout does no preads
     env = {**os.environ, **env_extra}  # the same interpreter and installed package
     code = CHILD.format(runtime=SECONDS * 10**9, rate=RATE)
-    done = subprocess.run([sys.executable, "-c", code, str(data)], env=env, check=True,
-                          capture_output=True, text=True, timeout=60)
-    return json.loads(done.stdout)
+    return json.loads(run_python(code, str(data), env=env).stdout)
 
 
-def test_resp_shows_a_stall_that_lat_hides(shim, tmp_path):
-    stalled = run_child(tmp_path, {"LD_PRELOAD": str(shim), "STALL_AT": str(RATE // 2),
-                                   "STALL_NS": str(STALL_NS)})
+def test_resp_shows_a_stall_that_lat_hides(tmp_path):
+    data = tmp_path / "data.bin"
+    # the read half a second into the run stalls, once
+    stalled = run_child(data, shim_env(str(data), op="read", mode="stall", after=RATE // 2 - 1,
+                                       count=1, stall_ms=STALL_NS // 1_000_000))
     # The stalled read itself has lat ~1 s, but it is 1 of ~600: lat's p99 does not see it.
     assert stalled["read.lat.max"] >= 0.9 * STALL_NS
     assert stalled["read.lat.p99"] < 0.05 * STALL_NS
@@ -72,7 +57,8 @@ def test_resp_shows_a_stall_that_lat_hides(shim, tmp_path):
     assert stalled["read.rate_pct"] >= 95
 
 
-def test_without_the_stall_resp_stays_small(shim, tmp_path):
-    calm = run_child(tmp_path, {"LD_PRELOAD": str(shim)})
+def test_without_the_stall_resp_stays_small(tmp_path):
+    # the shim loaded but told to do nothing: it costs nothing visible either
+    calm = run_child(tmp_path / "data.bin", {"LD_PRELOAD": str(build("faultshim"))})
     assert calm["read.resp.p99"] < 0.05 * STALL_NS
     assert calm["read.ios"] == pytest.approx(RATE * SECONDS, rel=0.05)

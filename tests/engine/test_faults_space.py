@@ -1,0 +1,91 @@
+"""Running out of room: a full filesystem (ENOSPC, a small tmpfs) and a file size limit
+(EFBIG, RLIMIT_FSIZE as set by `ulimit -f`), during the run and during layout.
+
+Writes past the limit are errors with that errno and the offset where room ran out; the
+writes before it are counted; the process carries on and the run ends normally.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.faults import run_python, tmpfs
+
+from iogate.engine import JobSpec, run
+
+BS = 64 << 10
+ROOM = 4 << 20  # the tmpfs size and the file size limit
+SIZE = 2 * ROOM  # what the jobs try to write
+
+ENGINES = [pytest.param("psync", 1, id="psync"),
+           pytest.param("io_uring", 8, id="io_uring", marks=pytest.mark.needs_uring),
+           pytest.param("libaio", 8, id="libaio")]
+
+
+def spec(path: Path, engine: str, iodepth: int, **extra: Any) -> JobSpec:
+    return JobSpec(engine=engine, rw="write", bs_read=BS, bs_write=BS, iodepth=iodepth,
+                   numjobs=1, size=SIZE, offset=0, runtime_ns=0, ramp_ns=0, time_based=False,
+                   direct=False, rwmixread=100, filename=str(path), **extra)
+
+
+@pytest.mark.parametrize(("engine", "iodepth"), ENGINES)
+def test_a_full_filesystem_fails_the_writes_past_it(engine, iodepth):
+    with tmpfs(ROOM) as d:
+        path = d / "data"
+        path.touch()  # empty, and not laid out: the run itself fills the filesystem
+        write = run([spec(path, engine, iodepth, no_layout=True)]).jobs[0].write
+        size = path.stat().st_size
+    assert write.first_errno == errno.ENOSPC
+    assert write.ios + write.errors == SIZE // BS
+    assert write.bytes == write.ios * BS == size  # what was counted is what landed
+    assert ROOM - 8 * BS <= size <= ROOM
+    assert write.first_error_offset == size  # sequential: the first write that found no room
+
+
+def test_a_full_filesystem_fails_the_layout():
+    with tmpfs(ROOM) as d:
+        path = d / "data"
+        write = run([spec(path, "psync", 1)]).jobs[0].write
+        size = path.stat().st_size
+    # one layout error, where the file stopped growing, and no run after it
+    assert (write.errors, write.first_errno, write.ios) == (1, errno.ENOSPC, 0)
+    assert write.first_error_offset == size
+    assert ROOM - (1 << 20) <= size <= ROOM
+
+
+# The limit applies to the child only; Python ignores SIGXFSZ, and so does limit_file_size.
+EFBIG_CHILD = """
+import json, sys
+from iogate.engine import JobSpec, run
+spec = JobSpec(engine=sys.argv[2], rw="write", bs_read=65536, bs_write=65536,
+               iodepth=int(sys.argv[3]), numjobs=1, size=int(sys.argv[4]), offset=0,
+               runtime_ns=0, ramp_ns=0, time_based=False, direct=False, rwmixread=100,
+               filename=sys.argv[1], no_layout=sys.argv[5] == "run")
+write = run([spec]).jobs[0].write
+print(json.dumps({"ios": write.ios, "bytes": write.bytes, "errors": write.errors,
+                  "first_errno": write.first_errno,
+                  "first_error_offset": write.first_error_offset}))
+"""
+
+
+@pytest.mark.parametrize("phase", ["run", "layout"])
+@pytest.mark.parametrize(("engine", "iodepth"), ENGINES)
+def test_a_file_size_limit_fails_the_writes_past_it(tmp_path, engine, iodepth, phase):
+    path = tmp_path / "data"
+    path.touch()
+    done = run_python(EFBIG_CHILD, str(path), engine, str(iodepth), str(SIZE), phase,
+                      fsize=ROOM)
+    write = json.loads(done.stdout)  # the child exited normally (run_python checks)
+    assert path.stat().st_size == ROOM
+    assert write["first_errno"] == errno.EFBIG
+    assert write["first_error_offset"] == ROOM
+    if phase == "layout":
+        assert (write["errors"], write["ios"]) == (1, 0)
+    else:
+        assert write["ios"] == ROOM // BS
+        assert write["errors"] == (SIZE - ROOM) // BS
+        assert write["bytes"] == ROOM
