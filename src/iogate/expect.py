@@ -28,6 +28,7 @@ from fractions import Fraction
 from types import MappingProxyType
 
 from iogate import expr
+from iogate.expr import printable, shown
 from iogate.metrics import (
     LATENCIES,
     Kind,
@@ -61,6 +62,11 @@ OPERATORS: dict[str, Callable[[float, float], bool]] = {
 class ExpectationError(ValueError):
     """An expectation cannot be understood; the message says what to write."""
 
+    def __init__(self, message: str) -> None:
+        # Messages quote what was written; a NUL or other control character in it is
+        # escaped (\\x00), never passed on raw to a terminal or a report.
+        super().__init__(printable(message))
+
 
 # -- values per kind ----------------------------------------------------------------------
 
@@ -71,7 +77,7 @@ def parse_number(text: str) -> float:
     """A plain decimal without a unit: ``0.55``, ``3``."""
     m = _DECIMAL.match(text)
     if m is None:
-        raise UnitError(f"'{text}' is not a plain number")
+        raise UnitError(f"'{shown(text)}' is not a plain number")
     return float(m.group(1))
 
 
@@ -81,7 +87,7 @@ def parse_percent(text: str, *, sign: bool = False) -> float:
     if stripped.endswith("%"):
         return parse_number(stripped[:-1])
     if sign:
-        raise UnitError(f"'{text}' is not a percentage")
+        raise UnitError(f"'{shown(text)}' is not a percentage")
     return parse_number(stripped)
 
 
@@ -174,12 +180,12 @@ def _literal_error(literal: str, exc: UnitError, metric: MetricPath, kind: Kind,
     example = _EXAMPLES[kind]
     noun = _noun(metric, kind)
     if kind is Kind.DURATION and re.fullmatch(r"\d+(?:\.\d*)?|\.\d+", literal.strip()):
-        return ExpectationError(f"'{literal}' has no unit, but {metric.text} is {noun}; "
+        return ExpectationError(f"'{shown(literal)}' has no unit, but {metric.text} is {noun}; "
                                 f"write e.g. '{example}'")
     is_a = _what_literal_is(literal)
     if is_a is None or "ambiguous" in str(exc):
-        return ExpectationError(f"'{text}': {exc}")
-    return ExpectationError(f"'{literal}' is {is_a}, but {metric.text} is {noun}; "
+        return ExpectationError(f"'{shown(text)}': {exc}")
+    return ExpectationError(f"'{shown(literal)}' is {is_a}, but {metric.text} is {noun}; "
                             f"write e.g. '{example}'")
 
 
@@ -204,7 +210,7 @@ def _compute(node: expr.Node, kind: Kind, names: Mapping[str, float | Fraction],
         return float(expr.evaluate(node, kind=_EXPR_KINDS[kind],
                                    names={k: Fraction(v) for k, v in names.items()}))
     except expr.ExprError as exc:
-        raise ExpectationError(f"'{text}': {exc}") from None
+        raise ExpectationError(f"'{shown(text)}': {exc}") from None
 
 
 # -- windows ------------------------------------------------------------------------------
@@ -236,26 +242,30 @@ class Window:
 def _parse_window(text: str, whole: str) -> Window:
     m = _WINDOW.match(text)
     if m is None:
-        raise ExpectationError(f"'{whole}': after 'in', write a share of intervals like "
+        raise ExpectationError(f"'{shown(whole)}': after 'in', write a share of intervals like "
                                "'in 99%', 'in 95% of 1s' or 'in all'")
     if m.group("all"):
-        share, shown = Fraction(1), "all"
+        share, written = Fraction(1), "all"
     else:
         share = Fraction(m.group("pct")) / 100
-        shown = f"{m.group('pct')}%"
+        written = f"{m.group('pct')}%"
         if not 0 < share <= 1:
-            raise ExpectationError(f"'{whole}': the share of intervals must be above 0% and "
-                                   f"at most 100%, got {shown}")
+            raise ExpectationError(f"'{shown(whole)}': the share of intervals must be above 0% "
+                                   f"and at most 100%, got {shown(written)}")
     interval = DEFAULT_INTERVAL_NS
     if m.group("interval"):
+        given = m.group("interval")
+        if len(given) > expr.SHOWN_CHARS:  # no duration is this long; keep the message short
+            raise ExpectationError(f"'{shown(whole)}': the interval '{shown(given)}' is not a "
+                                   "duration like 1s or 500ms")
         try:
-            interval = parse_duration(m.group("interval"), bare=None)
+            interval = parse_duration(given, bare=None)
         except UnitError as exc:
-            raise ExpectationError(f"'{whole}': the interval: {exc}") from None
+            raise ExpectationError(f"'{shown(whole)}': the interval: {exc}") from None
         if interval < MIN_INTERVAL_NS:
-            raise ExpectationError(f"'{whole}': the interval must be at least 10ms, got "
+            raise ExpectationError(f"'{shown(whole)}': the interval must be at least 10ms, got "
                                    f"{format_duration(interval)}")
-    return Window(float(share), interval, shown)
+    return Window(float(share), interval, written)
 
 
 # -- expectations -------------------------------------------------------------------------
@@ -298,7 +308,7 @@ class Expectation:
             return self.literal
         missing = sorted(n for n in self.names if names.get(n) is None)
         if missing:
-            raise ExpectationError(f"{self.key} {self.text} refers to "
+            raise ExpectationError(f"{self.key} {shown(self.text)} refers to "
                                    f"{_missing_words(missing)}")
         return _compute(self.expr, self.kind, {n: names[n] for n in self.names}, self.text)
 
@@ -332,11 +342,11 @@ def parse_expectation(metric: str, text: object) -> Expectation:
         raise ExpectationError(str(exc)) from None
     kind = Kind.PERCENT if stat == "cv" else path.kind
     if isinstance(text, bool) or not isinstance(text, str):
-        raise ExpectationError(f"{text!r} is not a comparison: write a comparison like "
+        raise ExpectationError(f"{shown(repr(text))} is not a comparison: write a comparison like "
                                f"'{_EXAMPLES[kind]}' (quoted)")
     m = _OPERATOR.match(text)
     if m is None:
-        raise ExpectationError(f"'{text}' must start with one of {' '.join(OPERATORS)}, "
+        raise ExpectationError(f"'{shown(text)}' must start with one of {' '.join(OPERATORS)}, "
                                "e.g. '>= 250k'")
     op, rest = m.group(1), text[m.end():]
     window = None
@@ -345,19 +355,20 @@ def parse_expectation(metric: str, text: object) -> Expectation:
         window = _parse_window(rest[split.end():], text)
         rest = rest[:split.start()]
     if not rest.strip():
-        raise ExpectationError(f"'{text}' ends too early: expected a value after the operator")
+        raise ExpectationError(f"'{shown(text)}' ends too early: expected a value after the "
+                               "operator")
     try:
         node = expr.parse(rest)
     except expr.ExprError as exc:
-        raise ExpectationError(f"'{text.strip()}': {_after_quote(exc)}") from None
+        raise ExpectationError(f"'{shown(text.strip())}': {_after_quote(exc)}") from None
     _check_units(node, path, kind, text)
     names = expr.names_in(node)
     unknown = sorted(names - set(NAMES))
     if unknown:
         close = difflib.get_close_matches(unknown[0], NAMES, n=1, cutoff=0.6)
         hint = f"did you mean '{close[0]}'?" if close else \
-            "a suite variable is written ${" + unknown[0] + "}"
-        raise ExpectationError(f"'{text.strip()}': unknown name '{unknown[0]}'; an "
+            "a suite variable is written ${" + shown(unknown[0]) + "}"
+        raise ExpectationError(f"'{shown(text.strip())}': unknown name '{shown(unknown[0])}'; an "
                                f"expectation may refer to {' and '.join(NAMES)}; {hint}")
     if window is not None:
         if not has_series(path):
@@ -365,11 +376,11 @@ def parse_expectation(metric: str, text: object) -> Expectation:
                                    f"be judged 'in' a share of intervals; windows work on "
                                    f"{', '.join(series_paths())}")
         if stat != "median" and "@" in metric:
-            raise ExpectationError(f"'{metric}': a windowed expectation judges intervals, "
+            raise ExpectationError(f"'{shown(metric)}': a windowed expectation judges intervals, "
                                    "not a statistic over repeats; drop the '@" + stat + "'")
     elif "mean" in names:
-        raise ExpectationError(f"'{text.strip()}': 'mean' is the whole-run value, so it only "
-                               "makes sense in a windowed expectation, e.g. "
+        raise ExpectationError(f"'{shown(text.strip())}': 'mean' is the whole-run value, so "
+                               "it only makes sense in a windowed expectation, e.g. "
                                "'>= 0.8 * mean in all'")
     # Evaluating with stand-ins checks units and dimensions now, not at run time.
     value = _compute(node, kind, dict.fromkeys(names, _PROBE), text.strip())

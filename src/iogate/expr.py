@@ -1,7 +1,9 @@
 """Arithmetic in suite values: ``${ncpus} * 2``, ``${mb_memory}M / 4``, ``(4 + 4) * 2``.
 
 A small tokenizer and recursive-descent parser for ``+ - * /``, unary minus, parentheses,
-numbers with optional unit suffixes and identifiers; never ``eval``. :func:`parse` builds a
+numbers with optional unit suffixes and identifiers; never ``eval``. Chains of one operator
+are parsed in a loop and trees are walked without recursion; nesting is bounded
+(:data:`MAX_DEPTH`), and so is the number of terms (:data:`MAX_TERMS`). :func:`parse` builds a
 tree once; :func:`evaluate` computes it exactly (``Fraction``) for one kind of quantity, so
 that a size field reads ``4k`` as 4096 bytes while a count field reads it as 4000.
 
@@ -25,24 +27,47 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 from types import MappingProxyType
+from typing import TypeVar
 
 from iogate.units import UnitError, parse_bandwidth, parse_count, parse_duration, parse_size
 
 __all__ = ["ExprError", "Kind", "SIZE", "DURATION", "COUNT", "BANDWIDTH", "Node", "Number",
            "Name", "Unary", "Binary", "parse", "evaluate", "evaluate_int", "is_expression",
-           "names_in", "literals_in", "describe"]
+           "names_in", "literals_in", "describe", "shown", "printable"]
 
 LIMIT = 1 << 63  # every intermediate and final value must stay below this in magnitude
 MAX_DEPTH = 64  # nesting of parentheses and unary signs
+# Numbers and names in one expression; a suite's longest needs a handful. Evaluation walks
+# the tree without recursion, so this bounds time and message size, not the stack.
+MAX_TERMS = 256
+SHOWN_CHARS = 40  # of a value quoted in a message
 
 
 # No quantity in a suite needs more digits; longer ones are refused before Python's own
 # integer conversion limit turns them into an unrelated error.
 MAX_DIGITS = 40
+MAX_UNIT_CHARS = 16  # the longest unit is a handful of letters: 'MiB/s', 'usec'
+
+
+def printable(text: str) -> str:
+    """``text`` with its control characters (and other unprintable ones) escaped as in
+    Python's repr: ``a\\x00b``."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
+def shown(text: str, limit: int = SHOWN_CHARS) -> str:
+    """A value as a message quotes it: cut after ``limit`` characters (then '...'), and its
+    control characters escaped as in Python (``\\x00``), so that no input, however long or
+    odd, makes a message unreadable or puts raw control bytes on a terminal."""
+    return printable(text if len(text) <= limit else text[:limit]) + (
+        "..." if len(text) > limit else "")
 
 
 class ExprError(ValueError):
     """An expression cannot be parsed or evaluated; the message says why."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(printable(message))  # whatever a message quotes, no raw controls
 
 
 @dataclass(frozen=True)
@@ -114,14 +139,20 @@ _LITERAL = re.compile(r"(\d+(?:\.\d*)?|\.\d+)\s*(.*)", re.DOTALL)
 def _tokens(text: str) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
     pos = 0
+    terms = 0
     while pos < len(text):
         if text[pos:].strip() == "":
             break
         m = _TOKEN.match(text, pos)
         if m is None or m.lastgroup is None:
             bad = text[pos:].strip()[:1]
-            raise ExprError(f"'{text}': unexpected '{bad}'; expected a number, a name, "
+            raise ExprError(f"'{shown(text)}': unexpected '{bad}'; expected a number, a name, "
                             "+ - * / or parentheses")
+        if m.lastgroup != "op":
+            terms += 1
+            if terms > MAX_TERMS:
+                raise ExprError(f"'{shown(text)}': more than {MAX_TERMS} terms; an expression "
+                                f"may have at most {MAX_TERMS} numbers and names")
         out.append((m.lastgroup, m.group(m.lastgroup)))
         pos = m.end()
     return out
@@ -162,8 +193,8 @@ class _Parser:
 
     def fail(self, what: str) -> ExprError:
         tok = self.peek()
-        found = f"'{tok[1]}'" if tok else "the end"
-        return ExprError(f"'{self.text}': expected {what}, found {found}")
+        found = f"'{shown(tok[1])}'" if tok else "the end"
+        return ExprError(f"'{shown(self.text)}': expected {what}, found {found}")
 
     def parse(self) -> Node:
         if not self.toks:
@@ -190,7 +221,7 @@ class _Parser:
     def unary(self) -> Node:
         self.depth += 1
         if self.depth > MAX_DEPTH:
-            raise ExprError(f"'{self.text[:40]}...': nested more than {MAX_DEPTH} levels deep")
+            raise ExprError(f"'{shown(self.text)}': nested more than {MAX_DEPTH} levels deep")
         try:
             tok = self.peek()
             if tok == ("op", "-"):
@@ -213,10 +244,14 @@ class _Parser:
             m = _LITERAL.fullmatch(text)
             assert m is not None
             if re.match(r"0\d", m.group(1)):
-                raise ExprError(f"'{text}' has a leading zero; write the number without it")
+                raise ExprError(f"'{shown(text)}' has a leading zero; write the number "
+                                "without it")
             if len(m.group(1)) > MAX_DIGITS:
                 raise ExprError(f"a number of {len(m.group(1))} digits; at most {MAX_DIGITS} "
                                 "are accepted")
+            if len(m.group(2)) > MAX_UNIT_CHARS:
+                raise ExprError(f"'{shown(text)}': '{shown(m.group(2), MAX_UNIT_CHARS)}' is "
+                                "not a unit")
             return Number(text, Fraction(m.group(1)), m.group(2))
         if kind == "name":
             self.take()
@@ -249,91 +284,125 @@ class _Value:
     bare: bool = False  # made of unitless numbers only: scaling a share keeps it a share
 
 
-def _check(v: _Value, text: str) -> _Value:
+_T = TypeVar("_T")
+
+
+def _fold(node: Node, leaf: Callable[[Number | Name], _T], unary: Callable[[Unary, _T], _T],
+          binary: Callable[[Binary, _T, _T], _T]) -> _T:
+    """Combine a tree bottom-up, left operand first, without recursion: a long chain
+    (``1 + 1 + ...``) is as deep as it is long."""
+    done: list[_T] = []
+    todo: list[tuple[Node, bool]] = [(node, False)]
+    while todo:
+        n, ready = todo.pop()
+        if isinstance(n, Unary):
+            if ready:
+                done.append(unary(n, done.pop()))
+            else:
+                todo += [(n, True), (n.operand, False)]
+        elif isinstance(n, Binary):
+            if ready:
+                right = done.pop()
+                done.append(binary(n, done.pop(), right))
+            else:
+                todo += [(n, True), (n.right, False), (n.left, False)]
+        else:
+            done.append(leaf(n))
+    return done[0]
+
+
+def _check(v: _Value, node: Node) -> _Value:
     if abs(v.x) >= LIMIT:
-        raise ExprError(f"'{text}' overflows: a value reaches 2^63 or more")
+        raise ExprError(f"'{shown(_describe(node))}' overflows: a value reaches 2^63 or more")
     return v
 
 
 _PRECEDENCE = {"+": 1, "-": 1, "*": 2, "/": 2}
+_ATOM = 3  # numbers, names and negations are never put in parentheses
 
 
-def _describe(node: Node, outer: int = 0, right: bool = False) -> str:
+def _describe(node: Node) -> str:
     """The expression as text, with only the parentheses it needs, for messages."""
-    if isinstance(node, Number):
-        return node.text
-    if isinstance(node, Name):
-        return node.name
-    if isinstance(node, Unary):
-        return f"-{_describe(node.operand, 3)}"
-    mine = _PRECEDENCE[node.op]
-    text = f"{_describe(node.left, mine)} {node.op} {_describe(node.right, mine, True)}"
-    return f"({text})" if mine < outer or (right and mine == outer) else text
+    def leaf(n: Number | Name) -> tuple[str, int]:
+        return (n.text if isinstance(n, Number) else n.name), _ATOM
+
+    def negation(n: Unary, operand: tuple[str, int]) -> tuple[str, int]:
+        text, level = operand
+        return (f"-({text})" if level < _ATOM else f"-{text}"), _ATOM
+
+    def binary(n: Binary, a: tuple[str, int], b: tuple[str, int]) -> tuple[str, int]:
+        mine = _PRECEDENCE[n.op]
+        left = f"({a[0]})" if a[1] < mine else a[0]
+        right = f"({b[0]})" if b[1] <= mine else b[0]
+        return f"{left} {n.op} {right}", mine
+
+    return _fold(node, leaf, negation, binary)[0]
 
 
-def _plain_to_quantity(v: _Value, kind: Kind, text: str) -> _Value:
+def _plain_to_quantity(v: _Value, kind: Kind, node: Node) -> _Value:
     """A bare number next to a quantity, read in the kind's bare unit."""
     if v.dim == 1:
         return v
     if kind.bare is None:
-        raise ExprError(f"'{text}' mixes a plain number with {kind.name}; give the number "
-                        "a unit")
+        raise ExprError(f"'{shown(_describe(node))}' mixes a plain number with {kind.name}; "
+                        "give the number a unit")
     return _Value(v.x * kind.bare, 1)
 
 
 def _add(node: Binary, a: _Value, b: _Value, kind: Kind) -> _Value:
-    text = _describe(node)
     sign = 1 if node.op == "+" else -1
     if a.share != b.share:  # X + p% scales X by (1 + p/100)
         if a.share:
             if node.op == "-":
-                raise ExprError(f"'{text}' subtracts a value from a percentage; write "
-                                "'VALUE - PERCENT%', e.g. 'baseline - 10%'")
+                raise ExprError(f"'{shown(_describe(node))}' subtracts a value from a "
+                                "percentage; write 'VALUE - PERCENT%', e.g. 'baseline - 10%'")
             a, b = b, a
-        return _check(_Value(a.x * (1 + sign * b.x), a.dim), text)
+        return _check(_Value(a.x * (1 + sign * b.x), a.dim), node)
     if a.dim != b.dim:
-        a, b = _plain_to_quantity(a, kind, text), _plain_to_quantity(b, kind, text)
-    return _check(_Value(a.x + sign * b.x, a.dim, a.share, a.bare and b.bare), text)
+        a, b = _plain_to_quantity(a, kind, node), _plain_to_quantity(b, kind, node)
+    return _check(_Value(a.x + sign * b.x, a.dim, a.share, a.bare and b.bare), node)
 
 
 def _eval(node: Node, kind: Kind, names: Mapping[str, Fraction]) -> _Value:
-    if isinstance(node, Number):
-        if not node.unit:
-            return _check(_Value(node.number, 0, bare=True), node.text)
-        if node.unit.strip() == "%" and not kind.percent:
-            return _check(_Value(node.number / 100, 0, share=True), node.text)
+    def leaf(n: Number | Name) -> _Value:
+        if isinstance(n, Name):
+            if n.name not in names:
+                known = (f"; known names: {', '.join(sorted(names))}" if names else
+                         f"; a variable is written ${{{shown(n.name)}}}")
+                raise ExprError(f"unknown name '{shown(n.name)}'{known}")
+            return _check(_Value(Fraction(names[n.name]), 1 if kind.dimensioned else 0), n)
+        if not n.unit:
+            return _check(_Value(n.number, 0, bare=True), n)
+        if n.unit.strip() == "%" and not kind.percent:
+            return _check(_Value(n.number / 100, 0, share=True), n)
         try:
-            x = kind.literal(node.text)
+            x = kind.literal(n.text)
         except UnitError as exc:
             raise ExprError(str(exc)) from None
-        return _check(_Value(x, 1 if kind.dimensioned else 0), node.text)
-    if isinstance(node, Name):
-        if node.name not in names:
-            known = (f"; known names: {', '.join(sorted(names))}" if names else
-                     f"; a variable is written ${{{node.name}}}")
-            raise ExprError(f"unknown name '{node.name}'{known}")
-        return _check(_Value(Fraction(names[node.name]), 1 if kind.dimensioned else 0),
-                      node.name)
-    if isinstance(node, Unary):
-        v = _eval(node.operand, kind, names)
+        return _check(_Value(x, 1 if kind.dimensioned else 0), n)
+
+    def negation(n: Unary, v: _Value) -> _Value:
         return _Value(-v.x, v.dim, v.share, v.bare)
-    a, b = _eval(node.left, kind, names), _eval(node.right, kind, names)
-    text = _describe(node)
+
+    return _fold(node, leaf, negation, lambda n, a, b: _binary(n, a, b, kind))
+
+
+def _binary(node: Binary, a: _Value, b: _Value, kind: Kind) -> _Value:
     if node.op in "+-":
         return _add(node, a, b, kind)
     if node.op == "*":
         if a.dim + b.dim > 1:
-            raise ExprError(f"'{text}' multiplies {kind.name} by {kind.name}; "
-                            "one side must be a plain number")
+            raise ExprError(f"'{shown(_describe(node))}' multiplies {kind.name} by "
+                            f"{kind.name}; one side must be a plain number")
         # A share times a plain number is still a share (2 * 10%); times a value, a value.
         share = (a.share and (b.share or b.bare)) or (b.share and a.bare)
-        return _check(_Value(a.x * b.x, a.dim + b.dim, share, a.bare and b.bare), text)
+        return _check(_Value(a.x * b.x, a.dim + b.dim, share, a.bare and b.bare), node)
     if b.x == 0:
-        raise ExprError(f"'{text}' divides by zero")
+        raise ExprError(f"'{shown(_describe(node))}' divides by zero")
     if b.dim > a.dim:
-        raise ExprError(f"'{text}' divides a plain number by {kind.name}")
+        raise ExprError(f"'{shown(_describe(node))}' divides a plain number by {kind.name}")
     share = a.share and b.bare
-    return _check(_Value(a.x / b.x, a.dim - b.dim, share, a.bare and b.bare), text)
+    return _check(_Value(a.x / b.x, a.dim - b.dim, share, a.bare and b.bare), node)
 
 
 def evaluate(node: Node, *, kind: Kind, names: Mapping[str, Fraction] = _EMPTY) -> Fraction:
@@ -345,39 +414,32 @@ def evaluate(node: Node, *, kind: Kind, names: Mapping[str, Fraction] = _EMPTY) 
     """
     v = _eval(node, kind, names)  # division keeps dim >= 0
     if v.share:
-        raise ExprError(f"'{_describe(node)}' is a percentage of nothing: a percentage scales "
-                        "a value, e.g. 'baseline + 10%' or '90% * baseline'")
+        raise ExprError(f"'{shown(_describe(node))}' is a percentage of nothing: a percentage "
+                        "scales a value, e.g. 'baseline + 10%' or '90% * baseline'")
     if v.dim == 0:
         if kind.bare is None:
-            raise ExprError(f"'{_describe(node)}' has no unit, but the value is {kind.name}")
+            raise ExprError(f"'{shown(_describe(node))}' has no unit, but the value is "
+                            f"{kind.name}")
         x = v.x * kind.bare
     else:
         x = v.x
     if abs(x) >= LIMIT:
-        raise ExprError(f"'{_describe(node)}' overflows: the result is 2^63 or more")
+        raise ExprError(f"'{shown(_describe(node))}' overflows: the result is 2^63 or more")
     return x
 
 
 def names_in(node: Node) -> frozenset[str]:
     """The names an expression refers to."""
-    if isinstance(node, Name):
-        return frozenset((node.name,))
-    if isinstance(node, Unary):
-        return names_in(node.operand)
-    if isinstance(node, Binary):
-        return names_in(node.left) | names_in(node.right)
-    return frozenset()
+    return _fold(node, lambda n: frozenset((n.name,)) if isinstance(n, Name) else frozenset(),
+                 lambda n, v: v, lambda n, a, b: a | b)
 
 
 def literals_in(node: Node) -> list[Number]:
     """The numbers of an expression, left to right."""
-    if isinstance(node, Number):
-        return [node]
-    if isinstance(node, Unary):
-        return literals_in(node.operand)
-    if isinstance(node, Binary):
-        return literals_in(node.left) + literals_in(node.right)
-    return []
+    out: list[Number] = []
+    _fold(node, lambda n: out.append(n) if isinstance(n, Number) else None,
+          lambda n, v: None, lambda n, a, b: None)
+    return out
 
 
 def describe(node: Node) -> str:
@@ -393,9 +455,9 @@ def evaluate_int(text: str, *, kind: Kind, names: Mapping[str, Fraction] = _EMPT
     """
     x = evaluate(parse(text), kind=kind, names=names)
     if x < 0:
-        raise ExprError(f"'{text}' is {_fmt(x)}: the result cannot be negative")
+        raise ExprError(f"'{shown(text)}' is {_fmt(x)}: the result cannot be negative")
     if x.denominator != 1 and not kind.dimensioned:
-        raise ExprError(f"'{text}' is {_fmt(x)}, not a whole number")
+        raise ExprError(f"'{shown(text)}' is {_fmt(x)}, not a whole number")
     return int(x)  # truncation is rounding down for x >= 0
 
 

@@ -147,6 +147,10 @@ def _job(job: JobFields, filenames: Sequence[str], seed: int) -> JobSpec:
         zero_buffers=job.zero_buffers,
         # The null engine has no file whose cache could be dropped.
         invalidate=job.invalidate and job.ioengine != "null",
+        verify=job.verify or "none",
+        verify_backlog=job.verify_backlog or 0,
+        verify_fatal=job.verify_fatal,
+        io_timeout_ns=job.io_timeout or 0,
     )
 
 

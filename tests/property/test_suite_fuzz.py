@@ -43,6 +43,8 @@ def check_loads_or_refuses(data: bytes) -> None:
             assert exc.problems
             for p in exc.problems:
                 assert p.file == str(path) and p.message
+                # Messages quote what was written, escaped: no raw control characters.
+                assert p.message.isprintable(), repr(p.message)
                 if p.line == 0:
                     assert p.message.startswith(WHOLE_FILE), str(p)
             assert len(str(exc)) < 100_000
@@ -59,7 +61,9 @@ UNIT = st.sampled_from(["4k", "4KiB", "1m", "1g", "512", "30s", "1ms", "2h", "10
                         "4k,8k", "4k/50:8k/50", "1k-64k", "10%", "1e3", "0x10", "-1", ".inf"])
 WORD = st.sampled_from(["read", "write", "randread", "randwrite", "rw", "randrw", "io_uring",
                         "psync", "null", "libaio", "true", "false", "zipf:1.2", "<= 1ms",
-                        ">= 10k", "== 0", "read.iops", "errors", "on", "~", "", "0777"])
+                        ">= 10k", "== 0", "read.iops", "errors", "on", "~", "", "0777",
+                        "crc32c", "xxhash", "md5", "none", ">= 1 in 99% of 500ms",
+                        "<= 1ms in all"])
 SCALARS = st.one_of(
     st.integers(min_value=-(10**40), max_value=10**40), st.floats(allow_nan=True),
     st.booleans(), st.none(), TEXT, VARIABLE, UNIT, WORD,

@@ -7,15 +7,19 @@ import pytest
 from iogate.expr import (
     COUNT,
     DURATION,
+    MAX_TERMS,
     SIZE,
     Binary,
     ExprError,
     Name,
     Number,
     Unary,
+    describe,
     evaluate,
     evaluate_int,
     is_expression,
+    literals_in,
+    names_in,
     parse,
 )
 
@@ -140,3 +144,57 @@ def test_percent_kinds_read_percent_as_points():
     pct = Kind("a percentage", lambda t: Fraction(t.strip().rstrip("%").strip()), Fraction(1),
                percent=True)
     assert evaluate(parse("base - 1%"), kind=pct, names={"base": Fraction(70)}) == 69
+
+
+# -- long and deep expressions ----------------------------------------------------------------
+
+def test_a_chain_of_the_most_terms_is_evaluated_and_described():
+    text = " + ".join(["1"] * (MAX_TERMS - 1) + ["x"])
+    node = parse(text)
+    assert evaluate(node, kind=COUNT, names={"x": Fraction(5)}) == MAX_TERMS + 4
+    assert describe(node) == text  # left-associative: no parentheses needed
+    assert names_in(node) == {"x"}
+    assert [n.text for n in literals_in(node)] == ["1"] * (MAX_TERMS - 1)
+
+
+def test_more_terms_are_refused_without_quoting_them_all():
+    with pytest.raises(ExprError) as info:
+        evaluate_int("+".join(["1"] * 5001), kind=SIZE)
+    message = str(info.value)
+    assert message == (f"'{'1+' * 20}...': more than {MAX_TERMS} terms; an expression may "
+                       f"have at most {MAX_TERMS} numbers and names")
+
+
+def test_errors_deep_in_a_long_chain_quote_it_cut_short():
+    text = " * ".join(["2"] * 70)  # 2^70 overflows partway
+    with pytest.raises(ExprError) as info:
+        evaluate_int(text, kind=COUNT)
+    assert str(info.value) == f"'{text[:40]}...' overflows: a value reaches 2^63 or more"
+
+
+@pytest.mark.parametrize("text", [
+    "1 - (2 - 3)", "(1 - 2) - 3", "8 / (4 / 2)", "-(1 + 2) * 3", "--x", "-x * -(y - 1)",
+    "a * (b + c) / (d - e) - f", "(1 + 2) * (3 + 4) - 5 / (6 * 7)", "1 + 2 * 3 - 4 / 5",
+])
+def test_describe_gives_back_the_same_tree(text):
+    node = parse(text)
+    assert parse(describe(node)) == node
+
+
+def test_parentheses_nested_too_deep_are_refused_with_the_text_cut_short():
+    with pytest.raises(ExprError) as info:
+        parse("(" * 5000 + "1" + ")" * 5000)
+    assert str(info.value) == f"'{'(' * 40}...': nested more than 64 levels deep"
+    assert evaluate_int("(" * 63 + "1" + ")" * 63, kind=COUNT) == 1
+
+
+@pytest.mark.parametrize("text, message", [
+    ("1\0 + 1", "'1\\x00 + 1': unexpected '\\x00'"),
+    ("4" + "k" * 100 + " * 2", "'" + "k" * 16 + "...' is not a unit"),
+    ("x" * 100 + " * 2", "unknown name '" + "x" * 40 + "...'"),
+])
+def test_messages_quote_odd_input_escaped_and_short(text, message):
+    with pytest.raises(ExprError) as info:
+        evaluate_int(text, kind=SIZE)
+    assert message in str(info.value)
+    assert str(info.value).isprintable()

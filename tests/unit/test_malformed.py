@@ -58,14 +58,6 @@ class Bad:
     env: dict[str, str] = field(default_factory=dict)
 
 
-# Failing until another module changes; strict, so the fix shows up as an XPASS to remove.
-NEEDS_DESCRIBE = pytest.mark.xfail(strict=True, reason="models.describe_input quotes a wrong "
-                                   "string value in full, making a 1 MB message")
-NEEDS_DESCRIPTION = pytest.mark.xfail(strict=True, reason="models.py accepts NUL and control "
-                                      "characters in 'description'")
-NEEDS_EXPR = pytest.mark.xfail(strict=True, reason="expr.py recurses once per operator: "
-                               "RecursionError on a long sum")
-
 CORPUS = [
     # -- YAML syntax ------------------------------------------------------------------
     pytest.param(Bad('suite: "s\nworkloads: []\n', "invalid YAML", 3), id="unclosed-double-quote"),
@@ -167,11 +159,18 @@ CORPUS = [
     pytest.param(Bad(w("    1: 2\n"), "Keys should be strings", 6), id="integer-key"),
     pytest.param(Bad(w("    ? " + "k" * 200_000 + "\n    : 1\n"),
                      "a key of 200000 characters is too long", 6), id="key-200000-chars"),
-    pytest.param(Bad(w("    iodepth: " + "x" * 1_000_000 + "\n"), "expected an integer", 6),
-                 marks=NEEDS_DESCRIBE, id="1-MB-string-for-an-integer"),
+    pytest.param(Bad(w("    iodepth: " + "x" * 1_000_000 + "\n"),
+                     "got the string '" + "x" * 40 + "...'", 6),
+                 id="1-MB-string-for-an-integer"),
+    pytest.param(Bad(w("    bs: " + "x" * 100_000 + "\n"), "got the string 'xxx", 6),
+                 id="100-KB-string-for-a-size"),
     pytest.param(Bad("suite: s\nworkloads:\n  - name: a\n    rw: randread\n    size: "
-                     + "1+" * 5000 + "1\n", "size", 5), marks=NEEDS_EXPR,
+                     + "1+" * 5000 + "1\n", "more than 256 terms", 5),
                  id="expression-5000-terms"),
+    pytest.param(Bad(w("    iodepth: " + "(" * 100 + "1" + ")" * 100 + "\n"),
+                     "nested more than 64 levels", 6), id="expression-100-parentheses"),
+    pytest.param(Bad(w("    iodepth: 1" + "x" * 100_000 + " + 1\n"), "is not a unit", 6),
+                 id="expression-long-unit"),
     # -- huge numbers -------------------------------------------------------------------
     pytest.param(Bad(w("    iodepth: 1000000000000000000000000000000\n"), "must be at most", 6),
                  id="iodepth-10e30"),
@@ -209,6 +208,11 @@ CORPUS = [
                      "defaults nest more than", 6), id="var-defaults-50-deep"),
     pytest.param(Bad(w("    filename: " + "${" * 5000 + "\n"), "unterminated", 6),
                  id="var-5000-openers"),
+    pytest.param(Bad(w("    filename: ${" + "V" * 100_000 + "}\n"),
+                     "variable '" + "V" * 40 + "...' is not set", 6), id="var-name-100000-chars"),
+    pytest.param(Bad(w("    sweep: {iodepth: ['" + "1" * 1000 + "', '" + "1" * 1000 + "']}\n"),
+                     "'" + "1" * 40 + "...' is already in the values", 6),
+                 id="sweep-long-repeated-value"),
     # -- NUL bytes, encodings, empty files ----------------------------------------------
     pytest.param(Bad("suite: s\nworkloads:\n  - name: a\0\n",
                      "a NUL character is not allowed in a suite file", 3), id="nul-in-text"),
@@ -218,8 +222,14 @@ CORPUS = [
                  id="nul-escape-in-key"),
     pytest.param(Bad(w('    filename: "a\\0b"\n'), "filename contains a NUL byte", 6),
                  id="nul-escape-in-value"),
-    pytest.param(Bad('description: "a\\0b"\n' + HEAD, "description", 1),
-                 marks=NEEDS_DESCRIPTION, id="nul-escape-in-description"),
+    pytest.param(Bad('description: "a\\0b"\n' + HEAD, "the description holds a NUL", 1),
+                 id="nul-escape-in-description"),
+    pytest.param(Bad('description: "ring \\a"\n' + HEAD, "control character U+0007", 1),
+                 id="bell-escape-in-description"),
+    pytest.param(Bad(w('    expect:\n      read.iops: ">= 1\\0"\n'), "'>= 1\\x00'", 7),
+                 id="nul-escape-in-expectation"),
+    pytest.param(Bad(w('    iodepth: "4\\0"\n'), "got the string '4\\x00'", 6),
+                 id="nul-escape-in-integer"),
     pytest.param(Bad(b"suite: s\nworkloads: \xff\n", "not UTF-8", 2), id="invalid-utf8-byte"),
     pytest.param(Bad("suite: caf\u00e9\nworkloads: []\n".encode("latin-1"), "not UTF-8", 1),
                  id="latin-1-file"),
@@ -249,6 +259,32 @@ CORPUS = [
                  id="rwmixread-70-rwmixwrite-40"),
     pytest.param(Bad(w("    time_based: true\n"), "needs a runtime", 6),
                  id="time-based-without-runtime"),
+    # -- names and sizes of the suite itself ----------------------------------------------
+    pytest.param(Bad("suite: s\nworkloads:\n  - name: " + "n" * 129 + "\n    rw: read\n"
+                     "    size: 1m\n", "a name of 129 characters is too long: at most 128", 3),
+                 id="workload-name-129-chars"),
+    pytest.param(Bad("suite: " + "s" * 5000 + "\nworkloads: []\n", "too long", 1),
+                 id="suite-name-5000-chars"),
+    pytest.param(Bad(w("    sweep: {iodepth: [" + ", ".join(map(str, range(1, 101)))
+                       + "], numjobs: [" + ", ".join(map(str, range(1, 101))) + "]}\n")
+                     + HEAD[HEAD.index("  - "):].replace("name: a", "name: b")
+                     + "    sweep: {iodepth: [1, 2]}\n",
+                     "the suite makes 10002 workloads", 2), id="sweeps-above-10000-workloads"),
+    pytest.param(Bad(w("    sweep: {iodepth: [" + ", ".join(map(str, range(1, 102)))
+                       + "], numjobs: [" + ", ".join(map(str, range(1, 101))) + "]}\n"),
+                     "the sweep has 10100 points; at most 10000", 6),
+                 id="one-sweep-above-10000-points"),
+    pytest.param(Bad(w('    runtime: 3s\n    expect:\n      read.iops: ">= 1 in 99%"\n'
+                       '      read.bw: ">= 1 in 99% of 500ms"\n'),
+                     "one interval: 1s at line 8, 500ms at line 9", 9),
+                 id="windows-of-two-intervals"),
+    # -- verification -------------------------------------------------------------------
+    pytest.param(Bad(w("    verify: md5\n"), "use crc32c, xxhash, crc32 or none", 6),
+                 id="verify-md5"),
+    pytest.param(Bad(w("    verify: crc32c\n"), "needs rw write or randwrite", 6),
+                 id="verify-of-reads"),
+    pytest.param(Bad(w("    verify_fatal: true\n"), "verify_fatal needs verify", 6),
+                 id="verify-fatal-without-verify"),
 ]
 
 
@@ -299,6 +335,7 @@ def test_malformed_suite_is_a_located_suite_error(tmp_path, case: Bad):
         # Everything found in the document's text has a position.
         assert all(p.line > 0 and p.col > 0 for p in error.problems), str(error)
     assert len(str(error)) < 20_000  # no message quotes a huge value in full
+    assert all(p.message.isprintable() for p in error.problems), str(error)  # escaped
 
 
 # A handful through the command line: exit code 2, a location, no traceback.

@@ -5,7 +5,11 @@ in a file is collected into one :class:`~iogate.errors.SuiteError`, each located
 ``file:line:col: path: message``.
 
 A workload with ``sweep:`` becomes one case per point (:mod:`iogate.spec.sweep`): the
-workload is expanded again for each point, its variables winning over the environment.
+workload is expanded again for each point, its variables winning over the environment. A
+suite makes at most :data:`MAX_WORKLOADS` cases, counted before any sweep is expanded.
+
+Messages quote what was written cut short and with control characters escaped
+(:func:`iogate.expr.shown`), whatever the input.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from pydantic import ValidationError
 
 from iogate.errors import Problem, SuiteError
 from iogate.expect import Expectation, ExpectationError, parse_expectation
+from iogate.expr import printable, shown
 from iogate.spec.loader import (
     MarkedList,
     MarkedMap,
@@ -40,11 +45,16 @@ from iogate.spec.models import (
     fields_for,
     translate,
 )
-from iogate.spec.sweep import SweepPoint, read_sweep
+from iogate.spec.sweep import MAX_POINTS, SweepPoint, read_sweep, sweep_size
 from iogate.spec.variables import expand_tree
+from iogate.units import format_duration
 
 __all__ = ["Case", "LoadedSuite", "PreconditionStep", "SteadyState", "SweepPoint",
-           "load_suite", "validate_paths", "Workload"]
+           "load_suite", "validate_paths", "Workload", "MAX_WORKLOADS"]
+
+# Workloads of one suite, each point of a sweep counted: a suite beyond this is a mistake
+# (a sweep of too many variables), and loading it would take seconds per ten thousand.
+MAX_WORKLOADS = 10_000
 
 
 @dataclass(frozen=True)
@@ -94,7 +104,8 @@ class _Collector:
     def add(self, path: tuple[PathKey, ...], message: str, *, value: bool = False) -> None:
         self.reported += 1
         line, col = mark_of(self.tree, path, value=value)
-        problem = Problem(self.filename, line, col, format_path(path), message)
+        # Messages quote what was written; no control character reaches a terminal raw.
+        problem = Problem(self.filename, line, col, format_path(path), printable(message))
         # A value left unexpanded would only fail validation again: say it once.
         if problem not in self.problems and problem.path not in self.unexpanded:
             self.problems.append(problem)
@@ -141,6 +152,7 @@ def load_suite(path: str | Path, env: Mapping[str, str] | None = None) -> Loaded
     sweeps: dict[int, list[SweepPoint]] = {}
     raw_workloads = root.get("workloads")
     if isinstance(raw_workloads, MarkedList):
+        _check_count(out, raw_workloads)
         for i, raw in enumerate(raw_workloads):
             if isinstance(raw, MarkedMap) and raw.get("sweep") is not None:
                 sweeps[i] = read_sweep(out.add, raw, ("workloads", i), filename, env)
@@ -206,6 +218,29 @@ def load_suite(path: str | Path, env: Mapping[str, str] | None = None) -> Loaded
     return LoadedSuite(data["suite"], path, cases, description)
 
 
+def _check_count(out: _Collector, workloads: MarkedList) -> None:
+    """Refuse a suite of more than MAX_WORKLOADS cases before any sweep is expanded."""
+    sizes = [sweep_size(w.get("sweep")) if isinstance(w, MarkedMap) else 1 for w in workloads]
+    too_big = [i for i, n in enumerate(sizes) if n > MAX_POINTS]
+    for i in too_big:  # the same words as read_sweep, which would say it later
+        out.add(("workloads", i, "sweep"), f"the sweep has {sizes[i]} points; at most "
+                f"{MAX_POINTS}", value=True)
+    total = sum(sizes)
+    if not too_big and total > MAX_WORKLOADS:
+        largest = max(range(len(sizes)), key=lambda i: sizes[i])
+        entry = workloads[largest]
+        name = entry.get("name") if isinstance(entry, MarkedMap) else None
+        named = f" '{shown(name)}'" if isinstance(name, str) else ""
+        biggest = (f"; the largest, workloads[{largest}]{named} on line "
+                   f"{mark_of(out.tree, ('workloads', largest))[0]}, makes {sizes[largest]}"
+                   if sizes[largest] > 1 else "")
+        out.add(("workloads",), f"the suite makes {total} workloads, sweep points counted; "
+                f"a suite may have at most {MAX_WORKLOADS}{biggest}: split the suite or sweep "
+                "fewer values")
+    if too_big or total > MAX_WORKLOADS:
+        raise SuiteError(sorted(out.problems, key=lambda p: (p.line, p.col)))
+
+
 def _without_replaced(outer: Mapping[str, Any], inner: Mapping[str, Any]) -> dict[str, Any]:
     """``outer`` minus the keys that a key of ``inner`` replaces (``bssplit`` replaces ``bs``)."""
     dropped = {k for group in EXCLUSIVE_GROUPS if group & inner.keys() for k in group}
@@ -269,6 +304,16 @@ def _case(out: _Collector, tree: MarkedMap, i: int, entry: dict[str, Any],
                     out.add(where, str(exc), value=True)
                     continue
                 line = mark_of(tree, where)[0]
+                if exp.window is not None:
+                    # The engine cuts a job's series at one interval, so all windows share it.
+                    first = next((e for e in expectations if e.window is not None), None)
+                    if first is not None and first.window is not None \
+                            and first.window.interval_ns != exp.window.interval_ns:
+                        out.add(where, "all windowed expectations of a workload must use one "
+                                f"interval: {format_duration(first.window.interval_ns)} at line "
+                                f"{first.line}, {format_duration(exp.window.interval_ns)} at "
+                                f"line {line}", value=True)
+                        continue
                 expectations.append(replace(exp, line=line))
                 source_lines[exp.metric.text] = _source_line(lines, line)
 

@@ -47,6 +47,7 @@ from yaml.resolver import Resolver
 from yaml.scanner import Scanner
 
 from iogate.errors import Problem, SuiteError
+from iogate.expr import shown
 
 Mark = tuple[int, int]  # 1-based line, column
 PathKey = str | int
@@ -236,7 +237,7 @@ def _tag_text(tag: str) -> str:
 
 def _shown(text: str, limit: int = 40) -> str:
     """A value as quoted in a message, cut short: messages stay readable whatever the input."""
-    return text if len(text) <= limit else text[:limit] + "..."
+    return shown(text, limit)
 
 
 def _character_name(c: str) -> str:

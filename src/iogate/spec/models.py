@@ -42,6 +42,7 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from iogate import expr
+from iogate.expr import shown
 from iogate.metrics import LATENCIES, parse_metric
 from iogate.units import (
     format_size,
@@ -72,7 +73,7 @@ def describe_input(value: Any) -> str:
     if value is None:
         return "nothing (null)"
     if isinstance(value, str):
-        return f"the string '{value}'"
+        return f"the string '{shown(value)}'"
     if isinstance(value, int):
         return f"the integer {value}"
     if isinstance(value, float):
@@ -84,6 +85,10 @@ def describe_input(value: Any) -> str:
     return type(value).__name__
 
 
+# A number of expr.MAX_DIGITS digits and a unit; anything longer cannot be one quantity.
+MAX_LITERAL_CHARS = 64
+
+
 def _quantity(what: str, example: str, parse: Callable[[Any], int],
               kind: expr.Kind) -> Callable[[Any], int]:
     def validate(value: Any) -> int:
@@ -92,6 +97,9 @@ def _quantity(what: str, example: str, parse: Callable[[Any], int],
                              f"got {describe_input(value)}")
         if isinstance(value, str) and expr.is_expression(value):
             return expr.evaluate_int(value, kind=kind)
+        if isinstance(value, str) and len(value.strip()) > MAX_LITERAL_CHARS:
+            raise ValueError(f"expected {what} like '{example}', got {describe_input(value)} "
+                             f"({len(value)} characters)")
         return parse(value)
     return validate
 
@@ -141,12 +149,30 @@ Integer = Annotated[int, BeforeValidator(_integer), WithJsonSchema(INTEGER_SCHEM
 # -- names and choices --------------------------------------------------------------------
 
 _NAME = re.compile(r"[A-Za-z0-9_.-]+")
+# Names become test ids, file names of artifacts and report headings.
+NAME_MAX = 128
 
 
 def _check_name(value: str) -> str:
+    if not value:
+        raise ValueError("a name must not be empty")
+    if len(value) > NAME_MAX:
+        raise ValueError(f"a name of {len(value)} characters is too long: at most {NAME_MAX}")
     if not _NAME.fullmatch(value):
-        raise ValueError(f"'{value}' is not a valid name: use letters, digits, '_', '.' "
-                         "and '-' only" if value else "a name must not be empty")
+        raise ValueError(f"'{shown(value)}' is not a valid name: use letters, digits, '_', '.' "
+                         "and '-' only")
+    return value
+
+
+# Control characters (C0, DEL, C1) but tab and line feed; the schema's pattern too.
+_CONTROLS = r"\x00-\x08\x0b-\x1f\x7f-\x9f"
+
+
+def _check_description(value: str) -> str:
+    if found := re.search(f"[{_CONTROLS}]", value):
+        bad = found.group()
+        what = "a NUL character" if bad == "\0" else f"the control character U+{ord(bad):04X}"
+        raise ValueError(f"the description holds {what}; a description is text: remove it")
     return value
 
 
@@ -178,7 +204,7 @@ def _filenames(value: Any) -> Any:
         except ValueError as exc:
             raise ValueError(f"file {i + 1}: {exc}") from None
         if name in value[:i]:
-            raise ValueError(f"file {i + 1}: '{name}' is listed twice")
+            raise ValueError(f"file {i + 1}: '{shown(name)}' is listed twice")
     # The engine takes the names NUL-separated, ending in an empty name, in one buffer.
     if sum(len(n.encode()) + 1 for n in value) + 1 > PATH_MAX:
         raise ValueError(f"the file names together are longer than {PATH_MAX - 2} bytes")
@@ -193,7 +219,9 @@ def _engine_name(value: Any) -> Any:
 
 
 Name = Annotated[str, AfterValidator(_check_name), Field(json_schema_extra={
-    "pattern": f"^{_NAME.pattern}$"})]
+    "pattern": f"^{_NAME.pattern}$", "maxLength": NAME_MAX})]
+Description = Annotated[str, AfterValidator(_check_description), Field(json_schema_extra={
+    "pattern": f"^[^{_CONTROLS}]*$"})]
 FileNames = Annotated[str | list[str], BeforeValidator(_filenames)]
 DirName = Annotated[str, AfterValidator(_check_filename)]
 IoEngine = Annotated[Literal["io_uring", "libaio", "psync", "sync", "null"],
@@ -233,7 +261,8 @@ def _format_pct(x: Fraction) -> str:
 def _pct_number(text: str, where: str) -> float | int:
     t = text.strip()
     if not re.fullmatch(r"\d+(\.\d*)?|\.\d+", t):
-        raise ValueError(f"{where}: the percentage '{t}' is not a number from 0 to 100")
+        raise ValueError(f"{where}: the percentage '{shown(t)}' is not a number from 0 to "
+                         "100")
     x = Fraction(t)
     if x > 100:
         raise ValueError(f"{where}: the percentage {t} is above 100")
@@ -250,7 +279,7 @@ def _per_direction(value: Any, what: str, parse: Callable[[str], Any], default: 
     if isinstance(value, str) and "," in value:
         parts = value.split(",")
         if len(parts) > 2:
-            raise ValueError(f"'{value}': give at most two {what}, 'read,write'")
+            raise ValueError(f"'{shown(value)}': give at most two {what}, 'read,write'")
         read, write = (parse(p) if p.strip() else default for p in parts)
         return {"read": read, "write": write}
     one = parse(value)
@@ -307,13 +336,13 @@ def _bs_range(value: Any) -> Any:
         raise ValueError(f"expected a range like '1k-16k', got {describe_input(value)}")
     parts = value.split("-")
     if len(parts) != 2 or not all(p.strip() for p in parts):
-        raise ValueError(f"'{value}' is not a range: write 'MIN-MAX', e.g. '1k-16k'")
+        raise ValueError(f"'{shown(value)}' is not a range: write 'MIN-MAX', e.g. '1k-16k'")
     lo, hi = (_positive_size("a block size")(p.strip()) for p in parts)
     if lo > hi:
-        raise ValueError(f"'{value}': the minimum ({format_size(lo)}) is above the maximum "
+        raise ValueError(f"'{shown(value)}': the minimum ({format_size(lo)}) is above the maximum "
                          f"({format_size(hi)})")
     if hi % lo:
-        raise ValueError(f"'{value}': the maximum ({format_size(hi)}) must be a multiple of "
+        raise ValueError(f"'{shown(value)}': the maximum ({format_size(hi)}) must be a multiple of "
                          f"the minimum ({format_size(lo)})")
     return {"lo": lo, "hi": hi}
 
@@ -354,15 +383,16 @@ def _bssplit_text(text: str) -> list[dict[str, Any]]:
     for raw in text.split(":"):
         entry = raw.strip()
         if not entry:
-            raise ValueError(f"'{text}': empty entry; write 'SIZE/PERCENT' separated by ':'")
+            raise ValueError(f"'{shown(text)}': empty entry; write 'SIZE/PERCENT' separated "
+                             "by ':'")
         size, slash, pct = entry.partition("/")
         try:
             bs = _positive_size("a block size")(size.strip())
         except ValueError as exc:
-            raise ValueError(f"bssplit entry '{entry}': {exc}") from None
+            raise ValueError(f"bssplit entry '{shown(entry)}': {exc}") from None
         item: dict[str, Any] = {"bs": bs}
         if slash and pct.strip():
-            item["pct"] = _pct_number(pct, f"bssplit entry '{entry}'")
+            item["pct"] = _pct_number(pct, f"bssplit entry '{shown(entry)}'")
         out.append(item)
     return out
 
@@ -423,7 +453,7 @@ def _bssplit(value: Any) -> Any:
     if isinstance(value, str):
         parts = value.split(",")
         if len(parts) > 2:
-            raise ValueError(f"'{value}': give at most two splits, 'read,write'")
+            raise ValueError(f"'{shown(value)}': give at most two splits, 'read,write'")
         if len(parts) == 1:
             return {"read": value, "write": value}
         return {"read": parts[0] if parts[0].strip() else None,
@@ -510,7 +540,7 @@ def _rates(parse: Callable[[Any], int]) -> Callable[[Any], Any]:
         if isinstance(value, str) and "," in value:
             parts = value.split(",")
             if len(parts) > 2:
-                raise ValueError(f"'{value}': give at most two rates, 'read,write'")
+                raise ValueError(f"'{shown(value)}': give at most two rates, 'read,write'")
             return {d: parse(p.strip()) for d, p in zip(DIRECTIONS, parts, strict=True)
                     if p.strip()}
         return {"total": parse(value)}
@@ -555,7 +585,8 @@ def _pattern(value: Any) -> Any:
     if text[:2].lower() == "0x":
         digits = text[2:]
         if not digits or not re.fullmatch(r"[0-9a-fA-F]+", digits):
-            raise ValueError(f"'{value}' is not a hex pattern: after 0x only 0-9 and a-f")
+            raise ValueError(f"'{shown(value)}' is not a hex pattern: after 0x only 0-9 "
+                             "and a-f")
         data = bytes.fromhex(("0" if len(digits) % 2 else "") + digits)
     else:
         if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
@@ -572,6 +603,33 @@ Pattern = Annotated[bytes, BeforeValidator(_pattern),
                     PlainSerializer(lambda b: "0x" + b.hex(), return_type=str),
                     WithJsonSchema({"type": "string", "description": "hex like '0xdeadbeef' "
                                     "or a string whose UTF-8 bytes are the pattern"})]
+
+
+# -- verification -------------------------------------------------------------------------
+
+VERIFIERS = ("crc32c", "xxhash", "crc32", "none")
+VERIFY_HEADER = 64  # IOG_VERIFY_HEADER: bytes at the start of every verified block
+# fio's names for the same checksums.
+_VERIFY_ALIASES = {"crc32c-intel": "crc32c"}
+# fio checksums the engine does not compute, named so that the message can say so.
+_FIO_VERIFIERS = ("md5", "crc64", "crc16", "crc7", "sha1", "sha256", "sha512", "sha3-224",
+                  "sha3-256", "sha3-384", "sha3-512", "pattern", "meta", "null")
+
+
+def _verify(value: Any) -> Any:
+    if not isinstance(value, str):
+        return value  # the type check says what is wrong
+    name = _VERIFY_ALIASES.get(value, value)
+    if name in VERIFIERS:
+        return name
+    choices = ", ".join(VERIFIERS[:-1]) + f" or {VERIFIERS[-1]}"
+    if value in _FIO_VERIFIERS:
+        raise ValueError(f"verify '{value}' is not supported; use {choices}")
+    raise ValueError(f"unknown verify '{shown(value)}'; use {choices}")
+
+
+Verify = Annotated[Literal["crc32c", "xxhash", "crc32", "none"], BeforeValidator(_verify),
+                   WithJsonSchema({"enum": [*VERIFIERS, *_VERIFY_ALIASES]})]
 
 
 # -- where random requests land -----------------------------------------------------------
@@ -615,7 +673,7 @@ def _distribution(value: Any) -> Any:
     if kind == "zoned":
         return {"kind": "zoned", "zones": _zones(value, rest)}
     if kind not in _DIST_RANGES:
-        raise ValueError(f"unknown random_distribution '{value}': use random, zipf:THETA, "
+        raise ValueError(f"unknown random_distribution '{shown(value)}': use random, zipf:THETA, "
                          "pareto:H, normal:SIGMA or zoned:ACCESS/SIZE:...")
     if not rest.strip():
         raise ValueError(f"{kind} needs a parameter ({_DIST_RANGES[kind]}), e.g. "
@@ -623,11 +681,13 @@ def _distribution(value: Any) -> Any:
     try:
         param = float(rest)
     except ValueError:
-        raise ValueError(f"'{value}': the parameter '{rest}' is not a number") from None
+        raise ValueError(f"'{shown(value)}': the parameter '{shown(rest)}' is not a "
+                         "number") from None
     ok = {"zipf": param > 0 and param != 1, "pareto": 0 < param < 1,
           "normal": param > 0}[kind]
     if not ok or not math.isfinite(param):
-        raise ValueError(f"'{value}': {kind} needs {_DIST_RANGES[kind]}, got {rest.strip()}")
+        raise ValueError(f"'{shown(value)}': {kind} needs {_DIST_RANGES[kind]}, got "
+                         f"{shown(rest.strip())}")
     return {"kind": kind, "param": param}
 
 
@@ -638,19 +698,20 @@ def _zones(value: str, rest: str) -> list[dict[str, Any]]:
     for raw in rest.split(":"):
         access, slash, size = raw.partition("/")
         if not slash:
-            raise ValueError(f"zone '{raw.strip()}': write ACCESS/SIZE in percent, e.g. 60/10")
-        where = f"zone '{raw.strip()}'"
+            raise ValueError(f"zone '{shown(raw.strip())}': write ACCESS/SIZE in percent, "
+                             "e.g. 60/10")
+        where = f"zone '{shown(raw.strip())}'"
         zones.append({"access": _pct_number(access, where), "size": _pct_number(size, where)})
     if len(zones) > ZONES_MAX:
         raise ValueError(f"at most {ZONES_MAX} zones, got {len(zones)}")
     for column in ("access", "size"):
         total = sum((_exact(z[column]) for z in zones), Fraction(0))
         if total != 100:
-            raise ValueError(f"'{value}': the {column} percentages add up to "
+            raise ValueError(f"'{shown(value)}': the {column} percentages add up to "
                              f"{_format_pct(total)}, not 100")
     for z in zones:
         if z["size"] == 0 and z["access"] > 0:
-            raise ValueError(f"'{value}': a zone of size 0 cannot take "
+            raise ValueError(f"'{shown(value)}': a zone of size 0 cannot take "
                              f"{z['access']}% of the requests")
     return zones
 
@@ -730,6 +791,7 @@ def workload_rules(w: JobFields) -> Iterator[tuple[tuple[str, ...], str]]:
                                f"than the block size ({format_size(largest)})")
     yield from _rate_rules(w, dirs)
     yield from _data_rules(w, writes)
+    yield from _verify_rules(w, tables)
     if w.random_distribution is not None and w.random_distribution.kind != "random" \
             and w.rw not in RANDOM:
         yield ("random_distribution", "rw"), (f"random_distribution applies only to randread, "
@@ -770,6 +832,49 @@ def _rate_rules(w: JobFields, dirs: tuple[Direction, ...]
                     "raise the total or give both directions")
     if w.rate_process is not None and w.rate is None and w.rate_iops is None:
         yield ("rate_process",), "rate_process needs rate or rate_iops"
+
+
+def verifies(w: JobFields) -> bool:
+    """Whether the job checks what it writes."""
+    return w.verify is not None and w.verify != "none"
+
+
+def _verify_rules(w: JobFields, tables: Mapping[Direction, list[tuple[int, int, Fraction]]]
+                  ) -> Iterator[tuple[tuple[str, ...], str]]:
+    if not verifies(w):
+        if w.verify_backlog is not None:
+            yield ("verify_backlog", "verify"), ("verify_backlog needs verify, e.g. "
+                                                 "'verify: crc32c'")
+        if w.verify_fatal:
+            yield ("verify_fatal", "verify"), "verify_fatal needs verify, e.g. 'verify: crc32c'"
+        return
+    if w.rw not in ("write", "randwrite"):
+        yield ("verify", "rw"), (f"verify checks the blocks a job writes: it needs rw write or "
+                                 f"randwrite, not {w.rw} (reading or mixed workloads are not "
+                                 "verified)")
+        return
+    table = tables["write"]
+    if len(table) > 1 or table[0][0] != table[0][1]:
+        key = next(k for k in ("bssplit", "bsrange") if getattr(w, k) is not None)
+        yield (key, "verify"), (f"verify needs one block size for writes; {key} gives several: "
+                                "use bs")
+        return
+    bs = table[0][0]
+    if bs < VERIFY_HEADER or bs % 8:
+        key = next((k for k in _BS_KEYS if k in w.model_fields_set), "bs")
+        yield (key, "verify"), (f"verify needs a write block size of at least {VERIFY_HEADER} "
+                                f"bytes (its header) and a multiple of 8, got {bs}; e.g. "
+                                "'bs: 4k'")
+    if w.blockalign is not None and 0 < w.blockalign.write < bs:
+        yield ("blockalign", "verify"), (
+            f"verify needs writes that do not overlap: blockalign ({w.blockalign.write}) must "
+            f"be at least the block size ({bs}), or left out")
+    if w.numjobs > 1:
+        yield ("numjobs", "verify"), (f"verify needs numjobs 1: {w.numjobs} threads would "
+                                      "overwrite each other's blocks; raise iodepth for more "
+                                      "load")
+    if w.ioengine == "null":
+        yield ("ioengine", "verify"), "verify needs a file; the null engine writes nothing"
 
 
 def _data_rules(w: JobFields, writes: bool) -> Iterator[tuple[tuple[str, ...], str]]:
@@ -839,6 +944,16 @@ class JobFields(BaseModel):
     fsync: AtLeastOne | None = None
     fdatasync: AtLeastOne | None = None
     invalidate: bool = True
+    verify: Verify | None = Field(default=None, description=(
+        "checksum every written block and read it back: crc32c, xxhash (XXH64), crc32, or "
+        "none; rw write or randwrite, one block size of at least 64 bytes, numjobs 1"))
+    verify_backlog: AtLeastOne | None = Field(default=None, description=(
+        "read back after every N writes instead of after the run; needs verify"))
+    verify_fatal: bool = Field(default=False, description=(
+        "stop the job at the first block that fails verification; needs verify"))
+    io_timeout: PositiveDuration | None = Field(default=None, description=(
+        "a request outstanding longer than this is a fault: it counts as an ETIMEDOUT error "
+        "and the run is cancelled"))
     # Safety: an existing file iogate did not create is written only with allow_overwrite;
     # with target_root, every target must resolve inside that directory.
     allow_overwrite: bool = False
@@ -877,18 +992,20 @@ def _steady_metric(value: Any) -> Any:
     """IOPS, bandwidth or a latency percentile, of read, write or both (``total``)."""
     if not isinstance(value, str):
         return value  # the type check says what is wrong
+    if len(value) > MAX_LITERAL_CHARS:
+        raise ValueError(f"'{shown(value)}' is not a metric that steady state can track")
     parts = value.split(".", 2)
-    shown = "read.iops, write.bw, total.iops, read.clat.p99 or total.lat.p99.9"
+    examples = "read.iops, write.bw, total.iops, read.clat.p99 or total.lat.p99.9"
     if len(parts) >= 2 and parts[0] == "total" and parts[1] in LATENCIES:
         parts[0] = "read"  # a percentile over both directions: same grammar
     try:
         path = parse_metric(".".join(parts))
     except ValueError as exc:
-        raise ValueError(f"{exc}; steady state tracks e.g. {shown}") from None
+        raise ValueError(f"{exc}; steady state tracks e.g. {examples}") from None
     if path.scope == "sync" or not (
             path.name in ("iops", "bw") or (path.is_latency and path.percentile is not None)):
         raise ValueError(f"steady state tracks IOPS, bandwidth or a latency percentile, "
-                         f"e.g. {shown}; not '{value}'")
+                         f"e.g. {examples}; not '{shown(value)}'")
     return value
 
 
@@ -1016,7 +1133,7 @@ class SuiteFile(BaseModel):
 
     model_config = ConfigDict(strict=True, extra="forbid", title="iogate suite")
     suite: Name
-    description: str | None = None
+    description: Description | None = None
     defaults: Defaults | None = None
     workloads: Annotated[list[WorkloadEntry], Field(min_length=1)]
 

@@ -25,6 +25,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from iogate.expr import shown
 from iogate.spec.loader import MarkedList, MarkedMap, PathKey
 from iogate.spec.models import JobFields, describe_input
 from iogate.spec.variables import expand_tree, references
@@ -93,8 +94,8 @@ def _product(report: Report, sweep: MarkedMap, here: tuple[PathKey, ...]) -> lis
             texts = [_text(v) for v in values]
             for j, t in enumerate(texts):
                 if t in texts[:j]:
-                    report(here + (name, j), f"'{t}' is already in the values of '{name}'; "
-                           "each point must be a different case", value=True)
+                    report(here + (name, j), f"'{shown(t)}' is already in the values of "
+                           f"'{name}'; each point must be a different case", value=True)
                     ok = False
     if not ok:
         return []
@@ -203,13 +204,24 @@ def read_sweep(report: Report, workload: MarkedMap, base: tuple[PathKey, ...], f
             where = next((at for k, (_, at) in raw.items() if at != first[k][1]), here)
             if isinstance(sweep, MarkedList):
                 where = where[:-1]
-            report(where, f"the point {point.label} is already in the sweep; each point "
-                   "must be a different case", value=True)
+            report(where, f"the point {shown(point.label, 80)} is already in the sweep; each "
+                   "point must be a different case", value=True)
             problem = True
             continue
         seen[point.label] = raw
         points.append(point)
     return [] if problem else points
+
+
+def sweep_size(sweep: Any) -> int:
+    """How many points a sweep as written makes, before anything is expanded or checked:
+    the product of the value counts, or the number of points (1 when it is malformed: its
+    own problems are reported when it is read)."""
+    if isinstance(sweep, Mapping):
+        return math.prod(len(v) if isinstance(v, list) else 1 for v in sweep.values())
+    if isinstance(sweep, list):
+        return max(len(sweep), 1)
+    return 1
 
 
 def _variable_path(sweep: Any, here: tuple[PathKey, ...], name: str) -> tuple[PathKey, ...]:

@@ -26,6 +26,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from iogate.errors import Problem
+from iogate.expr import shown
 from iogate.spec.loader import Mark, MarkedList, MarkedMap, PathKey, format_path
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -42,7 +43,7 @@ class _ExpansionError(Exception):
 
 def _shown(text: str, limit: int = 40) -> str:
     """Text as quoted in a message, cut short."""
-    return text if len(text) <= limit else text[:limit] + "..."
+    return shown(text, limit)
 
 
 def _meminfo_mib() -> int | None:
@@ -158,7 +159,7 @@ class Expander:
     def _value(self, name: str) -> str | None:
         value = self.lookup(name)
         if value is not None and "\0" in value:
-            raise _ExpansionError(f"variable '{name}' holds a NUL character")
+            raise _ExpansionError(f"variable '{_shown(name)}' holds a NUL character")
         return value
 
     def _nonempty(self, name: str, message: str) -> str:
@@ -166,16 +167,16 @@ class Expander:
         if value:
             return value
         if message:
-            raise _ExpansionError(f"{name}: {_shown(message, 200)}")
+            raise _ExpansionError(f"{_shown(name)}: {_shown(message, 200)}")
         if value == "":
-            raise _ExpansionError(f"variable '{name}' is empty; give it a value")
+            raise _ExpansionError(f"variable '{_shown(name)}' is empty; give it a value")
         return self._required(name)
 
     def _required(self, name: str) -> str:
         value = self._value(name)
         if value is None:
-            raise _ExpansionError(f"variable '{name}' is not set; set it or write "
-                                  f"${{{name}:-default}}")
+            raise _ExpansionError(f"variable '{_shown(name)}' is not set; set it or write "
+                                  f"${{{_shown(name)}:-default}}")
         return value
 
 
