@@ -7,10 +7,11 @@ command line is), 3 a runtime error (I/O or engine error), 130 interrupted.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING
@@ -74,10 +75,22 @@ def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
     raise KeyboardInterrupt
 
 
+@contextlib.contextmanager
+def _interrupts_deferred() -> Iterator[None]:
+    """SIGINT and SIGTERM wait (blocked, not lost) until the block ends."""
+    held = {signal.SIGINT, signal.SIGTERM}
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     from iogate import hooks, report
     from iogate.baseline import Baseline, BaselineError
     from iogate.runner import (
+        OUTCOMES,
         CaseResult,
         Gate,
         case_id,
@@ -128,6 +141,12 @@ def cmd_run(args: argparse.Namespace) -> int:
                 print(f"{result.id}: warning: {warning}", file=sys.stderr)
         if any(r.outcome == "interrupted" for r in unit_results):
             break
+    document = report.finish_document(results)
+    if args.json:
+        # Written first and with interrupts held off: whatever comes next, even another
+        # Ctrl-C, the results file is complete and valid.
+        with _interrupts_deferred():
+            report.write_json(args.json, document)
     print(report.results_table(results))
     if report.sweep_tables(results):
         print()
@@ -139,9 +158,6 @@ def cmd_run(args: argparse.Namespace) -> int:
         if r.outcome != "passed":
             print()
             print(report.failure_report(r))
-    document = report.finish_document(results)
-    if args.json:
-        report.write_json(args.json, document)
     if args.save_baseline:
         try:
             save_baseline(args.save_baseline, document)
@@ -149,17 +165,18 @@ def cmd_run(args: argparse.Namespace) -> int:
             print(f"iogate: {exc}", file=sys.stderr)
             return EXIT_RUNTIME
     counts = {o: sum(r.outcome == o for r in results)
-              for o in ("passed", "failed", "error", "interrupted", "skipped")}
+              for o in OUTCOMES}
     not_run = len(cases) - len(results)
     print(f"\n{counts['passed']} passed, {counts['failed']} failed, {counts['error']} error(s)"
           + (f", {counts['skipped']} skipped" if counts["skipped"] else "")
+          + (f", {counts['crashed']} crashed" if counts["crashed"] else "")
           + (f", {counts['interrupted']} interrupted" if counts["interrupted"] else "")
           + (f", {not_run} not run" if not_run else "")
           + f" in {sum(r.duration_s for r in results):.1f}s")
     outcomes = {r.outcome for r in results}
     if "interrupted" in outcomes:
         return EXIT_INTERRUPTED
-    if "error" in outcomes:
+    if outcomes & {"error", "crashed"}:
         return EXIT_RUNTIME
     if "failed" in outcomes:
         return EXIT_FAILED

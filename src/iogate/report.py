@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import json
+import os
 import sys
+import tempfile
 import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -14,7 +17,7 @@ from iogate import __version__, environment, hooks
 from iogate.engine.session import Progress
 from iogate.expect import Check, format_value
 from iogate.metrics import DIRECTIONS, LATENCIES, Kind, parse_metric
-from iogate.runner import CaseResult
+from iogate.runner import OUTCOMES, CaseResult
 from iogate.textplot import latency_summary
 from iogate.units import format_count, format_duration_exact, format_size_exact
 
@@ -102,8 +105,8 @@ def failure_report(result: CaseResult) -> str:
     """What a human needs to act on a failed case: the checks, their suite lines, the workload."""
     case = result.case
     parts: list[str] = []
-    if result.outcome == "error":
-        parts.append(f"{result.id}: error: {result.error}")
+    if result.outcome in ("error", "crashed"):
+        parts.append(f"{result.id}: {result.outcome}: {result.error}")
     elif result.outcome == "skipped" or (result.steady and not result.steady.steady):
         parts.append(f"{result.id}: {result.outcome}: {result.error}")
     elif result.outcome == "interrupted":
@@ -182,7 +185,7 @@ def summary_table(results: Sequence[CaseResult]) -> str:
                  if (cell := _metric_cell(r, p)) is not None]
         failed = "; ".join(f"{c.expectation.key} {c.expectation.describe()} "
                            f"(got {observed_text(c)})" for c in r.failed_checks)
-        if r.outcome in ("error", "skipped") and r.error:
+        if r.outcome in ("error", "crashed", "skipped") and r.error:
             failed = r.error
         if r.warnings:
             failed = "; ".join(filter(None, [failed, f"{len(r.warnings)} warning(s)"]))
@@ -223,7 +226,7 @@ def results_table(results: Sequence[CaseResult]) -> str:
         for c in r.checks:
             rows.append((r.id, c.expectation.key, expected_text(c),
                          observed_text(c), verdict(c)))
-        if r.outcome in ("error", "interrupted", "skipped"):
+        if r.outcome in ("error", "crashed", "interrupted", "skipped"):
             rows.append((r.id, "(run)", "-", r.error or r.outcome, r.outcome.upper()))
     return table(("case", "metric", "expected", "observed", "verdict"), rows)
 
@@ -234,7 +237,7 @@ def warnings_text(results: Sequence[CaseResult]) -> str:
 
 
 def results_document(results: Sequence[CaseResult]) -> dict[str, Any]:
-    counts = {o: 0 for o in ("passed", "failed", "error", "interrupted", "skipped")}
+    counts = {o: 0 for o in OUTCOMES}
     for r in results:
         counts[r.outcome] = counts.get(r.outcome, 0) + 1
     return {
@@ -248,7 +251,19 @@ def results_document(results: Sequence[CaseResult]) -> dict[str, Any]:
 
 
 def write_json(path: str | Path, document: dict[str, Any]) -> None:
-    Path(path).write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+    """Write the document whole or not at all: a temporary file renamed over the target, so
+    that a reader (or a run killed while writing) never sees half a document."""
+    target = Path(path)
+    text = json.dumps(document, indent=2) + "\n"
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent or ".")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
 
 
 def finish_document(results: Sequence[CaseResult]) -> dict[str, Any]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import fnmatch
 import os
 import shutil
 import tempfile
@@ -22,7 +23,14 @@ from typing import Any
 from iogate import environment, hooks, stats
 from iogate.baseline import Baseline
 from iogate.baseline import Entry as BaselineEntry
-from iogate.engine.session import JobSpec, Progress, Session, run
+from iogate.engine.isolated import (
+    EngineAborted,
+    EngineCrashed,
+    EngineFault,
+    SeriesSource,
+    run,
+)
+from iogate.engine.session import JobSpec, Progress
 from iogate.errors import EngineError, TargetError
 from iogate.expect import OPERATORS, Check, Expectation, evaluate, evaluate_window
 from iogate.lower import lower, lower_step
@@ -33,9 +41,14 @@ from iogate.spec import Case
 from iogate.spec.models import SteadyState
 from iogate.targets import Policy, guard
 
-OUTCOMES = ("passed", "failed", "error", "interrupted", "skipped")
+OUTCOMES = ("passed", "failed", "error", "interrupted", "crashed", "skipped")
 
 ProgressCallback = Callable[[Progress], None]
+
+# Test only: the engine crashes while running the cases whose id matches this glob, so that
+# tests can prove a crash becomes a `crashed` case and the run goes on.
+TEST_CRASH_ENV = "IOGATE_TEST_CRASH"
+
 
 
 @dataclass
@@ -229,9 +242,13 @@ def run_cases(
             pm.hook.iogate_case_end(case=result.case, result=result)
         return results
 
-    def failed(outcome: str, error: str, targets: list[list[str]]) -> list[CaseResult]:
+    def failed(outcome: str, error: str, targets: list[list[str]],
+               partial: dict[str, float] | None = None) -> list[CaseResult]:
+        # Partial counts are of the whole session: they belong to the case alone when it ran
+        # alone, and are not split among the cases of a group.
+        metrics = dict(partial or {}) if len(cases) == 1 else {}
         return finish([CaseResult(c, outcome, error=error, target=_target_text(t),
-                                  duration_s=time.monotonic() - started)
+                                  duration_s=time.monotonic() - started, metrics=metrics)
                        for c, t in zip(cases, targets, strict=True)])
 
     stack = contextlib.ExitStack()
@@ -266,6 +283,14 @@ def run_cases(
             else:
                 runs, rounds = _repeats(max(c.repeat for c in cases), specs, on_progress,
                                         should_stop, on_phase, _fail_fast(cases, specs)), None
+        except EngineCrashed as exc:
+            return failed("crashed", str(exc), targets, exc.partial.metrics())
+        except EngineFault as exc:
+            return failed("error", str(exc), targets, exc.partial.metrics())
+        except EngineAborted as exc:
+            return failed("interrupted", "aborted by a second interrupt: the engine was "
+                          "killed, only the counts seen so far are kept", targets,
+                          exc.partial.metrics())
         except (EngineError, TargetError) as exc:
             return failed("error", str(exc), targets)
         except KeyboardInterrupt:
@@ -281,17 +306,19 @@ def run_cases(
 
 def _spec_for(case: Case, files: list[str]) -> JobSpec:
     spec = lower(case.workload, filenames=files, seed=_seed_for(case))
-    windows = {e.window.interval_ns for e in case.expectations if e.window is not None}
-    if len(windows) > 1:
-        raise EngineError(errno.EINVAL, "the windowed expectations of one case must use one "
-                          f"interval; {case_id(case)} uses several")
-    if windows:  # the series must be cut at the interval the windowed expectations judge
-        spec = replace(spec, interval_ns=windows.pop())
+    # The series is cut at the interval the windowed expectations judge (the loader made
+    # sure they agree on one).
+    window = next((e.window for e in case.expectations if e.window is not None), None)
+    if window is not None:
+        spec = replace(spec, interval_ns=window.interval_ns)
+    crash = os.environ.get(TEST_CRASH_ENV)
+    if crash and fnmatch.fnmatchcase(case_id(case), crash):
+        spec = replace(spec, test_crash=True)
     return spec
 
 
 def _fail_fast(cases: Sequence[Case], specs: Sequence[JobSpec]
-               ) -> Callable[[Session], str | None] | None:
+               ) -> Callable[[SeriesSource], str | None] | None:
     """A judge of the run as it goes, for cases with ``fail_fast``: the reason to stop once
     a windowed expectation can no longer be met over the planned intervals of a time-based
     run (expectations that need the whole run, such as ``mean``, wait for its end)."""
@@ -307,7 +334,7 @@ def _fail_fast(cases: Sequence[Case], specs: Sequence[JobSpec]
     if not watched:
         return None
 
-    def judge(session: Session) -> str | None:
+    def judge(session: SeriesSource) -> str | None:
         for i, case, e, threshold, planned, allowed in watched:
             assert e.metric.scope is not None
             values = interval_values(session.series(i, e.metric.scope), e.metric)
@@ -324,7 +351,7 @@ def _fail_fast(cases: Sequence[Case], specs: Sequence[JobSpec]
 def _repeats(n: int, specs: list[JobSpec], on_progress: ProgressCallback | None,
              should_stop: Callable[[], bool] | None,
              on_phase: Callable[[str], None] | None,
-             stop_when: Callable[[Session], str | None] | None) -> list[RunResult]:
+             stop_when: Callable[[SeriesSource], str | None] | None) -> list[RunResult]:
     runs: list[RunResult] = []
     for i in range(n):
         if on_phase is not None:
@@ -488,11 +515,19 @@ def _check(e: Expectation, runs: list[RunResult], metrics: Mapping[str, float],
 
 
 def _io_error(result: RunResult) -> str | None:
+    """Why a run cannot pass whatever it measured: an I/O error, or data that did not verify."""
     for job_index, job in enumerate(result.jobs):
+        v = job.verify
+        if v is not None and v.failures:
+            kinds = ", ".join(f"{n} {k}" for k, n in v.by_kind.items() if n)
+            first = f"; first: {v.records[0].describe()}" if v.records else ""
+            return (f"verification failed in job {job_index}: {v.failures} of "
+                    f"{v.blocks_checked} block(s) read back ({kinds}){first}")
         for direction in ("read", "write", "sync"):
             d = getattr(job, direction)
             if d.errors:
                 return (f"{d.errors} {direction} error(s) in job {job_index}; first: "
                         f"{os.strerror(d.first_errno)} (errno {d.first_errno}) "
-                        f"at offset {d.first_error_offset}")
+                        f"at offset {d.first_error_offset}, "
+                        f"{d.first_error_ns / 1e9:.3f} s into the run")
     return None
