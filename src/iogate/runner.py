@@ -8,7 +8,6 @@ pytest plugin) call :func:`run_case` and render the :class:`CaseResult` it retur
 from __future__ import annotations
 
 import contextlib
-import errno
 import fnmatch
 import os
 import shutil
