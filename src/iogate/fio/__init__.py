@@ -1,0 +1,1 @@
+"""fio interoperability: job files in and out, and fio as a backend."""
