@@ -1,0 +1,523 @@
+"""Job specs as fio options, and fio job files that say exactly that and nothing else.
+
+:func:`job_options` expresses a :class:`~iogate.engine.session.JobSpec` in fio's options, or
+raises :class:`FioUnsupported` naming every part of it that fio would run differently.
+:func:`render_jobfile` writes sections of options as a job file; it takes only options from
+:data:`KNOWN_KEYS` and refuses anything fio would read as more than the value written:
+
+- a value is cut at ``;`` or ``#`` (a comment), has ``${VAR}``, ``$ncpus``, ``$pagesize`` and
+  ``$mb_memory`` replaced, loses blanks at either end, and ends at a line break;
+- a line longer than fio's line buffer (4096 bytes in older versions) is cut, and its tail is
+  read as a line of its own;
+- a section whose name starts with ``global`` sets options for every job after it, and a line
+  that starts with ``include`` reads another file.
+
+Options that run commands or load code (:data:`FORBIDDEN`, :func:`forbidden`) are never
+written, whatever asks for them.
+"""
+
+from __future__ import annotations
+
+import errno
+import re
+import unicodedata
+import zlib
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from decimal import Decimal
+
+from iogate.engine.session import BsEntry, JobSpec
+from iogate.errors import EngineError
+from iogate.expr import printable, shown
+
+__all__ = ["ENGINES", "FLAG_KEYS", "FORBIDDEN", "FioUnsupported", "KNOWN_KEYS", "VALUE_FORMS",
+           "MAX_LINE_BYTES", "MAX_SECTION_CHARS", "forbidden", "job_options",
+           "render_jobfile", "section_name", "split_filenames"]
+
+PPM = 1_000_000  # JobSpec shares are parts per million
+PERCENT_PPM = PPM // 100
+ENGINES = ("null", "psync", "io_uring", "libaio", "sync")
+RW_MODES = ("read", "write", "randread", "randwrite", "rw", "randrw")
+RANDOM_MODES = ("randread", "randwrite", "randrw")
+
+# Never written: options that run a command (exec_prerun, exec_postrun, the exec engine and
+# its program/arguments), read another file (include), or load code (an external engine).
+FORBIDDEN = frozenset({"exec_prerun", "exec_postrun", "include", "program", "arguments",
+                       "ioengine=exec", "ioengine=external"})
+
+_INT = r"[0-9]+"
+_BOOL = r"[01]"
+_TIME = r"[0-9]+(us|ms|s)"
+_PER_DIR = r"[0-9]+(,[0-9]+)?"
+_SPLIT = r"[0-9]+/[0-9]+(:[0-9]+/[0-9]+)*"
+_RANGE = r"[0-9]+-[0-9]+"
+_FLAG = ""
+# Every option iogate writes, with the form its value must have: what job_options writes,
+# what a job file needs to order jobs (stonewall, loops), and reporting options that change
+# no I/O. A form of "" is a flag, written without a value; filename is free text (checked by
+# _text_problem), ioengine one of ENGINES.
+VALUE_FORMS: Mapping[str, str] = {
+    "ioengine": "|".join(ENGINES), "rw": "|".join(RW_MODES), "rwmixread": _INT,
+    "bs": _PER_DIR, "bsrange": f"{_RANGE}(,{_RANGE})?", "bssplit": f"{_SPLIT}(,{_SPLIT})?",
+    "blockalign": _PER_DIR, "iodepth": _INT, "numjobs": _INT, "filename": r"(?s).+",
+    "size": _INT, "offset": _INT, "direct": _BOOL, "invalidate": _BOOL, "overwrite": _BOOL,
+    "time_based": _FLAG, "runtime": _TIME, "ramp_time": _TIME, "norandommap": _FLAG,
+    "random_distribution": r"(zipf|pareto):[0-9]+(\.[0-9]+)?|zoned:" + _SPLIT,
+    "randseed": _INT, "randrepeat": _BOOL, "rate": _PER_DIR, "rate_iops": _PER_DIR,
+    "rate_process": "linear|poisson", "thinktime": _TIME, "thinktime_blocks": _INT,
+    "fsync": _INT, "fdatasync": _INT, "buffer_compress_percentage": _INT,
+    "buffer_compress_chunk": _INT, "buffer_pattern": r"0x[0-9a-f]+", "dedupe_percentage": _INT,
+    "refill_buffers": _FLAG, "scramble_buffers": _BOOL, "zero_buffers": _FLAG,
+    "verify": "crc32c|crc32", "verify_backlog": _INT, "verify_fatal": _BOOL,
+    "stonewall": _FLAG, "loops": _INT, "group_reporting": _FLAG, "lat_percentiles": _BOOL,
+    "clat_percentiles": _BOOL, "slat_percentiles": _BOOL,
+    "percentile_list": r"[0-9]+(\.[0-9]+)?(:[0-9]+(\.[0-9]+)?)*",
+}
+KNOWN_KEYS = frozenset(VALUE_FORMS)
+FLAG_KEYS = frozenset(k for k, form in VALUE_FORMS.items() if form == _FLAG)
+_FORMS = {k: re.compile(form) for k, form in VALUE_FORMS.items() if form != _FLAG}
+
+# fio reads a job file line into a buffer of 4096 bytes (older versions; 8192 in 3.x).
+MAX_LINE_BYTES = 4000
+# fio keeps job names of up to 127 bytes in its client/server messages.
+MAX_SECTION_CHARS = 120
+MAX_COMMENT_CHARS = 1000
+
+# fio's limits on values it stores in narrower integers.
+_RANDSEED_MAX = 2**63 - 1
+_U32_MAX = 2**32 - 1
+_FIO_VERIFY = {"crc32c": "crc32c", "crc32": "crc32"}  # iogate's xxhash is XXH64: fio's XXH32
+_SECTION = re.compile(r"[A-Za-z0-9_.,=+@()-]+")
+_SECTION_CHAR = re.compile(r"[^A-Za-z0-9_.,=+@()-]")
+
+
+# Formats a (read, write) pair as fio's per-direction value for the job's directions.
+PerDirection = Callable[[object, object], str]
+
+
+class FioUnsupported(EngineError):
+    """fio cannot run a job as iogate would; ``features`` names every reason."""
+
+    def __init__(self, features: Sequence[str]) -> None:
+        self.features = list(features)
+        super().__init__(errno.EOPNOTSUPP,
+                         "fio cannot run this job as iogate would: " + "; ".join(self.features))
+
+
+# -- job specs to options -----------------------------------------------------------------
+
+def job_options(spec: JobSpec) -> list[tuple[str, str]]:
+    """The fio options of a job, in a fixed order; ``""`` is the value of a flag.
+
+    Raise FioUnsupported naming every feature of ``spec`` that fio would run differently.
+    """
+    problems: list[str] = []
+    out: list[tuple[str, str]] = []
+    if spec.engine not in ENGINES:
+        problems.append(f"engine '{spec.engine}' (fio's engines here: {', '.join(ENGINES)})")
+    if spec.rw not in RW_MODES:
+        problems.append(f"rw mode '{spec.rw}'")
+    if problems:
+        raise FioUnsupported(problems)
+    reads, writes = spec.does("read"), spec.does("write")
+
+    def per_dir(read: object, write: object) -> str:
+        # A single value applies to every direction; a mixed job gives both.
+        if reads and writes:
+            return f"{read},{write}"
+        return str(read if reads else write)
+
+    out.append(("ioengine", spec.engine))
+    out.append(("rw", spec.rw))
+    if reads and writes:
+        out.append(("rwmixread", str(spec.rwmixread)))
+    out += _block_sizes(spec, per_dir, problems)
+    out.append(("iodepth", str(spec.iodepth)))
+    out.append(("numjobs", str(spec.numjobs)))
+    out += _files(spec, problems)
+    out.append(("size", str(spec.size)))
+    if spec.offset:
+        out.append(("offset", str(spec.offset)))
+    if spec.direct:
+        out.append(("direct", "1"))
+    out.append(("invalidate", "1" if spec.invalidate else "0"))
+    if spec.time_based:
+        out.append(("time_based", ""))
+    if spec.runtime_ns:
+        out.append(("runtime", _duration(spec.runtime_ns, "runtime", problems)))
+    if spec.ramp_ns:
+        out.append(("ramp_time", _duration(spec.ramp_ns, "ramp_time", problems)))
+    if spec.rw in RANDOM_MODES:
+        # iogate draws random offsets uniformly with replacement: fio's norandommap.
+        out.append(("norandommap", ""))
+        out += _distribution(spec, problems)
+    if spec.seed > _RANDSEED_MAX:
+        problems.append(f"seed {spec.seed} (fio's randseed takes at most {_RANDSEED_MAX})")
+    out.append(("randseed", str(spec.seed)))
+    out += _rates(spec, per_dir, problems)
+    out += _pacing(spec, problems)
+    if writes:
+        if spec.files():
+            # iogate lays a file out with data before writing it, as fio does only with
+            # overwrite (else it writes into a fresh, unwritten file).
+            out.append(("overwrite", "1"))
+        out += _data(spec)
+    out += _verify(spec, problems)
+    if spec.io_timeout_ns:
+        problems.append("io_timeout (fio has no limit on an outstanding request: its "
+                        "max_latency judges only requests that complete)")
+    if spec.no_layout:
+        problems.append("no_layout (fio lays out its files)")
+    if spec.test_crash:
+        problems.append("test_crash (a test-only fault of iogate's engine)")
+    if problems:
+        raise FioUnsupported(problems)
+    return out
+
+
+def _table_kind(table: list[BsEntry]) -> str:
+    if len(table) == 1:
+        return "fixed" if table[0].lo == table[0].hi else "range"
+    return "split" if all(e.lo == e.hi for e in table) else "mixed"
+
+
+def _block_sizes(spec: JobSpec, per_dir: PerDirection, problems: list[str]
+                 ) -> list[tuple[str, str]]:
+    tables = {d: [e for e in spec.bs_table(d) if e.weight > 0] for d in ("read", "write")}
+    used = [d for d in ("read", "write") if spec.does(d)]
+    kinds = {d: _table_kind(tables[d]) for d in used}
+    out: list[tuple[str, str]] = []
+    if "mixed" in kinds.values():
+        problems.append("a block size range inside a bssplit (fio's bssplit has fixed sizes)")
+    elif "split" in kinds.values() and "range" in kinds.values():
+        problems.append("a bssplit in one direction and a bsrange in the other")
+    elif "split" in kinds.values():
+        text = {d: _bssplit(tables[d], d, problems) for d in used}
+        out.append(("bssplit", per_dir(text.get("read"), text.get("write"))))
+    elif "range" in kinds.values():
+        text = {d: f"{tables[d][0].lo}-{tables[d][0].hi}" for d in used}
+        out.append(("bsrange", per_dir(text.get("read"), text.get("write"))))
+    else:
+        out.append(("bs", per_dir(spec.bs_read, spec.bs_write)))
+    align = {"read": spec.blockalign_read, "write": spec.blockalign_write}
+    if any(align[d] for d in used):
+        # A direction left at 0 aligns to its smallest block size, fio's default too.
+        value = {d: align[d] or min(e.lo for e in tables[d]) for d in used}
+        out.append(("blockalign", per_dir(value.get("read"), value.get("write"))))
+    return out
+
+
+def _bssplit(table: list[BsEntry], direction: str, problems: list[str]) -> str:
+    # fio reads each percentage as a whole number (atoi), and 0 as "share the rest".
+    parts = []
+    for e in table:
+        if e.weight % PERCENT_PPM:
+            problems.append(f"{direction} bssplit share {e.weight / PERCENT_PPM:g}% for "
+                            f"{e.lo} bytes (fio's bssplit takes whole percents)")
+        parts.append(f"{e.lo}/{e.weight // PERCENT_PPM}")
+    return ":".join(parts)
+
+
+def _files(spec: JobSpec, problems: list[str]) -> list[tuple[str, str]]:
+    names = spec.files()
+    if not names:
+        if spec.engine != "null":
+            problems.append("a job without a file (fio would make one named after the job)")
+        return []
+    for i, name in enumerate(names):
+        why = _filename_problem(name, last=i == len(names) - 1)
+        if why:
+            problems.append(f"file name {name!r}: {why}")
+    # fio separates names with ':' and reads '\:' as a ':' within a name.
+    return [("filename", ":".join(n.replace(":", "\\:") for n in names))]
+
+
+def _filename_problem(name: str, *, last: bool) -> str | None:
+    if name == "-":
+        return "fio reads '-' as standard input or output"
+    if name.endswith("\\") and not last:
+        return "a trailing backslash would escape fio's ':' between file names"
+    return _text_problem(name)
+
+
+def _text_problem(text: str) -> str | None:
+    """Why fio would not read ``text`` back as written in a job file, or None."""
+    if not text:
+        return "empty"
+    bad = next((c for c in text if unicodedata.category(c) in ("Cc", "Cs", "Zl", "Zp")), None)
+    if bad is not None:
+        return (f"holds the control character U+{ord(bad):04X} (a job file value is one line "
+                "of text)")
+    if ";" in text or "#" in text:
+        return "holds ';' or '#', where fio starts a comment"
+    if "$" in text:
+        return "holds '$', which fio expands ($VAR, ${VAR}, $ncpus...)"
+    if text != text.strip():
+        return "starts or ends with a blank, which fio strips"
+    return None
+
+
+def _duration(ns: int, what: str, problems: list[str]) -> str:
+    """An exact fio time: fio counts time options in microseconds and has no 'ns' unit."""
+    if ns % 1000:
+        problems.append(f"{what} {ns}ns (fio's times are whole microseconds)")
+    us = ns // 1000
+    if us % 1_000_000 == 0:
+        return f"{us // 1_000_000}s"
+    if us % 1000 == 0:
+        return f"{us // 1000}ms"
+    return f"{us}us"
+
+
+def _number(x: float) -> str:
+    """A float in plain decimal digits (no exponent), as short as round-trips."""
+    return format(Decimal(repr(x)), "f")
+
+
+def _distribution(spec: JobSpec, problems: list[str]) -> list[tuple[str, str]]:
+    if spec.dist == "uniform":
+        return []
+    if spec.dist in ("zipf", "pareto"):
+        return [("random_distribution", f"{spec.dist}:{_number(spec.dist_param)}")]
+    if spec.dist == "zoned":
+        zones = []
+        for z in spec.zones:
+            if z.access % PERCENT_PPM or z.size % PERCENT_PPM:
+                problems.append(f"zone {z.access / PERCENT_PPM:g}/{z.size / PERCENT_PPM:g} "
+                                "(fio's zoned distribution takes whole percents)")
+            if z.size == 0:
+                problems.append("a zone of size 0 (fio reads 0 as 'the rest')")
+            zones.append(f"{z.access // PERCENT_PPM}/{z.size // PERCENT_PPM}")
+        return [("random_distribution", "zoned:" + ":".join(zones))]
+    if spec.dist == "normal":
+        problems.append("random_distribution normal (fio's normal:DEV averages 12 uniform "
+                        "draws, adds a uniform jitter of DEV% and scatters the offsets: not a "
+                        "normal distribution with a sigma of DEV% of the region)")
+        return []
+    problems.append(f"random distribution '{spec.dist}'")
+    return []
+
+
+def _rates(spec: JobSpec, per_dir: PerDirection, problems: list[str]) -> list[tuple[str, str]]:
+    """fio limits each of numjobs threads, and a direction by rate (bytes) before rate_iops;
+    iogate limits the whole job and holds a direction to the stricter of the two."""
+    iops = {"read": 0, "write": 0}
+    bw = {"read": 0, "write": 0}
+    for d in ("read", "write"):
+        n_iops, n_bytes = spec.rate(d)
+        if not (n_iops or n_bytes) or not spec.does(d):
+            continue
+        table = [e for e in spec.bs_table(d) if e.weight > 0]
+        fixed = _table_kind(table) == "fixed"
+        if n_iops and not fixed:
+            problems.append(f"{d} rate_iops with several block sizes (fio turns rate_iops "
+                            "into bytes per second at the smallest block size)")
+            continue
+        if n_iops and n_bytes:  # one fixed block size: keep the stricter limit only
+            if n_iops * table[0].lo <= n_bytes:
+                n_bytes = 0
+            else:
+                n_iops = 0
+        for what, total, into in (("rate_iops", n_iops, iops), ("rate", n_bytes, bw)):
+            if not total:
+                continue
+            if total % spec.numjobs:
+                problems.append(f"{d} {what} {total} over {spec.numjobs} threads (fio limits "
+                                "each thread, and this total does not divide evenly)")
+            into[d] = total // spec.numjobs
+        if iops[d] > _U32_MAX:
+            problems.append(f"{d} rate_iops {iops[d]} per thread (fio's limit is {_U32_MAX})")
+    out: list[tuple[str, str]] = []
+    if any(bw.values()):
+        out.append(("rate", per_dir(bw["read"], bw["write"])))
+    if any(iops.values()):
+        out.append(("rate_iops", per_dir(iops["read"], iops["write"])))
+    if out:
+        out.append(("rate_process", spec.rate_process))
+    return out
+
+
+def _pacing(spec: JobSpec, problems: list[str]) -> list[tuple[str, str]]:
+    out: list[tuple[str, str]] = []
+    if spec.thinktime_ns:
+        if spec.thinktime_ns // 1000 > _U32_MAX:
+            problems.append(f"thinktime {spec.thinktime_ns}ns (fio's limit is {_U32_MAX}us)")
+        out.append(("thinktime", _duration(spec.thinktime_ns, "thinktime", problems)))
+        out.append(("thinktime_blocks", str(spec.thinktime_blocks or 1)))
+    if spec.sync_kind in ("fsync", "fdatasync") and spec.sync_every:
+        out.append((spec.sync_kind, str(spec.sync_every)))
+    elif spec.sync_kind not in ("none", "fsync", "fdatasync"):
+        problems.append(f"sync kind '{spec.sync_kind}'")
+    return out
+
+
+def _data(spec: JobSpec) -> list[tuple[str, str]]:
+    out: list[tuple[str, str]] = []
+    if spec.zero_buffers:
+        out.append(("zero_buffers", ""))
+    if spec.compress_pct:
+        out.append(("buffer_compress_percentage", str(spec.compress_pct)))
+        out.append(("buffer_compress_chunk", str(spec.compress_chunk or 512)))
+        if spec.pattern:
+            # The compressible part of each chunk repeats the pattern (zeros without one);
+            # without compress_pct the pattern is never written.
+            out.append(("buffer_pattern", "0x" + spec.pattern.hex()))
+    if spec.dedupe_pct:
+        out.append(("dedupe_percentage", str(spec.dedupe_pct)))
+    if spec.refill:
+        out.append(("refill_buffers", ""))
+    # fio alters every buffer a little by default; iogate writes what it filled.
+    out.append(("scramble_buffers", "0"))
+    return out
+
+
+def _verify(spec: JobSpec, problems: list[str]) -> list[tuple[str, str]]:
+    if spec.verify == "none":
+        return []
+    name = _FIO_VERIFY.get(spec.verify)
+    if name is None:
+        problems.append(f"verify {spec.verify}" + (
+            " (iogate's xxhash is XXH64; fio's verify=xxhash is XXH32)"
+            if spec.verify == "xxhash" else ""))
+        return []
+    if spec.time_based:
+        problems.append("verify on a time-based job (fio counts the reads that verify in "
+                        "its runtime, so they would never start)")
+    out = [("verify", name)]
+    if spec.verify_backlog:
+        out.append(("verify_backlog", str(spec.verify_backlog)))
+    if spec.verify_fatal:
+        out.append(("verify_fatal", "1"))
+    return out
+
+
+# -- job files ----------------------------------------------------------------------------
+
+def forbidden(key: str, value: str = "") -> str | None:
+    """Why ``key=value`` must never be written to a job file, or None."""
+    if key in FORBIDDEN or key.lower().startswith("include"):
+        return f"option '{key}' runs a command, loads code or reads another file"
+    if key == "ioengine":
+        if value in ENGINES:
+            return None
+        if value in ("exec", "external") or value.startswith("external:") \
+                or f"ioengine={value}" in FORBIDDEN:
+            return f"ioengine '{value}' runs a command or loads code"
+        return f"ioengine '{value}' is not one of {', '.join(ENGINES)}"
+    return None
+
+
+def split_filenames(value: str) -> list[str]:
+    """The file names fio reads from a ``filename`` value: ':' separates, '\\:' is a ':'
+    within a name, and empty names are skipped."""
+    names, current, i = [], "", 0
+    while i < len(value):
+        c = value[i]
+        if c == "\\" and value[i + 1:i + 2] == ":":
+            current += ":"
+            i += 2
+            continue
+        if c == ":":
+            if current:
+                names.append(current)
+            current = ""
+        else:
+            current += c
+        i += 1
+    if current:
+        names.append(current)
+    return names
+
+
+def section_name(text: str) -> str:
+    """``text`` made a safe section name: letters, digits and ``_.,=+@()-`` only (``[`` and
+    ``]`` become parentheses), never starting with 'global', at most MAX_SECTION_CHARS."""
+    name = _SECTION_CHAR.sub("_", text.replace("[", "(").replace("]", ")")) or "job"
+    if name.lower().startswith("global"):
+        name = "job-" + name
+    if len(name) > MAX_SECTION_CHARS:
+        digest = f"{_crc(text):08x}"
+        name = name[:MAX_SECTION_CHARS - len(digest) - 1] + "-" + digest
+    return name
+
+
+def _crc(text: str) -> int:
+    return zlib.crc32(text.encode("utf-8", "surrogatepass"))
+
+
+def _check_section(name: str) -> None:
+    if not isinstance(name, str) or not _SECTION.fullmatch(name):
+        raise ValueError(f"section name {name!r}: use letters, digits and _.,=+@()- only")
+    if len(name) > MAX_SECTION_CHARS:
+        raise ValueError(f"section name {name!r} is longer than {MAX_SECTION_CHARS} characters")
+    if name.lower().startswith("global"):
+        raise ValueError(f"section name {name!r}: fio reads a section starting with 'global' "
+                         "as options for every job")
+
+
+def _check_option(section: str, key: str, value: str) -> str:
+    """The option as a line, or ValueError saying why it cannot be written."""
+    where = f"[{section}] {key!r}"
+    if not isinstance(key, str) or not isinstance(value, str):
+        raise ValueError(f"{where}: keys and values must be strings")
+    why = forbidden(key, value)
+    if why:
+        raise ValueError(f"{where}: never written: {why}")
+    if key not in KNOWN_KEYS:
+        raise ValueError(f"{where}: not an option iogate writes")
+    if key in FLAG_KEYS:
+        if value:
+            raise ValueError(f"{where} is a flag, written without a value; got '{shown(value)}'")
+        return key
+    problem = _text_problem(value)
+    if problem:
+        raise ValueError(f"{where}: value '{shown(value)}' {problem}")
+    if not _FORMS[key].fullmatch(value):
+        raise ValueError(f"{where}: value '{shown(value)}' is not of the form fio reads as "
+                         "iogate means it")
+    if key == "filename" and "-" in split_filenames(value):
+        raise ValueError(f"{where}: fio reads the file name '-' as standard input or output")
+    line = f"{key}={value}"
+    if len(line.encode()) > MAX_LINE_BYTES:
+        raise ValueError(f"{where}: the line is {len(line.encode())} bytes; fio cuts lines "
+                         f"longer than its buffer (at most {MAX_LINE_BYTES} here)")
+    return line
+
+
+def _comment_lines(text: str) -> list[str]:
+    """``text`` as comment lines: control characters escaped, each line cut short, so a
+    comment can never end early or grow past fio's line buffer."""
+    out = []
+    for raw in text.replace("\r\n", "\n").split("\n"):
+        line = printable(raw)
+        if len(line) > MAX_COMMENT_CHARS:
+            line = line[:MAX_COMMENT_CHARS] + "..."
+        out.append(f"; {line}".rstrip())
+    return out
+
+
+def render_jobfile(sections: Iterable[tuple[str, Sequence[tuple[str, str]]]],
+                   comment: str = "", *,
+                   section_comments: Mapping[str, str] | None = None) -> str:
+    """A fio job file: ``comment`` first, then each section with its options in order.
+
+    Raise ValueError when a section name or option cannot be written safely and exactly
+    (see the module's docstring); nothing is written partially. ``section_comments`` puts
+    a comment above the section of that name.
+    """
+    lines: list[str] = _comment_lines(comment) + [""] if comment else []
+    seen: set[str] = set()
+    notes = dict(section_comments or {})
+    for name, options in sections:
+        _check_section(name)
+        if name in seen:
+            raise ValueError(f"section name {name!r} appears twice")
+        seen.add(name)
+        body = [_check_option(name, key, value) for key, value in options]
+        if name in notes:
+            lines += _comment_lines(notes.pop(name))
+        lines.append(f"[{name}]")
+        lines += body
+        lines.append("")
+    if notes:
+        raise ValueError(f"comments for sections that are not written: {sorted(notes)}")
+    return "\n".join(lines).rstrip("\n") + "\n"
