@@ -50,7 +50,7 @@ from iogate.spec.variables import expand_tree
 from iogate.units import format_duration
 
 __all__ = ["Case", "LoadedSuite", "PreconditionStep", "SteadyState", "SweepPoint",
-           "load_suite", "validate_paths", "Workload", "MAX_WORKLOADS"]
+           "load_suite", "load_suite_text", "validate_paths", "Workload", "MAX_WORKLOADS"]
 
 # Workloads of one suite, each point of a sweep counted: a suite beyond this is a mistake
 # (a sweep of too many variables), and loading it would take seconds per ten thousand.
@@ -68,6 +68,8 @@ class Case:
     line: int  # 1-based line where the workload starts
     workload: Workload
     expectations: list[Expectation] = field(default_factory=list)
+    # Judged on each host of a fleet alone (and on this machine, as one host, without one).
+    per_host_expectations: list[Expectation] = field(default_factory=list)
     # metric text -> (line number, that line of the file), to quote the user's own words
     source_lines: dict[str, tuple[int, str]] = field(default_factory=dict)
     # Cases of one group run together in one engine session; None: the case runs alone.
@@ -144,8 +146,16 @@ def _source_line(lines: list[str], line: int) -> tuple[int, str]:
 def load_suite(path: str | Path, env: Mapping[str, str] | None = None) -> LoadedSuite:
     """Load, expand and validate a suite file; raise SuiteError listing every problem."""
     path = Path(path)
-    filename = str(path)
     text = read_suite_text(path)  # SuiteError, located, for unreadable or undecodable files
+    return load_suite_text(text, path, env)
+
+
+def load_suite_text(text: str, path: str | Path, env: Mapping[str, str] | None = None
+                    ) -> LoadedSuite:
+    """Like :func:`load_suite`, for a suite already read (or made, e.g. from a fio job
+    file); ``path`` names it in messages and in the cases."""
+    path = Path(path)
+    filename = str(path)
     root, yaml_problems = load_yaml_lenient(text, filename)
     out = _Collector(filename, root)
     out.problems += yaml_problems
@@ -289,33 +299,9 @@ def _case(out: _Collector, tree: MarkedMap, i: int, entry: dict[str, Any],
                 if checked is not None:
                     preconditions.append(checked)
 
-    expectations: list[Expectation] = []
     source_lines: dict[str, tuple[int, str]] = {}
-    expect = entry.get("expect")
-    if isinstance(expect, dict):
-        for metric, value in expect.items():
-            # A list holds several comparisons on one metric: [">= 0.45", "<= 0.55"].
-            many = isinstance(value, list)
-            for k, text in enumerate(value if many else [value]):
-                where = base + ("expect", metric) + ((k,) if many else ())
-                try:
-                    exp = parse_expectation(str(metric), text)
-                except ExpectationError as exc:
-                    out.add(where, str(exc), value=True)
-                    continue
-                line = mark_of(tree, where)[0]
-                if exp.window is not None:
-                    # The engine cuts a job's series at one interval, so all windows share it.
-                    first = next((e for e in expectations if e.window is not None), None)
-                    if first is not None and first.window is not None \
-                            and first.window.interval_ns != exp.window.interval_ns:
-                        out.add(where, "all windowed expectations of a workload must use one "
-                                f"interval: {format_duration(first.window.interval_ns)} at line "
-                                f"{first.line}, {format_duration(exp.window.interval_ns)} at "
-                                f"line {line}", value=True)
-                        continue
-                expectations.append(replace(exp, line=line))
-                source_lines[exp.metric.text] = _source_line(lines, line)
+    expectations = _expectations(out, tree, base, "expect", entry, [], lines, source_lines)
+    per_host = _expectations(out, tree, base, "per_host", entry, expectations, lines, {})
 
     if workload is None or out.reported > problems_before or not isinstance(
             suite_name, str):
@@ -323,11 +309,48 @@ def _case(out: _Collector, tree: MarkedMap, i: int, entry: dict[str, Any],
     return Case(id=workload.name if point is None else f"{workload.name}[{point.label}]",
                 suite_name=suite_name, path=path,
                 line=mark_of(tree, base)[0], workload=workload, expectations=expectations,
+                per_host_expectations=per_host,
                 source_lines=source_lines, group=workload.group, preconditions=preconditions,
                 base_name=workload.name,
                 sweep_point={} if point is None else dict(point.variables),
                 repeat=workload.repeat, fail_fast=workload.fail_fast,
                 steady_state=workload.steady_state)
+
+
+def _expectations(out: _Collector, tree: MarkedMap, base: tuple[PathKey, ...], key: str,
+                  entry: Mapping[str, Any], earlier: list[Expectation], lines: list[str],
+                  source_lines: dict[str, tuple[int, str]]) -> list[Expectation]:
+    """The expectations under ``key`` (expect or per_host) of a workload; ``earlier`` are
+    those already read from another key, whose windows these must agree with."""
+    expectations: list[Expectation] = []
+    written = entry.get(key)
+    if not isinstance(written, dict):
+        return expectations  # anything else: reported by the file's validation
+    for metric, value in written.items():
+        # A list holds several comparisons on one metric: [">= 0.45", "<= 0.55"].
+        many = isinstance(value, list)
+        for k, text in enumerate(value if many else [value]):
+            where = base + (key, metric) + ((k,) if many else ())
+            try:
+                exp = parse_expectation(str(metric), text)
+            except ExpectationError as exc:
+                out.add(where, str(exc), value=True)
+                continue
+            line = mark_of(tree, where)[0]
+            if exp.window is not None:
+                # The engine cuts a job's series at one interval, so all windows share it.
+                first = next((e for e in [*earlier, *expectations] if e.window is not None),
+                             None)
+                if first is not None and first.window is not None \
+                        and first.window.interval_ns != exp.window.interval_ns:
+                    out.add(where, "all windowed expectations of a workload must use one "
+                            f"interval: {format_duration(first.window.interval_ns)} at line "
+                            f"{first.line}, {format_duration(exp.window.interval_ns)} at "
+                            f"line {line}", value=True)
+                    continue
+            expectations.append(replace(exp, line=line))
+            source_lines[exp.metric.text] = _source_line(lines, line)
+    return expectations
 
 
 def _precondition(out: _Collector, step: dict[str, Any], workload: dict[str, Any],

@@ -1042,6 +1042,7 @@ class Workload(JobFields):
     name: Name
     group: Name | None = None
     expect: dict[str, Any] = Field(default_factory=dict)
+    per_host: dict[str, Any] = Field(default_factory=dict)
     repeat: AtLeastOne = 1
     fail_fast: bool = False
     steady_state: SteadyState | None = None
@@ -1112,6 +1113,10 @@ SWEEP_SCHEMA = {
 }
 
 
+_EXPECT_SCHEMA: dict[str, Any] = {"additionalProperties": {"anyOf": [
+    {"type": "string"}, {"type": "array", "items": {"type": "string"}, "minItems": 1}]}}
+
+
 class WorkloadEntry(Defaults):
     """A workload as written in the file: any field may come from the defaults."""
 
@@ -1123,9 +1128,11 @@ class WorkloadEntry(Defaults):
     # Values are checked by iogate.expect, which explains a bare number better.
     expect: dict[str, Any] = Field(default_factory=dict, description=(
         "metric -> comparison, e.g. 'read.clat.p99': '<= 1.2ms', or a list of comparisons "
-        "on the same metric, e.g. ['>= 0.45', '<= 0.55']"), json_schema_extra={
-        "additionalProperties": {"anyOf": [
-            {"type": "string"}, {"type": "array", "items": {"type": "string"}, "minItems": 1}]}})
+        "on the same metric, e.g. ['>= 0.45', '<= 0.55']"), json_schema_extra=_EXPECT_SCHEMA)
+    per_host: dict[str, Any] = Field(default_factory=dict, description=(
+        "expectations like expect's, judged on each host of a fleet on its own (expect "
+        "judges the fleet as a whole); a run on this machine is one host"),
+        json_schema_extra=_EXPECT_SCHEMA)
 
 
 class SuiteFile(BaseModel):
@@ -1141,7 +1148,7 @@ class SuiteFile(BaseModel):
 # -- errors in plain words ----------------------------------------------------------------
 
 Loc = tuple[str | int, ...]
-_WORKLOAD_ONLY = ("name", "expect", "sweep", "fail_fast", "steady_state")
+_WORKLOAD_ONLY = ("name", "expect", "per_host", "sweep", "fail_fast", "steady_state")
 _YAML11_BOOLS = {"on", "off", "yes", "no", "y", "n"}
 _PER_DIRECTION = ("bs", "bsrange", "blockalign", "rate", "rate_iops")
 

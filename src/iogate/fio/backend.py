@@ -1,0 +1,529 @@
+"""Running job specs with the fio binary: on this machine, or on a fleet of ``fio --server``
+hosts through ``fio --client``.
+
+:func:`run` writes one job file section per job spec (all in one group, so they run at
+the same time, as the native engine runs a session's jobs), runs
+``fio --output-format=json+ --output=FILE`` and reads the file, never stdout (where fio
+mixes in warnings). The result has the shape of the native engine's:
+
+- per job and direction: ios (``total_ios``), bytes (``io_bytes``), runtime, IOPS and
+  bandwidth as fio reports them; ``sync`` holds fio's fsync/fdatasync calls.
+- slat, clat and lat: count, min, max, mean and stdev from fio, and a
+  :class:`~iogate.histogram.Histogram` built from fio's json+ bins, so percentiles come from
+  the histogram as the native engine's do. fio's bins are coarser than iogate's buckets: 64
+  per power of two (128 for iogate), each reported as its middle value, so a latency is
+  known to within 1/128 of its value (exact below 128 ns); fio puts everything from about
+  17 s up in its last bin. Each bin's count goes to iogate's bucket of that middle value.
+- resp and lag are iogate's own measures: fio has none, so they stay empty (unmeasured),
+  as do coverage, data ratios, queue depth and block size counts.
+- errors: fio stops a job at its first error, reported as the job's errno (or counts
+  them with ``continue_on_error``). On this machine fio's message about the first one
+  tells its direction and offset; otherwise (on a fleet) they are put on the job's first
+  direction at offset 0. When in the run it happened is unknown (0).
+
+fio runs each of a job's ``numjobs`` threads as a job of its own: their entries are summed
+(ios, bytes), their latency statistics merged exactly, runtime is the longest and IOPS and
+bandwidth are computed over it, as the native engine does for its threads.
+
+On a fleet every host runs every job; each host's result is kept (keyed ``host:port``) and
+the fleet's is the aggregate: ios, bytes, IOPS and bandwidth summed, histograms added,
+min/max over the hosts, means weighted by count and the standard deviation pooled exactly.
+A host that does not report every job (unreachable, or lost during the run: fio then
+carries on with the others and may even exit 0) is an :class:`EngineError` naming it: a
+fleet result never silently leaves a host out.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import errno
+import functools
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from iogate.engine.session import JobSpec, Progress
+from iogate.errors import EngineError
+from iogate.fio.hosts import Host
+from iogate.fio.options import FioUnsupported, job_options, render_jobfile
+from iogate.histogram import Histogram, bucket_index
+from iogate.results import DirectionResult, JobResult, LatencyStats, RunResult
+
+FIO_ENV = "IOGATE_FIO"  # the fio binary to run; default: fio on PATH
+# fio reports the bins of slat, clat and lat in one run (slat_percentiles) since early
+# 2020; 3.19 is the oldest version asked for.
+MIN_VERSION = (3, 19)
+INSTALL_HINT = "install fio (Debian/Ubuntu: apt-get install fio) or set IOGATE_FIO to its path"
+# Every section asks for the bins of all three latencies.
+REPORTING = (("clat_percentiles", "1"), ("lat_percentiles", "1"), ("slat_percentiles", "1"))
+STOP_GRACE_S = 10.0  # how long fio may take to stop after SIGINT before it is killed
+TAIL_LINES = 8  # lines of fio's messages quoted in an error
+_NS_PER_MS = 1_000_000
+_PR_SET_PDEATHSIG = 1
+# "fio: io_u error on file /f: No space left on device: write offset=0, buflen=4096"
+_IO_ERROR = re.compile(r"io_u error on file (?P<file>.+?): .*: (?P<dir>read|write) "
+                       r"offset=(?P<offset>\d+)")
+
+
+@dataclass
+class FioRun:
+    """A run through fio: ``result`` is the whole run (on a fleet, the aggregate over the
+    hosts); ``hosts`` holds each host's own result keyed ``host:port`` (empty for a run on
+    this machine)."""
+
+    result: RunResult
+    hosts: dict[str, RunResult] = field(default_factory=dict)
+
+    def spread(self, metric: str) -> tuple[float, float] | None:
+        """(lowest, highest) value of a metric over the hosts, or None when there is no
+        fleet or a host did not measure it."""
+        values = [r.metric(metric) for r in self.hosts.values()]
+        if not values or any(v is None for v in values):
+            return None
+        measured = [v for v in values if v is not None]
+        return min(measured), max(measured)
+
+
+# -- the binary -----------------------------------------------------------------------------
+
+def find_fio(binary: str | None = None) -> tuple[str, tuple[int, int]]:
+    """The path and (major, minor) version of the fio to run: ``binary``, else $IOGATE_FIO,
+    else fio on PATH. EngineError if it is missing, unusable or older than MIN_VERSION."""
+    name = binary or os.environ.get(FIO_ENV) or "fio"
+    path = shutil.which(name)
+    if path is None:
+        where = "does not exist or is not executable" if os.sep in name else "is not on PATH"
+        raise EngineError(errno.ENOENT, f"fio not found: '{name}' {where}; {INSTALL_HINT}")
+    try:
+        mtime = os.stat(path).st_mtime_ns
+    except OSError as exc:
+        raise EngineError(exc.errno or errno.ENOENT, f"fio at {path}: {exc.strerror}") from None
+    version = _version(path, mtime)
+    if version < MIN_VERSION:
+        raise EngineError(errno.ENOTSUP,
+                          f"{path} is fio {version[0]}.{version[1]}; the fio backend needs "
+                          f"fio {MIN_VERSION[0]}.{MIN_VERSION[1]} or newer (latency bins of "
+                          f"slat, clat and lat in one run); {INSTALL_HINT}")
+    return path, version
+
+
+@functools.lru_cache(maxsize=8)
+def _version(path: str, mtime_ns: int) -> tuple[int, int]:
+    """fio's version, asked once per binary (mtime_ns: a replaced binary is asked again)."""
+    try:
+        proc = subprocess.run([path, "--version"], stdin=subprocess.DEVNULL,
+                              capture_output=True, text=True, errors="replace", timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise EngineError(errno.ENOEXEC, f"cannot run '{path} --version': {exc}") from None
+    said = (proc.stdout + proc.stderr).strip()
+    match = re.search(r"fio-(\d+)\.(\d+)", said)
+    if proc.returncode != 0 or match is None:
+        raise EngineError(errno.ENOEXEC, f"'{path} --version' said {said[:200]!r} (exit "
+                                         f"status {proc.returncode}): not a fio iogate knows")
+    return int(match.group(1)), int(match.group(2))
+
+
+# -- the job file ---------------------------------------------------------------------------
+
+def section_names(specs: Sequence[JobSpec]) -> list[str]:
+    """The job file section of each spec, in order: fio reports results under these."""
+    return [f"job{i}" for i in range(len(specs))]
+
+
+def jobfile(specs: Sequence[JobSpec]) -> str:
+    """The job file that runs ``specs`` together. FioUnsupported names every feature of
+    every job that fio cannot run as iogate would."""
+    if not specs:
+        raise EngineError(errno.EINVAL, "a run needs at least one job")
+    sections: list[tuple[str, list[tuple[str, str]]]] = []
+    problems: list[str] = []
+    for i, (name, spec) in enumerate(zip(section_names(specs), specs, strict=True)):
+        try:
+            sections.append((name, [*job_options(spec), *REPORTING]))
+        except FioUnsupported as exc:
+            problems += [f"job {i + 1}: {f}" if len(specs) > 1 else f for f in exc.features]
+    if problems:
+        raise FioUnsupported(problems)
+    try:
+        return render_jobfile(sections, comment="iogate jobs, run together (--backend fio)")
+    except ValueError as exc:
+        raise EngineError(errno.EINVAL, f"cannot write a fio job file for this run: {exc}"
+                          ) from None
+
+
+# -- running --------------------------------------------------------------------------------
+
+def run(specs: list[JobSpec], *, hosts: Sequence[Host] = (),
+        on_progress: Callable[[Progress], None] | None = None,
+        should_stop: Callable[[], bool] | None = None,
+        binary: str | None = None, poll_interval: float = 0.2) -> FioRun:
+    """Run the jobs together with fio, here or on every host of ``hosts`` at once.
+
+    Like :func:`iogate.engine.session.run`: should_stop() returning True, or Ctrl-C, stops
+    fio (SIGINT, then SIGKILL after STOP_GRACE_S) and returns what it measured with
+    ``interrupted`` set, or raises KeyboardInterrupt when it left no complete result.
+    on_progress gets the elapsed time (fio's counts arrive only at the end). Raises
+    FioUnsupported (before fio runs) for a job fio cannot express, and EngineError when fio
+    is missing or too old, refuses the jobs, fails without a result, or a host does not
+    report; I/O errors of a job are in its result, as with the native engine.
+    """
+    text = jobfile(specs)
+    path, _ = find_fio(binary)
+    hosts = list(hosts)
+    with tempfile.TemporaryDirectory(prefix="iogate-fio-") as tmp:
+        work = Path(tmp)
+        jobs = work / "jobs.fio"
+        jobs.write_text(text, encoding="utf-8")
+        out = work / "out.json"
+        cmd = [path, "--output-format=json+", f"--output={out}", "--eta=never"]
+        # Each --client is followed by what that host runs (fio gives a job file only to
+        # the --client before it).
+        for h in hosts:
+            cmd += [f"--client={h.fio_client}", str(jobs)]
+        if not hosts:
+            cmd.append(str(jobs))
+        started = time.monotonic()
+        with open(work / "stdout", "wb") as stdout, open(work / "stderr", "wb") as stderr:
+            try:
+                # Its own session: a Ctrl-C at the terminal reaches iogate, which stops fio.
+                proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=stdout,
+                                        stderr=stderr, start_new_session=True,
+                                        preexec_fn=_dies_with(os.getpid()))
+            except OSError as exc:
+                raise EngineError(exc.errno or errno.ENOEXEC,
+                                  f"cannot run {path}: {exc.strerror}") from None
+            try:
+                interrupted = _wait(proc, specs, started, on_progress, should_stop,
+                                    poll_interval)
+            finally:
+                _kill(proc)
+        elapsed_ns = int((time.monotonic() - started) * 1e9)
+        raw = out.read_text(encoding="utf-8", errors="replace") if out.exists() else ""
+        said = "\n".join((work / name).read_text(encoding="utf-8", errors="replace")
+                         for name in ("stderr", "stdout"))
+    try:
+        return parse_output(raw, specs, hosts, status=proc.returncode, messages=said,
+                            interrupted=interrupted, elapsed_ns=elapsed_ns)
+    except EngineError:
+        if interrupted:
+            raise KeyboardInterrupt from None  # stopped before fio had a result
+        raise
+
+
+def _dies_with(parent: int) -> Callable[[], None]:
+    """What fio's process runs before fio: ask for SIGTERM when iogate dies (fio then stops
+    its jobs, or its servers' jobs), so that an aborted runner never leaves I/O running."""
+    prctl = None
+    with contextlib.suppress(OSError, AttributeError):
+        prctl = ctypes.CDLL(None, use_errno=True).prctl  # looked up before the fork
+
+    def setup() -> None:
+        if prctl is not None:
+            prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+        if os.getppid() != parent:  # iogate died before prctl took effect
+            os._exit(1)
+
+    return setup
+
+
+def _wait(proc: subprocess.Popen[bytes], specs: Sequence[JobSpec], started: float,
+          on_progress: Callable[[Progress], None] | None,
+          should_stop: Callable[[], bool] | None, poll_interval: float) -> bool:
+    """Wait for fio to finish; True when it was stopped (should_stop or Ctrl-C)."""
+    try:
+        while True:
+            try:
+                proc.wait(timeout=poll_interval)
+                return False
+            except subprocess.TimeoutExpired:
+                pass
+            if on_progress is not None:
+                on_progress(_progress(specs, started))
+            if should_stop is not None and should_stop():
+                break
+    except KeyboardInterrupt:
+        pass
+    _stop(proc)
+    return True
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    """SIGINT: fio stops its jobs and writes what it measured; killed if it takes too long
+    or on a second Ctrl-C (which then propagates)."""
+    try:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=STOP_GRACE_S)
+    except subprocess.TimeoutExpired:
+        _kill(proc)
+    except KeyboardInterrupt:
+        _kill(proc)
+        raise
+
+
+def _kill(proc: subprocess.Popen[bytes]) -> None:
+    """Kill fio and its job processes (its whole session) if it still runs."""
+    if proc.poll() is not None:
+        return
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    proc.wait()
+
+
+def _progress(specs: Sequence[JobSpec], started: float) -> Progress:
+    elapsed = int((time.monotonic() - started) * 1e9)
+    ramp = max(s.ramp_ns for s in specs)
+    # The end is known only when every job runs for a set time.
+    expected = max(s.ramp_ns + s.runtime_ns for s in specs) \
+        if all(s.time_based and s.runtime_ns for s in specs) else 0
+    return Progress(state="ramp" if elapsed < ramp else "running", elapsed_ns=elapsed,
+                    counted_ns=max(0, elapsed - ramp), expected_ns=expected, ios=(0, 0),
+                    bytes=(0, 0), errors=0, jobs_done=0, jobs=len(specs))
+
+
+# -- reading fio's output -------------------------------------------------------------------
+
+def parse_output(raw: str, specs: Sequence[JobSpec], hosts: Sequence[Host] = (), *,
+                 status: int = 0, messages: str = "", interrupted: bool = False,
+                 elapsed_ns: int = 0) -> FioRun:
+    """The results in what fio wrote to its ``--output`` file, given its exit status and
+    what it said on stderr and stdout (``messages``); the same checks as :func:`run`."""
+    # fio writes some messages (a lost host, a signal) to the output file before its JSON.
+    preamble = raw[:raw.find("{")] if "{" in raw else raw
+    return _results(_document(raw), messages + "\n" + preamble, status, specs, hosts,
+                    interrupted, elapsed_ns)
+
+
+def _document(raw: str) -> dict[str, Any] | None:
+    """fio's JSON document in its output file, after whatever text precedes it."""
+    decoder = json.JSONDecoder()
+    start = raw.find("{")
+    while start >= 0:
+        try:
+            doc, _ = decoder.raw_decode(raw, start)
+        except ValueError:
+            doc = None
+        if isinstance(doc, dict) and "fio version" in doc:
+            return doc
+        start = raw.find("{", start + 1)
+    return None
+
+
+def _results(doc: dict[str, Any] | None, messages: str, status: int,
+             specs: Sequence[JobSpec], hosts: Sequence[Host], interrupted: bool,
+             elapsed_ns: int) -> FioRun:
+    lines = _lines(messages)
+    entries: Mapping[str, list[list[dict[str, Any]]]] = {}
+    if doc is not None:
+        entries = _entries(doc, specs, hosts)
+    missing = [h for h in hosts if not any(entries.get(h.key, []))]
+    if missing:
+        raise EngineError(errno.EHOSTUNREACH,
+                          "; ".join(_host_problem(h, hosts, lines) for h in missing))
+    if doc is None:
+        what = _status(status) if status else "wrote no result"
+        raise EngineError(errno.EIO, f"fio {what}{_tail(lines)}")
+    by_host: dict[str, RunResult] = {}
+    short: str | None = None  # a job with fewer entries than threads
+    for key in [h.key for h in hosts] or [""]:
+        jobs = entries.get(key) or [[] for _ in specs]
+        for i, (spec, clones) in enumerate(zip(specs, jobs, strict=True)):
+            if len(clones) != spec.numjobs and short is None:
+                short = (f"{f'host {key}' if key else 'fio'} reported {len(clones)} of the "
+                         f"{spec.numjobs} threads of job {i + 1}")
+        if short is not None:
+            continue
+        try:
+            # fio's messages about I/O errors name no host: they locate errors of a local run.
+            said = [] if hosts else lines
+            results = [_job(clones, spec, said)
+                       for clones, spec in zip(jobs, specs, strict=True)]
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise EngineError(errno.EPROTO, f"fio's output is not what iogate reads: {exc!r}"
+                              ) from None
+        by_host[key] = RunResult(jobs=results, interrupted=interrupted, elapsed_ns=elapsed_ns,
+                                 specs=list(specs))
+    if short is not None:
+        failed = f" (fio {_status(status)})" if status else ""
+        raise EngineError(errno.EIO, f"{short}{failed}{_tail(lines)}")
+    io_errors = any(d.errors for r in by_host.values() for j in r.jobs
+                    for d in (j.read, j.write))
+    if status != 0 and not interrupted and not io_errors:
+        # fio failed, and not because a job hit an I/O error (which its result holds).
+        raise EngineError(errno.EIO, f"fio {_status(status)}{_tail(lines)}")
+    if not hosts:
+        return FioRun(result=by_host[""])
+    fleet = {h.key: by_host[h.key] for h in hosts}
+    aggregate = RunResult(
+        jobs=[_sum_hosts([r.jobs[i] for r in fleet.values()]) for i in range(len(specs))],
+        interrupted=interrupted, elapsed_ns=elapsed_ns, specs=list(specs), hosts=dict(fleet))
+    return FioRun(result=aggregate, hosts=fleet)
+
+
+def _entries(doc: dict[str, Any], specs: Sequence[JobSpec], hosts: Sequence[Host]
+             ) -> dict[str, list[list[dict[str, Any]]]]:
+    """fio's entries by host key ("" without hosts), then by job, one per thread."""
+    index = {name: i for i, name in enumerate(section_names(specs))}
+    by_address: dict[tuple[Any, Any], str] = {(h.name, h.port): h.key for h in hosts}
+    listed = doc.get("client_stats" if hosts else "jobs")
+    out: dict[str, list[list[dict[str, Any]]]] = {}
+    for entry in listed if isinstance(listed, list) else []:
+        if not isinstance(entry, dict) or entry.get("jobname") not in index:
+            continue  # fio's "All clients" aggregate, or not a job of this run
+        if hosts:
+            key = by_address.get((entry.get("hostname"), entry.get("port")))
+            if key is None:
+                continue
+        else:
+            key = ""
+        jobs = out.setdefault(key, [[] for _ in specs])
+        jobs[index[entry["jobname"]]].append(entry)
+    return out
+
+
+def _job(clones: list[dict[str, Any]], spec: JobSpec, said: Sequence[str] = ()) -> JobResult:
+    """One job's result from the entries of its threads; ``said``: fio's messages, where
+    the first I/O error on one of the job's files tells its direction and offset."""
+    directions = {d: _merge_threads([_direction(c[d]) for c in clones])
+                  for d in ("read", "write")}
+    sync = _merge_threads([_sync(c.get("sync") or {}) for c in clones])
+    errors, first_errno = 0, 0
+    for c in clones:
+        error = int(c.get("error") or 0)
+        # total_err/first_error appear with continue_on_error; else fio stops at the first.
+        errors += int(c["total_err"]) if "total_err" in c else int(error != 0)
+        first_errno = first_errno or int(c.get("first_error") or error)
+    if errors:
+        where = next((m for m in map(_IO_ERROR.search, said)
+                      if m is not None and m["file"] in spec.files()), None)
+        name = where["dir"] if where else "read" if spec.does("read") else "write"
+        first = directions[name]
+        first.errors, first.first_errno = errors, first_errno
+        first.first_error_offset = int(where["offset"]) if where else 0
+    return JobResult(read=directions["read"], write=directions["write"], sync=sync,
+                     nfiles=len(spec.files()))
+
+
+def _direction(block: dict[str, Any]) -> DirectionResult:
+    return DirectionResult(
+        ios=int(block["total_ios"]), bytes=int(block["io_bytes"]),
+        runtime_ns=int(block["runtime"]) * _NS_PER_MS, iops=float(block["iops"]),
+        bw=float(block["bw_bytes"]), slat=_latency(block.get("slat_ns")),
+        clat=_latency(block.get("clat_ns")), lat=_latency(block.get("lat_ns")))
+
+
+def _sync(block: dict[str, Any]) -> DirectionResult:
+    # A sync call is one step: its latency is lat, and clat the same (as the native engine).
+    lat = _latency(block.get("lat_ns"))
+    # fio counts fsync calls in total_ios but fdatasync calls only in their latency.
+    return DirectionResult(ios=max(int(block.get("total_ios") or 0), lat.count), lat=lat,
+                           clat=lat)
+
+
+def _latency(block: dict[str, Any] | None) -> LatencyStats:
+    """fio's statistics of one latency; the histogram from its json+ bins (ns -> count)."""
+    if not block or not int(block.get("N") or 0):
+        return LatencyStats()
+    hist = Histogram()
+    for value, count in (block.get("bins") or {}).items():
+        hist.counts[bucket_index(int(value))] += int(count)
+    return LatencyStats(count=int(block["N"]), min=int(block["min"]), max=int(block["max"]),
+                        mean=float(block["mean"]), stdev=float(block["stddev"]),
+                        histogram=hist)
+
+
+def _merge_threads(parts: list[DirectionResult]) -> DirectionResult:
+    """A job's threads as one job: counts summed, runtime the longest, rates over it."""
+    if len(parts) == 1:
+        return parts[0]  # fio's own figures
+    out = _merged(parts)
+    out.runtime_ns = max(p.runtime_ns for p in parts)
+    if out.runtime_ns:
+        out.iops = out.ios * 1e9 / out.runtime_ns
+        out.bw = out.bytes * 1e9 / out.runtime_ns
+    return out
+
+
+def _sum_hosts(jobs: list[JobResult]) -> JobResult:
+    """One job over the hosts of a fleet: counts and rates summed, latencies merged."""
+    dirs = {}
+    for name in ("read", "write", "sync"):
+        parts = [j.direction(name) for j in jobs]
+        merged = _merged(parts)
+        merged.runtime_ns = max(p.runtime_ns for p in parts)
+        merged.iops = sum(p.iops for p in parts)
+        merged.bw = sum(p.bw for p in parts)
+        dirs[name] = merged
+    return JobResult(read=dirs["read"], write=dirs["write"], sync=dirs["sync"],
+                     nfiles=max(j.nfiles for j in jobs))
+
+
+def _merged(parts: list[DirectionResult]) -> DirectionResult:
+    """Counts, latencies and errors of several parts (rates and runtime left to the caller)."""
+    first = next((p for p in parts if p.errors), None)
+    return DirectionResult(
+        ios=sum(p.ios for p in parts), bytes=sum(p.bytes for p in parts),
+        slat=LatencyStats.merged(p.slat for p in parts),
+        clat=LatencyStats.merged(p.clat for p in parts),
+        lat=LatencyStats.merged(p.lat for p in parts),
+        errors=sum(p.errors for p in parts),
+        first_errno=first.first_errno if first is not None else 0)
+
+
+# -- messages -------------------------------------------------------------------------------
+
+def _lines(text: str) -> list[str]:
+    # fio sometimes writes its next message without ending the last line.
+    text = re.sub(r"(?<=\S)(?=fio: )", "\n", text)
+    return [line.strip() for line in text.splitlines() if line.strip()]
+
+
+def _status(status: int) -> str:
+    if status < 0:
+        try:
+            name = signal.Signals(-status).name
+        except ValueError:
+            name = f"signal {-status}"
+        return f"was killed by {name}"
+    return f"exited with status {status}"
+
+
+def _tail(lines: list[str]) -> str:
+    # fio says some things twice (on stderr and in its output): once is enough.
+    unique = list(dict.fromkeys(lines))
+    return (": " + " | ".join(unique[-TAIL_LINES:])) if unique else ""
+
+
+def _mentions(line: str, host: Host) -> bool:
+    name = re.escape(host.name)
+    if re.search(rf"(?<![\w.:])\[?{name}\]?[:,]{host.port}(?!\d)", line):
+        return True
+    # fio names a lost host without its port ("client: host=NAME disconnected").
+    return re.search(rf"host={name}(?![\w.:])", line) is not None
+
+
+def _host_problem(host: Host, hosts: Sequence[Host], lines: list[str]) -> str:
+    """"host h:p did not report: <fio's lines about it>"."""
+    said: list[str] = []
+    for i, line in enumerate(lines):
+        if not _mentions(line, host):
+            continue
+        # fio's reason ("fio: connect: Connection refused") comes on the line before.
+        before = lines[i - 1] if i else ""
+        if before and before not in said and not any(_mentions(before, h) for h in hosts):
+            said.append(before)
+        if line not in said:
+            said.append(line)
+    reason = " | ".join(said[-TAIL_LINES:]) if said else "fio said nothing about it"
+    return f"host {host.key} did not report: {reason}"
