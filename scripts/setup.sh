@@ -26,9 +26,11 @@ need_pkgs=()
 [ -f /usr/include/isa-l/crc.h ] || need_pkgs+=(libisal-dev)
 [ -f /usr/include/xxhash.h ] || need_pkgs+=(libxxhash-dev)
 if [ "$mode" = test ]; then
-    # fault injection in the tests: a FUSE filesystem, mkfs and partition tools for loop devices
+    # fault injection in the tests: a FUSE filesystem
     [ -f /usr/include/fuse3/fuse.h ] || need_pkgs+=(libfuse3-dev)
     command -v fusermount3 >/dev/null 2>&1 || need_pkgs+=(fuse3)
+    # the fio backend, fleets of fio servers, and the cross-checks against fio
+    command -v fio >/dev/null 2>&1 || need_pkgs+=(fio)
 fi
 command -v gcc >/dev/null 2>&1 || command -v cc >/dev/null 2>&1 || need_pkgs+=(gcc)
 command -v pkg-config >/dev/null 2>&1 || need_pkgs+=(pkg-config)

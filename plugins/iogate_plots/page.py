@@ -75,7 +75,7 @@ def _metrics_cell(result: CaseResult) -> str:
 
 
 def _problems_cell(result: CaseResult) -> str:
-    lines = [f'<span class="fail">{_e(c.expectation.key)}</span> expected '
+    lines = [f'<span class="fail">{_e(c.key)}</span> expected '
              f"{_e(expected_text(c))}, observed {_e(observed_text(c))}"
              for c in result.failed_checks]
     if result.error:
@@ -98,7 +98,7 @@ def _summary_rows(cases: Sequence[CaseFiles]) -> list[list[str]]:
 def _checks_details(result: CaseResult) -> str:
     if not result.checks:
         return "<p>No expectations.</p>"
-    rows = [[f"<code>{_e(c.expectation.key)}</code>", _e(expected_text(c)),
+    rows = [[f"<code>{_e(c.key)}</code>", _e(expected_text(c)),
              _e(observed_text(c)),
              f'<span class="{"ok" if c.passed else "fail"}">{_e(verdict(c))}</span>',
              _e(c.reason)] for c in result.checks]

@@ -21,6 +21,7 @@ import pytest
 RESULTS_KEY = pytest.StashKey[list[Any]]()
 GROUP_RESULTS_KEY = pytest.StashKey[dict[Any, Any]]()
 GATE_KEY = pytest.StashKey[Any]()
+ENGINE_KEY = pytest.StashKey[Any]()
 # The terminal as it was before capturing began; live progress goes there.
 TERMINAL_KEY = pytest.StashKey[Any]()
 
@@ -35,6 +36,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     metavar="/dev/disk/by-id/NAME", dest="iogate_allow_destructive",
                     help="allow writing block devices (never mounted or in-use ones); name a "
                          "device by id to allow it even when it carries data")
+    group.addoption("--iogate-backend", choices=("native", "fio"), default="native",
+                    help="run the workloads with iogate's engine (native) or with fio")
+    group.addoption("--iogate-hosts", metavar="HOST[:PORT],...|@FILE", default=None,
+                    help="run every case on these fio servers at once (with --iogate-backend fio)")
     group.addoption("--iogate-baseline", metavar="FILE", default=None,
                     help="judge expectations that refer to baseline against FILE")
     group.addoption("--iogate-save-baseline", metavar="FILE", default=None,
@@ -70,6 +75,15 @@ def pytest_configure(config: pytest.Config) -> None:
     elif config.getoption("iogate_save_baseline"):
         gate = Gate(alpha=alpha, min_effect_pct=effect, recording=True)
     config.stash[GATE_KEY] = gate
+    from iogate import backends
+    from iogate.fio.hosts import parse_hosts
+
+    hosts = config.getoption("iogate_hosts")
+    try:
+        config.stash[ENGINE_KEY] = backends.engine_for(config.getoption("iogate_backend"),
+                                                       parse_hosts(hosts) if hosts else ())
+    except (backends.BackendError, ValueError) as exc:
+        raise pytest.UsageError(f"--iogate-hosts/--iogate-backend: {exc}") from None
     hooks.configure(lambda o: config.getoption(o.dest, None))
 
 
@@ -133,6 +147,7 @@ class WorkloadItem(pytest.Item):
                 return run_cases(cases, filename=self.config.getoption("iogate_filename"),
                                  on_progress=progress, on_phase=progress.set_phase,
                                  gate=self.config.stash.get(GATE_KEY, None),
+                                 engine=self.config.stash[ENGINE_KEY],
                                  safety=Policy.from_option(
                                      self.config.getoption("iogate_allow_destructive")))
             finally:
@@ -208,11 +223,12 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
 
     terminalreporter.write_sep("=", "iogate results")
     terminalreporter.write_line(summary_table(results))
-    from iogate.report import sweep_tables
+    from iogate.report import hosts_tables, sweep_tables
 
-    if sweep_tables(results):
-        terminalreporter.write_line("")
-        terminalreporter.write_line(sweep_tables(results))
+    for extra in (sweep_tables(results), hosts_tables(results)):
+        if extra:
+            terminalreporter.write_line("")
+            terminalreporter.write_line(extra)
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

@@ -42,15 +42,86 @@ def _suite_files(paths: Sequence[str]) -> list[Path]:
 
 
 def _load_all(paths: Sequence[str]) -> list[LoadedSuite]:
-    from iogate.spec import validate_paths
+    """Every suite, fio job files (``.fio``, or starting with a [section]) imported; one
+    SuiteError with the problems of all of them."""
+    from iogate.fio.importer import is_jobfile, load_jobfile
+    from iogate.spec import load_suite
 
-    return validate_paths(_suite_files(paths))
+    suites, problems = [], []
+    for path in _suite_files(paths):
+        try:
+            suites.append(load_jobfile(path) if is_jobfile(path) else load_suite(path))
+        except SuiteError as exc:
+            problems += exc.problems
+    if problems:
+        raise SuiteError(problems)
+    return suites
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
     suites = _load_all(args.paths)
     for s in suites:
         print(f"{s.path}: ok, {len(s.cases)} case(s): {', '.join(c.id for c in s.cases)}")
+    return EXIT_OK
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from iogate.fio.exporter import export
+    from iogate.runner import case_id
+
+    suites = _load_all([args.suite])
+    if len(suites) != 1:
+        print(f"iogate: export takes one suite file; {args.suite} holds {len(suites)}",
+              file=sys.stderr)
+        return EXIT_INVALID
+    suite = suites[0]
+    cases = [c for c in suite.cases if not args.k or args.k in case_id(c)]
+    if not cases:
+        print(f"iogate: no case matches -k {args.k!r}", file=sys.stderr)
+        return EXIT_INVALID
+    result = export(suite, filename_override=args.filename, cases=cases)
+    for cid, why in result.skipped:
+        print(f"iogate: {suite.path.name}::{cid}: not exported: {why}", file=sys.stderr)
+    if not result.cases:
+        print(f"iogate: no case of {suite.path} can run in fio", file=sys.stderr)
+        return EXIT_INVALID
+    if not args.output:
+        sys.stdout.write(result.text)
+        return EXIT_OK
+    out = Path(args.output)
+    partial = out.with_name(f".{out.name}.partial")
+    try:  # whole or not at all
+        partial.write_text(result.text, encoding="utf-8")
+        partial.replace(out)
+    except OSError as exc:
+        print(f"iogate: cannot write {out}: {exc.strerror or exc}", file=sys.stderr)
+        partial.unlink(missing_ok=True)
+        return EXIT_RUNTIME
+    print(f"{out}: {len(result.cases)} case(s)", file=sys.stderr)
+    return EXIT_OK
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    from iogate.fio.importer import import_jobfile
+
+    text = import_jobfile(args.jobfile)
+    if not args.output:
+        sys.stdout.write(text)
+        return EXIT_OK
+    out = Path(args.output)
+    if out.exists() and out.resolve() == Path(args.jobfile).resolve():
+        print(f"iogate: {out} is the job file itself; write the suite elsewhere",
+              file=sys.stderr)
+        return EXIT_INVALID
+    partial = out.with_name(f".{out.name}.partial")
+    try:  # whole or not at all
+        partial.write_text(text, encoding="utf-8")
+        partial.replace(out)
+    except OSError as exc:
+        print(f"iogate: cannot write {out}: {exc.strerror or exc}", file=sys.stderr)
+        partial.unlink(missing_ok=True)
+        return EXIT_RUNTIME
+    print(f"{out}: imported from {args.jobfile}", file=sys.stderr)
     return EXIT_OK
 
 
@@ -87,8 +158,9 @@ def _interrupts_deferred() -> Iterator[None]:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from iogate import hooks, report
+    from iogate import backends, hooks, report
     from iogate.baseline import Baseline, BaselineError
+    from iogate.fio.hosts import parse_hosts
     from iogate.runner import (
         OUTCOMES,
         CaseResult,
@@ -123,6 +195,11 @@ def cmd_run(args: argparse.Namespace) -> int:
         return EXIT_INVALID
     hooks.configure(lambda o: getattr(args, o.dest, None))
     safety = Policy.from_option(args.allow_destructive)
+    try:
+        engine = backends.engine_for(args.backend, parse_hosts(args.hosts) if args.hosts else ())
+    except (backends.BackendError, ValueError) as exc:
+        print(f"iogate: {exc}", file=sys.stderr)
+        return EXIT_INVALID
     signal.signal(signal.SIGTERM, _raise_interrupt)
     results: list[CaseResult] = []
     for unit in plan(cases):
@@ -130,7 +207,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         line = report.ProgressLine(label, stream=sys.stderr, total_bytes=expected_bytes(unit))
         try:
             unit_results = run_cases(unit, filename=args.filename, on_progress=line,
-                                     on_phase=line.set_phase, gate=gate, safety=safety)
+                                     on_phase=line.set_phase, gate=gate, safety=safety,
+                                     engine=engine)
         finally:
             line.close()
         for result in unit_results:
@@ -151,6 +229,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     if report.sweep_tables(results):
         print()
         print(report.sweep_tables(results))
+    if report.hosts_tables(results):
+        print()
+        print(report.hosts_tables(results))
     if report.warnings_text(results):
         print()
         print(report.warnings_text(results))
@@ -202,7 +283,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     run = sub.add_parser("run", help="run suites and judge their expectations")
-    run.add_argument("paths", nargs="+", metavar="PATH", help="suite files or directories")
+    run.add_argument("paths", nargs="+", metavar="PATH",
+                     help="suite files, fio job files (.fio) or directories")
     run.add_argument("--json", metavar="FILE", help="write the results document to FILE")
     run.add_argument("--filename", metavar="PATH", help="run every workload against PATH")
     run.add_argument("-k", metavar="SUBSTRING", help="only cases whose id contains SUBSTRING")
@@ -210,6 +292,11 @@ def build_parser() -> argparse.ArgumentParser:
                      metavar="/dev/disk/by-id/NAME",
                      help="allow writing block devices (never mounted or in-use ones); name a "
                           "device by id to allow it even when it carries data")
+    run.add_argument("--backend", choices=("native", "fio"), default="native",
+                     help="run the workloads with iogate's engine (native) or with fio")
+    run.add_argument("--hosts", metavar="HOST[:PORT],...|@FILE",
+                     help="run every case on these fio servers (fio --server) at once, "
+                          "with --backend fio")
     run.add_argument("--baseline", metavar="FILE",
                      help="judge expectations that refer to baseline against FILE")
     run.add_argument("--save-baseline", metavar="FILE",
@@ -228,6 +315,21 @@ def build_parser() -> argparse.ArgumentParser:
 
     compare_module.add_arguments(compare)
     compare.set_defaults(func=compare_module.run)
+
+    export = sub.add_parser("export", help="write a suite's cases as a fio job file")
+    export.add_argument("suite", metavar="SUITE", help="the suite file")
+    export.add_argument("-o", "--output", metavar="FILE",
+                        help="write the job file to FILE (default: standard output)")
+    export.add_argument("-k", metavar="SUBSTRING", help="only cases whose id contains SUBSTRING")
+    export.add_argument("--filename", metavar="PATH",
+                        help="the target of every case, as with run --filename")
+    export.set_defaults(func=cmd_export)
+
+    imp = sub.add_parser("import", help="turn a fio job file into a suite")
+    imp.add_argument("jobfile", metavar="JOB.fio", help="the fio job file")
+    imp.add_argument("-o", "--output", metavar="FILE",
+                     help="write the suite to FILE (default: standard output)")
+    imp.set_defaults(func=cmd_import)
 
     validate = sub.add_parser("validate", help="check suites without running them")
     validate.add_argument("paths", nargs="+", metavar="PATH")

@@ -411,6 +411,13 @@ class Check:
     threshold: float | None = None
     intervals: int | None = None  # windowed: how many intervals were judged
     judged: bool = True  # False: deliberately not judged (recording a baseline); never fails
+    host: str | None = None  # a per_host expectation: the host ("name:port") judged
+
+    @property
+    def key(self) -> str:
+        """The expectation's metric as written, prefixed with the host it judged, if any."""
+        key = self.expectation.key
+        return f"{self.host}: {key}" if self.host else key
 
     @property
     def observed_kind(self) -> Kind:

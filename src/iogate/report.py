@@ -9,7 +9,7 @@ import os
 import sys
 import tempfile
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -17,7 +17,7 @@ from iogate import __version__, environment, hooks
 from iogate.engine.session import Progress
 from iogate.expect import Check, format_value
 from iogate.metrics import DIRECTIONS, LATENCIES, Kind, parse_metric
-from iogate.runner import OUTCOMES, CaseResult
+from iogate.runner import OUTCOMES, SPREAD_METRICS, CaseResult, host_spread
 from iogate.textplot import latency_summary
 from iogate.units import format_count, format_duration_exact, format_size_exact
 
@@ -66,7 +66,7 @@ def expected_text(check: Check) -> str:
 
 
 def checks_table(checks: Sequence[Check]) -> str:
-    rows = [(c.expectation.key, expected_text(c), observed_text(c),
+    rows = [(c.key, expected_text(c), observed_text(c),
              verdict(c)) for c in checks]
     return table(("metric", "expected", "observed", "verdict"), rows)
 
@@ -154,6 +154,7 @@ def workload_lines(result: CaseResult) -> list[str]:
     data = {k: full[k] for k in core if k in full}
     data.update(workload.model_dump(mode="json", exclude_none=True, exclude_defaults=True))
     data.pop("expect", None)
+    data.pop("per_host", None)
     if result.target is not None:
         data["filename"] = result.target
     lines = []
@@ -177,13 +178,40 @@ def _metric_cell(result: CaseResult, path: str) -> str | None:
     return None if value is None else format_value(parse_metric(path).kind, value)
 
 
+def hosts_tables(results: Sequence[CaseResult]) -> str:
+    """For each case run on a fleet: a row per host with its headline metrics and whether its
+    per_host expectations held, then the fleet (the aggregate) and the spread. Empty when no
+    case ran on hosts."""
+    out = []
+    for r in results:
+        if not r.hosts:
+            continue
+        shown = [p for p in SPREAD_METRICS if any(p in m for m in r.hosts.values())]
+        rows = []
+        for host, metrics in r.hosts.items():
+            failed = [c for c in r.failed_checks if c.host == host]
+            rows.append([host, *(_cell(metrics, p) for p in shown),
+                         "FAILED" if failed else "ok"])
+        rows.append(["fleet", *(_cell(r.metrics, p) for p in shown), r.outcome])
+        spread = host_spread(r.hosts)
+        rows.append(["spread", *(f"{spread[p]['spread_pct']:.1f}%" if p in spread else "-"
+                                 for p in shown), ""])
+        out.append(f"hosts of {r.id}\n" + table(["host", *shown, "verdict"], rows))
+    return "\n\n".join(out)
+
+
+def _cell(metrics: Mapping[str, float], path: str) -> str:
+    value = metrics.get(path)
+    return "-" if value is None else format_value(parse_metric(path).kind, value)
+
+
 def summary_table(results: Sequence[CaseResult]) -> str:
     """One line per case: verdict, the headline metrics, and the failed checks."""
     rows = []
     for r in results:
         shown = [f"{p}={cell}" for p in _SUMMARY_METRICS
                  if (cell := _metric_cell(r, p)) is not None]
-        failed = "; ".join(f"{c.expectation.key} {c.expectation.describe()} "
+        failed = "; ".join(f"{c.key} {c.expectation.describe()} "
                            f"(got {observed_text(c)})" for c in r.failed_checks)
         if r.outcome in ("error", "crashed", "skipped") and r.error:
             failed = r.error
@@ -224,7 +252,7 @@ def results_table(results: Sequence[CaseResult]) -> str:
         if not r.checks and r.outcome == "passed":
             rows.append((r.id, "-", "-", "-", "passed"))
         for c in r.checks:
-            rows.append((r.id, c.expectation.key, expected_text(c),
+            rows.append((r.id, c.key, expected_text(c),
                          observed_text(c), verdict(c)))
         if r.outcome in ("error", "crashed", "interrupted", "skipped"):
             rows.append((r.id, "(run)", "-", r.error or r.outcome, r.outcome.upper()))

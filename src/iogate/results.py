@@ -321,12 +321,16 @@ class RunResult:
     elapsed_ns: int = 0
     specs: list[JobSpec] = field(default_factory=list)
     stopped: str | None = None  # why the run was stopped early on purpose (fail_fast)
+    # A run on a fleet: this result is the aggregate, and each host's own result is here,
+    # keyed "host:port". Empty for a run on this machine.
+    hosts: dict[str, RunResult] = field(default_factory=dict)
 
     def job_result(self, index: int) -> RunResult:
         """The run as seen by one job alone (its statistics and its spec)."""
         specs = self.specs[index:index + 1]
         return RunResult(jobs=[self.jobs[index]], interrupted=self.interrupted,
-                         elapsed_ns=self.elapsed_ns, specs=specs, stopped=self.stopped)
+                         elapsed_ns=self.elapsed_ns, specs=specs, stopped=self.stopped,
+                         hosts={k: r.job_result(index) for k, r in self.hosts.items()})
 
     def _dirs(self, scope: str) -> list[DirectionResult]:
         names = DIRECTIONS if scope == "total" else (scope,)

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from iogate import environment, hooks, stats
+from iogate.backends import Engine
 from iogate.baseline import Baseline
 from iogate.baseline import Entry as BaselineEntry
 from iogate.engine.isolated import (
@@ -47,6 +48,8 @@ ProgressCallback = Callable[[Progress], None]
 # Test only: the engine crashes while running the cases whose id matches this glob, so that
 # tests can prove a crash becomes a `crashed` case and the run goes on.
 TEST_CRASH_ENV = "IOGATE_TEST_CRASH"
+# What per_host expectations call this machine when a case runs on it alone.
+LOCAL_HOST = "localhost"
 
 
 
@@ -67,6 +70,7 @@ class CaseResult:
     samples: dict[str, list[float]] = field(default_factory=dict)  # per repeat, when repeated
     environment: dict[str, object] = field(default_factory=dict)  # facts about the target
     steady: SteadyRounds | None = None
+    hosts: dict[str, dict[str, float]] = field(default_factory=dict)  # fleet: each host's metrics
 
     @property
     def id(self) -> str:
@@ -95,6 +99,8 @@ class CaseResult:
             "requested": self.requested,
             "warnings": self.warnings,
             "series": self.series(),
+            "hosts": self.hosts,
+            "spread": host_spread(self.hosts),
         }
 
     def series(self) -> list[dict[str, list[dict[str, Any]]]]:
@@ -106,6 +112,27 @@ class CaseResult:
                 for job in self.run.jobs]
 
 
+# Metrics whose spread over the hosts of a fleet the results show.
+SPREAD_METRICS = ("total.iops", "total.bw", "read.iops", "write.iops", "read.clat.p99",
+                  "write.clat.p99")
+
+
+def host_spread(hosts: Mapping[str, Mapping[str, float]]) -> dict[str, dict[str, Any]]:
+    """For each headline metric measured on every host: the lowest and highest host and how
+    far apart they are, in percent of the highest. Empty without a fleet."""
+    out: dict[str, dict[str, Any]] = {}
+    for path in SPREAD_METRICS:
+        values = {h: m[path] for h, m in hosts.items() if path in m}
+        if len(values) < 2 or len(values) != len(hosts):
+            continue
+        low = min(values, key=values.__getitem__)
+        high = max(values, key=values.__getitem__)
+        top = values[high]
+        out[path] = {"min": values[low], "min_host": low, "max": top, "max_host": high,
+                     "spread_pct": 100.0 * (top - values[low]) / top if top else 0.0}
+    return out
+
+
 def case_id(case: Case) -> str:
     return f"{case.path.name}::{case.id}"
 
@@ -114,6 +141,7 @@ def check_to_json(case: Case, check: Check) -> dict[str, Any]:
     e = check.expectation
     return {
         "metric": e.key,
+        "host": check.host,
         "expected": e.describe(),
         "threshold": check.threshold,
         "observed": check.observed,
@@ -132,7 +160,7 @@ def expected_bytes(cases: Sequence[Case]) -> int | None:
     return sum(c.workload.size * c.workload.numjobs for c in cases)
 
 
-def _seed_for(case: Case) -> int:
+def seed_for(case: Case) -> int:
     # Stable across runs for the same case, different between cases.
     return zlib.crc32(f"{case.suite_name}/{case.id}".encode()) or 1
 
@@ -221,6 +249,7 @@ def run_cases(
     on_phase: Callable[[str], None] | None = None,
     gate: Gate | None = None,
     safety: Policy | None = None,
+    engine: Engine = run,
 ) -> list[CaseResult]:
     """Run cases that belong together (one group, or a single case) and judge each.
 
@@ -229,6 +258,8 @@ def run_cases(
     steady. Never raises for engine or I/O errors: they become outcomes. ``filename``
     overrides every target (``--filename``). ``safety`` is what the command line allows
     (``--allow-destructive``); targets are checked by :mod:`iogate.targets` first.
+    ``engine`` runs the job specs: the native engine in a child process by default, or
+    another backend (:mod:`iogate.backends`).
     """
     gate = gate or Gate()
     pm = hooks.get_plugin_manager()
@@ -266,7 +297,7 @@ def run_cases(
                         if on_phase is not None:
                             on_phase(f"precondition {i}/{len(steps)}"
                                      + (f" pass {loop + 1}/{step.loops}" if step.loops > 1 else ""))
-                        pre = run([lower_step(step, filenames=files, seed=_seed_for(case) + i)],
+                        pre = engine([lower_step(step, filenames=files, seed=seed_for(case) + i)],
                                   on_progress=on_progress, should_stop=should_stop)
                         if pre.interrupted:
                             return failed("interrupted", "interrupted during a precondition",
@@ -277,11 +308,12 @@ def run_cases(
             specs = [_spec_for(c, files) for c, files in zip(cases, targets, strict=True)]
             steady = next((c.steady_state for c in cases if c.steady_state), None)
             if steady is not None:
-                runs, rounds = _rounds_until_steady(steady, specs, on_progress, should_stop,
-                                                    on_phase)
+                runs, rounds = _rounds_until_steady(engine, steady, specs, on_progress,
+                                                    should_stop, on_phase)
             else:
-                runs, rounds = _repeats(max(c.repeat for c in cases), specs, on_progress,
-                                        should_stop, on_phase, _fail_fast(cases, specs)), None
+                runs, rounds = _repeats(engine, max(c.repeat for c in cases), specs,
+                                        on_progress, should_stop, on_phase,
+                                        _fail_fast(cases, specs)), None
         except EngineCrashed as exc:
             return failed("crashed", str(exc), targets, exc.partial.metrics())
         except EngineFault as exc:
@@ -304,7 +336,7 @@ def run_cases(
 
 
 def _spec_for(case: Case, files: list[str]) -> JobSpec:
-    spec = lower(case.workload, filenames=files, seed=_seed_for(case))
+    spec = lower(case.workload, filenames=files, seed=seed_for(case))
     # The series is cut at the interval the windowed expectations judge (the loader made
     # sure they agree on one).
     window = next((e.window for e in case.expectations if e.window is not None), None)
@@ -347,7 +379,8 @@ def _fail_fast(cases: Sequence[Case], specs: Sequence[JobSpec]
     return judge
 
 
-def _repeats(n: int, specs: list[JobSpec], on_progress: ProgressCallback | None,
+def _repeats(engine: Engine, n: int, specs: list[JobSpec],
+             on_progress: ProgressCallback | None,
              should_stop: Callable[[], bool] | None,
              on_phase: Callable[[str], None] | None,
              stop_when: Callable[[SeriesSource], str | None] | None) -> list[RunResult]:
@@ -355,8 +388,8 @@ def _repeats(n: int, specs: list[JobSpec], on_progress: ProgressCallback | None,
     for i in range(n):
         if on_phase is not None:
             on_phase(f"repeat {i + 1}/{n}" if n > 1 else "")
-        runs.append(run(specs, on_progress=on_progress, should_stop=should_stop,
-                        stop_when=stop_when))
+        runs.append(engine(specs, on_progress=on_progress, should_stop=should_stop,
+                           stop_when=stop_when))
         if runs[-1].interrupted or runs[-1].stopped:
             break
     return runs
@@ -378,7 +411,7 @@ class SteadyRounds:
                 "window_start": self.window_start, "window": self.window}
 
 
-def _rounds_until_steady(steady: SteadyState, specs: list[JobSpec],
+def _rounds_until_steady(engine: Engine, steady: SteadyState, specs: list[JobSpec],
                          on_progress: ProgressCallback | None,
                          should_stop: Callable[[], bool] | None,
                          on_phase: Callable[[str], None] | None,
@@ -392,7 +425,7 @@ def _rounds_until_steady(steady: SteadyState, specs: list[JobSpec],
     for i in range(steady.max_rounds):
         if on_phase is not None:
             on_phase(f"round {i + 1}/{steady.max_rounds}")
-        result = run(round_specs, on_progress=on_progress, should_stop=should_stop)
+        result = engine(round_specs, on_progress=on_progress, should_stop=should_stop)
         runs.append(result)
         if result.interrupted:
             break
@@ -445,20 +478,14 @@ def _series_values(runs: Sequence[RunResult], metric: MetricPath) -> list[float]
 def _judge(case: Case, runs: list[RunResult], duration: float, target: str | None,
            env: dict[str, object], gate: Gate, rounds: SteadyRounds | None) -> CaseResult:
     result = runs[-1]
-    extra = [e.metric.text for e in case.expectations]
-    per_run = []
-    for r in runs:
-        m = r.metrics(extra)
-        m.update(hooks.collect_metrics(case, r, m))
-        per_run.append(m)
-    if len(per_run) == 1:
-        metrics, samples = per_run[0], {}
-    else:
-        samples = {k: [m[k] for m in per_run] for k in per_run[0]
-                   if all(k in m for m in per_run)}
-        metrics = {k: stats.median(v) for k, v in samples.items()}
+    metrics, samples = _measured(case, runs, case.expectations)
     entry = gate.baseline.lookup(case_id(case), env) if gate.baseline is not None else None
     checks = [_check(e, runs, metrics, samples, entry, gate) for e in case.expectations]
+    hosts = _per_host(case, runs)
+    for host, (host_runs, host_metrics, host_samples) in hosts.items():
+        for e in case.per_host_expectations:
+            check = _check(e, host_runs, host_metrics, host_samples, None, gate)
+            checks.append(replace(check, host=host))
     error = next((e for e in map(_io_error, runs) if e), None)
     if any(r.interrupted for r in runs):
         outcome = "interrupted"
@@ -479,7 +506,42 @@ def _judge(case: Case, runs: list[RunResult], duration: float, target: str | Non
     return CaseResult(case, outcome, checks=checks, metrics=metrics, error=error,
                       duration_s=duration, target=target, run=result, warnings=warnings,
                       requested=requested(result.specs), samples=samples,
-                      environment=environment.target_facts(env), steady=rounds)
+                      environment=environment.target_facts(env), steady=rounds,
+                      hosts={h: m for h, (_, m, _) in hosts.items() if h != LOCAL_HOST})
+
+
+def _measured(case: Case, runs: Sequence[RunResult], expectations: Sequence[Expectation]
+              ) -> tuple[dict[str, float], dict[str, list[float]]]:
+    """The metrics of a case over its runs (medians when repeated) and, when repeated, the
+    value of each run."""
+    extra = [e.metric.text for e in expectations]
+    per_run = []
+    for r in runs:
+        m = r.metrics(extra)
+        m.update(hooks.collect_metrics(case, r, m))
+        per_run.append(m)
+    if len(per_run) == 1:
+        return per_run[0], {}
+    samples = {k: [m[k] for m in per_run] for k in per_run[0] if all(k in m for m in per_run)}
+    return {k: stats.median(v) for k, v in samples.items()}, samples
+
+
+def _per_host(case: Case, runs: Sequence[RunResult]
+              ) -> dict[str, tuple[list[RunResult], dict[str, float], dict[str, list[float]]]]:
+    """Each host's runs and metrics, keyed "host:port". A run on this machine is one host,
+    LOCAL_HOST, so that ``per_host`` expectations judge it too."""
+    keys = sorted({k for r in runs for k in r.hosts})
+    if not keys:
+        if not case.per_host_expectations:
+            return {}
+        metrics, samples = _measured(case, runs, case.per_host_expectations)
+        return {LOCAL_HOST: (list(runs), metrics, samples)}
+    out = {}
+    for key in keys:
+        host_runs = [r.hosts[key] for r in runs if key in r.hosts]
+        metrics, samples = _measured(case, host_runs, case.per_host_expectations)
+        out[key] = (host_runs, metrics, samples)
+    return out
 
 
 def _check(e: Expectation, runs: list[RunResult], metrics: Mapping[str, float],
