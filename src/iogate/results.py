@@ -405,6 +405,10 @@ class RunResult:
         return float(sum(v.by_kind.get(kind, 0) for v in verified))
 
     def _rate_pct(self, scope: str) -> float | None:
+        if self.hosts:  # every host was asked for the rate: the fleet's share is their mean
+            shares = [h._rate_pct(scope) for h in self.hosts.values()]
+            known = [s for s in shares if s is not None]
+            return sum(known) / len(known) if known and len(known) == len(shares) else None
         weighted = weights = 0.0
         names = DIRECTIONS if scope == "total" else (scope,)
         for spec, job in zip(self.specs, self.jobs, strict=False):

@@ -502,12 +502,25 @@ def _judge(case: Case, runs: list[RunResult], duration: float, target: str | Non
         outcome = "passed"
     else:
         outcome = "failed"
-    warnings = sorted({w for r in runs for w in realized_warnings(r.specs, r)})
+    warnings = _realized(runs)
     return CaseResult(case, outcome, checks=checks, metrics=metrics, error=error,
                       duration_s=duration, target=target, run=result, warnings=warnings,
                       requested=requested(result.specs), samples=samples,
                       environment=environment.target_facts(env), steady=rounds,
                       hosts={h: m for h, (_, m, _) in hosts.items() if h != LOCAL_HOST})
+
+
+def _realized(runs: Sequence[RunResult]) -> list[str]:
+    """Where the workload ran differs from what it asked; on a fleet, judged per host (each
+    was asked for the whole workload), the host named."""
+    out: set[str] = set()
+    for r in runs:
+        if r.hosts:
+            out |= {f"{key}: {w}" for key, host in r.hosts.items()
+                    for w in realized_warnings(host.specs, host)}
+        else:
+            out |= set(realized_warnings(r.specs, r))
+    return sorted(out)
 
 
 def _measured(case: Case, runs: Sequence[RunResult], expectations: Sequence[Expectation]

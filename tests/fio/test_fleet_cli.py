@@ -38,6 +38,14 @@ workloads:
     size: 1MiB
     per_host:
       read.ios: "> 256"          # no host can do more than its 256 reads
+  - name: paced
+    ioengine: null
+    rw: randread
+    bs: 4k
+    size: 256KiB
+    rate_iops: 1000            # asked of every host
+    expect:
+      read.rate_pct: ">= 90"     # the fleet's share of what was asked, not 300 %
 """
 
 
@@ -67,6 +75,10 @@ def test_a_suite_across_three_hosts_is_judged_as_a_fleet_and_per_host(fleet, tmp
     for server in servers:  # each failing host is named in the report
         assert f"{server.host.key}: read.ios" in proc.stdout
     assert "hosts of fleet.suite.yaml::null-reads" in proc.stdout
+    paced = cases["paced"]
+    assert paced["outcome"] == "passed"
+    assert paced["metrics"]["read.rate_pct"] < 110
+    assert paced["warnings"] == []
 
 
 def test_a_host_killed_mid_run_makes_the_case_an_error_naming_it(fleet, tmp_path: Path) -> None:
