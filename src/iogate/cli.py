@@ -88,17 +88,22 @@ def cmd_export(args: argparse.Namespace) -> int:
     if not args.output:
         sys.stdout.write(result.text)
         return EXIT_OK
-    out = Path(args.output)
-    partial = out.with_name(f".{out.name}.partial")
-    try:  # whole or not at all
-        partial.write_text(result.text, encoding="utf-8")
-        partial.replace(out)
+    if not _write_output(Path(args.output), result.text):
+        return EXIT_RUNTIME
+    print(f"{args.output}: {len(result.cases)} case(s)", file=sys.stderr)
+    return EXIT_OK
+
+
+def _write_output(out: Path, text: str) -> bool:
+    """Write a command's output file whole or not at all; False (said on stderr) if not."""
+    from iogate.files import write_whole
+
+    try:
+        write_whole(out, text)
     except OSError as exc:
         print(f"iogate: cannot write {out}: {exc.strerror or exc}", file=sys.stderr)
-        partial.unlink(missing_ok=True)
-        return EXIT_RUNTIME
-    print(f"{out}: {len(result.cases)} case(s)", file=sys.stderr)
-    return EXIT_OK
+        return False
+    return True
 
 
 def cmd_import(args: argparse.Namespace) -> int:
@@ -113,13 +118,7 @@ def cmd_import(args: argparse.Namespace) -> int:
         print(f"iogate: {out} is the job file itself; write the suite elsewhere",
               file=sys.stderr)
         return EXIT_INVALID
-    partial = out.with_name(f".{out.name}.partial")
-    try:  # whole or not at all
-        partial.write_text(text, encoding="utf-8")
-        partial.replace(out)
-    except OSError as exc:
-        print(f"iogate: cannot write {out}: {exc.strerror or exc}", file=sys.stderr)
-        partial.unlink(missing_ok=True)
+    if not _write_output(out, text):
         return EXIT_RUNTIME
     print(f"{out}: imported from {args.jobfile}", file=sys.stderr)
     return EXIT_OK

@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import contextlib
 import datetime as _dt
 import json
-import os
 import sys
-import tempfile
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -16,6 +13,7 @@ from typing import IO, Any
 from iogate import __version__, environment, hooks
 from iogate.engine.session import Progress
 from iogate.expect import Check, format_value
+from iogate.files import write_whole
 from iogate.metrics import DIRECTIONS, LATENCIES, Kind, parse_metric
 from iogate.runner import OUTCOMES, SPREAD_METRICS, CaseResult, host_spread
 from iogate.textplot import latency_summary
@@ -279,19 +277,8 @@ def results_document(results: Sequence[CaseResult]) -> dict[str, Any]:
 
 
 def write_json(path: str | Path, document: dict[str, Any]) -> None:
-    """Write the document whole or not at all: a temporary file renamed over the target, so
-    that a reader (or a run killed while writing) never sees half a document."""
-    target = Path(path)
-    text = json.dumps(document, indent=2) + "\n"
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent or ".")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    """Write the document whole or not at all."""
+    write_whole(path, json.dumps(document, indent=2) + "\n")
 
 
 def finish_document(results: Sequence[CaseResult]) -> dict[str, Any]:

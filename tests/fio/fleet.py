@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from tests.fio.common import children
 
 from iogate.fio.hosts import Host
 
@@ -31,7 +32,7 @@ class Server:
         """Whether the server has forked a job process (a descendant three levels down)."""
         level = [self.proc.pid]
         for _ in range(3):
-            level = [c for pid in level for c in _children(pid)]
+            level = [c for pid in level for c in children(pid)]
         return bool(level)
 
     def kill(self) -> None:
@@ -52,21 +53,7 @@ def _tree(root: int) -> list[int]:
     out, level = [], [root]
     while level:
         out += level
-        level = [c for pid in level for c in _children(pid)]
-    return out
-
-
-def _children(pid: int) -> list[int]:
-    out: list[int] = []
-    try:
-        tasks = list(Path(f"/proc/{pid}/task").iterdir())
-    except OSError:
-        return out
-    for task in tasks:
-        try:
-            out += [int(c) for c in (task / "children").read_text().split()]
-        except OSError:
-            pass
+        level = [c for pid in level for c in children(pid)]
     return out
 
 

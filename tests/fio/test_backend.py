@@ -9,7 +9,6 @@ from __future__ import annotations
 import errno
 import json
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -17,23 +16,13 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from tests.fio.common import KiB, MiB, children, needs_fio, spec
 
 from iogate.engine.session import JobSpec
 from iogate.errors import EngineError
 from iogate.fio import backend
 from iogate.fio.options import FioUnsupported
 from iogate.histogram import bucket_index
-
-KiB, MiB = 1024, 1024 * 1024
-needs_fio = pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not installed")
-
-
-def spec(**kw) -> JobSpec:
-    base = dict(engine="null", rw="randread", bs_read=4 * KiB, bs_write=4 * KiB, iodepth=1,
-                numjobs=1, size=1 * MiB, offset=0, runtime_ns=0, ramp_ns=0, time_based=False,
-                direct=False, rwmixread=100, filename="")
-    base.update(kw)
-    return JobSpec(**base)
 
 
 def fio_json(specs: list[JobSpec], tmp_path: Path) -> tuple[str, dict]:
@@ -204,7 +193,7 @@ def test_fio_dies_with_iogate():
     runner = subprocess.Popen([sys.executable, "-c", script], env=env)
     try:
         deadline = time.monotonic() + 30
-        while not (fio := [(p, _children(p)) for p in _children(runner.pid)]) or \
+        while not (fio := [(p, children(p)) for p in children(runner.pid)]) or \
                 not fio[0][1]:
             assert runner.poll() is None and time.monotonic() < deadline, "fio never ran"
             time.sleep(0.01)
@@ -228,21 +217,7 @@ def _alive(pid: int) -> bool:
 
 def _fio_job_started() -> bool:
     """Whether a child of this process (fio) has forked a job process of its own."""
-    return any(_children(pid) for pid in _children(os.getpid()))
-
-
-def _children(pid: int) -> list[int]:
-    out: list[int] = []
-    try:
-        tasks = list(Path(f"/proc/{pid}/task").iterdir())
-    except OSError:
-        return out
-    for task in tasks:
-        try:
-            out += [int(c) for c in (task / "children").read_text().split()]
-        except OSError:
-            pass
-    return out
+    return any(children(pid) for pid in children(os.getpid()))
 
 
 # -- errors -------------------------------------------------------------------------------

@@ -28,13 +28,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from tests.fio.common import KiB, MiB, spec
 
 from iogate.engine import isolated
 from iogate.engine.session import JobSpec
 from iogate.fio import backend
 from iogate.results import RunResult
 
-KiB, MiB = 1024, 1024 * 1024
 FILE_SIZE = 64 * MiB
 PAIRS = 5
 RUN_S = 0.3
@@ -43,14 +43,6 @@ P99_TOLERANCE = 0.50
 FIGURES = ("read.iops", "read.clat.p50", "read.clat.p99")
 
 pytestmark = pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not installed")
-
-
-def spec(**kw) -> JobSpec:
-    base = dict(engine="null", rw="randread", bs_read=4 * KiB, bs_write=4 * KiB, iodepth=1,
-                numjobs=1, size=1 * MiB, offset=0, runtime_ns=0, ramp_ns=0, time_based=False,
-                direct=False, rwmixread=100, filename="")
-    base.update(kw)
-    return JobSpec(**base)
 
 
 def native(specs: list[JobSpec]) -> RunResult:

@@ -9,29 +9,16 @@ instead of guessing a delay.
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import time
 
 import pytest
+from tests.fio.common import KiB, MiB, needs_fio, spec
 from tests.fio.fleet import free_port
 
-from iogate.engine.session import JobSpec
 from iogate.errors import EngineError
 from iogate.fio import backend
 from iogate.fio.hosts import DEFAULT_PORT, Host, parse_hosts
-
-KiB, MiB = 1024, 1024 * 1024
-needs_fio = pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not installed")
-
-
-def spec(**kw) -> JobSpec:
-    base = dict(engine="null", rw="randread", bs_read=4 * KiB, bs_write=4 * KiB, iodepth=1,
-                numjobs=1, size=1 * MiB, offset=0, runtime_ns=0, ramp_ns=0, time_based=False,
-                direct=False, rwmixread=100, filename="")
-    base.update(kw)
-    return JobSpec(**base)
-
 
 # -- results --------------------------------------------------------------------------------
 

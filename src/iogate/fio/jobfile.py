@@ -30,6 +30,7 @@ from pathlib import Path
 
 from iogate.errors import Problem, SuiteError
 from iogate.expr import printable, shown
+from iogate.spec.loader import read_suite_text
 
 __all__ = ["JobFile", "Option", "Section", "ValueProblem", "parse_jobfile", "parse_lenient",
            "read_jobfile", "BARE_FLAGS",
@@ -103,22 +104,7 @@ class JobFile:
 
 def read_jobfile(path: Path | str) -> str:
     """The text of a job file: UTF-8, at most MAX_FILE_BYTES; errors name the file."""
-    filename = str(path)
-    try:
-        with open(path, "rb") as f:
-            data = f.read(MAX_FILE_BYTES + 1)
-    except OSError as exc:
-        raise SuiteError.single(filename, f"cannot read: {exc.strerror or exc}") from None
-    if len(data) > MAX_FILE_BYTES:
-        raise SuiteError.single(filename, f"the file is larger than {MAX_FILE_BYTES} bytes; "
-                                "that is no fio job file")
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        col = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
-        raise SuiteError.single(filename, f"the file is not UTF-8: byte 0x{data[exc.start]:02x} "
-                                "cannot be decoded", line, col) from None
+    return read_suite_text(path, MAX_FILE_BYTES, "a fio job file")
 
 
 def _strip_comment(text: str) -> str:

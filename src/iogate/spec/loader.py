@@ -441,22 +441,24 @@ def load_yaml_lenient(text: str, filename: str = "<string>") -> tuple[MarkedMap,
     return root, builder.problems
 
 
-def read_suite_text(path: Path | str) -> str:
-    """The text of a suite file: UTF-8 (a BOM is allowed), at most MAX_FILE_BYTES bytes.
+def read_suite_text(path: Path | str, limit: int = MAX_FILE_BYTES,
+                    what: str = "a suite") -> str:
+    """The text of a suite file (or another input file, ``what``): UTF-8 (a BOM is allowed),
+    at most ``limit`` bytes.
 
     An undecodable byte is reported at its line and column.
     """
     filename = str(path)
     try:
         with open(path, "rb") as f:
-            data = f.read(MAX_FILE_BYTES + 1)
+            data = f.read(limit + 1)
     except OSError as exc:
         raise SuiteError.single(filename, f"cannot read: {exc.strerror or exc}") from None
-    if len(data) > MAX_FILE_BYTES:
-        raise SuiteError.single(filename, f"the file is larger than {MAX_FILE_BYTES} bytes, "
-                                "the most a suite may have")
+    if len(data) > limit:
+        raise SuiteError.single(filename, f"the file is larger than {limit} bytes, "
+                                f"the most {what} may have")
     try:
-        return data.decode("utf-8")
+        return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line_start = data.rfind(b"\n", 0, exc.start) + 1
         line = data.count(b"\n", 0, exc.start) + 1
