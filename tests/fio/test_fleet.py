@@ -19,6 +19,7 @@ from tests.fio.fleet import free_port
 from iogate.errors import EngineError
 from iogate.fio import backend
 from iogate.fio.hosts import DEFAULT_PORT, Host, parse_hosts
+from iogate.runner import host_spread
 
 # -- results --------------------------------------------------------------------------------
 
@@ -49,8 +50,9 @@ def test_fleet_result_is_the_sum_of_its_hosts(fleet):
             assert merged.min == min(getattr(p, kind).min for p in parts)
             assert merged.max == max(getattr(p, kind).max for p in parts)
     assert run.result.metric("total.ios") == 3 * 256
-    low, high = run.spread("total.iops")
-    assert low <= run.result.metric("total.iops") / 3 <= high
+    spread = host_spread({k: r.metrics() for k, r in run.hosts.items()})["total.iops"]
+    assert spread["min"] <= run.result.metric("total.iops") / 3 <= spread["max"]
+    assert {spread["min_host"], spread["max_host"]} <= set(run.hosts)
 
 
 @needs_fio

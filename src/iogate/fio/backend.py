@@ -84,15 +84,6 @@ class FioRun:
     result: RunResult
     hosts: dict[str, RunResult] = field(default_factory=dict)
 
-    def spread(self, metric: str) -> tuple[float, float] | None:
-        """(lowest, highest) value of a metric over the hosts, or None when there is no
-        fleet or a host did not measure it."""
-        values = [r.metric(metric) for r in self.hosts.values()]
-        if not values or any(v is None for v in values):
-            return None
-        measured = [v for v in values if v is not None]
-        return min(measured), max(measured)
-
 
 # -- the binary -----------------------------------------------------------------------------
 
