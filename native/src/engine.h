@@ -8,6 +8,7 @@
 #ifndef IOGATE_ENGINE_H
 #define IOGATE_ENGINE_H
 
+#include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -52,6 +53,33 @@ struct iog_engine_ops {
     /* Releases what init() set up; safe to call when init() failed. */
     void (*cleanup)(struct iog_worker *w);
 };
+
+/* One system call of a synchronous engine: moves up to n bytes at offset
+ * `off` of the request's file, from or into buf; what read(2) returns. */
+typedef long (*iog_sync_step)(const struct iog_io *io, char *buf, size_t n, uint64_t off);
+
+/* Performs a request of a synchronous engine with `step`, as prep() must:
+ * retried on EINTR, continued after a short transfer until every byte moved,
+ * a call moved nothing (end of file: res 0) or failed (res -errno); done =
+ * the bytes moved. Inline, so that each engine's step is called directly. */
+static inline void iog_sync_transfer(struct iog_io *io, iog_sync_step step)
+{
+    char *buf = io->buf;
+    uint32_t done = 0;
+    int64_t res = io->len;
+    while (done < io->len) {
+        long r = step(io, buf + done, io->len - done, io->offset + done);
+        if (r == -EINTR)
+            continue;
+        if (r <= 0) { /* an error, or nothing moved (end of file) */
+            res = r;
+            break;
+        }
+        done += (uint32_t)r;
+    }
+    io->done = done;
+    io->res = res;
+}
 
 extern const struct iog_engine_ops engine_null_ops;
 extern const struct iog_engine_ops engine_psync_ops;

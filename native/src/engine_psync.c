@@ -19,29 +19,18 @@ static int psync_init(struct iog_worker *w, char *err, size_t errlen)
     return 0;
 }
 
+/* pread(2) or pwrite(2) at the offset: -errno on failure */
+static long psync_step(const struct iog_io *io, char *buf, size_t n, uint64_t off)
+{
+    ssize_t r = io->dir == IOG_DIR_READ ? pread(io->fd, buf, n, (off_t)off)
+                                        : pwrite(io->fd, buf, n, (off_t)off);
+    return r < 0 ? -errno : (long)r;
+}
+
 static int psync_prep(struct iog_worker *w, struct iog_io *io)
 {
     (void)w;
-    char *buf = io->buf;
-    uint32_t done = 0;
-    int64_t res = io->len;
-    while (done < io->len) {
-        ssize_t r;
-        off_t off = (off_t)(io->offset + done);
-        if (io->dir == IOG_DIR_READ)
-            r = pread(io->fd, buf + done, io->len - done, off);
-        else
-            r = pwrite(io->fd, buf + done, io->len - done, off);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0) { /* an error, or nothing moved (end of file) */
-            res = r < 0 ? -errno : 0;
-            break;
-        }
-        done += (uint32_t)r;
-    }
-    io->done = done;
-    io->res = res;
+    iog_sync_transfer(io, psync_step);
     return 0;
 }
 

@@ -23,6 +23,16 @@ static int sync_init(struct iog_worker *w, char *err, size_t errlen)
     return 0;
 }
 
+/* read(2) or write(2) at the file position, which follows the request: an
+ * interrupted call that moved nothing left it alone, a short one advanced
+ * it. -errno on failure. */
+static long sync_step(const struct iog_io *io, char *buf, size_t n, uint64_t off)
+{
+    (void)off;
+    ssize_t r = io->dir == IOG_DIR_READ ? read(io->fd, buf, n) : write(io->fd, buf, n);
+    return r < 0 ? -errno : (long)r;
+}
+
 static int sync_prep(struct iog_worker *w, struct iog_io *io)
 {
     (void)w;
@@ -31,27 +41,7 @@ static int sync_prep(struct iog_worker *w, struct iog_io *io)
         io->res = -errno;
         return 0;
     }
-    /* An interrupted call that moved nothing left the position alone, and a
-     * short one advanced it: the remainder follows from there. */
-    char *buf = io->buf;
-    uint32_t done = 0;
-    int64_t res = io->len;
-    while (done < io->len) {
-        ssize_t r;
-        if (io->dir == IOG_DIR_READ)
-            r = read(io->fd, buf + done, io->len - done);
-        else
-            r = write(io->fd, buf + done, io->len - done);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0) { /* an error, or nothing moved (end of file) */
-            res = r < 0 ? -errno : 0;
-            break;
-        }
-        done += (uint32_t)r;
-    }
-    io->done = done;
-    io->res = res;
+    iog_sync_transfer(io, sync_step);
     return 0;
 }
 

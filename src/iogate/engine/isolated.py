@@ -73,8 +73,7 @@ class EngineCrashed(EngineError):
     """The engine's process died without handing over a result."""
 
     def __init__(self, status: int, partial: Partial, detail: str = "") -> None:
-        self.signal = -status if status < 0 else 0
-        self.exit_status = status if status >= 0 else None
+        self.signal = -status if status < 0 else 0  # 0: it exited (with `status`)
         self.partial = partial
         if self.signal:
             what = f"killed by {_signal_name(self.signal)} (signal {self.signal})"
