@@ -187,5 +187,5 @@ def test_second_ctrl_c_aborts_at_once_and_still_leaves_valid_json(tmp_path: Path
     assert "second interrupt" in case["error"]
     # The counts of the last progress the engine sent before it froze (sent every 0.2 s,
     # so they may still be zero): reported as what is known, not dropped.
-    assert case["metrics"]["read.ios"] >= 0 and case["metrics"]["elapsed"] > 0
+    assert case["metrics"]["read.ios"] >= 0 and "errors" in case["metrics"]
     assert list(scratch.iterdir()) == []

@@ -57,11 +57,12 @@ class Partial:
     progress: Progress | None = None
 
     def metrics(self) -> dict[str, float]:
-        """Counts so far (counted I/O only), as metric values; empty before any progress."""
+        """Counts so far (counted I/O only), under their metric paths; empty before any
+        progress."""
         p = self.progress
         if p is None:
             return {}
-        out: dict[str, float] = {"elapsed": p.elapsed_ns / 1e9}
+        out: dict[str, float] = {}
         for i, direction in enumerate(("read", "write")):
             out[f"{direction}.ios"] = float(p.ios[i])
             out[f"{direction}.bytes"] = float(p.bytes[i])
