@@ -48,7 +48,7 @@ extern "C" {
 #define IOG_API
 #endif
 
-#define IOG_ABI_VERSION 3
+#define IOG_ABI_VERSION 4
 
 /* Histogram geometry (see the comment at the top). */
 #define IOG_HIST_SUB_BITS    7
@@ -639,6 +639,23 @@ IOG_API void iog_session_destroy(iog_session *s);
  * exactly the library's geometry. */
 IOG_API uint32_t iog_hist_index(uint64_t value_ns);
 IOG_API int iog_hist_bounds(uint32_t index, uint64_t *lo, uint64_t *hi);
+
+/*
+ * The percentile rule, the one every figure of iogate uses (the per-interval
+ * series and the whole-run values alike). counts[i] holds bucket first + i
+ * (n buckets: a whole histogram, or the range of it that holds samples).
+ * For each ps[j] in [0, 100], read as a decimal to 9 places, out[j] is the
+ * representative value of the bucket holding the sample of rank
+ * ceil(ps[j]/100 * total) (at least 1): the value itself below
+ * IOG_HIST_LINEAR, else the bucket's middle lo + (hi - lo) / 2, which is
+ * within 1/256 of every value in the bucket; the overflow bucket reports
+ * max_ns. The answer is clamped into [min_ns, max_ns], the exact extremes
+ * when known (0 and UINT64_MAX when not). Returns 1, or 0 when the counts
+ * are all zero (out untouched), or -EINVAL.
+ */
+IOG_API int iog_hist_percentiles(const uint64_t *counts, uint32_t first, uint32_t n,
+                                 const double *ps, uint32_t np, uint64_t min_ns, uint64_t max_ns,
+                                 uint64_t *out);
 
 #ifdef __cplusplus
 }

@@ -35,9 +35,13 @@ int hist_bounds(uint32_t idx, uint64_t *lo, uint64_t *hi);
  * the midpoint otherwise, the lower bound for the overflow bucket. */
 uint64_t hist_bucket_value(uint32_t idx);
 
-/* Value at percentile p (0 < p <= 100) of a count array of IOG_HIST_BUCKETS
- * entries: the representative value of the first bucket whose cumulative
- * count reaches ceil(p/100 * total). 0 when the array is empty. */
+/* The percentile rule, for the per-interval series and the bindings alike
+ * (see iog_hist_percentiles in iogate.h): counts[i] is bucket first + i. */
+int hist_percentiles(const uint64_t *counts, uint32_t first, uint32_t n, const double *ps,
+                     uint32_t np, uint64_t min_ns, uint64_t max_ns, uint64_t *out);
+
+/* One percentile of a whole count array (IOG_HIST_BUCKETS entries) with no
+ * known extremes; 0 when the array is empty. */
 uint64_t hist_percentile(const uint64_t *counts, double p);
 
 #endif

@@ -6,6 +6,10 @@
 #include "../src/hist.h"
 #include "test_util.h"
 
+#include <errno.h>
+
+#define CHECK_EQ_INT(a, b) CHECK((int)(a) == (int)(b))
+
 static int test_bucket_count(void)
 {
     CHECK_EQ_U64(IOG_HIST_BUCKETS, 4353);
@@ -98,6 +102,53 @@ static int test_percentile_from_counts(void)
     return T_PASS;
 }
 
+/* The rank is exact for decimal percentiles; a range of counts starting at
+ * `first` gives the same answers as the whole array; extremes clamp. */
+static int test_percentiles_rule(void)
+{
+    static uint64_t counts[IOG_HIST_BUCKETS];
+    memset(counts, 0, sizeof(counts));
+    for (uint64_t v = 1; v <= 1000; v++)
+        counts[hist_index(v * 1000)]++;
+    double ps[] = {99.9, 50.0, 100.0, 0.0};
+    uint64_t whole[4], range[4];
+    CHECK_EQ_INT(iog_hist_percentiles(counts, 0, IOG_HIST_BUCKETS, ps, 4, 0, UINT64_MAX, whole),
+                 1);
+    /* rank 999 of 1000 (a double product would give ceil(999.0000000000001) = 1000) */
+    uint64_t lo, hi;
+    hist_bounds(hist_index(999000), &lo, &hi);
+    CHECK_EQ_U64(whole[0], lo + (hi - lo) / 2);
+    hist_bounds(hist_index(1000), &lo, &hi);
+    CHECK_EQ_U64(whole[3], lo + (hi - lo) / 2); /* p0 is the smallest sample */
+    uint32_t first = hist_index(1000), last = hist_index(1000000);
+    CHECK_EQ_INT(
+        iog_hist_percentiles(counts + first, first, last - first + 1, ps, 4, 0, UINT64_MAX, range),
+        1);
+    for (int j = 0; j < 4; j++)
+        CHECK_EQ_U64(range[j], whole[j]);
+    /* the exact extremes clamp the answer */
+    CHECK_EQ_INT(iog_hist_percentiles(counts, 0, IOG_HIST_BUCKETS, ps, 4, 1000, 1000000, whole),
+                 1);
+    CHECK_EQ_U64(whole[2], 1000000 < whole[2] ? 1000000 : whole[2]);
+    CHECK(whole[2] <= 1000000 && whole[3] >= 1000);
+    /* the overflow bucket reports the maximum when it is known */
+    counts[HIST_OVERFLOW] = 100000;
+    CHECK_EQ_INT(iog_hist_percentiles(counts, 0, IOG_HIST_BUCKETS, ps, 1, 0, 5ull << 40, whole),
+                 1);
+    CHECK_EQ_U64(whole[0], 5ull << 40);
+    /* empty, and bad arguments */
+    memset(counts, 0, sizeof(counts));
+    CHECK_EQ_INT(iog_hist_percentiles(counts, 0, IOG_HIST_BUCKETS, ps, 4, 0, UINT64_MAX, whole),
+                 0);
+    double bad = 100.5;
+    CHECK_EQ_INT(iog_hist_percentiles(counts, 0, IOG_HIST_BUCKETS, &bad, 1, 0, UINT64_MAX, whole),
+                 -EINVAL);
+    CHECK_EQ_INT(iog_hist_percentiles(counts, 10, IOG_HIST_BUCKETS, ps, 1, 0, UINT64_MAX, whole),
+                 -EINVAL);
+    CHECK_EQ_INT(iog_hist_percentiles(counts, 0, 4, ps, 1, 9, 8, whole), -EINVAL);
+    return T_PASS;
+}
+
 int main(void)
 {
     int result = T_PASS;
@@ -106,5 +157,6 @@ int main(void)
     RUN(test_buckets_contiguous_and_consistent, result);
     RUN(test_relative_error_bound, result);
     RUN(test_percentile_from_counts, result);
+    RUN(test_percentiles_rule, result);
     FINISH(result);
 }

@@ -8,6 +8,9 @@ as the middle of its bucket is within 1/256 of the true value, so percentiles
 read from a histogram have a relative error of at most 1/256 (exact below
 256 ns). Merging histograms is adding counts, so per-thread and per-job
 histograms combine without losing accuracy.
+
+Percentiles follow the library's rule (``iog_hist_percentiles``), the one the
+per-interval series use too: the geometry is mirrored here, the rule is not.
 """
 
 from __future__ import annotations
@@ -15,7 +18,8 @@ from __future__ import annotations
 from array import array
 from collections.abc import Iterable, Sequence
 from fractions import Fraction
-from math import ceil
+
+from iogate.engine.native import hist_percentiles
 
 SUB_BITS = 7
 SUB_BUCKETS = 1 << SUB_BITS
@@ -57,19 +61,6 @@ def bucket_bounds(index: int) -> tuple[int, int]:
     return lo, lo + width
 
 
-def percentile_rank(p: float, total: int) -> int:
-    """1-based rank of the p-th percentile among `total` samples.
-
-    The p-th percentile is the smallest value v such that at least p% of the
-    samples are <= v, i.e. the ceil(p/100 * total)-th smallest sample. p is
-    read as the decimal it was written as, so 99.9% of 1000 is rank 999, not
-    1000 through binary rounding.
-    """
-    if not 0.0 <= p <= 100.0:
-        raise ValueError(f"percentile must be in [0, 100], got {p}")
-    return max(1, ceil(Fraction(repr(float(p))) * total / 100))
-
-
 class Histogram:
     """Bucket counts with the library's geometry."""
 
@@ -108,51 +99,22 @@ class Histogram:
 
     def percentile(self, p: float, min_value: int | None = None,
                    max_value: int | None = None) -> float | None:
-        """The p-th percentile (see percentile_rank), or None when empty."""
+        """The p-th percentile (see percentiles), or None when empty."""
         return self.percentiles([p], min_value, max_value)[0]
 
     def percentiles(self, ps: Sequence[float], min_value: int | None = None,
                     max_value: int | None = None) -> list[float | None]:
-        """Several percentiles in one pass over the buckets.
-
-        Each answer is the middle of the bucket holding the sample of that
-        rank. min_value/max_value, the exact extremes when known, tighten
-        the answer: it is clamped into [min, max], and a rank falling in the
-        overflow bucket (whose only known upper bound is the maximum) is
-        reported as max_value - the pessimistic choice - or as the bucket's
-        lower bound when the maximum is unknown.
+        """Several percentiles, by the library's rule (``iog_hist_percentiles``): the
+        middle of the bucket holding the sample of rank ceil(p/100 * total), p read as
+        the decimal it was written as, clamped into [min_value, max_value], the exact
+        extremes when known; a rank in the overflow bucket reports max_value (the
+        pessimistic choice), or the bucket's lower bound when the maximum is unknown.
         """
-        total = self.total
-        if total == 0:
-            return [None] * len(ps)
-        order = sorted(range(len(ps)), key=lambda j: ps[j])
-        ranks = [percentile_rank(ps[j], total) for j in order]
-        out: list[float | None] = [None] * len(ps)
-        seen = 0
-        pos = 0
-        for i, c in enumerate(self.counts):
-            if not c:
-                continue
-            seen += c
-            while pos < len(ranks) and ranks[pos] <= seen:
-                out[order[pos]] = self._representative(i, min_value, max_value)
-                pos += 1
-            if pos == len(ranks):
-                break
-        return out
-
-    @staticmethod
-    def _representative(i: int, min_value: int | None, max_value: int | None) -> float:
-        lo, hi = bucket_bounds(i)
-        if i == OVERFLOW:
-            value = float(max_value) if max_value is not None else float(lo)
-        else:
-            value = (lo + hi - 1) / 2  # middle of the integers lo..hi-1
-        if max_value is not None:
-            value = min(value, float(max_value))
-        if min_value is not None:
-            value = max(value, float(min_value))
-        return value
+        for p in ps:
+            if not 0.0 <= p <= 100.0:
+                raise ValueError(f"percentile must be in [0, 100], got {p}")
+        found = hist_percentiles(self.counts, 0, ps, min_value, max_value)
+        return [None] * len(ps) if found is None else [float(v) for v in found]
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Histogram) and self.counts == other.counts

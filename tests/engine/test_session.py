@@ -226,3 +226,15 @@ def test_session_context_manager_step_by_step():
     assert result.metric("read.ios") == 16
     with pytest.raises(EngineError):
         s.poll()  # closed
+
+
+def test_series_and_whole_run_percentiles_follow_one_rule(tmp_path):
+    # one interval longer than the run: its p99 is computed by the engine from the same
+    # counts as the whole run's histogram, and must be the rule's answer for them
+    result = run([spec(engine="psync", rw="randread", size=2 * MiB, interval_ns=3_600 * 10**9,
+                       filename=str(tmp_path / "p.bin"))])
+    read = result.jobs[0].read
+    assert len(read.series) == 1 and read.series[0].ios == read.ios == 512
+    for kind in ("clat", "lat"):
+        hist = getattr(read, kind).histogram
+        assert getattr(read.series[0], f"{kind}_p99_ns") == hist.percentile(99.0)

@@ -15,6 +15,7 @@ import errno
 import importlib.resources
 import os
 from array import array
+from collections.abc import Sequence
 from ctypes import (
     POINTER,
     byref,
@@ -32,9 +33,10 @@ from ctypes import (
 from functools import cache
 
 from iogate.errors import EngineError
-from iogate.histogram import BUCKETS as HIST_BUCKETS
 
-ABI_VERSION = 3
+UINT64_MAX = (1 << 64) - 1
+
+ABI_VERSION = 4
 
 # The histogram geometry (IOG_HIST_*) is owned by iogate.histogram; the parity tests check it
 # against the library.
@@ -381,6 +383,9 @@ def _declare(lib: ctypes.CDLL) -> None:
     fn("iog_session_destroy", None, [SessionHandle], None)
     fn("iog_hist_index", c_uint32, [c_uint64], None)
     fn("iog_hist_bounds", c_int, [c_uint32, POINTER(c_uint64), POINTER(c_uint64)])
+    fn("iog_hist_percentiles", c_int,
+       [POINTER(c_uint64), c_uint32, c_uint32, POINTER(c_double), c_uint32, c_uint64, c_uint64,
+        POINTER(c_uint64)])
 
 
 def library_path() -> str:
@@ -452,6 +457,22 @@ def hist_bounds(index: int) -> tuple[int, int]:
     return lo.value, hi.value
 
 
+def hist_percentiles(counts: Sequence[int], first: int, ps: Sequence[float],
+                     min_ns: int | None, max_ns: int | None) -> list[int] | None:
+    """The library's percentile rule (iog_hist_percentiles): counts[i] is bucket first + i.
+    None when the counts are all zero."""
+    n = len(counts)
+    if isinstance(counts, array) and counts.typecode == "Q" and n:
+        buf = (c_uint64 * n).from_buffer(counts)
+    else:
+        buf = (c_uint64 * n)(*counts)
+    out = (c_uint64 * len(ps))()
+    found = lib().iog_hist_percentiles(buf, first, n, (c_double * len(ps))(*ps), len(ps),
+                                       0 if min_ns is None else min_ns,
+                                       UINT64_MAX if max_ns is None else max_ns, out)
+    return list(out) if found else None
+
+
 # --- session calls -----------------------------------------------------------
 
 def session_create(specs: list[IogJobSpec]) -> SessionHandle:
@@ -507,9 +528,10 @@ def session_job_stats(handle: SessionHandle, job: int) -> IogJobStats:
 
 def session_histogram(handle: SessionHandle, job: int, direction: int, kind: int) -> array:
     """Bucket counts as array('Q'), filled in place by the library."""
-    counts = array("Q", bytes(8 * HIST_BUCKETS))
-    view = (c_uint64 * HIST_BUCKETS).from_buffer(counts)
-    lib().iog_session_histogram(handle, job, direction, kind, view, HIST_BUCKETS)
+    buckets = hist_index(UINT64_MAX) + 1  # the overflow bucket is the last
+    counts = array("Q", bytes(8 * buckets))
+    view = (c_uint64 * buckets).from_buffer(counts)
+    lib().iog_session_histogram(handle, job, direction, kind, view, buckets)
     del view  # release the export so the array may be resized by its owner
     return counts
 
