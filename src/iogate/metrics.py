@@ -8,6 +8,7 @@ The grammar (``pNN`` is any percentile: ``p50``, ``p99``, ``p99.9``, ``p99.999``
     {read,write}.bs_pct.<bytes>        {read,write}.bs.mean     {read,write}.qd.mean
     sync.ios                           sync.lat.{min,max,mean,stdev,pNN}
     mix.read_pct    data.compress_ratio    data.dedupe_pct    offsets.coverage_pct
+    cpu.{user,system,per_io,util_pct}
 
 ``sync.clat`` and ``sync.resp`` name the same latency as ``sync.lat``: a sync call is
 one step. Every path has a kind that fixes its base unit, so a latency is never
@@ -54,6 +55,10 @@ RUN_METRICS = {
     "mix": {"read_pct": Kind.PERCENT},
     "data": {"compress_ratio": Kind.NUMBER, "dedupe_pct": Kind.PERCENT},
     "offsets": {"coverage_pct": Kind.PERCENT},
+    # the engine's own CPU use over the run (its whole process, all threads): user and system
+    # time, their sum per completed I/O, and their sum as a share of one CPU over the run
+    "cpu": {"user": Kind.DURATION, "system": Kind.DURATION, "per_io": Kind.DURATION,
+            "util_pct": Kind.PERCENT},
     # data verification (jobs with verify): blocks read back, and the failures among them
     "verify": {"blocks": Kind.COUNT, "failures": Kind.COUNT, "torn": Kind.COUNT,
                "lost": Kind.COUNT, "misdirected": Kind.COUNT, "read_errors": Kind.COUNT},

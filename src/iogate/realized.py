@@ -200,7 +200,7 @@ def _block_sizes(spec: JobSpec, name: str, d: DirectionResult) -> Iterator[str]:
 
 def _rate(spec: JobSpec, name: str, d: DirectionResult) -> Iterator[str]:
     target = rate_target(spec, name)
-    done_iops, done_bw, seconds = achieved_rates(d, spec)
+    done_iops, done_bw, seconds = achieved_rates(d)
     if target is None or seconds <= 0:
         return
     iops, bw = target

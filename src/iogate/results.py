@@ -310,6 +310,19 @@ class JobResult:
         return out
 
 
+@dataclass(frozen=True)
+class CpuUse:
+    """CPU time the engine's process spent over a run (all its threads), and the run's
+    wall time it was measured over."""
+
+    user_ns: int
+    system_ns: int
+    wall_ns: int
+
+    def to_json(self) -> dict:
+        return {"user_ns": self.user_ns, "system_ns": self.system_ns, "wall_ns": self.wall_ns}
+
+
 @dataclass
 class RunResult:
     """Everything one run measured. interrupted: cancelled before completion
@@ -324,13 +337,17 @@ class RunResult:
     # A run on a fleet: this result is the aggregate, and each host's own result is here,
     # keyed "host:port". Empty for a run on this machine.
     hosts: dict[str, RunResult] = field(default_factory=dict)
+    # The engine's CPU use over the run; None when unmeasured (and for one job of several:
+    # the threads of a run share one process).
+    cpu: CpuUse | None = None
 
     def job_result(self, index: int) -> RunResult:
         """The run as seen by one job alone (its statistics and its spec)."""
         specs = self.specs[index:index + 1]
         return RunResult(jobs=[self.jobs[index]], interrupted=self.interrupted,
                          elapsed_ns=self.elapsed_ns, specs=specs, stopped=self.stopped,
-                         hosts={k: r.job_result(index) for k, r in self.hosts.items()})
+                         hosts={k: r.job_result(index) for k, r in self.hosts.items()},
+                         cpu=self.cpu if len(self.jobs) == 1 else None)
 
     def _dirs(self, scope: str) -> list[DirectionResult]:
         names = DIRECTIONS if scope == "total" else (scope,)
@@ -356,6 +373,8 @@ class RunResult:
             return self._data(mp.name)
         if mp.scope == "verify":
             return self._verify(mp.name)
+        if mp.scope == "cpu":
+            return self._cpu(mp.name)
         if mp.scope == "offsets":
             return _ratio(sum(j.coverage.touched for j in self.jobs),
                           sum(j.coverage.total for j in self.jobs), 100.0)
@@ -392,6 +411,19 @@ class RunResult:
                           sum(j.data.sampled_bytes for j in self.jobs))
         return _ratio(sum(j.data.duplicate_blocks for j in self.jobs),
                       sum(j.data.blocks for j in self.jobs), 100.0)
+
+    def _cpu(self, name: str) -> float | None:
+        c = self.cpu
+        if c is None:
+            return None
+        busy = c.user_ns + c.system_ns
+        if name == "user":
+            return float(c.user_ns)
+        if name == "system":
+            return float(c.system_ns)
+        if name == "util_pct":
+            return _ratio(busy, c.wall_ns, 100.0)
+        return _ratio(busy, sum(d.ios for d in self._dirs("total")))  # per_io
 
     def _verify(self, name: str) -> float | None:
         verified = [j.verify for j in self.jobs if j.verify is not None]
@@ -463,9 +495,12 @@ class RunResult:
     def to_json(self) -> dict:
         """A JSON-serialisable dict; histograms list [lo_ns, hi_ns, count] of
         non-empty buckets (hi is 2^64-1 for the overflow bucket)."""
-        return {"interrupted": self.interrupted, "elapsed_ns": self.elapsed_ns,
-                "metrics": self.metrics(),
-                "jobs": [j.to_json() for j in self.jobs]}
+        out = {"interrupted": self.interrupted, "elapsed_ns": self.elapsed_ns,
+               "metrics": self.metrics(),
+               "jobs": [j.to_json() for j in self.jobs]}
+        if self.cpu is not None:
+            out["cpu"] = self.cpu.to_json()
+        return out
 
 
 def _ratio(part: float, whole: float, scale: float = 1.0) -> float | None:
@@ -490,16 +525,16 @@ def rate_target(spec: JobSpec, direction: str) -> tuple[int, int] | None:
     return iops, bw
 
 
-def achieved_rates(d: DirectionResult, spec: JobSpec) -> tuple[float, float, float]:
-    """(IOPS, bytes per second, seconds) a rate-limited direction achieved over its schedule.
+def achieved_rates(d: DirectionResult) -> tuple[float, float, float]:
+    """(IOPS, bytes per second, seconds) a rate-limited direction achieved.
 
-    A time-based run's schedule covers exactly its runtime: requests that complete while the
-    run drains still count, but the drain itself is not part of the window.
+    Over the direction's measured runtime, the same time its iops and bw figures divide by,
+    so rate_pct, iops and bw always agree (a time-based job runs for its runtime even when
+    its last request was due earlier).
     """
-    window_ns = spec.runtime_ns if spec.time_based and spec.runtime_ns else d.runtime_ns
-    if not window_ns:
+    if not d.runtime_ns:
         return 0.0, 0.0, 0.0
-    return d.ios * 1e9 / window_ns, d.bytes * 1e9 / window_ns, window_ns / 1e9
+    return d.ios * 1e9 / d.runtime_ns, d.bytes * 1e9 / d.runtime_ns, d.runtime_ns / 1e9
 
 
 def achieved_ratio(d: DirectionResult, target: tuple[int, int], spec: JobSpec,
@@ -511,7 +546,7 @@ def achieved_ratio(d: DirectionResult, target: tuple[int, int], spec: JobSpec,
     """
     iops, bw = target
     bs = mean_bs(spec, direction)
-    done_iops, done_bw, _ = achieved_rates(d, spec)
+    done_iops, done_bw, _ = achieved_rates(d)
     ratios, asked = [], []
     if iops:
         ratios.append(done_iops / iops)

@@ -95,9 +95,9 @@ def test_unmeasured_metrics_are_none_but_counts_are_zero():
 def test_metrics_cover_every_measured_standard_path(result):
     metrics = result.metrics()
     # Nothing in this result synced, asked for a rate, sampled data, counted block sizes
-    # or queue depths, had a region, or verified.
+    # or queue depths, had a region, verified, or measured its CPU use.
     unmeasured = {p for p in standard_paths()
-                  if p.startswith(("sync.lat", "data.", "offsets.", "verify.")) or
+                  if p.startswith(("sync.lat", "data.", "offsets.", "verify.", "cpu.")) or
                   p.endswith((".rate_pct", ".qd.mean"))}
     assert set(metrics) == set(standard_paths()) - unmeasured
     for path, value in metrics.items():
@@ -210,6 +210,14 @@ def test_rate_pct_compares_achieved_with_requested():
     split = job_spec(rw="randread", bssplit_read=[BsEntry(4 * KiB, 4 * KiB, 1_000_000)],
                      rate_iops_read=1000)
     assert RunResult(jobs=[job], specs=[split]).metric("total.rate_pct") == pytest.approx(100.0)
+
+
+def test_rate_pct_divides_by_the_time_iops_divides_by():
+    # a time-based job asked for 2 IOPS over 5 s whose direction ran 4.5 s: one time base
+    job = JobResult(read=direction(10, 4_500_000_000, CLAT_B))
+    asked = job_spec(rw="randread", rate_iops_read=2, time_based=True, runtime_ns=5 * 10**9)
+    run = RunResult(jobs=[job], specs=[asked])
+    assert run.metric("read.rate_pct") == pytest.approx(100.0 * run.metric("read.iops") / 2)
 
 
 def test_json_has_the_new_statistics():

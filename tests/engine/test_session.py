@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import os
 import time
 
 import pytest
@@ -238,3 +239,16 @@ def test_series_and_whole_run_percentiles_follow_one_rule(tmp_path):
     for kind in ("clat", "lat"):
         hist = getattr(read, kind).histogram
         assert getattr(read.series[0], f"{kind}_p99_ns") == hist.percentile(99.0)
+
+
+def test_run_reports_the_engines_own_cpu_use():
+    result = run([spec(time_based=True, runtime_ns=200_000_000, iodepth=4, engine="null")])
+    cpu = result.cpu
+    assert cpu is not None and cpu.user_ns + cpu.system_ns > 0 and cpu.wall_ns > 0
+    ios = result.metric("total.ios")
+    assert ios and result.metric("cpu.per_io") == (cpu.user_ns + cpu.system_ns) / ios
+    assert result.metric("cpu.user") == cpu.user_ns
+    assert 0 < result.metric("cpu.util_pct") <= 100 * (os.cpu_count() or 1) * 1.05
+    assert result.to_json()["cpu"] == {"user_ns": cpu.user_ns, "system_ns": cpu.system_ns,
+                                       "wall_ns": cpu.wall_ns}
+    assert result.job_result(0).cpu == cpu  # one job: the run's cost is its cost

@@ -142,13 +142,14 @@ def test_running_faster_than_requested_is_named():
     assert warning.startswith("read.rate_pct: ran faster than requested: 1500 of 1000")
 
 
-def test_the_drain_after_a_time_based_run_is_not_held_against_the_rate():
-    # 10 s of schedule, then 0.4 s for the last requests to complete: every request due
-    # in the window was done, so the rate was kept.
+def test_a_short_drain_after_a_time_based_run_is_within_the_rates_tolerance():
+    # 10 s of schedule, then 0.4 s for the last requests to complete: every figure divides
+    # by the measured 10.4 s, and 96 % is within what the schedule lets a run miss.
     s = spec(rw="randread", rate_iops_read=1000, runtime_ns=10 * SECOND)
     result = run_of(JobResult(read=direction({4 * KiB: 10_000}, seconds=10.4)), s)
     assert realized_warnings([s], result) == []
-    assert result.metric("read.rate_pct") == 100.0
+    assert result.metric("read.rate_pct") == pytest.approx(100 * 10_000 / 10.4 / 1000)
+    assert result.metric("read.rate_pct") == pytest.approx(result.metric("read.iops") / 10)
 
 
 def data_job(sampled: int, compressed: int, blocks: int = 0, dups: int = 0) -> JobResult:

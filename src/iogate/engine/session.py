@@ -11,6 +11,8 @@ from __future__ import annotations
 import ctypes
 import errno
 import math
+import resource
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -18,6 +20,7 @@ from iogate.engine import native
 from iogate.errors import EngineError
 from iogate.histogram import Histogram
 from iogate.results import (
+    CpuUse,
     Coverage,
     DataSample,
     DirectionResult,
@@ -296,6 +299,9 @@ class Session:
         self._job_specs = list(specs)
         self._specs = [s.to_native() for s in specs]
         self._handle: native.SessionHandle | None = None
+        # CPU and wall clock when the run proper began (file layout done), see _cpu_use
+        self._started: tuple[tuple[int, int], int] | None = None
+        self._laying_out = False
 
     def __enter__(self) -> Session:
         self._handle = native.session_create(self._specs)
@@ -320,10 +326,17 @@ class Session:
         return len(self._job_specs)
 
     def start(self) -> None:
+        self._started = (_cpu_now(), time.monotonic_ns())
+        self._laying_out = True
         native.session_start(self.handle)
 
     def poll(self) -> Progress:
-        return _progress(native.session_poll(self.handle))
+        p = _progress(native.session_poll(self.handle))
+        if self._laying_out and p.state not in ("created", "layout"):
+            self._laying_out = False  # the run proper starts: measure CPU from here
+            if p.layout_total > 0:
+                self._started = (_cpu_now(), time.monotonic_ns())
+        return p
 
     def cancel(self) -> None:
         native.session_cancel(self.handle)
@@ -350,7 +363,25 @@ class Session:
         jobs = [_job(h, j, self._job_specs[j] if j < len(self._job_specs) else None)
                 for j in range(native.session_jobs(h))]
         return RunResult(jobs=jobs, interrupted=interrupted, elapsed_ns=self.poll().elapsed_ns,
-                         specs=list(self._job_specs))
+                         specs=list(self._job_specs), cpu=self._cpu_use())
+
+    def _cpu_use(self) -> CpuUse | None:
+        """The process's CPU time over the run: the engine's own cost, when the process runs
+        nothing else (the engine's child process does only this). It is counted from the
+        first poll that saw the run begin after a file layout (so layout is left out to
+        within one poll), else from start()."""
+        if self._started is None:
+            return None
+        (user0, system0), wall0 = self._started
+        user, system = _cpu_now()
+        return CpuUse(user_ns=user - user0, system_ns=system - system0,
+                      wall_ns=time.monotonic_ns() - wall0)
+
+
+def _cpu_now() -> tuple[int, int]:
+    """User and system CPU time of the whole process so far, in ns."""
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return round(r.ru_utime * 1e9), round(r.ru_stime * 1e9)
 
 
 def _job(h: native.SessionHandle, job: int, spec: JobSpec | None = None) -> JobResult:
