@@ -2,8 +2,9 @@
 its latency histograms as JSON, the latency thresholds its checks judged, the headline
 metrics, and file names made safe from case ids.
 
-Everything reads the last run of a case (``CaseResult.run``): with repeats or steady-state
-rounds that is the last repeat or round; the per-repeat values are in ``samples``.
+The series are every run's (each repeat or steady-state round, ``CaseResult.run_series``);
+the histograms are the last run's (``CaseResult.run``); the per-repeat values of the
+metrics are in ``samples``.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from iogate.metrics import DIRECTIONS, LATENCIES, Kind, parse_metric
 from iogate.results import LatencyStats, RunResult, rate_target
 from iogate.runner import CaseResult
 
-SERIES_HEADER = ("job", "direction", "end_s", "ios", "bytes", "iops", "bw_bytes",
+SERIES_HEADER = ("repeat", "job", "direction", "end_s", "ios", "bytes", "iops", "bw_bytes",
                  "clat_mean_ns", "clat_p99_ns", "lat_mean_ns", "lat_p99_ns",
                  "resp_mean_ns", "resp_p99_ns")
 _SERIES_FIELDS = ("ios", "bytes", "iops", "bw", "clat_mean_ns", "clat_p99_ns", "lat_mean_ns",
@@ -34,25 +35,24 @@ HEADLINE_METRICS = ("read.iops", "read.bw", "read.clat.p99", "write.iops", "writ
 _HISTOGRAM_PERCENTILES = (50.0, 90.0, 99.0, 99.9, 99.99)
 
 
-def series_rows(run: RunResult) -> list[tuple[object, ...]]:
-    """One row per interval per job and measured direction, in SERIES_HEADER order."""
+def series_rows(result: CaseResult) -> list[tuple[object, ...]]:
+    """One row per interval per run, job and measured direction, in SERIES_HEADER order
+    (runs count from 1)."""
     rows: list[tuple[object, ...]] = []
-    for job_index, job in enumerate(run.jobs):
-        for direction in DIRECTIONS:
-            d = job.direction(direction)
-            if not d.ios:
-                continue
-            for iv in d.series:
-                rows.append((job_index, direction, iv.end_ns / 1e9,
-                             *(getattr(iv, name) for name in _SERIES_FIELDS)))
+    for repeat, jobs in enumerate(result.run_series, 1):
+        for job_index, job in enumerate(jobs):
+            for direction, intervals in job.items():
+                for iv in intervals:
+                    rows.append((repeat, job_index, direction, iv.end_ns / 1e9,
+                                 *(getattr(iv, name) for name in _SERIES_FIELDS)))
     return rows
 
 
-def series_csv(run: RunResult) -> str:
+def series_csv(result: CaseResult) -> str:
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(SERIES_HEADER)
-    writer.writerows(series_rows(run))
+    writer.writerows(series_rows(result))
     return out.getvalue()
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import io
 import statistics
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -17,6 +17,7 @@ from matplotlib.ticker import FuncFormatter
 
 from iogate.expect import format_value
 from iogate.metrics import DIRECTIONS, Kind
+from iogate.results import Interval
 from iogate.runner import CaseResult
 from iogate_plots.data import (
     Distribution,
@@ -108,18 +109,15 @@ def latency_cdf(result: CaseResult) -> bytes | None:
 
 # -- timeline ---------------------------------------------------------------------------------
 
-def timeline_points(result: CaseResult, direction: str
+def timeline_points(jobs: Sequence[Mapping[str, Sequence[Interval]]], direction: str
                     ) -> tuple[list[float], list[float], list[float]]:
-    """Per interval position: end time (s), IOPS summed over jobs, the worst job's p99."""
-    assert result.run is not None
+    """Of one run, per interval position: end time (s), IOPS summed over jobs, the worst
+    job's p99."""
     ends: list[float] = []
     iops: list[float] = []
     p99: list[float] = []
-    for job in result.run.jobs:
-        d = job.direction(direction)
-        if not d.ios:
-            continue
-        for i, iv in enumerate(d.series):
+    for job in jobs:
+        for i, iv in enumerate(job.get(direction, ())):
             if i == len(ends):
                 ends.append(0.0)
                 iops.append(0.0)
@@ -132,36 +130,64 @@ def timeline_points(result: CaseResult, direction: str
 
 def timeline(result: CaseResult) -> bytes | None:
     """Two stacked panels over time: IOPS per interval, and p99 completion latency per
-    interval, one step line per direction (a value holds over its interval)."""
-    if result.run is None:
-        return None
-    lines = {d: timeline_points(result, d) for d in DIRECTIONS}
-    lines = {d: p for d, p in lines.items() if p[0]}
-    if not lines:
+    interval, one step line per direction (a value holds over its interval). With repeats,
+    every run is drawn thin, so their spread shows, and the median of the runs at each
+    interval position bold."""
+    runs = [{d: timeline_points(jobs, d) for d in DIRECTIONS} for jobs in result.run_series]
+    drawn = [d for d in DIRECTIONS if any(run[d][0] for run in runs)]
+    if not drawn:
         return None
     fig = Figure(figsize=(8, 5.5), layout="tight")
     top, bottom = fig.subplots(2, 1, sharex=True)
-    for direction, (ends, iops, p99) in lines.items():
+    several = len(runs) > 1
+    tops: list[float] = []
+    bottoms: list[float] = []
+    for direction in drawn:
         colour = DIRECTION_COLOURS[direction]
-        # Each value holds over its whole interval: a step from the previous end to its own.
-        xs = [0.0, *ends]
-        top.plot(xs, [iops[0], *iops], drawstyle="steps-pre", color=colour, label=direction)
-        bottom.plot(xs, [p99[0], *p99], drawstyle="steps-pre", color=colour, label=direction)
+        lines = [run[direction] for run in runs if run[direction][0]]
+        for n, (ends, iops, p99) in enumerate(lines):
+            # Each value holds over its whole interval: a step from the previous end to its own.
+            xs = [0.0, *ends]
+            style = dict(drawstyle="steps-pre", color=colour,
+                         alpha=0.35 if several else 1.0, linewidth=0.8 if several else 1.5,
+                         label=None if several and n else
+                         f"{direction} ({len(lines)} runs)" if several else direction)
+            top.plot(xs, [iops[0], *iops], **style)
+            bottom.plot(xs, [p99[0], *p99], **style)
+            tops += iops
+            bottoms += p99
+        if several:
+            ends, iops, p99 = _median_line(lines)
+            xs = [0.0, *ends]
+            style = dict(drawstyle="steps-pre", color=colour, linewidth=2.0,
+                         label=f"{direction} median")
+            top.plot(xs, [iops[0], *iops], **style)
+            bottom.plot(xs, [p99[0], *p99], **style)
     top.set_ylabel("IOPS")
     top.yaxis.set_major_formatter(_formatter(Kind.IOPS))
-    top.set_title("IOPS per interval")
+    top.set_title("IOPS per interval" + (f", {len(runs)} runs" if several else ""))
     bottom.set_ylabel("clat p99")
     bottom.yaxis.set_major_formatter(_formatter(Kind.DURATION))
     bottom.set_title("p99 completion latency per interval")
     bottom.set_xlabel("time (s)")
-    for ax, values in ((top, [v for p in lines.values() for v in p[1]]),
-                       (bottom, [v for p in lines.values() for v in p[2]])):
-        ax.set_ylim(0, max(values) * 1.1 if max(values) > 0 else 1.0)
+    for ax, values in ((top, tops), (bottom, bottoms)):
+        ax.set_ylim(0, max(values) * 1.1 if values and max(values) > 0 else 1.0)
         ax.set_xlim(left=0)
         ax.grid(True, alpha=0.3)
         ax.legend(loc="best", fontsize=8)
     fig.suptitle(result.id, fontsize=10)
     return _png(fig)
+
+
+def _median_line(lines: Sequence[tuple[list[float], list[float], list[float]]]
+                 ) -> tuple[list[float], list[float], list[float]]:
+    """Per interval position present in every run: the median end, IOPS and p99."""
+    n = min(len(ends) for ends, _, _ in lines)
+
+    def median(k: int) -> list[float]:
+        return [statistics.median(line[k][i] for line in lines) for i in range(n)]
+
+    return median(0), median(1), median(2)
 
 
 # -- sweeps and repeats ------------------------------------------------------------------------

@@ -4,17 +4,18 @@
 ``--artifacts DIR`` writes, per case, a subdirectory named after the case id (made a safe
 file name) holding:
 
-- ``series.csv``: one row per interval per job and direction (job, direction, end_s, ios,
-  bytes, iops, bw_bytes, clat/lat/resp mean and p99 in ns);
+- ``series.csv``: one row per interval per run, job and direction (repeat, job, direction,
+  end_s, ios, bytes, iops, bw_bytes, clat/lat/resp mean and p99 in ns);
 - ``histograms.json``: per direction and latency kind with samples, the non-empty buckets
   ``[lo_ns, hi_ns, count]`` with the exact count, min, max, mean and stdev;
 - ``latency_cdf.png``: the latency CDF per direction with every latency expectation's
-  threshold drawn on it; ``timeline.png``: IOPS and p99 per interval;
+  threshold drawn on it; ``timeline.png``: IOPS and p99 per interval, every repeat;
   ``repeats.png`` (repeated cases): each headline metric per repeat, with the median;
 
 and per swept workload ``sweep-<name>.png`` (headline metrics against the sweep point) in
 DIR itself. ``document["artifacts"]`` lists, per case id, the files written relative to DIR.
-With repeats or steady-state rounds, the series and histograms are the last run's.
+With repeats or steady-state rounds, the series are every run's and the histograms the last
+run's.
 
 ``--html FILE`` writes one self-contained page (see :mod:`iogate_plots.page`).
 

@@ -101,7 +101,7 @@ def build(results: Sequence[CaseResult], figures: ModuleType | None, err: IO[str
         files = CaseFiles(result, directory)
         run = result.run
         if run is not None:
-            files.files.append(Artifact("series.csv", data.series_csv(run).encode(),
+            files.files.append(Artifact("series.csv", data.series_csv(result).encode(),
                                         "interval series"))
             files.files.append(Artifact("histograms.json",
                                         data.histograms_json(result).encode(),

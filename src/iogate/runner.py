@@ -36,7 +36,7 @@ from iogate.expect import OPERATORS, Check, Expectation, evaluate, evaluate_wind
 from iogate.lower import lower, lower_step
 from iogate.metrics import DIRECTIONS, MetricPath, parse_metric
 from iogate.realized import realized_warnings, requested
-from iogate.results import LatencyStats, RunResult, interval_values
+from iogate.results import Interval, LatencyStats, RunResult, interval_values
 from iogate.spec import Case
 from iogate.spec.models import SteadyState
 from iogate.targets import Policy, guard
@@ -71,6 +71,9 @@ class CaseResult:
     environment: dict[str, object] = field(default_factory=dict)  # facts about the target
     steady: SteadyRounds | None = None
     hosts: dict[str, dict[str, float]] = field(default_factory=dict)  # fleet: each host's metrics
+    # Every run's interval series (each repeat or steady-state round, in order): per job, per
+    # measured direction. ``run`` is the last of them.
+    run_series: list[list[dict[str, list[Interval]]]] = field(default_factory=list)
 
     @property
     def id(self) -> str:
@@ -103,13 +106,18 @@ class CaseResult:
             "spread": host_spread(self.hosts),
         }
 
-    def series(self) -> list[dict[str, list[dict[str, Any]]]]:
-        """Per job, per measured direction: the interval series (IOPS, bandwidth, latency)."""
-        if self.run is None:
-            return []
-        return [{name: [asdict(iv) for iv in getattr(job, name).series]
-                 for name in DIRECTIONS if getattr(job, name).ios}
-                for job in self.run.jobs]
+    def series(self) -> list[dict[str, Any]]:
+        """Per run (repeat or round, from 1), per job, per measured direction: the interval
+        series (IOPS, bandwidth, latency)."""
+        return [{"repeat": n, "jobs": [{name: [asdict(iv) for iv in intervals]
+                                        for name, intervals in job.items()} for job in jobs]}
+                for n, jobs in enumerate(self.run_series, 1)]
+
+
+def series_of(run: RunResult) -> list[dict[str, list[Interval]]]:
+    """A run's interval series: per job, per direction that did I/O."""
+    return [{name: list(job.direction(name).series) for name in DIRECTIONS
+             if job.direction(name).ios} for job in run.jobs]
 
 
 # Metrics whose spread over the hosts of a fleet the results show.
@@ -507,7 +515,8 @@ def _judge(case: Case, runs: list[RunResult], duration: float, target: str | Non
                       duration_s=duration, target=target, run=result, warnings=warnings,
                       requested=requested(result.specs), samples=samples,
                       environment=environment.target_facts(env), steady=rounds,
-                      hosts={h: m for h, (_, m, _) in hosts.items() if h != LOCAL_HOST})
+                      hosts={h: m for h, (_, m, _) in hosts.items() if h != LOCAL_HOST},
+                      run_series=[series_of(r) for r in runs])
 
 
 def _realized(runs: Sequence[RunResult]) -> list[str]:

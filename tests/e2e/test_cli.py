@@ -67,9 +67,9 @@ workloads:
     assert 0 < read["read.clat.p50"] <= read["read.clat.p99"] <= read["read.clat.max"]
     assert read["read.clat.min"] <= read["read.clat.p50"]
     assert "write.iops" not in read
-    series = cases["e2e.suite.yaml::rand-read"]["series"]
-    assert list(series[0]) == ["read"]  # nothing written, no write series
-    assert sum(iv["ios"] for iv in series[0]["read"]) == 1024
+    [run] = cases["e2e.suite.yaml::rand-read"]["series"]  # one run: no repeats
+    assert run["repeat"] == 1 and list(run["jobs"][0]) == ["read"]  # nothing written
+    assert sum(iv["ios"] for iv in run["jobs"][0]["read"]) == 1024
     # lat = slat + clat, so its mean is at least clat's
     assert read["read.lat.mean"] >= read["read.clat.mean"]
 

@@ -32,7 +32,7 @@ plugin = pytest.importorskip("iogate_plots.plugin")
 from iogate_plots import data  # noqa: E402  (after the skip: the package must be importable)
 
 PNG = b"\x89PNG\r\n\x1a\n"
-SERIES_HEADER = ["job", "direction", "end_s", "ios", "bytes", "iops", "bw_bytes",
+SERIES_HEADER = ["repeat", "job", "direction", "end_s", "ios", "bytes", "iops", "bw_bytes",
                  "clat_mean_ns", "clat_p99_ns", "lat_mean_ns", "lat_p99_ns", "resp_mean_ns",
                  "resp_p99_ns"]
 HOSTILE = "<script>alert(1)</script>"
@@ -209,14 +209,18 @@ def test_series_csv_has_a_row_per_interval(pm: pluggy.PluginManager,
             rows = list(csv.reader(f))
         assert rows[0] == SERIES_HEADER
         body = [dict(zip(SERIES_HEADER, row, strict=True)) for row in rows[1:]]
+        runs = len(r.run_series)
+        assert {int(row["repeat"]) for row in body} == set(range(1, runs + 1)), r.id
         for direction in ("read", "write"):
-            d = r.run.jobs[0].direction(direction)
-            mine = [row for row in body if row["direction"] == direction]
+            d = r.run.jobs[0].direction(direction)  # the last run
+            mine = [row for row in body
+                    if row["direction"] == direction and int(row["repeat"]) == runs]
             assert len(mine) == (len(d.series) if d.ios else 0), (r.id, direction)
             assert sum(int(row["ios"]) for row in mine) == d.ios, (r.id, direction)
             if d.ios:
                 assert [float(row["end_s"]) for row in mine] == [iv.end_ns / 1e9
                                                                  for iv in d.series]
+    assert len(by_name(results, "repeated").run_series) == 3  # every repeat's series is kept
     paced = by_name(results, "paced")
     rows = (_case_dir(tmp_path, document, paced) / "series.csv").read_text().splitlines()
     assert len(rows) - 1 >= 2 * 4  # 100 ms intervals over 400 ms, read and write

@@ -20,8 +20,8 @@ from iogate.engine import native
 from iogate.errors import EngineError
 from iogate.histogram import Histogram
 from iogate.results import (
-    CpuUse,
     Coverage,
+    CpuUse,
     DataSample,
     DirectionResult,
     Fault,
