@@ -129,6 +129,11 @@ DIFFERENCES = [
     "Write buffers: each tool's default. fio fills its buffers once with random data and "
     "scrambles a few bytes per write (scramble_buffers=1); iogate fills once with non-zero "
     "pseudo-random data and does not refill.",
+    "Scheduling: each fio job process starts its own session (setsid), so with "
+    "kernel.sched_autogroup_enabled=1 every fio job is a scheduling group of its own, while "
+    "iogate's worker threads share the one group of this process. On a quiet machine that "
+    "changes nothing; under other load fio with numjobs=N gets up to N times iogate's share "
+    "of the CPUs.",
     "fio runs with --invalidate=0 like iogate (no cache drop before a job); otherwise fio would "
     "empty the page cache the psync rows read from. No ramp in either tool.",
 ]
@@ -415,9 +420,14 @@ def choose_rows(patterns: list[str] | None) -> list[Row]:
 def environment() -> dict:
     fio_version = subprocess.run(["fio", "--version"], capture_output=True, text=True).stdout
     from iogate.engine import native
+    try:
+        autogroup: str | None = Path("/proc/sys/kernel/sched_autogroup_enabled").read_text()
+    except OSError:
+        autogroup = None
     return {"fio": fio_version.strip(), "iogate_library": native.library_path(),
             "iogate_version": native.version(), "kernel": platform.release(),
             "cpus": os.cpu_count(), "python": platform.python_version(),
+            "sched_autogroup": None if autogroup is None else autogroup.strip() == "1",
             "loadavg": os.getloadavg()}
 
 
@@ -448,6 +458,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{env['fio']}, iogate {env['iogate_version']} ({env['iogate_library']}), "
           f"kernel {env['kernel']}, {env['cpus']} CPUs, load {env['loadavg'][0]:.2f}",
           file=sys.stderr)
+    if env["loadavg"][0] >= 0.5:
+        print(f"warning: load average {env['loadavg'][0]:.2f} before the first run; other work "
+              "on the CPUs skews every figure, the CPU-bound rows (null, page cache) most",
+              file=sys.stderr)
     workdir = Path(tempfile.mkdtemp(prefix="iogate-bench-"))  # fio's JSON and stderr
     datadir = Path(tempfile.mkdtemp(prefix="iogate-bench-", dir=args.dir))
     datafile = datadir / "bench.dat"
