@@ -35,7 +35,8 @@ _HISTOGRAM_PERCENTILES = (50.0, 90.0, 99.0, 99.9, 99.99)
 
 
 def series_rows(run: RunResult) -> list[tuple[object, ...]]:
-    """One row per interval per job and measured direction, in SERIES_HEADER order."""
+    """One row per interval per job and measured direction, in SERIES_HEADER order. The
+    latencies of an interval without completions are None (an empty cell in the CSV)."""
     rows: list[tuple[object, ...]] = []
     for job_index, job in enumerate(run.jobs):
         for direction in DIRECTIONS:

@@ -7,6 +7,7 @@ draw.
 from __future__ import annotations
 
 import io
+import math
 import statistics
 from collections.abc import Callable, Sequence
 
@@ -110,7 +111,8 @@ def latency_cdf(result: CaseResult) -> bytes | None:
 
 def timeline_points(result: CaseResult, direction: str
                     ) -> tuple[list[float], list[float], list[float]]:
-    """Per interval position: end time (s), IOPS summed over jobs, the worst job's p99."""
+    """Per interval position: end time (s), IOPS summed over jobs, the worst job's p99.
+    The p99 of an interval in which no job completed anything is NaN: a gap in the line."""
     assert result.run is not None
     ends: list[float] = []
     iops: list[float] = []
@@ -123,10 +125,12 @@ def timeline_points(result: CaseResult, direction: str
             if i == len(ends):
                 ends.append(0.0)
                 iops.append(0.0)
-                p99.append(0.0)
+                p99.append(math.nan)
             ends[i] = max(ends[i], iv.end_ns / 1e9)
             iops[i] += iv.iops
-            p99[i] = max(p99[i], float(iv.clat_p99_ns))
+            if iv.clat_p99_ns is not None:
+                p99[i] = float(iv.clat_p99_ns) if math.isnan(p99[i]) else \
+                    max(p99[i], float(iv.clat_p99_ns))
     return ends, iops, p99
 
 
@@ -155,8 +159,9 @@ def timeline(result: CaseResult) -> bytes | None:
     bottom.set_title("p99 completion latency per interval")
     bottom.set_xlabel("time (s)")
     for ax, values in ((top, [v for p in lines.values() for v in p[1]]),
-                       (bottom, [v for p in lines.values() for v in p[2]])):
-        ax.set_ylim(0, max(values) * 1.1 if max(values) > 0 else 1.0)
+                       (bottom, [v for p in lines.values() for v in p[2] if not math.isnan(v)])):
+        top_value = max(values, default=0.0)
+        ax.set_ylim(0, top_value * 1.1 if top_value > 0 else 1.0)
         ax.set_xlim(left=0)
         ax.grid(True, alpha=0.3)
         ax.legend(loc="best", fontsize=8)
