@@ -403,7 +403,7 @@ struct iog_job_stats {
 /* One interval of one job in one direction, all its threads merged. */
 struct iog_interval {
     uint64_t end_ns; /* interval end, measured from the start of counting */
-    uint64_t ios;
+    uint64_t ios; /* 0: no completions; the latencies below are then 0, meaning none */
     uint64_t bytes;
     double iops;
     double bw_bytes;

@@ -37,7 +37,8 @@ _HISTOGRAM_PERCENTILES = (50.0, 90.0, 99.0, 99.9, 99.99)
 
 def series_rows(result: CaseResult) -> list[tuple[object, ...]]:
     """One row per interval per run, job and measured direction, in SERIES_HEADER order
-    (runs count from 1)."""
+    (runs count from 1). The latencies of an interval without completions are None (an
+    empty cell in the CSV)."""
     rows: list[tuple[object, ...]] = []
     for repeat, jobs in enumerate(result.run_series, 1):
         for job_index, job in enumerate(jobs):

@@ -7,6 +7,7 @@ draw.
 from __future__ import annotations
 
 import io
+import math
 import statistics
 from collections.abc import Callable, Mapping, Sequence
 
@@ -112,7 +113,8 @@ def latency_cdf(result: CaseResult) -> bytes | None:
 def timeline_points(jobs: Sequence[Mapping[str, Sequence[Interval]]], direction: str
                     ) -> tuple[list[float], list[float], list[float]]:
     """Of one run, per interval position: end time (s), IOPS summed over jobs, the worst
-    job's p99."""
+    job's p99. The p99 of an interval in which no job completed anything is NaN: a gap in
+    the line."""
     ends: list[float] = []
     iops: list[float] = []
     p99: list[float] = []
@@ -121,10 +123,12 @@ def timeline_points(jobs: Sequence[Mapping[str, Sequence[Interval]]], direction:
             if i == len(ends):
                 ends.append(0.0)
                 iops.append(0.0)
-                p99.append(0.0)
+                p99.append(math.nan)
             ends[i] = max(ends[i], iv.end_ns / 1e9)
             iops[i] += iv.iops
-            p99[i] = max(p99[i], float(iv.clat_p99_ns))
+            if iv.clat_p99_ns is not None:
+                p99[i] = float(iv.clat_p99_ns) if math.isnan(p99[i]) else \
+                    max(p99[i], float(iv.clat_p99_ns))
     return ends, iops, p99
 
 
@@ -170,8 +174,9 @@ def timeline(result: CaseResult) -> bytes | None:
     bottom.yaxis.set_major_formatter(_formatter(Kind.DURATION))
     bottom.set_title("p99 completion latency per interval")
     bottom.set_xlabel("time (s)")
-    for ax, values in ((top, tops), (bottom, bottoms)):
-        ax.set_ylim(0, max(values) * 1.1 if values and max(values) > 0 else 1.0)
+    for ax, values in ((top, tops), (bottom, [v for v in bottoms if not math.isnan(v)])):
+        top_value = max(values, default=0.0)
+        ax.set_ylim(0, top_value * 1.1 if top_value > 0 else 1.0)
         ax.set_xlim(left=0)
         ax.grid(True, alpha=0.3)
         ax.legend(loc="best", fontsize=8)
@@ -181,11 +186,16 @@ def timeline(result: CaseResult) -> bytes | None:
 
 def _median_line(lines: Sequence[tuple[list[float], list[float], list[float]]]
                  ) -> tuple[list[float], list[float], list[float]]:
-    """Per interval position present in every run: the median end, IOPS and p99."""
+    """Per interval position present in every run: the median end, IOPS and p99 (of the runs
+    with completions there; NaN, a gap, when none had any)."""
     n = min(len(ends) for ends, _, _ in lines)
 
     def median(k: int) -> list[float]:
-        return [statistics.median(line[k][i] for line in lines) for i in range(n)]
+        out = []
+        for i in range(n):
+            known = [line[k][i] for line in lines if not math.isnan(line[k][i])]
+            out.append(statistics.median(known) if known else math.nan)
+        return out
 
     return median(0), median(1), median(2)
 

@@ -51,7 +51,8 @@ from iogate.units import (
 )
 
 __all__ = ["ExpectationError", "Expectation", "Window", "Check", "parse_expectation",
-           "evaluate", "evaluate_window", "format_value", "OPERATORS", "NAMES"]
+           "evaluate", "evaluate_window", "tally_window", "Tally", "format_value",
+           "OPERATORS", "NAMES"]
 
 OPERATORS: dict[str, Callable[[float, float], bool]] = {
     ">=": operator.ge, "<=": operator.le, ">": operator.gt, "<": operator.lt,
@@ -410,6 +411,7 @@ class Check:
     reason: str
     threshold: float | None = None
     intervals: int | None = None  # windowed: how many intervals were judged
+    skipped: int = 0  # windowed: intervals not judged, empty with nothing due by the schedule
     judged: bool = True  # False: deliberately not judged (recording a baseline); never fails
     host: str | None = None  # a per_host expectation: the host ("name:port") judged
 
@@ -469,12 +471,68 @@ def evaluate(exp: Expectation, observed: float | None, *,
     return Check(exp, float(observed), passed, reason, threshold)
 
 
-def evaluate_window(exp: Expectation, series_values: Sequence[float],
-                    whole_run: float | None, *, names: Mapping[str, float] = _EMPTY) -> Check:
+@dataclass(frozen=True)
+class Tally:
+    """How the intervals of a window fared: ``good`` passed; ``failed`` did not, among them
+    ``empty`` (the positions of those with no completions); ``skipped`` had no completions
+    while their schedule asked for less than one request (nothing due), and are not judged."""
+
+    good: int
+    failed: int
+    skipped: int
+    empty: tuple[int, ...]
+
+    @property
+    def judged(self) -> int:
+        return self.good + self.failed
+
+
+def tally_window(exp: Expectation, threshold: float, values: Sequence[float | None],
+                 due: Sequence[float] | None = None) -> Tally:
+    """Judge each interval value (base units) against ``threshold``.
+
+    None is an interval without completions: it fails, unless ``due`` (the requests its
+    schedule asked for, per interval; unlimited when not given) says fewer than one was
+    due, when it is skipped. NaN never passes.
+    """
+    compare = OPERATORS[exp.op]
+    good = failed = skipped = 0
+    empty: list[int] = []
+    for i, v in enumerate(values):
+        if v is None:
+            if due is not None and due[i] < 1:
+                skipped += 1
+            else:
+                failed += 1
+                empty.append(i)
+        elif not math.isnan(v) and compare(v, threshold):
+            good += 1
+        else:
+            failed += 1
+    return Tally(good, failed, skipped, tuple(empty))
+
+
+_NAMED_EMPTY = 8  # empty intervals a message names; the rest are counted
+
+
+def _empty_text(empty: Sequence[int], spans: Sequence[str] | None) -> str:
+    names = [spans[i] if spans is not None else f"#{i + 1}" for i in empty[:_NAMED_EMPTY]]
+    more = f" and {len(empty) - _NAMED_EMPTY} more" if len(empty) > _NAMED_EMPTY else ""
+    return f"{len(empty)} with no completions ({', '.join(names)}{more})"
+
+
+def evaluate_window(exp: Expectation, series_values: Sequence[float | None],
+                    whole_run: float | None, *, names: Mapping[str, float] = _EMPTY,
+                    due: Sequence[float] | None = None,
+                    spans: Sequence[str] | None = None) -> Check:
     """Judge a windowed expectation on the metric's per-interval values (base units).
 
-    ``mean`` is ``whole_run``. Passes when at least ceil(share * n) of the n intervals
-    satisfy the comparison; NaN intervals never do. No intervals: not measured, fails.
+    ``mean`` is ``whole_run``. Passes when at least ceil(share * n) of the n judged intervals
+    satisfy the comparison; NaN intervals never do. A None value is an interval without
+    completions: it never passes either (a stall is the worst interval, not the best),
+    unless ``due[i]``, the requests the case's schedule asked for in it, is below one: then
+    it is skipped, neither passed nor failed. ``spans`` name the intervals in the reason.
+    No intervals, or none judged: not measured, fails.
     """
     window = exp.window
     if window is None:
@@ -485,15 +543,19 @@ def evaluate_window(exp: Expectation, series_values: Sequence[float],
     threshold, why = _resolve(exp, given)
     if threshold is None:
         return Check(exp, None, False, why)
-    n = len(series_values)
-    if n == 0:
+    if not series_values:
         return Check(exp, None, False, "not measured: no intervals were recorded",
                      threshold, 0)
-    compare = OPERATORS[exp.op]
-    good = sum(1 for v in series_values if not math.isnan(v) and compare(v, threshold))
+    t = tally_window(exp, threshold, series_values, due)
+    skipped = f", {t.skipped} skipped: nothing was due" if t.skipped else ""
+    n = t.judged
+    if n == 0:
+        return Check(exp, None, False, f"not measured: {_why_unmeasured(exp.metric)}"
+                     f" (no interval had completions{skipped})", threshold, 0, skipped=t.skipped)
     needed = window.needed(n)
-    pct = 100.0 * good / n
+    pct = 100.0 * t.good / n
     limit = format_value(exp.kind, threshold)
+    empty = f"; {_empty_text(t.empty, spans)}" if t.empty else ""
     reason = (f"{pct:.1f}% of {n} intervals had {exp.metric.text} {exp.op} {limit}, "
-              f"{'100%' if window.text == 'all' else window.text} needed")
-    return Check(exp, pct, good >= needed, reason, threshold, n)
+              f"{'100%' if window.text == 'all' else window.text} needed{skipped}{empty}")
+    return Check(exp, pct, t.good >= needed, reason, threshold, n, skipped=t.skipped)

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -91,28 +91,89 @@ class LatencyStats:
 
 @dataclass
 class Interval:
-    """One series interval of a job in one direction."""
+    """One series interval of a job in one direction.
+
+    An interval without completions (ios == 0) has no latency: its means and p99s are None,
+    never 0 (0 would read as the best interval when it is the worst: a stall).
+    """
 
     end_ns: int  # from the start of counting
     ios: int
     bytes: int
     iops: float
     bw: float  # bytes per second
-    clat_mean_ns: float
-    clat_p99_ns: int
-    lat_mean_ns: float
-    lat_p99_ns: int
-    resp_mean_ns: float = 0.0
-    resp_p99_ns: int = 0
+    clat_mean_ns: float | None
+    clat_p99_ns: int | None
+    lat_mean_ns: float | None
+    lat_p99_ns: int | None
+    resp_mean_ns: float | None = None
+    resp_p99_ns: int | None = None
 
 
-def interval_values(intervals: Iterable[Interval], metric: MetricPath) -> list[float]:
-    """A metric's value in each interval; only metrics that metrics.has_series accepts."""
+def interval_values(intervals: Iterable[Interval], metric: MetricPath) -> list[float | None]:
+    """A metric's value in each interval; only metrics that metrics.has_series accepts.
+
+    None for an interval with no completions, whatever the metric: its latency is unknown,
+    and its rate of 0 is an absence, not a measurement a window may pass on.
+    """
     if metric.name in ("iops", "bw"):
         attr = metric.name
     else:
         attr = f"{metric.name}_{'mean' if metric.stat == 'mean' else 'p99'}_ns"
-    return [float(getattr(iv, attr)) for iv in intervals]
+    out: list[float | None] = []
+    for iv in intervals:
+        value = getattr(iv, attr)
+        out.append(None if not iv.ios or value is None else float(value))
+    return out
+
+
+def requests_due(spec: JobSpec, direction: str, seconds: float) -> float:
+    """How many requests of a direction the job's own schedule asks for in `seconds`, all its
+    threads together: math.inf when nothing limits it; 0 for a direction it never issues.
+
+    A rate limit (rate_iops, rate: the stricter of the two) is already the whole job's share
+    of the direction; thinktime caps each thread at thinktime_blocks requests per thinktime,
+    of which a mixed job gives the direction its rwmixread share.
+    """
+    if not spec.does(direction):
+        return 0.0
+    per_s = math.inf
+    iops, bw = spec.rate(direction)
+    if iops:
+        per_s = min(per_s, float(iops))
+    bs = mean_bs(spec, direction)
+    if bw and bs > 0:
+        per_s = min(per_s, bw / bs)
+    if spec.thinktime_ns:
+        share = 1.0
+        if spec.does("read") and spec.does("write"):
+            share = (spec.rwmixread if direction == "read" else 100 - spec.rwmixread) / 100
+        per_thread = max(1, spec.thinktime_blocks) * 1e9 / spec.thinktime_ns
+        per_s = min(per_s, per_thread * spec.numjobs * share)
+    return per_s * seconds
+
+
+def intervals_due(spec: JobSpec | None, direction: str, intervals: Sequence[Interval]
+                  ) -> list[float]:
+    """requests_due over each interval's own span (the last may be shorter); without a spec,
+    math.inf: nothing known excuses an interval."""
+    out: list[float] = []
+    start = 0
+    for iv in intervals:
+        out.append(math.inf if spec is None
+                   else requests_due(spec, direction, (iv.end_ns - start) / 1e9))
+        start = iv.end_ns
+    return out
+
+
+def interval_spans(intervals: Sequence[Interval]) -> list[str]:
+    """Each interval as the span of the run it covers, for messages: "0.2-0.4 s"."""
+    out: list[str] = []
+    start = 0
+    for iv in intervals:
+        out.append(f"{start / 1e9:g}-{iv.end_ns / 1e9:g} s")
+        start = iv.end_ns
+    return out
 
 
 @dataclass

@@ -32,11 +32,18 @@ from iogate.engine.isolated import (
 )
 from iogate.engine.session import JobSpec, Progress
 from iogate.errors import EngineError, TargetError
-from iogate.expect import OPERATORS, Check, Expectation, evaluate, evaluate_window
+from iogate.expect import Check, Expectation, evaluate, evaluate_window, tally_window
 from iogate.lower import lower, lower_step
 from iogate.metrics import DIRECTIONS, MetricPath, parse_metric
 from iogate.realized import realized_warnings, requested
-from iogate.results import Interval, LatencyStats, RunResult, interval_values
+from iogate.results import (
+    Interval,
+    LatencyStats,
+    RunResult,
+    interval_spans,
+    interval_values,
+    intervals_due,
+)
 from iogate.spec import Case
 from iogate.spec.models import SteadyState
 from iogate.targets import Policy, guard
@@ -154,6 +161,7 @@ def check_to_json(case: Case, check: Check) -> dict[str, Any]:
         "threshold": check.threshold,
         "observed": check.observed,
         "intervals": check.intervals,
+        "skipped_intervals": check.skipped if check.intervals is not None else None,
         "passed": check.passed,
         "judged": check.judged,
         "reason": check.reason,
@@ -376,8 +384,11 @@ def _fail_fast(cases: Sequence[Case], specs: Sequence[JobSpec]
     def judge(session: SeriesSource) -> str | None:
         for i, case, e, threshold, planned, allowed in watched:
             assert e.metric.scope is not None
-            values = interval_values(session.series(i, e.metric.scope), e.metric)
-            failed = sum(not OPERATORS[e.op](v, threshold) for v in values)
+            series = session.series(i, e.metric.scope)
+            # The same rule as the verdict at the end: an interval without completions
+            # fails unless nothing was due in it. Skipped ones only lower what is needed.
+            failed = tally_window(e, threshold, interval_values(series, e.metric),
+                                  intervals_due(specs[i], e.metric.scope, series)).failed
             if failed > allowed:
                 return (f"fail_fast: {case_id(case)}: {e.key} {e.describe()} can no longer be "
                         f"met: {failed} of {planned} planned intervals failed, at most "
@@ -476,11 +487,29 @@ def _statistic(values: Sequence[float], stat: str) -> float:
             "mean": spread.mean, "cv": spread.cv_pct}[stat]
 
 
-def _series_values(runs: Sequence[RunResult], metric: MetricPath) -> list[float]:
-    """Per-interval values of a metric over every run of a case (windowed expectations)."""
+@dataclass
+class WindowSeries:
+    """What a windowed expectation judges: per interval, over every run of a case, the
+    metric's value (None: no completions), the requests the schedule asked for in it, and
+    its span for messages (prefixed with the run when the case repeated)."""
+
+    values: list[float | None] = field(default_factory=list)
+    due: list[float] = field(default_factory=list)
+    spans: list[str] = field(default_factory=list)
+
+
+def _window_series(runs: Sequence[RunResult], metric: MetricPath) -> WindowSeries:
     assert metric.scope is not None
-    return [v for r in runs for job in r.jobs
-            for v in interval_values(job.direction(metric.scope).series, metric)]
+    out = WindowSeries()
+    for n, r in enumerate(runs, 1):
+        for j, job in enumerate(r.jobs):
+            series = job.direction(metric.scope).series
+            spec = r.specs[j] if j < len(r.specs) else None
+            out.values += interval_values(series, metric)
+            out.due += intervals_due(spec, metric.scope, series)
+            out.spans += [f"run {n}: {s}" if len(runs) > 1 else s
+                          for s in interval_spans(series)]
+    return out
 
 
 def _judge(case: Case, runs: list[RunResult], duration: float, target: str | None,
@@ -578,7 +607,9 @@ def _check(e: Expectation, runs: list[RunResult], metrics: Mapping[str, float],
     if "baseline" in e.names and gate.baseline is None and gate.recording:
         return Check(e, None, True, "not judged: recording the baseline", judged=False)
     if e.window is not None:
-        return evaluate_window(e, _series_values(runs, e.metric), metrics.get(path), names=names)
+        series = _window_series(runs, e.metric)
+        return evaluate_window(e, series.values, metrics.get(path), names=names,
+                               due=series.due, spans=series.spans)
     values = samples.get(path) or ([metrics[path]] if path in metrics else [])
     check = evaluate(e, _statistic(values, e.stat) if values else None, names=names)
     if check.passed or "baseline" not in names or e.stat not in ("median", "mean"):

@@ -123,3 +123,31 @@ def test_mean_in_a_window_is_the_whole_run_value(values, mean, factor):
     threshold = float(Fraction(str(factor)) * Fraction(mean))
     assert check.threshold == threshold
     assert check.passed == all(v >= threshold for v in values)
+
+
+# An interval: its value (None: no completions) and the requests its schedule asked for.
+intervals = st.lists(st.tuples(st.one_of(st.none(), st.integers(min_value=0, max_value=1000)),
+                               st.sampled_from([0.0, 0.5, 0.99, 1.0, 7.0, float("inf")])),
+                     max_size=100)
+
+
+@given(ops, st.integers(min_value=0, max_value=1000), shares, intervals)
+def test_empty_intervals_fail_unless_nothing_was_due(op, limit, share, items):
+    exp = parse_expectation("read.iops", f"{op} {limit} in {share}")
+    values = [None if v is None else float(v) for v, _ in items]
+    check = evaluate_window(exp, values, None, due=[d for _, d in items])
+    judged = [v for v, d in items if v is not None or d >= 1]
+    assert check.skipped == len(items) - len(judged)
+    if not judged:  # nothing judged never passes
+        assert not check.passed and check.observed is None
+        return
+    good = sum(1 for v in judged if v is not None and OPS[op](v, limit))
+    fraction = Fraction(1) if share == "all" else Fraction(share[:-1]) / 100
+    needed = next(k for k in range(len(judged) + 1) if Fraction(k, len(judged)) >= fraction)
+    assert check.passed == (good >= needed)
+    assert check.intervals == len(judged)
+    # empty intervals that were due only ever count against a window: one that passes
+    # with them passes without them too
+    kept = [v for v in judged if v is not None]
+    if kept and check.passed:
+        assert evaluate_window(exp, [float(v) for v in kept], None).passed

@@ -7,6 +7,7 @@ import base64
 import csv
 import importlib.metadata
 import json
+import math
 import os
 import re
 import shutil
@@ -14,6 +15,7 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator, Mapping
+from dataclasses import replace
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
@@ -25,7 +27,8 @@ from hypothesis import strategies as st
 
 from iogate import hooks
 from iogate.report import results_document
-from iogate.runner import CaseResult, plan, run_cases, scratch_dir
+from iogate.results import DirectionResult, Interval, JobResult, RunResult
+from iogate.runner import CaseResult, plan, run_cases, scratch_dir, series_of
 from iogate.spec import load_suite
 
 plugin = pytest.importorskip("iogate_plots.plugin")
@@ -285,6 +288,34 @@ def test_cdf_steps_rise_to_one(results: list[CaseResult]) -> None:
         assert ys[0] == 0.0 and ys[-1] == 1.0
         assert xs == sorted(xs) and ys == sorted(ys)
         assert xs[0] >= 1 and xs[-1] <= max(dist.stats.max, 1)
+
+
+def _stalled(result: CaseResult) -> CaseResult:
+    """`result` with a read series whose middle interval had no completions (a stall)."""
+    ms = 1_000_000
+    series = [Interval(200 * ms, 10, 40960, 50.0, 204800.0, 800.0, 2000, 900.0, 2100),
+              Interval(400 * ms, 0, 0, 0.0, 0.0, None, None, None, None),
+              Interval(600 * ms, 12, 49152, 60.0, 245760.0, 700.0, 1500, 800.0, 1600)]
+    read = DirectionResult(ios=22, bytes=22 * 4096, runtime_ns=600 * ms, iops=36.7,
+                           bw=36.7 * 4096, series=series)
+    run = RunResult(jobs=[JobResult(read=read)])
+    return replace(result, run=run, run_series=[series_of(run)])
+
+
+def test_an_interval_without_completions_is_a_gap_not_a_zero(
+        results: list[CaseResult]) -> None:
+    stalled = _stalled(by_name(results, "paced"))
+    assert stalled.run is not None
+    rows = list(csv.reader(data.series_csv(stalled).splitlines()))
+    empty = dict(zip(SERIES_HEADER, rows[2], strict=True))
+    assert (empty["ios"], empty["iops"], empty["clat_p99_ns"], empty["lat_mean_ns"]) == (
+        "0", "0.0", "", "")
+    figures = pytest.importorskip("iogate_plots.figures")
+    ends, iops, p99 = figures.timeline_points(stalled.run_series[0], "read")
+    assert ends == [0.2, 0.4, 0.6] and iops == [50.0, 0.0, 60.0]
+    assert p99[0] == 2000 and math.isnan(p99[1]) and p99[2] == 1500
+    png = figures.timeline(stalled)
+    assert png is not None and png.startswith(b"\x89PNG")
 
 
 @given(st.lists(st.text(max_size=300), max_size=8))

@@ -436,10 +436,14 @@ def _fault(f: native.IogFault, specs: list[JobSpec]) -> Fault:
 
 
 def _intervals(h: native.SessionHandle, job: int, d: int) -> list[Interval]:
+    # The engine writes 0 for the latencies of an interval without completions: none known.
     return [Interval(end_ns=i.end_ns, ios=i.ios, bytes=i.bytes, iops=i.iops, bw=i.bw_bytes,
-                     clat_mean_ns=i.clat_mean_ns, clat_p99_ns=i.clat_p99_ns,
-                     lat_mean_ns=i.lat_mean_ns, lat_p99_ns=i.lat_p99_ns,
-                     resp_mean_ns=i.resp_mean_ns, resp_p99_ns=i.resp_p99_ns)
+                     clat_mean_ns=i.clat_mean_ns if i.ios else None,
+                     clat_p99_ns=i.clat_p99_ns if i.ios else None,
+                     lat_mean_ns=i.lat_mean_ns if i.ios else None,
+                     lat_p99_ns=i.lat_p99_ns if i.ios else None,
+                     resp_mean_ns=i.resp_mean_ns if i.ios else None,
+                     resp_p99_ns=i.resp_p99_ns if i.ios else None)
             for i in native.session_series(h, job, d)]
 
 
