@@ -73,8 +73,8 @@ def test_a_stall_fails_the_window_naming_its_empty_intervals(disk_dir: Path,
     for span in empty:
         assert span in reason, (span, reason)
     # the empty intervals are judged (as failures), none is excused: nothing limits the rate
-    assert check["intervals"] == len(case["series"][0]["read"])
+    assert check["intervals"] == len(case["series"][0]["jobs"][0]["read"])
     assert check["skipped_intervals"] == 0
     # the JSON series says the empty intervals have no latency, not a latency of 0
-    empty_iv = [iv for iv in case["series"][0]["read"] if iv["ios"] == 0]
+    empty_iv = [iv for iv in case["series"][0]["jobs"][0]["read"] if iv["ios"] == 0]
     assert all(iv["clat_p99_ns"] is None for iv in empty_iv)
