@@ -116,6 +116,13 @@ def test_threads_of_a_job_are_summed(tmp_path):
     assert read.clat.count == read.clat.histogram.total == sum(c["clat_ns"]["N"] for c in clones)
     assert read.clat.min == min(c["clat_ns"]["min"] for c in clones)
     assert read.clat.max == max(c["clat_ns"]["max"] for c in clones)
+    # fio's CPU figures are percentages of each thread's runtime: their sum is the run's cost
+    cpu = backend.parse_output(raw, specs).result.cpu
+    jobs = doc["jobs"]
+    assert cpu is not None
+    assert cpu.user_ns == round(sum(j["usr_cpu"] / 100 * j["job_runtime"] * 1e6 for j in jobs))
+    assert cpu.system_ns == round(sum(j["sys_cpu"] / 100 * j["job_runtime"] * 1e6 for j in jobs))
+    assert cpu.wall_ns == max(j["job_runtime"] for j in jobs) * 1_000_000
 
 
 @needs_fio

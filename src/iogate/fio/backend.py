@@ -14,6 +14,8 @@ mixes in warnings). The result has the shape of the native engine's:
   per power of two (128 for iogate), each reported as its middle value, so a latency is
   known to within 1/128 of its value (exact below 128 ns); fio puts everything from about
   17 s up in its last bin. Each bin's count goes to iogate's bucket of that middle value.
+- cpu: fio's usr_cpu and sys_cpu (percentages of each thread's runtime) as CPU time,
+  summed over the threads: fio's job threads only, not its main process.
 - resp and lag are iogate's own measures: fio has none, so they stay empty (unmeasured),
   as do coverage, data ratios, queue depth and block size counts.
 - errors: fio stops a job at its first error, reported as the job's errno (or counts
@@ -57,7 +59,7 @@ from iogate.errors import EngineError
 from iogate.fio.hosts import Host
 from iogate.fio.options import FioUnsupported, job_options, render_jobfile
 from iogate.histogram import Histogram, bucket_index
-from iogate.results import DirectionResult, JobResult, LatencyStats, RunResult
+from iogate.results import CpuUse, DirectionResult, JobResult, LatencyStats, RunResult
 
 FIO_ENV = "IOGATE_FIO"  # the fio binary to run; default: fio on PATH
 # fio reports the bins of slat, clat and lat in one run (slat_percentiles) since early
@@ -344,7 +346,7 @@ def _results(doc: dict[str, Any] | None, messages: str, status: int,
             raise EngineError(errno.EPROTO, f"fio's output is not what iogate reads: {exc!r}"
                               ) from None
         by_host[key] = RunResult(jobs=results, interrupted=interrupted, elapsed_ns=elapsed_ns,
-                                 specs=list(specs))
+                                 specs=list(specs), cpu=_cpu([c for cs in jobs for c in cs]))
     if short is not None:
         failed = f" (fio {_status(status)})" if status else ""
         raise EngineError(errno.EIO, f"{short}{failed}{_tail(lines)}")
@@ -360,6 +362,21 @@ def _results(doc: dict[str, Any] | None, messages: str, status: int,
         jobs=[_sum_hosts([r.jobs[i] for r in fleet.values()]) for i in range(len(specs))],
         interrupted=interrupted, elapsed_ns=elapsed_ns, specs=list(specs), hosts=dict(fleet))
     return FioRun(result=aggregate, hosts=fleet)
+
+
+def _cpu(clones: Sequence[dict[str, Any]]) -> CpuUse | None:
+    """The CPU fio's job threads used (its usr_cpu and sys_cpu are percentages of each
+    thread's own runtime), over the longest of those runtimes; None when fio gave none."""
+    try:
+        runtimes = [float(c["job_runtime"]) * _NS_PER_MS for c in clones]
+        user = sum(float(c["usr_cpu"]) / 100 * r for c, r in zip(clones, runtimes, strict=True))
+        system = sum(float(c["sys_cpu"]) / 100 * r
+                     for c, r in zip(clones, runtimes, strict=True))
+    except (KeyError, TypeError, ValueError):
+        return None
+    if not runtimes:
+        return None
+    return CpuUse(user_ns=round(user), system_ns=round(system), wall_ns=round(max(runtimes)))
 
 
 def _entries(doc: dict[str, Any], specs: Sequence[JobSpec], hosts: Sequence[Host]
