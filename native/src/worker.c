@@ -48,7 +48,9 @@
 #include "session.h"
 #include "verify.h"
 
-#define SLEEP_SLICE_NS 20000000ull /* waits wake up this often to honour cancel */
+#define SLEEP_SLICE_NS     20000000ull /* waits wake up this often to honour cancel */
+#define CAPTURE_RING_BYTES (1u << 20)  /* capture ring of a writing thread, at most... */
+#define CAPTURE_RINGS_MAX  (32u << 20) /* ...and of all writing threads of a session */
 
 static void plan_dir(struct iog_worker *w, uint32_t d)
 {
@@ -156,8 +158,11 @@ int worker_setup(struct iog_worker *w, char *err, size_t errlen)
     if (writes) {
         data_writer_destroy(w->data); /* from an earlier, failed start */
         w->data = NULL;
-        rc = data_writer_create(spec, w->index, (size_t)w->plan[IOG_DIR_WRITE].max_len, &w->data,
-                                err, errlen);
+        size_t ring = CAPTURE_RINGS_MAX / (w->s->data_writers ? w->s->data_writers : 1);
+        if (ring > CAPTURE_RING_BYTES)
+            ring = CAPTURE_RING_BYTES;
+        rc = data_writer_create(spec, w->index, (size_t)w->plan[IOG_DIR_WRITE].max_len, ring,
+                                &w->data, err, errlen);
         if (rc < 0)
             return rc;
         for (uint32_t i = 0; i < depth; i++)

@@ -133,10 +133,12 @@ def test_zero_buffers_compress_to_almost_nothing():
 
 
 def test_dedupe_share_matches_the_request():
-    s = spec(rw="write", bs_write=4 * KiB, size=512 * MiB, dedupe_pct=30, refill=True)
+    # one write in 256 is due for a sample (1024 here); a few may be skipped when the
+    # analysis falls behind, which the tolerance accounts for through `blocks`
+    s = spec(rw="write", bs_write=4 * KiB, size=1024 * MiB, dedupe_pct=30, refill=True)
     result = run([s])
     blocks = result.jobs[0].data.blocks
-    assert blocks >= 1000
+    assert blocks >= 500
     got = result.metric("data.dedupe_pct")
     assert abs(got - 30) <= 400 * math.sqrt(0.3 * 0.7 / blocks) + 2
     assert realized_warnings([s], result) == []

@@ -34,7 +34,7 @@ from functools import cache
 from iogate.errors import EngineError
 from iogate.histogram import BUCKETS as HIST_BUCKETS
 
-ABI_VERSION = 3
+ABI_VERSION = 4
 
 # The histogram geometry (IOG_HIST_*) is owned by iogate.histogram; the parity tests check it
 # against the library.
@@ -218,6 +218,7 @@ class IogJobStats(ctypes.Structure):
         ("data_compressed_bytes", c_uint64),
         ("data_blocks", c_uint64),
         ("data_duplicate_blocks", c_uint64),
+        ("data_samples_skipped", c_uint64),
     ]
 
 
