@@ -31,7 +31,11 @@
  * from the start of the run (linear or exponential gaps); a request is not
  * prepared before it is due, and a late one is prepared at once, its
  * lateness kept as lag and inside resp. A mixed rate-limited job issues the
- * direction due first. While waiting, completions keep being reaped.
+ * direction due first. While waiting, completions keep being reaped. When
+ * the next request would be due at or after the end of the runtime, the
+ * worker still waits (reaping) until that end before it stops, unless its
+ * size is done: a rate-limited job runs for its runtime, as its counted time
+ * says.
  * Synchronous engines report slat 0 and clat = lat = the time around the
  * request.
  */
@@ -317,6 +321,13 @@ static inline int admit_io(struct iog_worker *w, struct iog_io *io, uint64_t now
     return 1;
 }
 
+/* Whether the worker would still issue counted requests if time allowed:
+ * time based, or its size not yet issued. */
+static inline int work_left(const struct iog_worker *w)
+{
+    return (w->job->spec.flags & IOG_JOB_TIME_BASED) || w->issued < w->job->spec.size;
+}
+
 /* Sleeps until `t` (absolute); 0 when cancelled meanwhile. */
 static int sleep_until(struct iog_worker *w, uint64_t t)
 {
@@ -476,8 +487,13 @@ static void run_sync(struct iog_worker *w)
         choose_io(w, io, 0);
         if (w->paced) {
             uint64_t ready = ready_at(w, 0);
-            if (w->stop_at && ready >= w->stop_at)
+            if (w->stop_at && ready >= w->stop_at) {
+                /* nothing more is due within the runtime: the run still
+                 * lasts until stop_at */
+                if (work_left(w))
+                    sleep_until(w, w->stop_at);
                 break;
+            }
             if (!sleep_until(w, ready))
                 break;
         }
@@ -570,8 +586,13 @@ static void run_async(struct iog_worker *w)
                 uint64_t ready = ready_at(w, slot);
                 if (ready > t) {
                     if (w->stop_at && ready >= w->stop_at) {
-                        stopping = 1;
-                        break;
+                        /* nothing more is due within the runtime: reap
+                         * until stop_at, when admit_io stops the run */
+                        if (t >= w->stop_at || !work_left(w)) {
+                            stopping = 1;
+                            break;
+                        }
+                        ready = w->stop_at;
                     }
                     if (inflight > 0 || npending > 0) {
                         deadline = ready; /* reap until then */
