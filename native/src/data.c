@@ -210,6 +210,11 @@ void data_fill_initial(struct data_writer *dw, void *buf, size_t len)
     fill_seed(dw, rng_next(&dw->rng), buf, len);
 }
 
+int data_writer_varies(const struct data_writer *dw)
+{
+    return dw->varies;
+}
+
 void data_before_write(struct data_writer *dw, void *buf, size_t len)
 {
     if (!dw->varies)

@@ -50,6 +50,10 @@ int data_writer_create(const struct iog_job_spec *spec, uint32_t thread, size_t 
 /* Gives a buffer its first contents (at setup, for every request slot). */
 void data_fill_initial(struct data_writer *dw, void *buf, size_t len);
 
+/* Whether writes get new contents before each one (refill, dedupe); when
+ * not, data_before_write does nothing and need not be called. */
+int data_writer_varies(const struct data_writer *dw);
+
 /* Just before a write is prepared: new contents when the spec asks for them
  * (refill, dedupe); otherwise returns at once. */
 void data_before_write(struct data_writer *dw, void *buf, size_t len);

@@ -80,6 +80,7 @@ struct iog_worker {
     void *engine_data;
     struct data_writer *data; /* write buffer contents and sampling; lives until
                                  session destroy, so job stats can merge it */
+    int refill;               /* data gives writes new contents before each one */
     uint64_t *coverage;       /* bitmap of touched chunks, lives until destroy */
     /* when the job verifies: its state; the results live until destroy */
     struct verify_state *verify;

@@ -379,6 +379,24 @@ static int test_sequential_coverage_full(void)
     return T_PASS;
 }
 
+/* Requests of 24 coverage chunks (12 KiB of 512 B chunks) start at every
+ * bit position of the bitmap's words and span word boundaries: a pass of
+ * 86 writes over 1 MiB touches the 2040 chunks of the first 85, the 86th
+ * wrapping to the start. */
+static int test_coverage_spanning_words(void)
+{
+    struct iog_job_spec j = t_spec(IOG_ENGINE_NULL, IOG_RW_WRITE, 12288, 1 << 20);
+    iog_session *s = NULL;
+    CHECK(t_run(&j, 1, &s) == 0);
+    struct iog_job_stats js;
+    CHECK(job_stats(s, &js) == 0);
+    CHECK_EQ_U64(js.coverage_chunk, 512);
+    CHECK_EQ_U64(js.coverage_total, 2048);
+    CHECK_EQ_U64(js.coverage_touched, 2040);
+    iog_session_destroy(s);
+    return T_PASS;
+}
+
 static int test_sync_every(void)
 {
     struct iog_job_spec j = t_spec(IOG_ENGINE_NULL, IOG_RW_RANDWRITE, 4096, 4096 * 1000);
@@ -517,6 +535,7 @@ int main(void)
     RUN(test_distributions_concentrate, result);
     RUN(test_zoned_share, result);
     RUN(test_sequential_coverage_full, result);
+    RUN(test_coverage_spanning_words, result);
     RUN(test_sync_every, result);
     RUN(test_several_files, result);
     RUN(test_uring_queue_depth, result);
