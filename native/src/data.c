@@ -19,7 +19,7 @@
  * miss its target by that much. So data_writer_create calibrates the share
  * against zlib itself: it compresses reference buffers (built exactly as
  * writes are, from fixed seeds, 64 KiB of them in all, each of the largest
- * write size up to 256 KiB) at level 6 and bisects the random share until
+ * write size up to DATA_SAMPLE_CAP, the most a sample measures) at level 6 and bisects the random share until
  * their compressed size is (100 - compress_pct)% of their size. Writes of
  * that size then hit the target; much smaller writes of a mix come out a
  * little less compressible (their fixed overhead weighs more). The share
@@ -30,8 +30,8 @@
  * data_fill_initial and data_before_write does nothing. Otherwise every
  * write gets new contents: with probability dedupe_pct / 100 those of one of
  * the last 16 distinct buffers of the pool (uniformly chosen), else those of
- * a fresh seed. The pool holds the seeds of sampled writes (below): a buffer
- * is repeated only if it was measured, so the duplicates a sample can see
+ * a fresh seed. The pool holds the seeds of captured writes (below): a
+ * buffer is repeated only if it was measured, so the duplicates a sample can see
  * are the duplicates that were written, and the measured share estimates
  * dedupe_pct (a repeat of a buffer that was not sampled would be a
  * duplicate no sample could detect). While the pool is still empty a
@@ -44,8 +44,8 @@
  * writes up to sample_cap, every 256th. Capture copies the first n = min(len,
  * sample_cap) bytes of the write into a free slot of the capture ring (as
  * many slots of sample_cap <= DATA_SAMPLE_CAP bytes as the ring's bytes
- * allow, allocated at create) and publishes it with a release store of the ring head; the
- * analysing thread takes it with an acquire load and gives the slot back
+ * allow, allocated at create) and publishes it with a release store of the
+ * ring head; the analysing thread takes it with an acquire load and gives the slot back
  * with a release store of the tail. So the I/O thread pays, per write, one
  * addition and one comparison, and per capture one memcpy: captured bytes
  * are at most 1/256 (0.4%) of the bytes written plus one sample. A due write
