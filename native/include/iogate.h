@@ -388,16 +388,22 @@ struct iog_job_stats {
     uint64_t coverage_chunk;
     uint64_t coverage_total;
     uint64_t coverage_touched;
-    /* Data written, measured on a sample of completed writes (every 64th
-     * write of a thread, at most 4096 per thread): the sampled bytes, their
-     * size after zlib compression at level 6 (each buffer compressed on its
-     * own), and their 4 KiB blocks (a shorter write is one block), how many
-     * of those blocks repeat an earlier sampled block of the job (by a 64-bit
-     * content hash). */
+    /* Data written, measured on a sample of completed writes: a thread
+     * samples its first write and then, after a sample of n bytes, the next
+     * write once 256 n more bytes were written (at most 4096 samples per
+     * thread; a sample is the first 128 KiB of a longer write). Samples are
+     * measured off the I/O path, by a thread with a small CPU budget; a
+     * write due when that thread was behind is not sampled but counted in
+     * data_samples_skipped. The sampled bytes, their size after zlib
+     * compression at level 6 (each sample compressed on its own), and their
+     * 4 KiB blocks (a shorter sample is one block), how many of those blocks
+     * repeat an earlier sampled block of the job (by a 64-bit content hash). */
     uint64_t data_sampled_bytes;
     uint64_t data_compressed_bytes;
     uint64_t data_blocks;
     uint64_t data_duplicate_blocks;
+    /* since ABI 4 */
+    uint64_t data_samples_skipped;
 };
 
 /* One interval of one job in one direction, all its threads merged. */

@@ -107,7 +107,7 @@ static const struct iog_layout_field job_stats_fields[] = {
     FIELD(iog_job_stats, coverage_chunk),        FIELD(iog_job_stats, coverage_total),
     FIELD(iog_job_stats, coverage_touched),      FIELD(iog_job_stats, data_sampled_bytes),
     FIELD(iog_job_stats, data_compressed_bytes), FIELD(iog_job_stats, data_blocks),
-    FIELD(iog_job_stats, data_duplicate_blocks),
+    FIELD(iog_job_stats, data_duplicate_blocks), FIELD(iog_job_stats, data_samples_skipped),
 };
 
 static const struct iog_layout_field interval_fields[] = {

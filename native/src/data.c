@@ -19,7 +19,7 @@
  * miss its target by that much. So data_writer_create calibrates the share
  * against zlib itself: it compresses reference buffers (built exactly as
  * writes are, from fixed seeds, 64 KiB of them in all, each of the largest
- * write size up to 256 KiB) at level 6 and bisects the random share until
+ * write size up to DATA_SAMPLE_CAP, the most a sample measures) at level 6 and bisects the random share until
  * their compressed size is (100 - compress_pct)% of their size. Writes of
  * that size then hit the target; much smaller writes of a mix come out a
  * little less compressible (their fixed overhead weighs more). The share
@@ -30,18 +30,39 @@
  * data_fill_initial and data_before_write does nothing. Otherwise every
  * write gets new contents: with probability dedupe_pct / 100 those of one of
  * the last 16 distinct buffers of the pool (uniformly chosen), else those of
- * a fresh seed. The pool holds the seeds of sampled writes (below): a buffer
- * is repeated only if it was measured, so the duplicates a sample can see
+ * a fresh seed. The pool holds the seeds of captured writes (below): a
+ * buffer is repeated only if it was measured, so the duplicates a sample can see
  * are the duplicates that were written, and the measured share estimates
  * dedupe_pct (a repeat of a buffer that was not sampled would be a
  * duplicate no sample could detect). While the pool is still empty a
  * repeat gets a fresh seed instead.
  *
- * Measurement. Every 64th completed write (the 1st, 65th, ...) is sampled,
- * at most 4096 per thread and at most 2^20 blocks: it is compressed on its
- * own with zlib level 6 (a deflate stream made once and reset per sample),
- * and the 64-bit hash (crc32 << 32 | adler32) of each 4 KiB block (a
- * shorter write is one block) is kept for data_count_duplicates.
+ * Measurement, and what it costs the I/O thread. A write is due for a
+ * sample by bytes written: the first completed write is, and after a capture
+ * of n bytes of a write that started at byte w of the thread's writes, the
+ * first write that starts at or after w + 256 n (CAPTURE_SPACING): of equal
+ * writes up to sample_cap, every 256th. Capture copies the first n = min(len,
+ * sample_cap) bytes of the write into a free slot of the capture ring (as
+ * many slots of sample_cap <= DATA_SAMPLE_CAP bytes as the ring's bytes
+ * allow, allocated at create) and publishes it with a release store of the
+ * ring head; the analysing thread takes it with an acquire load and gives the slot back
+ * with a release store of the tail. So the I/O thread pays, per write, one
+ * addition and one comparison, and per capture one memcpy: captured bytes
+ * are at most 1/256 (0.4%) of the bytes written plus one sample. A due write
+ * that finds every slot taken is not captured (samples_skipped counts it):
+ * the I/O thread never waits for the analysis, and when the analysis is
+ * slower than the captures the sample simply thins out. At most 4096 samples
+ * are captured per thread, and at most 2^20 blocks.
+ *
+ * Analysis (data_analyse_one, on the session's analysis thread): a sample is
+ * compressed on its own with zlib level 6 (the analyser's deflate stream,
+ * reset per sample), and the 64-bit hash (crc32 << 32 | adler32) of each of
+ * its 4 KiB blocks (a shorter sample is one block) is kept for
+ * data_count_duplicates. Every captured sample is analysed (the analysis
+ * thread drains the rings before results are read), so the totals are those
+ * of exactly the captured samples. The dedupe pool takes a seed when its
+ * buffer is captured (on the writer's thread, which owns the pool), so every
+ * repeat of a pooled seed repeats a buffer that is measured.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -54,15 +75,18 @@
 
 #define DEFAULT_CHUNK 512
 #define POOL_SIZE     16
-#define SAMPLE_EVERY  64
 #define SAMPLES_MAX   4096
 #define HASH_BLOCK    4096
 #define HASHES_MAX    (1u << 20)
 #define ZLIB_LEVEL    6
 
+/* Capture (see the top comment). */
+#define CAPTURE_SPACING 256 /* bytes written per byte captured, at least */
+#define RING_SLOTS_MAX  256
+
 /* Calibration of the random share (see the top comment). */
 #define CALIBRATE_BYTES   (64u << 10)  /* compressed per step, over one or more buffers */
-#define CALIBRATE_LEN_MAX (256u << 10) /* size of a reference buffer, at most          */
+#define CALIBRATE_LEN_MAX DATA_SAMPLE_CAP /* a reference buffer: what a sample measures */
 #define CALIBRATE_STEPS   14
 #define CALIBRATE_SEED    0x243f6a8885a308d3ull
 
@@ -73,6 +97,12 @@
 struct seed_slot {
     const void *buf;
     uint64_t seed;
+};
+
+/* One capture slot: the first len bytes of a write. */
+struct sample_slot {
+    unsigned char *bytes;
+    size_t len;
 };
 
 struct data_writer {
@@ -89,18 +119,34 @@ struct data_writer {
     uint32_t pool_len, pool_next;
     struct seed_slot *slots;
     size_t slot_mask;
-
-    /* measurement */
-    uint64_t writes;
-    uint32_t samples;
     size_t max_bs;
-    z_stream zs;
-    int zs_ready;
-    unsigned char *zout;
-    size_t zout_cap;
-    uint64_t *hashes;
+
+    /* capture: written by the writer's thread only */
+    uint64_t written;      /* bytes of completed counted writes */
+    uint64_t next_capture; /* written at which a write is due, UINT64_MAX: never */
+    uint32_t captured;
+    size_t blocks_captured;
+    uint64_t skipped;
+    size_t sample_cap;
+    uint32_t nring; /* slots in ring */
+    struct sample_slot *ring;
+    unsigned char *ringmem;
+    /* ring positions (counts, slot = count % nring): head written by the
+     * writer (release), tail by the analysing thread (release) */
+    uint64_t head __attribute__((aligned(64)));
+    uint64_t tail __attribute__((aligned(64)));
+
+    /* analysis: written by the analysing thread only */
+    uint64_t *hashes __attribute__((aligned(64)));
     size_t nhashes, hash_cap;
     struct data_totals totals;
+};
+
+struct data_analyser {
+    z_stream zs;
+    unsigned char *zout;
+    size_t zout_cap;
+    size_t max_len;
 };
 
 static void set_err(char *err, size_t errlen, const char *msg)
@@ -164,6 +210,11 @@ void data_fill_initial(struct data_writer *dw, void *buf, size_t len)
     fill_seed(dw, rng_next(&dw->rng), buf, len);
 }
 
+int data_writer_varies(const struct data_writer *dw)
+{
+    return dw->varies;
+}
+
 void data_before_write(struct data_writer *dw, void *buf, size_t len)
 {
     if (!dw->varies)
@@ -200,17 +251,47 @@ static uint64_t block_hash(const unsigned char *p, size_t n)
     return (c << 32) | (a & 0xffffffffu);
 }
 
-static size_t compressed_size(struct data_writer *dw, const void *buf, size_t len)
+int data_analyser_create(size_t max_len, struct data_analyser **out)
 {
-    if (deflateReset(&dw->zs) != Z_OK)
+    *out = NULL;
+    struct data_analyser *an = calloc(1, sizeof(*an));
+    if (!an)
+        return -ENOMEM;
+    if (deflateInit2(&an->zs, ZLIB_LEVEL, Z_DEFLATED, 15, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+        free(an);
+        return -ENOMEM;
+    }
+    an->max_len = max_len;
+    an->zout_cap = deflateBound(&an->zs, (uLong)max_len);
+    an->zout = malloc(an->zout_cap);
+    if (!an->zout) {
+        data_analyser_destroy(an);
+        return -ENOMEM;
+    }
+    *out = an;
+    return 0;
+}
+
+void data_analyser_destroy(struct data_analyser *an)
+{
+    if (!an)
+        return;
+    deflateEnd(&an->zs);
+    free(an->zout);
+    free(an);
+}
+
+static size_t compressed_size(struct data_analyser *an, const void *buf, size_t len)
+{
+    if (len > an->max_len || deflateReset(&an->zs) != Z_OK)
         return len;
-    dw->zs.next_in = (Bytef *)(uintptr_t)buf;
-    dw->zs.avail_in = (uInt)len;
-    dw->zs.next_out = dw->zout;
-    dw->zs.avail_out = (uInt)dw->zout_cap;
-    if (deflate(&dw->zs, Z_FINISH) != Z_STREAM_END)
+    an->zs.next_in = (Bytef *)(uintptr_t)buf;
+    an->zs.avail_in = (uInt)len;
+    an->zs.next_out = an->zout;
+    an->zs.avail_out = (uInt)an->zout_cap;
+    if (deflate(&an->zs, Z_FINISH) != Z_STREAM_END)
         return len; /* cannot happen with deflateBound room: count as incompressible */
-    return dw->zout_cap - dw->zs.avail_out;
+    return an->zout_cap - an->zs.avail_out;
 }
 
 /* Sets the random share of a chunk so that zlib compresses buffers of the
@@ -224,9 +305,12 @@ static int calibrate(struct data_writer *dw, uint32_t compress_pct)
         return 0;
     size_t len = dw->max_bs < CALIBRATE_LEN_MAX ? dw->max_bs : CALIBRATE_LEN_MAX;
     size_t nbufs = (CALIBRATE_BYTES + len - 1) / len;
+    struct data_analyser *an = NULL;
     unsigned char *buf = malloc(len);
-    if (!buf)
+    if (!buf || data_analyser_create(len, &an) < 0) {
+        free(buf);
         return -ENOMEM;
+    }
     double target = nominal * (double)(len * nbufs);
     double lo = 0, hi = nominal;
     for (int step = 0; step < CALIBRATE_STEPS; step++) {
@@ -234,7 +318,7 @@ static int calibrate(struct data_writer *dw, uint32_t compress_pct)
         size_t compressed = 0;
         for (size_t i = 0; i < nbufs; i++) {
             generate(dw, CALIBRATE_SEED + i, buf, len);
-            compressed += compressed_size(dw, buf, len);
+            compressed += compressed_size(an, buf, len);
         }
         if ((double)compressed > target)
             hi = dw->random_share;
@@ -242,12 +326,13 @@ static int calibrate(struct data_writer *dw, uint32_t compress_pct)
             lo = dw->random_share;
     }
     dw->random_share = (lo + hi) / 2;
+    data_analyser_destroy(an);
     free(buf);
     return 0;
 }
 
 int data_writer_create(const struct iog_job_spec *spec, uint32_t thread, size_t max_bs,
-                       struct data_writer **out, char *err, size_t errlen)
+                       size_t ring_bytes, struct data_writer **out, char *err, size_t errlen)
 {
     int rc = 0;
     *out = NULL;
@@ -256,7 +341,10 @@ int data_writer_create(const struct iog_job_spec *spec, uint32_t thread, size_t 
         set_err(err, errlen, "data: bad buffer size, compress, dedupe or pattern setting");
         return -EINVAL;
     }
-    struct data_writer *dw = calloc(1, sizeof(*dw));
+    /* the ring positions sit on cache lines of their own */
+    struct data_writer *dw = aligned_alloc(64, (sizeof(*dw) + 63) & ~(size_t)63);
+    if (dw)
+        memset(dw, 0, sizeof(*dw));
     if (!dw) {
         set_err(err, errlen, "data: out of memory");
         return -ENOMEM;
@@ -277,16 +365,32 @@ int data_writer_create(const struct iog_job_spec *spec, uint32_t thread, size_t 
     dw->slots = calloc(nslots, sizeof(*dw->slots));
     dw->slot_mask = nslots - 1;
 
-    size_t per_write = (max_bs + HASH_BLOCK - 1) / HASH_BLOCK;
-    dw->hash_cap = per_write > HASHES_MAX / SAMPLES_MAX ? HASHES_MAX : per_write * SAMPLES_MAX;
+    /* capture ring: whole writes up to DATA_SAMPLE_CAP, as many as fit in
+     * ring_bytes (at most RING_SLOTS_MAX); a smaller budget shortens the one
+     * slot */
+    size_t cap = max_bs < DATA_SAMPLE_CAP ? max_bs : DATA_SAMPLE_CAP;
+    size_t nring = cap ? ring_bytes / cap : 0;
+    if (nring > RING_SLOTS_MAX)
+        nring = RING_SLOTS_MAX;
+    if (nring == 0) {
+        nring = 1;
+        size_t fit = ring_bytes & ~(size_t)(HASH_BLOCK - 1);
+        if (fit < cap)
+            cap = fit > HASH_BLOCK ? fit : HASH_BLOCK < cap ? HASH_BLOCK : cap;
+    }
+    dw->sample_cap = cap;
+    dw->nring = (uint32_t)nring;
+    dw->ring = calloc(nring, sizeof(*dw->ring));
+    dw->ringmem = malloc(nring * cap);
+    if (dw->ring && dw->ringmem)
+        for (size_t i = 0; i < nring; i++)
+            dw->ring[i].bytes = dw->ringmem + i * cap;
+
+    size_t per_sample = (cap + HASH_BLOCK - 1) / HASH_BLOCK;
+    dw->hash_cap = per_sample > HASHES_MAX / SAMPLES_MAX ? HASHES_MAX : per_sample * SAMPLES_MAX;
     dw->hashes = malloc(dw->hash_cap * sizeof(*dw->hashes));
 
-    if (deflateInit2(&dw->zs, ZLIB_LEVEL, Z_DEFLATED, 15, 8, Z_DEFAULT_STRATEGY) == Z_OK) {
-        dw->zs_ready = 1;
-        dw->zout_cap = deflateBound(&dw->zs, (uLong)max_bs);
-        dw->zout = malloc(dw->zout_cap);
-    }
-    if (!dw->slots || !dw->hashes || !dw->zs_ready || !dw->zout ||
+    if (!dw->slots || !dw->hashes || !dw->ring || !dw->ringmem ||
         calibrate(dw, spec->compress_pct) < 0) {
         set_err(err, errlen, "data: out of memory");
         rc = -ENOMEM;
@@ -299,30 +403,62 @@ out:
     return rc;
 }
 
-void data_after_write(struct data_writer *dw, const void *buf, size_t len)
+/* A due write: into a free slot of the ring, or counted as skipped. */
+static void capture(struct data_writer *dw, const void *buf, size_t len, uint64_t before)
 {
-    uint64_t n = dw->writes++;
-    if (n % SAMPLE_EVERY != 0 || dw->samples >= SAMPLES_MAX || len == 0 || len > dw->max_bs)
+    size_t n = len < dw->sample_cap ? len : dw->sample_cap;
+    size_t nblocks = (n + HASH_BLOCK - 1) / HASH_BLOCK;
+    if (n == 0 || dw->captured >= SAMPLES_MAX || nblocks > dw->hash_cap - dw->blocks_captured) {
+        dw->next_capture = UINT64_MAX; /* the sample is complete */
         return;
-    size_t nblocks = (len + HASH_BLOCK - 1) / HASH_BLOCK;
-    if (nblocks > dw->hash_cap - dw->nhashes)
-        return; /* the hash array is full: the sample ends here */
-    dw->samples++;
+    }
+    dw->next_capture = before + (uint64_t)n * CAPTURE_SPACING;
+    uint64_t head = dw->head; /* written by this thread only */
+    if (head - __atomic_load_n(&dw->tail, __ATOMIC_ACQUIRE) >= dw->nring) {
+        dw->skipped++;
+        return;
+    }
+    struct sample_slot *slot = &dw->ring[head % dw->nring];
+    memcpy(slot->bytes, buf, n);
+    slot->len = n;
+    dw->captured++;
+    dw->blocks_captured += nblocks;
     if (dw->varies)
         pool_add(dw, buf);
-    const unsigned char *p = buf;
+    __atomic_store_n(&dw->head, head + 1, __ATOMIC_RELEASE);
+}
+
+void data_after_write(struct data_writer *dw, const void *buf, size_t len)
+{
+    uint64_t before = dw->written;
+    dw->written = before + len;
+    if (__builtin_expect(before >= dw->next_capture, 0) && len <= dw->max_bs)
+        capture(dw, buf, len, before);
+}
+
+int data_analyse_one(struct data_writer *dw, struct data_analyser *an)
+{
+    uint64_t tail = dw->tail; /* written by this thread only */
+    if (tail == __atomic_load_n(&dw->head, __ATOMIC_ACQUIRE))
+        return 0;
+    const struct sample_slot *slot = &dw->ring[tail % dw->nring];
+    const unsigned char *p = slot->bytes;
+    size_t len = slot->len;
     for (size_t off = 0; off < len; off += HASH_BLOCK) {
         size_t m = len - off < HASH_BLOCK ? len - off : HASH_BLOCK;
         dw->hashes[dw->nhashes++] = block_hash(p + off, m);
     }
     dw->totals.sampled_bytes += len;
-    dw->totals.compressed_bytes += compressed_size(dw, buf, len);
-    dw->totals.blocks += nblocks;
+    dw->totals.compressed_bytes += compressed_size(an, p, len);
+    dw->totals.blocks += (len + HASH_BLOCK - 1) / HASH_BLOCK;
+    __atomic_store_n(&dw->tail, tail + 1, __ATOMIC_RELEASE);
+    return 1;
 }
 
 void data_writer_totals(const struct data_writer *dw, struct data_totals *out)
 {
     *out = dw->totals;
+    out->samples_skipped = dw->skipped;
 }
 
 size_t data_writer_hashes(const struct data_writer *dw, const uint64_t **hashes)
@@ -369,9 +505,8 @@ void data_writer_destroy(struct data_writer *dw)
 {
     if (!dw)
         return;
-    if (dw->zs_ready)
-        deflateEnd(&dw->zs);
-    free(dw->zout);
+    free(dw->ring);
+    free(dw->ringmem);
     free(dw->hashes);
     free(dw->slots);
     free(dw);

@@ -4,8 +4,8 @@
  * threads, then sleeps until the next interval boundary of any job (or until a worker finishes),
  * builds interval series by diffing the workers' published cumulative counters and histograms
  * against what it saw last time, emits a final, possibly short, interval when a job's threads are
- * all done or reading back what they wrote (verify; state VERIFY once no run is left), and marks
- * the session done. Series storage is owned and grown here only.
+ * all done or reading back what they wrote (verify; state VERIFY once no run is left), has the
+ * analysis thread finish measuring the written data, and marks the session done. Series storage is owned and grown here only.
  * For jobs with io_timeout_ns it also wakes every watch tick to look for overdue requests
  * (watch_scan), without any lock a worker could hold, so a worker stuck in the kernel does
  * not stop it.
@@ -336,6 +336,11 @@ void *monitor_main(void *arg)
         struct timespec ts = clock_to_timespec(wake);
         pthread_cond_timedwait(&s->cond, &s->lock, &ts);
     }
+    /* every worker is done: what they captured of their writes is measured
+     * before the results can be read */
+    pthread_mutex_unlock(&s->lock);
+    analysis_finish(s);
+    pthread_mutex_lock(&s->lock);
     s->t_done = clock_now_ns();
     __atomic_store_n(&s->state, IOG_STATE_DONE, __ATOMIC_RELEASE);
     __atomic_store_n(&s->monitor_done, 1, __ATOMIC_RELEASE);

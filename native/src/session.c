@@ -408,6 +408,8 @@ IOG_API int iog_session_create(const struct iog_job_spec *jobs, uint32_t njobs, 
         for (uint32_t f = 0; f < IOG_FILES_MAX; f++)
             job->layout_fd[f] = -1;
         job_plan_files(job);
+        if (job_uses_dir(&jobs[i], IOG_DIR_WRITE))
+            s->data_writers += job->nworkers;
         job->workers = calloc(job->nworkers, sizeof(*job->workers));
         if (!job->workers)
             goto nomem;
@@ -501,10 +503,14 @@ IOG_API int iog_session_start(iog_session *s, char *err, size_t errlen)
         SET_ERR(err, errlen, "out of memory for the interval series");
         goto fail;
     }
+    rc = analysis_start(s, err, errlen);
+    if (rc < 0)
+        goto fail;
     __atomic_store_n(&s->state, IOG_STATE_LAYOUT, __ATOMIC_RELEASE);
     rc = -pthread_create(&s->monitor, NULL, monitor_main, s);
     if (rc < 0) {
         SET_ERR(err, errlen, "cannot start the background thread: %s", strerror(-rc));
+        analysis_finish(s);
         goto fail;
     }
     s->monitor_started = 1;
@@ -751,6 +757,7 @@ IOG_API int iog_session_job_stats(const iog_session *s, uint32_t job, struct iog
         out->data_sampled_bytes += tot.sampled_bytes;
         out->data_compressed_bytes += tot.compressed_bytes;
         out->data_blocks += tot.blocks;
+        out->data_samples_skipped += tot.samples_skipped;
         counts[t] = data_writer_hashes(dw, &hashes[t]);
     }
     rc = data_count_duplicates(hashes, counts, jb->nworkers, &out->data_duplicate_blocks);

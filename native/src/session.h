@@ -3,7 +3,8 @@
  * threads with per-thread statistics, and the per-job interval series kept by
  * the background (monitor) thread. Shared by session.c (lifecycle and
  * accessors), worker.c (the I/O loop), monitor.c (the background thread:
- * layout, run start, series and completion) and layout.c.
+ * layout, run start, series and completion), analysis.c (the measurement of
+ * written data) and layout.c.
  */
 #ifndef IOGATE_SESSION_H
 #define IOGATE_SESSION_H
@@ -23,6 +24,7 @@
 struct iog_session;
 struct iog_job;
 struct verify_state;
+struct analysis;
 
 /* How one direction of a worker picks request sizes, offsets and due times
  * (fixed at setup from the job spec; see worker.c). */
@@ -78,6 +80,7 @@ struct iog_worker {
     void *engine_data;
     struct data_writer *data; /* write buffer contents and sampling; lives until
                                  session destroy, so job stats can merge it */
+    int refill;               /* data gives writes new contents before each one */
     uint64_t *coverage;       /* bitmap of touched chunks, lives until destroy */
     /* when the job verifies: its state; the results live until destroy */
     struct verify_state *verify;
@@ -175,6 +178,8 @@ struct iog_session {
     int monitor_started;
     uint64_t *scratch_hist; /* monitor-owned */
     uint64_t generation;    /* of verified blocks, fixed at create */
+    uint32_t data_writers;  /* worker threads that write, fixed at create */
+    struct analysis *analysis; /* the analysis thread, while it runs (analysis.c) */
     uint64_t watch_tick_ns; /* how often the monitor looks for overdue requests, 0: never */
     struct iog_fault fault; /* the first fault, written once by the monitor */
     int fault_set;          /* release-stored after fault is filled */
@@ -214,6 +219,12 @@ void *worker_main(void *arg);
 int monitor_prepare(struct iog_session *s);
 void *monitor_main(void *arg);
 void monitor_free(struct iog_session *s);
+
+/* analysis.c: starts the analysis thread when some worker writes (after
+ * worker setup); finish (by the background thread, or by a failed start)
+ * makes it measure what is still captured and joins it. */
+int analysis_start(struct iog_session *s, char *err, size_t errlen);
+void analysis_finish(struct iog_session *s);
 
 /* layout.c */
 int layout_prepare(struct iog_session *s, char *err, size_t errlen);

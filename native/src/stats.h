@@ -121,6 +121,43 @@ static inline void stats_record_io_unpaced(struct thread_dir_stats *st, uint64_t
     PUB_ADD(&st->ios, 1);
 }
 
+/* lat_record with the bucket and the square already known. */
+static inline void lat_record_known(struct lat_acc *a, uint64_t *bucket, uint64_t v,
+                                    unsigned __int128 sq)
+{
+    PUB_ADD(bucket, 1);
+    if (v < a->min)
+        a->min = v;
+    if (v > a->max)
+        a->max = v;
+    a->sumsq += sq;
+    PUB_ADD(&a->sum, v);
+    PUB_ADD(&a->count, 1);
+}
+
+/* Same as stats_record_io_unpaced with slat 0 and clat = lat, the case of
+ * the synchronous engines: one histogram index and one square serve clat,
+ * lat and resp, and slat is a constant 0. */
+static inline void stats_record_io_sync(struct thread_dir_stats *st, uint64_t bytes, uint64_t lat)
+{
+    struct lat_acc *s = &st->lat[IOG_LAT_SLAT];
+    PUB_ADD(&st->hist[IOG_LAT_SLAT][0], 1);
+    s->min = 0;
+    PUB_ADD(&s->count, 1);
+    uint32_t i = hist_index(lat);
+    unsigned __int128 sq = (unsigned __int128)lat * lat;
+    lat_record_known(&st->lat[IOG_LAT_CLAT], &st->hist[IOG_LAT_CLAT][i], lat, sq);
+    lat_record_known(&st->lat[IOG_LAT_LAT], &st->hist[IOG_LAT_LAT][i], lat, sq);
+    lat_record_known(&st->lat[IOG_LAT_RESP], &st->hist[IOG_LAT_RESP][i], lat, sq);
+    struct lat_acc *g = &st->lat[IOG_LAT_LAG];
+    PUB_ADD(&st->hist[IOG_LAT_LAG][0], 1);
+    g->min = 0;
+    PUB_ADD(&g->count, 1);
+    stats_record_bs(st, bytes);
+    PUB_ADD(&st->bytes, bytes);
+    PUB_ADD(&st->ios, 1);
+}
+
 /* Counts one submission at queue depth `depth` (including the request). */
 static inline void stats_record_qd(struct thread_dir_stats *st, uint32_t depth)
 {

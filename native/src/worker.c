@@ -31,7 +31,11 @@
  * from the start of the run (linear or exponential gaps); a request is not
  * prepared before it is due, and a late one is prepared at once, its
  * lateness kept as lag and inside resp. A mixed rate-limited job issues the
- * direction due first. While waiting, completions keep being reaped.
+ * direction due first. While waiting, completions keep being reaped. When
+ * the next request would be due at or after the end of the runtime, the
+ * worker still waits (reaping) until that end before it stops, unless its
+ * size is done: a rate-limited job runs for its runtime, as its counted time
+ * says.
  * Synchronous engines report slat 0 and clat = lat = the time around the
  * request.
  */
@@ -48,7 +52,9 @@
 #include "session.h"
 #include "verify.h"
 
-#define SLEEP_SLICE_NS 20000000ull /* waits wake up this often to honour cancel */
+#define SLEEP_SLICE_NS     20000000ull /* waits wake up this often to honour cancel */
+#define CAPTURE_RING_BYTES (1u << 20)  /* capture ring of a writing thread, at most... */
+#define CAPTURE_RINGS_MAX  (32u << 20) /* ...and of all writing threads of a session */
 
 static void plan_dir(struct iog_worker *w, uint32_t d)
 {
@@ -117,6 +123,7 @@ int worker_setup(struct iog_worker *w, char *err, size_t errlen)
     w->writes_since_sync = 0;
     w->sync_pending = 0;
     w->issued = 0;
+    w->refill = 0;
 
     w->ios = calloc(depth, sizeof(*w->ios));
     w->free_slots = calloc(depth, sizeof(*w->free_slots));
@@ -156,12 +163,16 @@ int worker_setup(struct iog_worker *w, char *err, size_t errlen)
     if (writes) {
         data_writer_destroy(w->data); /* from an earlier, failed start */
         w->data = NULL;
-        rc = data_writer_create(spec, w->index, (size_t)w->plan[IOG_DIR_WRITE].max_len, &w->data,
-                                err, errlen);
+        size_t ring = CAPTURE_RINGS_MAX / (w->s->data_writers ? w->s->data_writers : 1);
+        if (ring > CAPTURE_RING_BYTES)
+            ring = CAPTURE_RING_BYTES;
+        rc = data_writer_create(spec, w->index, (size_t)w->plan[IOG_DIR_WRITE].max_len, ring,
+                                &w->data, err, errlen);
         if (rc < 0)
             return rc;
         for (uint32_t i = 0; i < depth; i++)
             data_fill_initial(w->data, w->ios[i].buf, (size_t)w->plan[IOG_DIR_WRITE].max_len);
+        w->refill = data_writer_varies(w->data);
     }
     verify_destroy(w->verify); /* from an earlier, failed start */
     w->verify = NULL;
@@ -285,7 +296,7 @@ static inline void choose_io(struct iog_worker *w, struct iog_io *io, uint32_t s
     io->fd = w->nfiles ? w->fds[f] : -1;
     w->due[slot] = due;
     w->slot_file[slot] = f;
-    if (dir == IOG_DIR_WRITE && w->data)
+    if (dir == IOG_DIR_WRITE && w->refill)
         data_before_write(w->data, io->buf, len);
     if (w->verify) /* after the contents: the checksum covers them */
         verify_before_write(w->verify, slot, io->buf, len, f, off);
@@ -312,6 +323,13 @@ static inline int admit_io(struct iog_worker *w, struct iog_io *io, uint64_t now
     return 1;
 }
 
+/* Whether the worker would still issue counted requests if time allowed:
+ * time based, or its size not yet issued. */
+static inline int work_left(const struct iog_worker *w)
+{
+    return (w->job->spec.flags & IOG_JOB_TIME_BASED) || w->issued < w->job->spec.size;
+}
+
 /* Sleeps until `t` (absolute); 0 when cancelled meanwhile. */
 static int sleep_until(struct iog_worker *w, uint64_t t)
 {
@@ -333,8 +351,17 @@ static inline void mark_coverage(struct iog_worker *w, const struct iog_io *io, 
     uint64_t pos = (uint64_t)file * w->file_size + (io->offset - w->region_start);
     uint64_t c = pos >> job->coverage_shift;
     uint64_t last = (pos + io->len - 1) >> job->coverage_shift;
-    for (; c <= last; c++)
-        w->coverage[c >> 6] |= 1ull << (c & 63);
+    /* chunks c..last: bits from c in its word, whole words, bits up to last */
+    uint64_t *cov = w->coverage, wc = c >> 6, wl = last >> 6;
+    uint64_t head = ~0ull << (c & 63), tail = ~0ull >> (63 - (last & 63));
+    if (wc == wl) {
+        cov[wc] |= head & tail;
+        return;
+    }
+    cov[wc] |= head;
+    for (uint64_t i = wc + 1; i < wl; i++)
+        cov[i] = ~0ull;
+    cov[wl] |= tail;
 }
 
 /* io_timeout_ns: publishes the request of `slot` as outstanding since t. */
@@ -369,8 +396,9 @@ __attribute__((noinline, no_sanitize("address", "undefined"))) static void test_
 /* A request is complete in full when res == len; otherwise it failed (res
  * < 0: its errno; 0: a transfer moved nothing, EIO) at offset + done, after
  * `done` bytes that are counted nowhere. */
-static inline void complete_io(struct iog_worker *w, struct iog_io *io, uint64_t slat,
-                               uint64_t clat, uint64_t lat, uint64_t t_done)
+static inline __attribute__((always_inline)) void
+complete_io_as(struct iog_worker *w, struct iog_io *io, uint64_t slat, uint64_t clat, uint64_t lat,
+               uint64_t t_done, const int sync)
 {
     uint32_t slot = (uint32_t)(io - w->ios);
     uint32_t done = io->done;
@@ -387,6 +415,8 @@ static inline void complete_io(struct iog_worker *w, struct iog_io *io, uint64_t
     if (io->res == (int64_t)io->len) {
         if (w->paced)
             stats_record_io(st, io->len, slat, clat, lat, t_done - w->due[slot]);
+        else if (sync) /* slat 0, clat = lat, and due when prepared: resp = lat */
+            stats_record_io_sync(st, io->len, lat);
         else /* due when prepared: resp = lat */
             stats_record_io_unpaced(st, io->len, slat, clat, lat);
         mark_coverage(w, io, w->slot_file[slot]);
@@ -395,6 +425,19 @@ static inline void complete_io(struct iog_worker *w, struct iog_io *io, uint64_t
     } else {
         stats_record_error(st, io->res < 0 ? (int)-io->res : EIO, io->offset + done, t_done);
     }
+}
+
+static inline void complete_io(struct iog_worker *w, struct iog_io *io, uint64_t slat,
+                               uint64_t clat, uint64_t lat, uint64_t t_done)
+{
+    complete_io_as(w, io, slat, clat, lat, t_done, 0);
+}
+
+/* A request of a synchronous engine: slat 0, clat = lat. */
+static inline void complete_io_sync(struct iog_worker *w, struct iog_io *io, uint64_t lat,
+                                    uint64_t t_done)
+{
+    complete_io_as(w, io, 0, lat, lat, t_done, 1);
 }
 
 /* Thinktime and sync_every bookkeeping after a request was prepared at t. */
@@ -471,8 +514,13 @@ static void run_sync(struct iog_worker *w)
         choose_io(w, io, 0);
         if (w->paced) {
             uint64_t ready = ready_at(w, 0);
-            if (w->stop_at && ready >= w->stop_at)
+            if (w->stop_at && ready >= w->stop_at) {
+                /* nothing more is due within the runtime: the run still
+                 * lasts until stop_at */
+                if (work_left(w))
+                    sleep_until(w, w->stop_at);
                 break;
+            }
             if (!sleep_until(w, ready))
                 break;
         }
@@ -485,7 +533,7 @@ static void run_sync(struct iog_worker *w)
             watch_issue(w, io, 0, t0);
         ops->prep(w, io);
         uint64_t t1 = clock_now_ns();
-        complete_io(w, io, 0, t1 - t0, t1 - t0, t1);
+        complete_io_sync(w, io, t1 - t0, t1);
         after_prepare(w, io, t1);
         if (w->sync_pending)
             do_sync(w);
@@ -565,8 +613,13 @@ static void run_async(struct iog_worker *w)
                 uint64_t ready = ready_at(w, slot);
                 if (ready > t) {
                     if (w->stop_at && ready >= w->stop_at) {
-                        stopping = 1;
-                        break;
+                        /* nothing more is due within the runtime: reap
+                         * until stop_at, when admit_io stops the run */
+                        if (t >= w->stop_at || !work_left(w)) {
+                            stopping = 1;
+                            break;
+                        }
+                        ready = w->stop_at;
                     }
                     if (inflight > 0 || npending > 0) {
                         deadline = ready; /* reap until then */

@@ -3,8 +3,10 @@
  * the realized zlib ratio follows buffer_compress_percentage with and
  * without a pattern, zero buffers compress to almost nothing, the measured
  * duplicate share follows dedupe_percentage, the chunk layout is random
- * bytes then the pattern, fixed buffers stay fixed, and duplicates are
- * counted across threads.
+ * bytes then the pattern, fixed buffers stay fixed, duplicates are counted
+ * across threads, and the sampling: which writes are captured, how much of
+ * them, skipped captures when the ring is full, and the bound on captured
+ * bytes.
  */
 #include <math.h>
 
@@ -12,8 +14,36 @@
 #include "test_util.h"
 
 #define BS          4096
-#define SAMPLE      64 /* data.c samples every 64th write */
+#define SAMPLE      256 /* data.c captures every 256th of equal writes */
 #define SAMPLES_MAX 4096
+#define RING        (1u << 20) /* capture ring of a test writer */
+
+static int writer(const struct iog_job_spec *spec, uint32_t thread, size_t max_bs,
+                  struct data_writer **dw)
+{
+    char err[IOG_ERR_MAX];
+    int rc = data_writer_create(spec, thread, max_bs, RING, dw, err, sizeof(err));
+    if (rc < 0)
+        fprintf(stderr, "data_writer_create: %s\n", err);
+    return rc;
+}
+
+/* Analyses everything captured so far; how many samples. */
+static int drain(struct data_writer *dw, struct data_analyser *an)
+{
+    int n = 0;
+    while (data_analyse_one(dw, an))
+        n++;
+    return n;
+}
+
+/* A completed write, analysed at once (nothing is ever skipped). */
+static void write_done(struct data_writer *dw, struct data_analyser *an, const void *buf,
+                       size_t len)
+{
+    data_after_write(dw, buf, len);
+    drain(dw, an);
+}
 
 static struct iog_job_spec data_spec(uint32_t compress_pct, uint32_t dedupe_pct, uint32_t flags)
 {
@@ -45,19 +75,27 @@ struct measured {
     double dup_share; /* duplicate blocks / blocks */
 };
 
-static int measure(const struct iog_job_spec *spec, uint32_t thread, size_t bs, uint64_t writes,
+/* `samples` samples of one thread's writer: each sampled write gets new
+ * contents (data_before_write) and is followed by the SAMPLE - 1 writes of
+ * the same buffer that are not sampled, which need no contents of their
+ * own. */
+static int measure(const struct iog_job_spec *spec, uint32_t thread, size_t bs, uint64_t samples,
                    struct measured *m)
 {
-    char err[IOG_ERR_MAX];
     struct data_writer *dw = NULL;
+    struct data_analyser *an = NULL;
     unsigned char *buf = malloc(bs);
-    int rc = buf ? data_writer_create(spec, thread, bs, &dw, err, sizeof(err)) : -ENOMEM;
+    int rc = buf ? writer(spec, thread, bs, &dw) : -ENOMEM;
+    if (rc == 0)
+        rc = data_analyser_create(bs, &an);
     if (rc < 0)
         goto out;
     data_fill_initial(dw, buf, bs);
-    for (uint64_t i = 0; i < writes; i++) {
+    for (uint64_t i = 0; i < samples; i++) {
         data_before_write(dw, buf, bs);
-        data_after_write(dw, buf, bs);
+        for (int k = 0; k < SAMPLE; k++)
+            data_after_write(dw, buf, bs);
+        drain(dw, an);
     }
     data_writer_totals(dw, &m->t);
     const uint64_t *h;
@@ -66,6 +104,7 @@ static int measure(const struct iog_job_spec *spec, uint32_t thread, size_t bs, 
     m->ratio = m->t.sampled_bytes ? (double)m->t.compressed_bytes / (double)m->t.sampled_bytes : 0;
     m->dup_share = m->t.blocks ? (double)m->duplicates / (double)m->t.blocks : 0;
 out:
+    data_analyser_destroy(an);
     data_writer_destroy(dw);
     free(buf);
     return rc;
@@ -91,7 +130,7 @@ static int test_compress_ratio(void)
             if (with_pattern)
                 set_pattern(&j, deadbeef, sizeof(deadbeef));
             struct measured m;
-            CHECK(measure(&j, 0, BS, 1024 * SAMPLE, &m) == 0);
+            CHECK(measure(&j, 0, BS, 1024, &m) == 0);
             CHECK_EQ_U64(m.t.sampled_bytes, 1024 * BS);
             got[with_pattern] = m.ratio;
             if (pcts[i] == 0 ? m.ratio < 1.0 || m.ratio > 1.01 : fabs(m.ratio - target) > 0.01)
@@ -109,16 +148,20 @@ static int test_compress_ratio(void)
 static int test_compress_ratio_smaller_writes(void)
 {
     struct iog_job_spec j = data_spec(50, 0, IOG_JOB_REFILL);
-    char err[IOG_ERR_MAX];
     struct data_writer *dw;
+    struct data_analyser *an;
     static unsigned char buf[64 << 10];
-    CHECK(data_writer_create(&j, 0, sizeof(buf), &dw, err, sizeof(err)) == 0);
-    for (int i = 0; i < 512 * SAMPLE; i++) {
+    CHECK(writer(&j, 0, sizeof(buf), &dw) == 0);
+    CHECK(data_analyser_create(sizeof(buf), &an) == 0);
+    for (int i = 0; i < 512; i++) {
         data_before_write(dw, buf, BS);
-        data_after_write(dw, buf, BS);
+        for (int k = 0; k < SAMPLE; k++)
+            write_done(dw, an, buf, BS);
     }
     struct data_totals t;
     data_writer_totals(dw, &t);
+    CHECK_EQ_U64(t.sampled_bytes, 512 * BS);
+    data_analyser_destroy(an);
     data_writer_destroy(dw);
     double ratio = (double)t.compressed_bytes / (double)t.sampled_bytes;
     fprintf(stderr, "  50%% in 4 KiB writes, calibrated for 64 KiB: %.4f\n", ratio);
@@ -129,11 +172,10 @@ static int test_compress_ratio_smaller_writes(void)
 static int test_zero_buffers(void)
 {
     struct iog_job_spec j = data_spec(0, 0, IOG_JOB_ZERO_BUFS | IOG_JOB_REFILL);
-    char err[IOG_ERR_MAX];
     struct data_writer *dw;
     unsigned char buf[BS];
     memset(buf, 0x55, sizeof(buf));
-    CHECK(data_writer_create(&j, 0, BS, &dw, err, sizeof(err)) == 0);
+    CHECK(writer(&j, 0, BS, &dw) == 0);
     data_fill_initial(dw, buf, BS);
     data_before_write(dw, buf, BS);
     for (size_t i = 0; i < BS; i++)
@@ -141,7 +183,7 @@ static int test_zero_buffers(void)
     data_writer_destroy(dw);
 
     struct measured m;
-    CHECK(measure(&j, 0, BS, 100 * SAMPLE, &m) == 0);
+    CHECK(measure(&j, 0, BS, 100, &m) == 0);
     CHECK(m.ratio < 0.01);
     return T_PASS;
 }
@@ -153,10 +195,9 @@ static int test_chunk_layout(void)
     static const char pattern[] = "iogate!";
     struct iog_job_spec j = data_spec(50, 0, 0);
     set_pattern(&j, pattern, 7);
-    char err[IOG_ERR_MAX];
     struct data_writer *dw;
     static unsigned char buf[BS + 100]; /* a last, shorter chunk too */
-    CHECK(data_writer_create(&j, 0, sizeof(buf), &dw, err, sizeof(err)) == 0);
+    CHECK(writer(&j, 0, sizeof(buf), &dw) == 0);
     data_fill_initial(dw, buf, sizeof(buf));
     data_writer_destroy(dw);
     size_t random_total = 0;
@@ -189,10 +230,9 @@ static int test_chunk_layout(void)
 static int test_random_nonzero(void)
 {
     struct iog_job_spec j = data_spec(0, 0, 0);
-    char err[IOG_ERR_MAX];
     struct data_writer *dw;
     unsigned char buf[BS];
-    CHECK(data_writer_create(&j, 0, BS, &dw, err, sizeof(err)) == 0);
+    CHECK(writer(&j, 0, BS, &dw) == 0);
     data_fill_initial(dw, buf, BS);
     data_writer_destroy(dw);
     unsigned seen[256] = {0};
@@ -222,7 +262,7 @@ static int test_dedupe_share(void)
         double p = pcts[i] / 100.0;
         struct iog_job_spec j = data_spec(50, pcts[i], IOG_JOB_REFILL);
         struct measured m;
-        CHECK(measure(&j, 0, BS, (uint64_t)samples * SAMPLE, &m) == 0);
+        CHECK(measure(&j, 0, BS, (uint64_t)samples, &m) == 0);
         CHECK_EQ_U64(m.t.blocks, samples);
         double tol = 4.5 * sqrt(p * (1 - p) / samples) + 1 / samples;
         fprintf(stderr, "  %3u%%              %.4f (tolerance %.4f)\n", pcts[i], m.dup_share, tol);
@@ -238,7 +278,7 @@ static int test_dedupe_without_refill(void)
 {
     struct iog_job_spec j = data_spec(0, 50, 0);
     struct measured m;
-    CHECK(measure(&j, 0, BS, 1024 * SAMPLE, &m) == 0);
+    CHECK(measure(&j, 0, BS, 1024, &m) == 0);
     CHECK(fabs(m.dup_share - 0.5) < 4.5 * sqrt(0.25 / 1024) + 1.0 / 1024);
     return T_PASS;
 }
@@ -248,10 +288,9 @@ static int test_dedupe_without_refill(void)
 static int test_fixed_contents(void)
 {
     struct iog_job_spec j = data_spec(50, 0, 0);
-    char err[IOG_ERR_MAX];
     struct data_writer *dw;
     static unsigned char buf[BS], before[BS];
-    CHECK(data_writer_create(&j, 0, BS, &dw, err, sizeof(err)) == 0);
+    CHECK(writer(&j, 0, BS, &dw) == 0);
     data_fill_initial(dw, buf, BS);
     memcpy(before, buf, BS);
     for (int i = 0; i < 1000; i++)
@@ -260,7 +299,7 @@ static int test_fixed_contents(void)
     data_writer_destroy(dw);
 
     struct measured m;
-    CHECK(measure(&j, 0, BS, 100 * SAMPLE, &m) == 0);
+    CHECK(measure(&j, 0, BS, 100, &m) == 0);
     CHECK_EQ_U64(m.t.blocks, 100);
     CHECK_EQ_U64(m.duplicates, 99);
     return T_PASS;
@@ -270,10 +309,9 @@ static int test_fixed_contents(void)
 static int test_refill_is_new(void)
 {
     struct iog_job_spec j = data_spec(50, 0, IOG_JOB_REFILL);
-    char err[IOG_ERR_MAX];
     struct data_writer *dw;
     static unsigned char buf[BS], before[BS];
-    CHECK(data_writer_create(&j, 0, BS, &dw, err, sizeof(err)) == 0);
+    CHECK(writer(&j, 0, BS, &dw) == 0);
     data_fill_initial(dw, buf, BS);
     memcpy(before, buf, BS);
     data_before_write(dw, buf, BS);
@@ -281,42 +319,128 @@ static int test_refill_is_new(void)
     data_writer_destroy(dw);
 
     struct measured m;
-    CHECK(measure(&j, 0, BS, 500 * SAMPLE, &m) == 0);
+    CHECK(measure(&j, 0, BS, 500, &m) == 0);
     CHECK_EQ_U64(m.t.blocks, 500);
     CHECK_EQ_U64(m.duplicates, 0);
     return T_PASS;
 }
 
-/* Sampling: the 1st, 65th, ... write, at most 4096; a write of 10 KiB is
- * three blocks, a write shorter than 4 KiB one. */
+/* Sampling: the first write, then the first write that starts 256 n bytes
+ * after the start of a captured write of n bytes, at most 4096 samples; a
+ * write of 10 KiB is three blocks, a write shorter than 4 KiB one. */
 static int test_sampling(void)
 {
     struct iog_job_spec j = data_spec(0, 0, 0);
-    char err[IOG_ERR_MAX];
     struct data_writer *dw;
+    struct data_analyser *an;
     static unsigned char buf[10240];
-    CHECK(data_writer_create(&j, 0, sizeof(buf), &dw, err, sizeof(err)) == 0);
+    CHECK(writer(&j, 0, sizeof(buf), &dw) == 0);
+    CHECK(data_analyser_create(sizeof(buf), &an) == 0);
     data_fill_initial(dw, buf, sizeof(buf));
     struct data_totals t;
-    data_after_write(dw, buf, 100);
+    write_done(dw, an, buf, 100); /* due at 0: 100 bytes, next due at 25600 */
     data_writer_totals(dw, &t);
     CHECK_EQ_U64(t.blocks, 1);
     CHECK_EQ_U64(t.sampled_bytes, 100);
-    for (int i = 1; i < SAMPLE; i++)
-        data_after_write(dw, buf, sizeof(buf));
+    for (int i = 0; i < 3; i++) /* start at 100, 10340, 20580 */
+        write_done(dw, an, buf, sizeof(buf));
     data_writer_totals(dw, &t);
     CHECK_EQ_U64(t.blocks, 1);
-    data_after_write(dw, buf, sizeof(buf));
+    write_done(dw, an, buf, sizeof(buf)); /* starts at 30820 */
     data_writer_totals(dw, &t);
     CHECK_EQ_U64(t.blocks, 4);
     CHECK_EQ_U64(t.sampled_bytes, 100 + sizeof(buf));
-    for (uint64_t i = 0; i < (uint64_t)SAMPLES_MAX * SAMPLE; i++)
-        data_after_write(dw, buf, 100);
+    for (uint64_t i = 0; i < (uint64_t)SAMPLES_MAX * SAMPLE + 30000; i++)
+        write_done(dw, an, buf, 100);
     data_writer_totals(dw, &t);
     CHECK_EQ_U64(t.sampled_bytes, 100 * (SAMPLES_MAX - 1) + sizeof(buf));
+    CHECK_EQ_U64(t.samples_skipped, 0);
     const uint64_t *h;
     CHECK_EQ_U64(data_writer_hashes(dw, &h), t.blocks);
+    data_analyser_destroy(an);
     data_writer_destroy(dw);
+    return T_PASS;
+}
+
+/* A due write that finds every ring slot taken is skipped and counted; the
+ * captured ones are all measured once analysed. A ring of two 4 KiB slots. */
+static int test_ring_full_skips(void)
+{
+    struct iog_job_spec j = data_spec(0, 0, IOG_JOB_REFILL);
+    char err[IOG_ERR_MAX];
+    struct data_writer *dw;
+    struct data_analyser *an;
+    static unsigned char buf[BS];
+    CHECK(data_writer_create(&j, 0, BS, 2 * BS, &dw, err, sizeof(err)) == 0);
+    CHECK(data_analyser_create(BS, &an) == 0);
+    data_fill_initial(dw, buf, BS);
+    for (int i = 0; i < 5 * SAMPLE; i++) { /* due: writes 0, 256, 512, 768, 1024 */
+        data_before_write(dw, buf, BS);
+        data_after_write(dw, buf, BS);
+    }
+    struct data_totals t;
+    data_writer_totals(dw, &t);
+    CHECK_EQ_U64(t.samples_skipped, 3);
+    CHECK_EQ_U64(t.blocks, 0); /* nothing analysed yet */
+    CHECK_EQ_U64(drain(dw, an), 2);
+    data_writer_totals(dw, &t);
+    CHECK_EQ_U64(t.blocks, 2);
+    CHECK_EQ_U64(t.sampled_bytes, 2 * BS);
+    CHECK(t.compressed_bytes > 2 * BS); /* random contents: stored */
+    /* the slots are free again: the next due write is captured */
+    for (int i = 0; i < SAMPLE; i++)
+        data_after_write(dw, buf, BS);
+    CHECK_EQ_U64(drain(dw, an), 1);
+    data_analyser_destroy(an);
+    data_writer_destroy(dw);
+    return T_PASS;
+}
+
+/* A sample is the first 128 KiB of a longer write; a ring budget below one
+ * sample shortens the sample (to whole 4 KiB blocks). Over writes of mixed
+ * sizes, captured bytes stay within 1/256 of the bytes written plus one
+ * sample. */
+static int test_capture_bounds(void)
+{
+    struct iog_job_spec j = data_spec(50, 0, 0);
+    char err[IOG_ERR_MAX];
+    struct data_writer *dw;
+    struct data_analyser *an;
+    const size_t big = 1u << 20;
+    unsigned char *buf = calloc(1, big);
+    CHECK(buf != NULL);
+    CHECK(writer(&j, 0, big, &dw) == 0);
+    CHECK(data_analyser_create(DATA_SAMPLE_CAP, &an) == 0);
+    data_fill_initial(dw, buf, big);
+    write_done(dw, an, buf, big);
+    struct data_totals t;
+    data_writer_totals(dw, &t);
+    CHECK_EQ_U64(t.sampled_bytes, DATA_SAMPLE_CAP);
+    CHECK_EQ_U64(t.blocks, DATA_SAMPLE_CAP / BS);
+    data_writer_destroy(dw);
+
+    CHECK(data_writer_create(&j, 0, 64 << 10, 10000, &dw, err, sizeof(err)) == 0);
+    write_done(dw, an, buf, 64 << 10);
+    data_writer_totals(dw, &t);
+    CHECK_EQ_U64(t.sampled_bytes, 8192);
+    data_writer_destroy(dw);
+
+    CHECK(writer(&j, 0, big, &dw) == 0);
+    uint64_t written = 0, x = 88172645463325252ull;
+    for (int i = 0; i < 20000; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        size_t len = (size_t)(1 + x % 256) * 4096; /* 4 KiB .. 1 MiB */
+        write_done(dw, an, buf, len);
+        written += len;
+    }
+    data_writer_totals(dw, &t);
+    CHECK(t.sampled_bytes > 0 && t.samples_skipped == 0);
+    CHECK(t.sampled_bytes <= written / 256 + DATA_SAMPLE_CAP);
+    fprintf(stderr, "  captured %.4f%% of the bytes written\n",
+            100.0 * (double)t.sampled_bytes / (double)written);
+    data_analyser_destroy(an);
+    data_writer_destroy(dw);
+    free(buf);
     return T_PASS;
 }
 
@@ -325,12 +449,11 @@ static int test_sampling(void)
 static int test_threads_and_seeds(void)
 {
     struct iog_job_spec j = data_spec(25, 0, 0);
-    char err[IOG_ERR_MAX];
     struct data_writer *w[3];
     static unsigned char b[3][BS];
     const uint32_t thread[3] = {0, 1, 0};
     for (int i = 0; i < 3; i++) {
-        CHECK(data_writer_create(&j, thread[i], BS, &w[i], err, sizeof(err)) == 0);
+        CHECK(writer(&j, thread[i], BS, &w[i]) == 0);
         data_fill_initial(w[i], b[i], BS);
         data_writer_destroy(w[i]);
     }
@@ -358,10 +481,10 @@ static int test_bad_spec(void)
     char err[IOG_ERR_MAX] = "";
     struct data_writer *dw = (struct data_writer *)&dw;
     struct iog_job_spec j = data_spec(101, 0, 0);
-    CHECK(data_writer_create(&j, 0, BS, &dw, err, sizeof(err)) == -EINVAL);
+    CHECK(data_writer_create(&j, 0, BS, RING, &dw, err, sizeof(err)) == -EINVAL);
     CHECK(dw == NULL && err[0] != '\0');
     j = data_spec(0, 0, 0);
-    CHECK(data_writer_create(&j, 0, 0, &dw, err, sizeof(err)) == -EINVAL);
+    CHECK(data_writer_create(&j, 0, 0, RING, &dw, err, sizeof(err)) == -EINVAL);
     data_writer_destroy(NULL);
     return T_PASS;
 }
@@ -379,6 +502,8 @@ int main(void)
     RUN(test_fixed_contents, result);
     RUN(test_refill_is_new, result);
     RUN(test_sampling, result);
+    RUN(test_ring_full_skips, result);
+    RUN(test_capture_bounds, result);
     RUN(test_threads_and_seeds, result);
     RUN(test_count_duplicates, result);
     RUN(test_bad_spec, result);

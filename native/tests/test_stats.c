@@ -75,11 +75,31 @@ static int test_merge_equals_single(void)
     return T_PASS;
 }
 
+/* The synchronous engines' shortcut counts exactly what the general
+ * unpaced update counts with slat 0 and clat = lat. */
+static int test_sync_record_equals_unpaced(void)
+{
+    static struct thread_dir_stats a, b;
+    stats_init(&a);
+    stats_init(&b);
+    uint64_t x = 0x9e3779b97f4a7c15ull;
+    for (int i = 0; i < 100000; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        uint64_t lat = x % (i % 3 ? 5000 : 50000000);
+        uint64_t bytes = i % 5 ? 4096 : 65536;
+        stats_record_io_unpaced(&a, bytes, 0, lat, lat);
+        stats_record_io_sync(&b, bytes, lat);
+    }
+    CHECK(memcmp(&a, &b, sizeof(a)) == 0);
+    return T_PASS;
+}
+
 int main(void)
 {
     int result = T_PASS;
     RUN(test_mean_and_sample_stdev, result);
     RUN(test_stdev_no_cancellation, result);
     RUN(test_merge_equals_single, result);
+    RUN(test_sync_record_equals_unpaced, result);
     FINISH(result);
 }

@@ -1,7 +1,7 @@
 /*
  * test_workload.c - the workload language as realized by the engine: block
  * size tables (weights, ranges, alignment), rate limits and their lateness
- * (lag, resp), offset distributions, several files, sync every N writes,
+ * (lag, resp), rate-limited jobs running for their runtime, offset distributions, several files, sync every N writes,
  * invalidate, and the realized counters (queue depth, block sizes,
  * coverage). Statistical checks use tolerances of a few standard deviations
  * of the binomial count they test.
@@ -241,6 +241,65 @@ static int test_psync_rate_resp(void)
     return T_PASS;
 }
 
+/* A rate-limited job of `engine` at 4 IOPS for 1 s (time based, or with a
+ * size it does not finish): its due times are 0, 0.25, 0.5 and 0.75 s, the
+ * next one is at the end of the runtime, and the job still runs until then,
+ * so 4 requests over at least 1 s (4 IOPS, not 4 over 0.75 s). */
+static int rate_runs_for_runtime(uint32_t engine, uint32_t flags)
+{
+    char path[IOG_PATH_MAX];
+    CHECK(t_temp_path_in(path, sizeof(path), "IOGATE_TEST_DISK_DIR", "/var/tmp") == 0);
+    struct iog_job_spec j = t_spec(engine, IOG_RW_RANDWRITE, 4096, 1 << 20);
+    j.flags = flags;
+    j.runtime_ns = 1000000000;
+    j.rate_iops[IOG_DIR_WRITE] = 4;
+    j.iodepth = engine == IOG_ENGINE_IO_URING ? 4 : 1;
+    if (engine != IOG_ENGINE_NULL)
+        strcpy(j.filename, path);
+    iog_session *s = NULL;
+    int rc = t_run(&j, 1, &s);
+    unlink(path);
+    if (engine == IOG_ENGINE_IO_URING && (rc == -ENOSYS || rc == -EPERM)) {
+        iog_session_destroy(s);
+        return T_SKIP;
+    }
+    CHECK(rc == 0);
+    struct iog_dir_stats st;
+    CHECK(t_stats(s, 0, IOG_DIR_WRITE, &st) == 0);
+    CHECK_EQ_U64(st.errors, 0);
+    CHECK_EQ_U64(st.ios, 4);
+    CHECK(st.runtime_ns >= j.runtime_ns);
+    iog_session_destroy(s);
+    return T_PASS;
+}
+
+static int test_rate_runs_for_runtime(void)
+{
+    /* the synchronous loop and the asynchronous one */
+    CHECK(rate_runs_for_runtime(IOG_ENGINE_NULL, IOG_JOB_TIME_BASED) == T_PASS);
+    CHECK(rate_runs_for_runtime(IOG_ENGINE_NULL, 0) == T_PASS);
+    int rc = rate_runs_for_runtime(IOG_ENGINE_IO_URING, IOG_JOB_TIME_BASED);
+    if (rc != T_PASS)
+        return rc;
+    return rate_runs_for_runtime(IOG_ENGINE_IO_URING, 0);
+}
+
+/* A rate-limited job that issues its whole size before the runtime ends
+ * stops then: 2 requests of its 8 KiB. */
+static int test_rate_size_done_stops(void)
+{
+    struct iog_job_spec j = t_spec(IOG_ENGINE_NULL, IOG_RW_WRITE, 4096, 8192);
+    j.runtime_ns = 1000000000;
+    j.rate_iops[IOG_DIR_WRITE] = 4;
+    iog_session *s = NULL;
+    CHECK(t_run(&j, 1, &s) == 0);
+    struct iog_dir_stats st;
+    CHECK(t_stats(s, 0, IOG_DIR_WRITE, &st) == 0);
+    CHECK_EQ_U64(st.ios, 2);
+    iog_session_destroy(s);
+    return T_PASS;
+}
+
 /* Fraction of chunks touched by a one-pass random read of n 4 KiB blocks. */
 static int coverage_of(uint32_t dist, double param, double *frac)
 {
@@ -316,6 +375,24 @@ static int test_sequential_coverage_full(void)
     CHECK_EQ_U64(js.nfiles, 1);
     CHECK(js.coverage_total > 0);
     CHECK_EQ_U64(js.coverage_touched, js.coverage_total);
+    iog_session_destroy(s);
+    return T_PASS;
+}
+
+/* Requests of 24 coverage chunks (12 KiB of 512 B chunks) start at every
+ * bit position of the bitmap's words and span word boundaries: a pass of
+ * 86 writes over 1 MiB touches the 2040 chunks of the first 85, the 86th
+ * wrapping to the start. */
+static int test_coverage_spanning_words(void)
+{
+    struct iog_job_spec j = t_spec(IOG_ENGINE_NULL, IOG_RW_WRITE, 12288, 1 << 20);
+    iog_session *s = NULL;
+    CHECK(t_run(&j, 1, &s) == 0);
+    struct iog_job_stats js;
+    CHECK(job_stats(s, &js) == 0);
+    CHECK_EQ_U64(js.coverage_chunk, 512);
+    CHECK_EQ_U64(js.coverage_total, 2048);
+    CHECK_EQ_U64(js.coverage_touched, 2040);
     iog_session_destroy(s);
     return T_PASS;
 }
@@ -453,9 +530,12 @@ int main(void)
     RUN(test_stall_shows_in_resp, result);
     RUN(test_no_rate_resp_is_lat, result);
     RUN(test_psync_rate_resp, result);
+    RUN(test_rate_runs_for_runtime, result);
+    RUN(test_rate_size_done_stops, result);
     RUN(test_distributions_concentrate, result);
     RUN(test_zoned_share, result);
     RUN(test_sequential_coverage_full, result);
+    RUN(test_coverage_spanning_words, result);
     RUN(test_sync_every, result);
     RUN(test_several_files, result);
     RUN(test_uring_queue_depth, result);

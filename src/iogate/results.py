@@ -267,12 +267,14 @@ class Coverage:
 @dataclass
 class DataSample:
     """A sample of a job's written buffers: their size, zlib-compressed size, 4 KiB
-    blocks and blocks that repeat an earlier sampled block."""
+    blocks and blocks that repeat an earlier sampled block; samples_skipped: writes due
+    for a sample that were not sampled because the measurement was behind."""
 
     sampled_bytes: int = 0
     compressed_bytes: int = 0
     blocks: int = 0
     duplicate_blocks: int = 0
+    samples_skipped: int = 0
 
 
 @dataclass

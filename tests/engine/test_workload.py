@@ -105,6 +105,19 @@ def test_under_a_rate_resp_covers_lag_and_lat():
     assert series and all(iv.resp_mean_ns >= iv.lat_mean_ns * 0.999 for iv in series if iv.ios)
 
 
+@pytest.mark.parametrize("time_based", [True, False])
+def test_rate_limited_job_runs_for_its_runtime(time_based):
+    # Due at 0, 0.25, 0.5 and 0.75 s; the next request would be due at the end of the
+    # runtime, and the job runs until then: 4 requests over (at least) 1 s, 4 IOPS.
+    # Without time_based the size is far from done, so the runtime ends the job too.
+    s = spec(rw="randwrite", rate_iops_write=4, runtime_ns=1000 * MS, time_based=time_based)
+    result = run([s])
+    write = result.jobs[0].write
+    assert write.ios == 4
+    assert write.runtime_ns >= 1000 * MS
+    assert write.iops <= 4
+
+
 def test_sync_every_n_writes_counts_syncs_with_their_latency(tmp_path):
     s = spec(engine="psync", rw="write", size=1 * MiB, sync_kind="fdatasync", sync_every=16,
              filename=str(tmp_path / "f.bin"))
@@ -133,10 +146,12 @@ def test_zero_buffers_compress_to_almost_nothing():
 
 
 def test_dedupe_share_matches_the_request():
-    s = spec(rw="write", bs_write=4 * KiB, size=512 * MiB, dedupe_pct=30, refill=True)
+    # one write in 256 is due for a sample (1024 here); a few may be skipped when the
+    # analysis falls behind, which the tolerance accounts for through `blocks`
+    s = spec(rw="write", bs_write=4 * KiB, size=1024 * MiB, dedupe_pct=30, refill=True)
     result = run([s])
     blocks = result.jobs[0].data.blocks
-    assert blocks >= 1000
+    assert blocks >= 500
     got = result.metric("data.dedupe_pct")
     assert abs(got - 30) <= 400 * math.sqrt(0.3 * 0.7 / blocks) + 2
     assert realized_warnings([s], result) == []

@@ -220,6 +220,7 @@ class IogJobStats(ctypes.Structure):
         ("data_compressed_bytes", c_uint64),
         ("data_blocks", c_uint64),
         ("data_duplicate_blocks", c_uint64),
+        ("data_samples_skipped", c_uint64),
     ]
 
 

@@ -396,7 +396,8 @@ def _job(h: native.SessionHandle, job: int, spec: JobSpec | None = None) -> JobR
                      data=DataSample(sampled_bytes=st.data_sampled_bytes,
                                      compressed_bytes=st.data_compressed_bytes,
                                      blocks=st.data_blocks,
-                                     duplicate_blocks=st.data_duplicate_blocks),
+                                     duplicate_blocks=st.data_duplicate_blocks,
+                                     samples_skipped=st.data_samples_skipped),
                      verify=verify)
 
 
