@@ -210,6 +210,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     # from it. Beside the results file when there is one (left there if the run dies before
     # the document is written), else a temporary file.
     journal = report.Journal(journal_path(args.json) if args.json else None)
+    written = False
     try:
         for unit in plan(cases):
             label = " + ".join(case_id(c) for c in unit)
@@ -236,10 +237,11 @@ def cmd_run(args: argparse.Namespace) -> int:
             # Ctrl-C, the results file is complete and valid.
             with _interrupts_deferred():
                 report.write_json(args.json, document)
-                journal.close(remove=True)
+            written = True
         return _report_run(args, cases, results, document)
     finally:
-        journal.close()
+        # Kept only when the results file was asked for and not written: it holds the cases.
+        journal.close(remove=written or None)
 
 
 def _report_run(args: argparse.Namespace, cases: Sequence[object],

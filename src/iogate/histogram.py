@@ -94,13 +94,14 @@ class Histogram:
 
     def _set_range(self, offset: int, buckets: array) -> None:
         """Hold ``buckets`` (counts from bucket ``offset`` on), trimmed of empty ends."""
-        raw = buckets.tobytes()
-        stripped = raw.lstrip(b"\0")
-        if not stripped:
+        # The counts read as one integer: its lowest and highest set bits are in the first
+        # and last non-empty buckets (64 bits each, whatever the byte order).
+        bits = int.from_bytes(buckets.tobytes(), "little")
+        if not bits:
             self._offset, self._buckets = 0, array("Q")
             return
-        first = (len(raw) - len(stripped)) // 8
-        last = (len(raw.rstrip(b"\0")) - 1) // 8
+        first = ((bits & -bits).bit_length() - 1) // 64
+        last = (bits.bit_length() - 1) // 64
         self._offset = offset + first
         self._buckets = buckets[first:last + 1]
 

@@ -32,6 +32,7 @@ import atexit
 import contextlib
 import ctypes
 import errno
+import gc
 import os
 import pickle
 import resource
@@ -297,6 +298,8 @@ def serve(fd: int, parent: int) -> None:
 
     with contextlib.suppress(Exception):
         native.lib()  # loaded once here rather than in every child
+    gc.collect()
+    gc.freeze()  # what is here now is never collected: children do not copy it on a pass
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_r, False)
     os.set_blocking(wake_w, False)
@@ -331,6 +334,7 @@ def serve(fd: int, parent: int) -> None:
             continue
         if pid == 0:  # pragma: no cover - the child never returns
             try:
+                gc.disable()  # a short life: no collections touching every object
                 signal.set_wakeup_fd(-1)
                 signal.signal(signal.SIGCHLD, signal.SIG_DFL)
                 sock.close()
