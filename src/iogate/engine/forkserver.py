@@ -44,7 +44,7 @@ import sys
 import threading
 from typing import Any
 
-DISABLE_ENV = "IOGATE_FORKSERVER"
+SWITCH_ENV = "IOGATE_FORKSERVER"
 START_TIMEOUT_S = 30.0
 _MESSAGE_MAX = 1 << 16  # replies are small; requests carry the job specs
 # Environment variables that change what the server itself loaded (the interpreter, the
@@ -200,7 +200,7 @@ def _server_key() -> tuple[str, tuple[tuple[str, str], ...]]:
 
 
 def enabled() -> bool:
-    return os.environ.get(DISABLE_ENV, "1") not in ("0", "no", "false") and bool(sys.executable)
+    return os.environ.get(SWITCH_ENV, "1") not in ("0", "no", "false") and bool(sys.executable)
 
 
 def current() -> ForkServer | None:
