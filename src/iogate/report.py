@@ -316,20 +316,20 @@ class JournalCases(list):  # type: ignore[type-arg]
     def __init__(self, path: Path, count: int) -> None:
         super().__init__()
         self.path = path
-        self.count = count
+        self._count = count
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
         with open(self.path, encoding="utf-8") as f:
             for n, line in enumerate(f):
-                if n == self.count:
+                if n == self._count:
                     break
                 yield json.loads(line)
 
     def __len__(self) -> int:
-        return self.count
+        return self._count
 
     def __bool__(self) -> bool:
-        return self.count > 0
+        return self._count > 0
 
     def __getitem__(self, index: Any) -> Any:
         return list(self)[index]
@@ -340,7 +340,7 @@ class JournalCases(list):  # type: ignore[type-arg]
     __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
-        return f"JournalCases({str(self.path)!r}, {self.count})"
+        return f"JournalCases({str(self.path)!r}, {self._count})"
 
 
 def results_document(results: Sequence[CaseResult],

@@ -50,7 +50,8 @@ def test_the_document_from_the_journal_equals_the_one_from_memory(tmp_path: Path
     from_memory = results_document(results)
     write_json(tmp_path / "a.json", from_journal)
     write_json(tmp_path / "b.json", from_memory)
-    a, b = json.loads((tmp_path / "a.json").read_text()), json.loads((tmp_path / "b.json").read_text())
+    a = json.loads((tmp_path / "a.json").read_text())
+    b = json.loads((tmp_path / "b.json").read_text())
     a.pop("created"), b.pop("created")
     assert a == b
     assert [c["id"] for c in from_journal["cases"]] == [r.id for r in results]

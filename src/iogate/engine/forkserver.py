@@ -308,13 +308,13 @@ def serve(fd: int, parent: int) -> None:
     me = os.getpid()
     _report(sock, ("ready", me))
     while True:
-        ready = select.select([sock, wake_r], [], [])[0]
+        ready = select.select([sock.fileno(), wake_r], [], [])[0]
         if wake_r in ready:
             with contextlib.suppress(BlockingIOError):
                 while os.read(wake_r, 512):
                     pass
         _reap_all(sock)
-        if sock not in ready:
+        if sock.fileno() not in ready:
             continue
         try:
             data, fds, _, _ = socket.recv_fds(sock, _MESSAGE_MAX, 4)

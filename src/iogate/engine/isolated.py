@@ -16,7 +16,8 @@ holds; when no server can be started, the runner forks the child itself.
 
 The child ignores SIGINT and SIGTERM (the runner decides what an interruption means and
 cancels it) and dies with its parent (``PR_SET_PDEATHSIG``; the fork server dies with the
-runner in turn), so an aborted runner never leaves I/O running. SIGXFSZ is ignored in the child so that a file size limit is an EFBIG error.
+runner in turn), so an aborted runner never leaves I/O running. SIGXFSZ is ignored in the
+child so that a file size limit is an EFBIG error.
 """
 
 from __future__ import annotations
