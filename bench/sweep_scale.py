@@ -41,6 +41,11 @@ from iogate.cli import main
 try:
     code = main(sys.argv[2:])
 finally:
+    try:  # let the fork server go and reap it, so that its usage is counted
+        from iogate.engine import forkserver
+        forkserver._shutdown()
+    except ImportError:
+        pass
     me = resource.getrusage(resource.RUSAGE_SELF)
     kids = resource.getrusage(resource.RUSAGE_CHILDREN)
     with open(sys.argv[1], "w") as f:
