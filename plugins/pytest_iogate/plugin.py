@@ -24,6 +24,20 @@ GATE_KEY = pytest.StashKey[Any]()
 ENGINE_KEY = pytest.StashKey[Any]()
 # The terminal as it was before capturing began; live progress goes there.
 TERMINAL_KEY = pytest.StashKey[Any]()
+# The journal every finished case is appended to (iogate.report.Journal), made at the first.
+JOURNAL_KEY = pytest.StashKey[Any]()
+
+
+def _journal(config: pytest.Config) -> Any:
+    journal = config.stash.get(JOURNAL_KEY, None)
+    if journal is None:
+        from iogate.cli import journal_path
+        from iogate.report import Journal
+
+        path = config.getoption("iogate_json")
+        journal = Journal(journal_path(path) if path else None)
+        config.stash[JOURNAL_KEY] = journal
+    return journal
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -157,6 +171,7 @@ class WorkloadItem(pytest.Item):
         result = self.parent.run_together(self.case, run)
         for warning in result.warnings:
             warnings.warn(RealizedWorkloadWarning(f"{result.id}: {warning}"), stacklevel=1)
+        _journal(self.config).append(result)
         self.config.stash[RESULTS_KEY].append(result)
         for path, value in sorted(result.metrics.items()):
             self.user_properties.append((path, value))
@@ -241,11 +256,19 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     from iogate.cli import save_baseline
     from iogate.report import finish_document, write_json
 
-    document = finish_document(results)
-    if path:
-        write_json(path, document)
-    if save and results:
-        try:
-            save_baseline(save, document)
-        except BaselineError as exc:
-            session.config.get_terminal_writer().line(f"iogate: {exc}", red=True)
+    journal = session.config.stash.get(JOURNAL_KEY, None)
+    written = False
+    try:
+        document = finish_document(results, journal)
+        if path:
+            write_json(path, document)
+            written = True
+        if save and results:
+            try:
+                save_baseline(save, document)
+            except BaselineError as exc:
+                session.config.get_terminal_writer().line(f"iogate: {exc}", red=True)
+    finally:
+        if journal is not None:
+            # Kept only when the results file could not be written: it holds the cases.
+            journal.close(remove=written or None)

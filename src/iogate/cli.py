@@ -21,6 +21,7 @@ from iogate import __version__
 from iogate.errors import SuiteError
 
 if TYPE_CHECKING:
+    from iogate.runner import CaseResult
     from iogate.spec import LoadedSuite
 
 EXIT_OK, EXIT_FAILED, EXIT_INVALID, EXIT_RUNTIME, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
@@ -142,6 +143,12 @@ def save_baseline(path: str, document: dict[str, object]) -> None:
     new.save(path)
 
 
+def journal_path(results_path: str) -> Path:
+    """Where the cases of a run are journaled as they end: beside its results file."""
+    path = Path(results_path)
+    return path.with_name(path.name + ".journal")
+
+
 def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
     raise KeyboardInterrupt
 
@@ -162,8 +169,6 @@ def cmd_run(args: argparse.Namespace) -> int:
     from iogate.baseline import Baseline, BaselineError
     from iogate.fio.hosts import parse_hosts
     from iogate.runner import (
-        OUTCOMES,
-        CaseResult,
         Gate,
         case_id,
         expected_bytes,
@@ -202,30 +207,53 @@ def cmd_run(args: argparse.Namespace) -> int:
         return EXIT_INVALID
     signal.signal(signal.SIGTERM, _raise_interrupt)
     results: list[CaseResult] = []
+    # Each case is written to the journal as it ends; the results document is assembled
+    # from it. Beside the results file when there is one (left there if the run dies before
+    # the document is written), else a temporary file.
+    journal = report.Journal(journal_path(args.json) if args.json else None)
     started = time.monotonic()  # the summary reports wall time: a group's cases run at once
-    for unit in plan(cases):
-        label = " + ".join(case_id(c) for c in unit)
-        line = report.ProgressLine(label, stream=sys.stderr, total_bytes=expected_bytes(unit))
-        try:
-            unit_results = run_cases(unit, filename=args.filename, on_progress=line,
-                                     on_phase=line.set_phase, gate=gate, safety=safety,
-                                     engine=engine)
-        finally:
-            line.close()
-        for result in unit_results:
-            results.append(result)
-            print(f"{result.id}: {result.outcome}"
-                  + (f" ({result.error})" if result.error else ""), file=sys.stderr)
-            for warning in result.warnings:
-                print(f"{result.id}: warning: {warning}", file=sys.stderr)
-        if any(r.outcome == "interrupted" for r in unit_results):
-            break
-    document = report.finish_document(results)
-    if args.json:
-        # Written first and with interrupts held off: whatever comes next, even another
-        # Ctrl-C, the results file is complete and valid.
-        with _interrupts_deferred():
-            report.write_json(args.json, document)
+    written = False
+    try:
+        for unit in plan(cases):
+            label = " + ".join(case_id(c) for c in unit)
+            line = report.ProgressLine(label, stream=sys.stderr,
+                                       total_bytes=expected_bytes(unit))
+            try:
+                unit_results = run_cases(unit, filename=args.filename, on_progress=line,
+                                         on_phase=line.set_phase, gate=gate, safety=safety,
+                                         engine=engine)
+            finally:
+                line.close()
+            for result in unit_results:
+                journal.append(result)
+                results.append(result)
+                print(f"{result.id}: {result.outcome}"
+                      + (f" ({result.error})" if result.error else ""), file=sys.stderr)
+                for warning in result.warnings:
+                    print(f"{result.id}: warning: {warning}", file=sys.stderr)
+            if any(r.outcome == "interrupted" for r in unit_results):
+                break
+        document = report.finish_document(results, journal)
+        if args.json:
+            # Written first and with interrupts held off: whatever comes next, even another
+            # Ctrl-C, the results file is complete and valid.
+            with _interrupts_deferred():
+                report.write_json(args.json, document)
+            written = True
+        return _report_run(args, cases, results, document)
+    finally:
+        # Kept only when the results file was asked for and not written: it holds the cases.
+        journal.close(remove=written or None)
+
+
+def _report_run(args: argparse.Namespace, cases: Sequence[object],
+                results: Sequence[CaseResult], document: dict[str, object]) -> int:
+    """Print the tables and failure reports of a finished run, save its baseline; the exit
+    code."""
+    from iogate import report
+    from iogate.baseline import BaselineError
+    from iogate.runner import OUTCOMES
+
     print(report.results_table(results))
     if report.sweep_tables(results):
         print()

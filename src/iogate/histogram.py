@@ -16,7 +16,7 @@ per-interval series use too: the geometry is mirrored here, the rule is not.
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from fractions import Fraction
 
 from iogate.engine.native import hist_percentiles
@@ -62,40 +62,121 @@ def bucket_bounds(index: int) -> tuple[int, int]:
 
 
 class Histogram:
-    """Bucket counts with the library's geometry."""
+    """Bucket counts with the library's geometry, held sparsely.
 
-    __slots__ = ("counts",)
+    Only the range of buckets from the first to the last non-empty one is stored (a small
+    ``array('Q')`` and its offset): a run's latencies rarely span more than a few octaves,
+    so a histogram takes tens of bytes to a few KB instead of the 35 KB of every bucket.
+    ``counts`` still reads as the dense sequence of all BUCKETS counts (read only).
+    """
+
+    __slots__ = ("_offset", "_buckets")
 
     def __init__(self, counts: Sequence[int] | None = None) -> None:
+        self._offset = 0
+        self._buckets = array("Q")
         if counts is None:
-            self.counts = array("Q", bytes(8 * BUCKETS))
-        else:
-            if len(counts) != BUCKETS:
-                raise ValueError(f"a histogram has {BUCKETS} buckets, got {len(counts)}")
-            self.counts = counts if isinstance(counts, array) and counts.typecode == "Q" \
-                else array("Q", counts)
+            return
+        if len(counts) != BUCKETS:
+            raise ValueError(f"a histogram has {BUCKETS} buckets, got {len(counts)}")
+        dense = counts if isinstance(counts, array) and counts.typecode == "Q" \
+            else array("Q", counts)
+        self._set_range(0, dense)
+
+    def _set_range(self, offset: int, buckets: array) -> None:
+        """Hold ``buckets`` (counts from bucket ``offset`` on), trimmed of empty ends."""
+        # The counts read as one integer: its lowest and highest set bits are in the first
+        # and last non-empty buckets (64 bits each, whatever the byte order).
+        bits = int.from_bytes(buckets.tobytes(), "little")
+        if not bits:
+            self._offset, self._buckets = 0, array("Q")
+            return
+        first = ((bits & -bits).bit_length() - 1) // 64
+        last = (bits.bit_length() - 1) // 64
+        self._offset = offset + first
+        self._buckets = buckets[first:last + 1]
+
+    @classmethod
+    def from_buckets(cls, offset: int, buckets: Iterable[int]) -> Histogram:
+        """The histogram whose buckets from ``offset`` on hold ``buckets``, the rest 0."""
+        counts = buckets if isinstance(buckets, array) and buckets.typecode == "Q" \
+            else array("Q", buckets)
+        if offset < 0 or offset + len(counts) > BUCKETS:
+            raise ValueError(f"buckets [{offset}, {offset + len(counts)}) outside "
+                             f"[0, {BUCKETS})")
+        h = cls()
+        h._set_range(offset, counts)
+        return h
+
+    @classmethod
+    def from_counts(cls, counts: Mapping[int, int]) -> Histogram:
+        """The histogram holding ``counts[i]`` samples in bucket i; buckets not named
+        are empty."""
+        used = {i: c for i, c in counts.items() if c}
+        if not used:
+            return cls()
+        lo, hi = min(used), max(used)
+        if lo < 0 or hi >= BUCKETS:
+            raise IndexError(f"bucket index outside [0, {BUCKETS})")
+        buckets = array("Q", bytes(8 * (hi - lo + 1)))
+        for i, c in used.items():
+            buckets[i - lo] = c
+        return cls.from_buckets(lo, buckets)
 
     index = staticmethod(bucket_index)
     bounds = staticmethod(bucket_bounds)
 
     @classmethod
     def from_values(cls, values: Iterable[int]) -> Histogram:
-        h = cls()
+        counts: dict[int, int] = {}
         for v in values:
-            h.counts[bucket_index(v)] += 1
-        return h
+            i = bucket_index(v)
+            counts[i] = counts.get(i, 0) + 1
+        return cls.from_counts(counts)
+
+    @property
+    def counts(self) -> Sequence[int]:
+        """Every bucket's count, dense (BUCKETS of them), as a read-only view."""
+        dense = array("Q", bytes(8 * BUCKETS))
+        dense[self._offset:self._offset + len(self._buckets)] = self._buckets
+        return memoryview(dense).toreadonly()
+
+    @property
+    def first(self) -> int:
+        """Index of the first bucket held (0 when empty)."""
+        return self._offset
+
+    @property
+    def buckets(self) -> array:
+        """The counts held, from bucket ``first`` on (a copy)."""
+        return array("Q", self._buckets)
 
     @property
     def total(self) -> int:
-        return sum(self.counts)
+        return sum(self._buckets)
 
     def merge(self, other: Histogram) -> Histogram:
         """A new histogram holding the samples of both."""
-        return Histogram(array("Q", map(int.__add__, self.counts, other.counts)))
+        if not other._buckets:
+            return Histogram.from_buckets(self._offset, self._buckets)
+        if not self._buckets:
+            return Histogram.from_buckets(other._offset, other._buckets)
+        lo = min(self._offset, other._offset)
+        hi = max(self._offset + len(self._buckets), other._offset + len(other._buckets))
+        out = array("Q", bytes(8 * (hi - lo)))
+        for h in (self, other):
+            start = h._offset - lo
+            for j, c in enumerate(h._buckets, start):
+                out[j] += c
+        return Histogram.from_buckets(lo, out)
+
+    def used(self) -> list[tuple[int, int]]:
+        """(index, count) of every bucket holding samples, lowest first."""
+        return [(i, c) for i, c in enumerate(self._buckets, self._offset) if c]
 
     def nonzero(self) -> list[tuple[int, int, int]]:
         """(lo, hi, count) of every bucket holding samples, lowest first."""
-        return [(*bucket_bounds(i), c) for i, c in enumerate(self.counts) if c]
+        return [(*bucket_bounds(i), c) for i, c in self.used()]
 
     def percentile(self, p: float, min_value: int | None = None,
                    max_value: int | None = None) -> float | None:
@@ -113,11 +194,21 @@ class Histogram:
         for p in ps:
             if not 0.0 <= p <= 100.0:
                 raise ValueError(f"percentile must be in [0, 100], got {p}")
-        found = hist_percentiles(self.counts, 0, ps, min_value, max_value)
+        found = hist_percentiles(self._buckets, self._offset, ps, min_value, max_value)
         return [None] * len(ps) if found is None else [float(v) for v in found]
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Histogram) and self.counts == other.counts
+        # Both are trimmed to their non-empty range, so equal counts hold equal ranges.
+        return (isinstance(other, Histogram) and self._offset == other._offset
+                and self._buckets == other._buckets)
+
+    def __getstate__(self) -> tuple[int, bytes]:
+        return self._offset, self._buckets.tobytes()
+
+    def __setstate__(self, state: tuple[int, bytes]) -> None:
+        self._offset = state[0]
+        self._buckets = array("Q")
+        self._buckets.frombytes(state[1])
 
     def __repr__(self) -> str:
-        return f"Histogram(total={self.total}, buckets_used={sum(1 for c in self.counts if c)})"
+        return f"Histogram(total={self.total}, buckets_used={sum(1 for c in self._buckets if c)})"

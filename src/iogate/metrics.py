@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import difflib
 import enum
+import functools
 import re
 from dataclasses import dataclass
 
@@ -175,8 +176,10 @@ def _no_more(text: str, parts: list[str]) -> None:
         raise _unknown(text, f"'{parts[0]}.{parts[1]}' takes no further part")
 
 
+@functools.lru_cache(maxsize=4096)
 def parse_metric(text: str) -> MetricPath:
-    """Parse a metric path; raise ValueError with a suggestion when it is unknown."""
+    """Parse a metric path; raise ValueError with a suggestion when it is unknown. Paths
+    are immutable, so each text is parsed once (every case asks for the same ones)."""
     parts = text.split(".", 2)
     if parts == ["errors"]:
         return MetricPath(None, "errors")

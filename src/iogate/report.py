@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
+import itertools
 import json
+import os
 import sys
+import tempfile
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -262,7 +266,87 @@ def warnings_text(results: Sequence[CaseResult]) -> str:
     return "\n".join(f"{r.id}: warning: {w}" for r in results for w in r.warnings)
 
 
-def results_document(results: Sequence[CaseResult]) -> dict[str, Any]:
+class Journal:
+    """The cases of a run on disk, one JSON line each (``CaseResult.to_json``), appended as
+    each case ends: memory need not hold every case's detail, and a run that dies late
+    loses none of the cases it finished. The results document is assembled from it.
+
+    ``path`` None: a temporary file (in the scratch directory), removed by :meth:`close`.
+    """
+
+    def __init__(self, path: str | Path | None = None) -> None:
+        if path is None:
+            from iogate.runner import scratch_dir
+
+            fd, name = tempfile.mkstemp(prefix="iogate-journal-", suffix=".jsonl",
+                                        dir=scratch_dir())
+            self.path = Path(name)
+            self._file: IO[str] = os.fdopen(fd, "w", encoding="utf-8")
+            self.temporary = True
+        else:
+            self.path = Path(path)
+            self._file = open(self.path, "w", encoding="utf-8")  # noqa: SIM115 - kept open
+            self.temporary = False
+        self.count = 0
+
+    def append(self, result: CaseResult) -> None:
+        """Write one finished case (flushed: a crash of the runner after this keeps it)."""
+        self._file.write(json.dumps(result.to_json(), separators=(",", ":")) + "\n")
+        self._file.flush()
+        self.count += 1
+
+    def cases(self) -> JournalCases:
+        """The cases written so far, read back lazily, as the document's ``cases``."""
+        self._file.flush()
+        return JournalCases(self.path, self.count)
+
+    def close(self, remove: bool | None = None) -> None:
+        """Close the file; remove it when temporary (or when ``remove`` says so)."""
+        self._file.close()
+        if remove if remove is not None else self.temporary:
+            with contextlib.suppress(OSError):
+                self.path.unlink()
+
+
+class JournalCases(list):  # type: ignore[type-arg]
+    """The ``cases`` of a results document, read from a journal one case at a time when
+    iterated (the JSON encoder, a baseline) instead of held in memory. It is a list for
+    whoever checks (``isinstance(cases, list)``), but holds nothing itself."""
+
+    def __init__(self, path: Path, count: int) -> None:
+        super().__init__()
+        self.path = path
+        self._count = count
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        with open(self.path, encoding="utf-8") as f:
+            for n, line in enumerate(f):
+                if n == self._count:
+                    break
+                yield json.loads(line)
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __bool__(self) -> bool:
+        return self._count > 0
+
+    def __getitem__(self, index: Any) -> Any:
+        return list(self)[index]
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, list) and list(self) == list(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"JournalCases({str(self.path)!r}, {self._count})"
+
+
+def results_document(results: Sequence[CaseResult],
+                     journal: Journal | None = None) -> dict[str, Any]:
+    """The results document; its cases are read from ``journal`` when given (it holds
+    every case of ``results``), else made from ``results``."""
     counts = {o: 0 for o in OUTCOMES}
     for r in results:
         counts[r.outcome] = counts.get(r.outcome, 0) + 1
@@ -272,18 +356,21 @@ def results_document(results: Sequence[CaseResult]) -> dict[str, Any]:
         "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "environment": environment.capture(),
         "summary": counts,
-        "cases": [r.to_json() for r in results],
+        "cases": journal.cases() if journal is not None else [r.to_json() for r in results],
     }
 
 
 def write_json(path: str | Path, document: dict[str, Any]) -> None:
-    """Write the document whole or not at all."""
-    write_whole(path, json.dumps(document, indent=2) + "\n")
+    """Write the document whole or not at all. The text is encoded piece by piece, so cases
+    read from a journal never need to be in memory all at once."""
+    chunks = json.JSONEncoder(indent=2).iterencode(document)
+    write_whole(path, itertools.chain(chunks, ["\n"]))
 
 
-def finish_document(results: Sequence[CaseResult]) -> dict[str, Any]:
+def finish_document(results: Sequence[CaseResult],
+                    journal: Journal | None = None) -> dict[str, Any]:
     """The results document, after every plugin had its say (``iogate_report``)."""
-    document = results_document(results)
+    document = results_document(results, journal)
     hooks.get_plugin_manager().hook.iogate_report(results=list(results), document=document)
     return document
 

@@ -523,21 +523,33 @@ class RunResult:
                         for bs in job.direction(name).bs_counts})
         paths = [*standard_paths(), *(f"{name}.{BS_PCT}.{bs}" for name, bs in sizes), *extra]
         merged: dict[tuple[str, str], LatencyStats] = {}
+        # Percentiles of one latency are read in one pass over its histogram, after the rest.
+        wanted: dict[tuple[str, str], list[tuple[str, float]]] = {}
+        order: dict[str, None] = {}
         for text in paths:
-            if text in out:
+            if text in order:
                 continue
+            order[text] = None
             mp = parse_metric(text)
             if mp.is_latency:
                 assert mp.scope is not None
                 key = (mp.scope, "lat" if mp.scope == "sync" else mp.name)
                 if key not in merged:  # merge each histogram once, not per percentile
                     merged[key] = self.latency(*key)
+                if mp.stat is None and merged[key].count:
+                    wanted.setdefault(key, []).append((text, mp.percentile or 0.0))
+                    continue
                 value = merged[key].stat(mp)
             else:
                 value = self.metric(mp)
             if value is not None:
                 out[text] = value
-        return out
+        for key, asked in wanted.items():
+            values = merged[key].percentiles([p for _, p in asked])
+            for (text, _), value in zip(asked, values, strict=True):
+                if value is not None:
+                    out[text] = value
+        return {text: out[text] for text in order if text in out}
 
     def series(self, scope: str) -> list[dict]:
         """Per-interval ios, bytes, iops and bw of a scope, summed over jobs

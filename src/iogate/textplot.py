@@ -112,7 +112,7 @@ def latency_summary(hist: Histogram, *, slo_ns: float | Sequence[float] | None =
         return "no samples"
     slos = [] if slo_ns is None else [float(slo_ns)] if isinstance(slo_ns, (int, float)) \
         else [float(s) for s in slo_ns]
-    points = [(_middle(i), c) for i, c in enumerate(hist.counts) if c]
+    points = [(_middle(i), c) for i, c in hist.used()]
     edges = _layout([v for v, _ in points], max(3, rows))
     counts = [0] * (len(edges) - 1)
     for value, c in points:

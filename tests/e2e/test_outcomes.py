@@ -79,6 +79,26 @@ def _children(pid: int) -> list[int]:
     return [int(p) for p in text.split()]
 
 
+def _threads(pid: int) -> int:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("Threads:"):
+                return int(line.split()[1])
+    except FileNotFoundError:
+        pass
+    return 0
+
+
+def _engines(pid: int) -> list[int]:
+    """The engine processes below `pid`: those running worker threads. They are children of
+    the fork server (itself a child of the runner, single threaded), or of the runner when
+    it forks them itself."""
+    out = []
+    for child in _children(pid):
+        out += ([child] if _threads(child) > 1 else []) + _engines(child)
+    return out
+
+
 def _read_calls(pid: int) -> int | None:
     """Read system calls made so far by a process, None once it is gone."""
     try:
@@ -124,7 +144,7 @@ workloads:
     engine: list[int] = []
 
     def reading() -> bool:
-        engine[:] = _children(proc.pid)
+        engine[:] = _engines(proc.pid)
         if not engine:
             return False
         first = _read_calls(engine[0])

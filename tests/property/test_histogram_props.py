@@ -105,3 +105,56 @@ def test_rank_reads_percent_as_written():
     assert h.percentile(99.9) == 5
     assert h.percentile(100.0) == 200
     assert h.percentile(0.05) == 5
+
+
+# -- sparse storage: the same histogram as a dense array of every bucket ----------------------
+
+def dense_of(values: list[int]) -> list[int]:
+    counts = [0] * BUCKETS
+    for v in values:
+        counts[bucket_index(v)] += 1
+    return counts
+
+
+@given(st.lists(latency, max_size=200))
+@settings(max_examples=200)
+def test_sparse_counts_equal_the_dense_counts(values):
+    h = Histogram.from_values(values)
+    dense = dense_of(values)
+    assert list(h.counts) == dense
+    assert h == Histogram(dense)  # built from the dense array, trimmed the same way
+    assert h.total == len(values)
+    assert h.nonzero() == [(*bucket_bounds(i), c) for i, c in enumerate(dense) if c]
+    assert h.used() == [(i, c) for i, c in enumerate(dense) if c]
+
+
+@given(st.lists(latency, max_size=100), st.lists(latency, max_size=100))
+@settings(max_examples=200)
+def test_sparse_merge_adds_the_dense_counts(a, b):
+    merged = Histogram.from_values(a).merge(Histogram.from_values(b))
+    assert list(merged.counts) == [x + y for x, y in zip(dense_of(a), dense_of(b), strict=True)]
+    assert merged == Histogram.from_buckets(merged.first, merged.buckets)
+
+
+@given(st.dictionaries(st.integers(0, BUCKETS - 1), st.integers(0, 2**64 - 1), max_size=30))
+def test_from_counts_round_trips_through_the_dense_view(counts):
+    h = Histogram.from_counts(counts)
+    assert {i: c for i, c in enumerate(h.counts) if c} == {i: c for i, c in counts.items() if c}
+    assert Histogram(h.counts) == h
+
+
+@given(st.lists(latency, max_size=50))
+def test_a_histogram_survives_pickling(values):
+    import pickle
+
+    h = Histogram.from_values(values)
+    assert pickle.loads(pickle.dumps(h)) == h
+
+
+def test_the_dense_view_is_read_only():
+    import pytest
+
+    h = Histogram.from_values([5])
+    with pytest.raises(TypeError):
+        h.counts[5] += 1  # type: ignore[index]
+    assert len(h.counts) == BUCKETS

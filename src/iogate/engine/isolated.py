@@ -2,8 +2,10 @@
 
 The engine is C code doing real I/O: a bug can crash it, a device can wedge one of its threads
 inside a system call for good, and a request past its ``io_timeout`` may never complete. None of
-that may end the run of a whole suite, so every engine session runs in a forked child process
-and talks to the runner over a pipe:
+that may end the run of a whole suite, so every engine session runs in a child process of its
+own and talks to the runner over a pipe. The child is forked by a small fork server
+(:mod:`iogate.engine.forkserver`), so that starting it costs the same however much the runner
+holds; when no server can be started, the runner forks the child itself.
 
 - the child sends progress (with the intervals of the series completed since the last
   message, so that the runner can judge a run as it goes), then the result, then exits;
@@ -13,8 +15,9 @@ and talks to the runner over a pipe:
   would never let the session end (:class:`EngineFault`, naming the I/O).
 
 The child ignores SIGINT and SIGTERM (the runner decides what an interruption means and
-cancels it) and dies with its parent (``PR_SET_PDEATHSIG``), so an aborted runner never leaves
-I/O running. SIGXFSZ is ignored in the child so that a file size limit is an EFBIG error.
+cancels it) and dies with its parent (``PR_SET_PDEATHSIG``; the fork server dies with the
+runner in turn), so an aborted runner never leaves I/O running. SIGXFSZ is ignored in the
+child so that a file size limit is an EFBIG error.
 """
 
 from __future__ import annotations
@@ -139,16 +142,76 @@ def run(specs: list[JobSpec], on_progress: Callable[[Progress], None] | None = N
     for spec in specs:
         spec.to_native()  # invalid specs fail here, with the library's message, not in the child
     parent_end, child_end = Pipe(duplex=True)
+    try:
+        child = _start(parent_end, child_end, specs, poll_interval)
+    finally:
+        child_end.close()
+    with parent_end:
+        return _supervise(child, parent_end, on_progress, should_stop, stop_when)
+
+
+class _Child(Protocol):
+    """The process running a session: its pid, and how to learn its end."""
+
+    pid: int
+
+    def reap(self) -> int:
+        """Wait for its end; its status as subprocess reports it (exit code, or minus the
+        signal that killed it)."""
+
+    def kill(self) -> int:
+        """Kill it (SIGKILL) and reap it."""
+
+
+@dataclass
+class _Forked:
+    """A child this process forked itself."""
+
+    pid: int
+
+    def reap(self) -> int:
+        return _reap(self.pid)
+
+    def kill(self) -> int:
+        return _kill(self.pid)
+
+
+@dataclass
+class _Served:
+    """A child the fork server forked: the server reaps it and reports its status."""
+
+    pid: int
+    server: Any  # iogate.engine.forkserver.ForkServer
+
+    def reap(self) -> int:
+        status: int = self.server.wait(self.pid)
+        return status
+
+    def kill(self) -> int:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(self.pid, signal.SIGKILL)
+        return self.reap()
+
+
+def _start(parent_end: Connection, child_end: Connection, specs: list[JobSpec],
+           poll_interval: float) -> _Child:
+    """Start the process that runs the session: through the fork server when there is one,
+    else forked from here."""
+    from iogate.engine import forkserver
+
+    if forkserver.enabled():
+        served = forkserver.spawn(child_end.fileno(), specs, poll_interval)
+        if served is not None:
+            return _Served(served[1], served[0])
+    parent = os.getpid()
     pid = os.fork()
     if pid == 0:  # pragma: no cover - runs in the child, which never returns
         parent_end.close()
-        _child(child_end, specs, poll_interval)
-    child_end.close()
-    with parent_end:
-        return _supervise(pid, parent_end, on_progress, should_stop, stop_when)
+        _child(child_end, specs, poll_interval, parent=parent)
+    return _Forked(pid)
 
 
-def _supervise(pid: int, conn: Connection, on_progress: Callable[[Progress], None] | None,
+def _supervise(child: _Child, conn: Connection, on_progress: Callable[[Progress], None] | None,
                should_stop: Callable[[], bool] | None,
                stop_when: Callable[[SeriesSource], str | None] | None) -> RunResult:
     partial = Partial()
@@ -169,11 +232,11 @@ def _supervise(pid: int, conn: Connection, on_progress: Callable[[Progress], Non
         while True:
             try:
                 if not conn.poll(CANCEL_GRACE_S if cancelled else None):
-                    raise EngineCrashed(_kill(pid), partial, "it did not stop when cancelled")
+                    raise EngineCrashed(child.kill(), partial, "it did not stop when cancelled")
                 message = _receive(conn)
             except KeyboardInterrupt:
                 if interrupted:  # the second one: do not wait for anything
-                    _kill(pid)
+                    child.kill()
                     reaped = True
                     raise EngineAborted(partial) from None
                 interrupted = True
@@ -181,7 +244,7 @@ def _supervise(pid: int, conn: Connection, on_progress: Callable[[Progress], Non
                 continue
             if message is None:  # the child is gone without a result
                 reaped = True
-                raise EngineCrashed(_reap(pid), partial)
+                raise EngineCrashed(child.reap(), partial)
             kind = message[0]
             if kind == "progress":
                 partial.progress = message[1]
@@ -202,14 +265,14 @@ def _supervise(pid: int, conn: Connection, on_progress: Callable[[Progress], Non
                 return result
             elif kind == "fault":
                 partial.progress = message[2]
-                _kill(pid)
+                child.kill()
                 reaped = True
                 raise EngineFault(message[1], partial)
             elif kind == "error":
                 raise EngineError(message[1], message[2])
     finally:
         if not reaped:
-            _reap(pid)
+            child.reap()
 
 
 def _receive(conn: Connection) -> tuple[Any, ...] | None:
@@ -245,12 +308,13 @@ def _reap(pid: int) -> int:
 # -- the child ----------------------------------------------------------------------------
 
 
-def _child(conn: Connection, specs: list[JobSpec], poll_interval: float) -> None:
+def _child(conn: Connection, specs: list[JobSpec], poll_interval: float, parent: int) -> None:
     """Run the session and report; never returns (os._exit), never runs the parent's
-    cleanup (atexit handlers, pytest's finalizers, buffered output)."""
+    cleanup (atexit handlers, pytest's finalizers, buffered output). ``parent`` is the pid
+    of the process that forked it, which it dies with."""
     status = 0
     try:
-        _detach()
+        _detach(parent)
         _serve(conn, specs, poll_interval)
     except BaseException as exc:  # noqa: BLE001 - everything is reported to the parent
         status = 1
@@ -265,7 +329,7 @@ def _child(conn: Connection, specs: list[JobSpec], poll_interval: float) -> None
         os._exit(status)
 
 
-def _detach() -> None:
+def _detach(parent: int) -> None:
     for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGXFSZ):
         signal.signal(signum, signal.SIG_IGN)
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)
@@ -273,8 +337,8 @@ def _detach() -> None:
         libc = ctypes.CDLL(None, use_errno=True)
         pr_set_pdeathsig = 1
         libc.prctl(pr_set_pdeathsig, signal.SIGKILL, 0, 0, 0)
-        if os.getppid() == 1:  # the parent died before prctl took effect
-            os._exit(1)
+    if os.getppid() != parent:  # the parent died before prctl took effect
+        os._exit(1)
 
 
 def _serve(conn: Connection, specs: list[JobSpec], poll_interval: float) -> None:

@@ -464,7 +464,7 @@ def hist_percentiles(counts: Sequence[int], first: int, ps: Sequence[float],
     None when the counts are all zero."""
     n = len(counts)
     if isinstance(counts, array) and counts.typecode == "Q" and n:
-        buf = (c_uint64 * n).from_buffer(counts)
+        buf = (c_uint64 * n).from_buffer_copy(counts)
     else:
         buf = (c_uint64 * n)(*counts)
     out = (c_uint64 * len(ps))()

@@ -443,9 +443,11 @@ def _latency(block: dict[str, Any] | None) -> LatencyStats:
     """fio's statistics of one latency; the histogram from its json+ bins (ns -> count)."""
     if not block or not int(block.get("N") or 0):
         return LatencyStats()
-    hist = Histogram()
+    counts: dict[int, int] = {}
     for value, count in (block.get("bins") or {}).items():
-        hist.counts[bucket_index(int(value))] += int(count)
+        index = bucket_index(int(value))
+        counts[index] = counts.get(index, 0) + int(count)
+    hist = Histogram.from_counts(counts)
     return LatencyStats(count=int(block["N"]), min=int(block["min"]), max=int(block["max"]),
                         mean=float(block["mean"]), stdev=float(block["stddev"]),
                         histogram=hist)
