@@ -240,16 +240,17 @@ def cmd_run(args: argparse.Namespace) -> int:
             with _interrupts_deferred():
                 report.write_json(args.json, document)
             written = True
-        return _report_run(args, cases, results, document)
+        return _report_run(args, cases, results, document, time.monotonic() - started)
     finally:
         # Kept only when the results file was asked for and not written: it holds the cases.
         journal.close(remove=written or None)
 
 
 def _report_run(args: argparse.Namespace, cases: Sequence[object],
-                results: Sequence[CaseResult], document: dict[str, object]) -> int:
-    """Print the tables and failure reports of a finished run, save its baseline; the exit
-    code."""
+                results: Sequence[CaseResult], document: dict[str, object],
+                wall_s: float) -> int:
+    """Print the tables and failure reports of a finished run (which took wall_s), save its
+    baseline; the exit code."""
     from iogate import report
     from iogate.baseline import BaselineError
     from iogate.runner import OUTCOMES
@@ -282,7 +283,7 @@ def _report_run(args: argparse.Namespace, cases: Sequence[object],
           + (f", {counts['crashed']} crashed" if counts["crashed"] else "")
           + (f", {counts['interrupted']} interrupted" if counts["interrupted"] else "")
           + (f", {not_run} not run" if not_run else "")
-          + f" in {time.monotonic() - started:.1f}s")
+          + f" in {wall_s:.1f}s")
     outcomes = {r.outcome for r in results}
     if "interrupted" in outcomes:
         return EXIT_INTERRUPTED
