@@ -1,5 +1,6 @@
-"""The fork server: engine processes are forked by it, their crash signals still reach the
-runner, and a server that died is replaced for the next session."""
+"""The fork server and its workers: engine processes are forked by it, their crash signals
+still reach the runner, a server that died is replaced for the next session, and a worker
+serves session after session while each ends with its result, and only then."""
 
 from __future__ import annotations
 
@@ -98,3 +99,67 @@ def test_without_the_server_the_runner_forks_itself(monkeypatch: pytest.MonkeyPa
     monkeypatch.setenv(forkserver.SWITCH_ENV, "0")
     monkeypatch.setattr(forkserver, "spawn", lambda *a: pytest.fail("the server was asked"))
     assert isolated.run([_spec()]).jobs[0].read.ios == 256
+
+
+def _worker_pid() -> int:
+    idle = isolated._idle
+    assert idle is not None, "no worker is waiting for the next session"
+    return idle.pid
+
+
+def test_a_worker_serves_one_session_after_another(served) -> None:
+    assert isolated.run([_spec()]).jobs[0].read.ios == 256
+    pid = _worker_pid()
+    for size in (1 << 16, 1 << 18):
+        assert isolated.run([_spec(size=size)]).jobs[0].read.ios == size // 4096
+        assert _worker_pid() == pid
+    os.kill(pid, 0)  # alive between sessions
+
+
+def test_a_crashed_worker_is_replaced_and_the_next_session_runs(served) -> None:
+    assert isolated.run([_spec()]).jobs[0].read.ios == 256
+    pid = _worker_pid()
+    with pytest.raises(isolated.EngineCrashed) as caught:
+        isolated.run([_spec(test_crash=True)])
+    assert caught.value.signal == signal.SIGSEGV and isolated._idle is None
+    assert isolated.run([_spec()]).jobs[0].read.ios == 256
+    assert _worker_pid() != pid
+
+
+def test_a_worker_killed_while_idle_is_no_sessions_crash(served) -> None:
+    assert isolated.run([_spec()]).jobs[0].read.ios == 256
+    pid = _worker_pid()
+    os.kill(pid, signal.SIGKILL)
+    assert isolated._idle is not None and isolated._idle.conn.poll(30)  # its pipe's end
+    assert isolated.run([_spec()]).jobs[0].read.ios == 256
+    assert _worker_pid() != pid
+
+
+def test_a_session_left_by_the_runner_retires_its_worker(served) -> None:
+    # An exception in the runner's callback leaves the session unfinished: that worker
+    # must never serve again (its pipe holds the rest of the old session).
+    assert isolated.run([_spec()]).jobs[0].read.ios == 256
+    pid = _worker_pid()
+
+    def boom(progress: object) -> None:
+        raise RuntimeError("the runner failed")
+
+    with pytest.raises(RuntimeError):
+        isolated.run([_spec(time_based=True, runtime_ns=30_000_000_000)], on_progress=boom,
+                     poll_interval=0.01)
+    assert isolated._idle is None
+    with pytest.raises(ProcessLookupError):  # killed and reaped, not left running I/O
+        os.kill(pid, 0)
+    assert isolated.run([_spec()]).jobs[0].read.ios == 256
+    assert _worker_pid() != pid
+
+
+def test_a_worker_of_another_process_state_is_not_reused(served) -> None:
+    assert isolated.run([_spec()]).jobs[0].read.ios == 256
+    pid = _worker_pid()
+    old = os.umask(0o077)
+    try:
+        assert isolated.run([_spec()]).jobs[0].read.ios == 256
+        assert _worker_pid() != pid  # a worker takes on the runner's state when it starts
+    finally:
+        os.umask(old)

@@ -2,28 +2,30 @@
 the runner's memory.
 
 Forking copies the page tables of the process that forks: a runner holding the results of
-thousands of cases makes every engine process slower to start. The fork server is a fresh
-interpreter (``python -m iogate.engine.forkserver``, started once, lazily, by
-:func:`spawn`) that imports only the engine, so it stays small whatever the runner holds;
-it forks one child per session and the child runs :func:`iogate.engine.isolated._child`.
+thousands of cases would make every engine process slower to start. The fork server is a
+fresh interpreter (``python -m iogate.engine.forkserver``, started once, lazily, by
+:func:`spawn`) that imports only the engine, so it stays small whatever the runner holds.
+It forks the engine's worker processes (:func:`iogate.engine.isolated._worker`), each of
+which serves sessions one after another until it dies or is let go.
 
 The runner and the server talk over a ``SOCK_SEQPACKET`` socket pair (one message a
 datagram, pickled):
 
-- runner -> server: ``("run", specs, poll_interval, state)`` with one file descriptor
-  attached (``SCM_RIGHTS``): the child's end of its pipe to the runner. ``state`` is the
-  runner's working directory, umask and resource limits, which the child takes on;
+- runner -> server: ``("worker", state)`` with one file descriptor attached
+  (``SCM_RIGHTS``): the worker's end of its pipe to the runner. ``state`` is the runner's
+  working directory, umask and resource limits, which the worker takes on;
 - server -> runner: ``("started", pid)`` once it forked, or ``("failed", errno, text)``;
-- server -> runner: ``("exited", pid, status)`` when it reaped a child, status as
+- server -> runner: ``("exited", pid, status)`` when it reaped a worker, status as
   :mod:`subprocess` reports it (the exit code, or minus the signal that killed it).
 
-The runner supervises the child as before (pipe messages, ``os.kill(pid, SIGKILL)``) and
-learns its fate from the ``exited`` message instead of ``waitpid``. Deaths are chained with
-``PR_SET_PDEATHSIG``: the server dies with the runner, a child with the server. The server
-ignores SIGINT and SIGTERM (the runner decides what an interruption means) and leaves when
-the runner closes its end of the socket. A server that is gone is started again for the
-next session; one that cannot start at all makes :mod:`iogate.engine.isolated` fork
-directly, as it did before the server existed. ``IOGATE_FORKSERVER=0`` asks for that too.
+The runner supervises the worker over its pipe (session messages, ``os.kill(pid,
+SIGKILL)``) and learns its fate from the ``exited`` message instead of ``waitpid``. Deaths
+are chained with ``PR_SET_PDEATHSIG``: the server dies with the runner, a worker with the
+server. The server ignores SIGINT and SIGTERM (the runner decides what an interruption
+means) and leaves when the runner closes its end of the socket. A server that is gone is
+started again when a worker is next needed; one that cannot start at all makes
+:mod:`iogate.engine.isolated` fork a child per session directly. ``IOGATE_FORKSERVER=0``
+asks for that too.
 """
 
 from __future__ import annotations
@@ -46,7 +48,7 @@ from typing import Any
 
 SWITCH_ENV = "IOGATE_FORKSERVER"
 START_TIMEOUT_S = 30.0
-_MESSAGE_MAX = 1 << 16  # replies are small; requests carry the job specs
+_MESSAGE_MAX = 1 << 16  # requests and replies are small
 # Environment variables that change what the server itself loaded (the interpreter, the
 # library and anything preloaded into it): when one differs, a new server is started.
 _KEY_PREFIXES = ("LD_", "IOGATE_", "PYTHON", "MALLOC_", "GLIBC_")
@@ -64,7 +66,7 @@ def _set_pdeathsig(parent: int) -> None:
         os._exit(1)
 
 
-def _process_state() -> tuple[str, int, list[tuple[int, tuple[int, int]]]]:
+def process_state() -> tuple[str, int, list[tuple[int, tuple[int, int]]]]:
     umask = os.umask(0o022)
     os.umask(umask)
     limits = []
@@ -74,7 +76,7 @@ def _process_state() -> tuple[str, int, list[tuple[int, tuple[int, int]]]]:
     return os.getcwd(), umask, limits
 
 
-def _take_state(state: tuple[str, int, list[tuple[int, tuple[int, int]]]]) -> None:
+def take_state(state: tuple[str, int, list[tuple[int, tuple[int, int]]]]) -> None:
     cwd, umask, limits = state
     os.chdir(cwd)
     os.umask(umask)
@@ -147,9 +149,10 @@ class ForkServer:
         message: tuple[Any, ...] = pickle.loads(data)
         return message
 
-    def start(self, fd: int, specs: list[Any], poll_interval: float) -> int:
-        """Fork a child that serves the session over ``fd``; its pid."""
-        request = pickle.dumps(("run", specs, poll_interval, _process_state()))
+    def start(self, fd: int, state: Any) -> int:
+        """Fork a worker that serves sessions over ``fd`` in the runner's ``state``
+        (process_state()); its pid."""
+        request = pickle.dumps(("worker", state))
         with self._lock:
             try:
                 socket.send_fds(self.sock, [request], [fd])
@@ -235,15 +238,15 @@ def discard(dead: ForkServer) -> None:
     dead.close()
 
 
-def spawn(fd: int, specs: list[Any], poll_interval: float) -> tuple[ForkServer, int] | None:
-    """Start a session's child through the server: (the server, the child's pid), or None
-    when no server can do it (the caller then forks directly)."""
+def spawn(fd: int, state: Any) -> tuple[ForkServer, int] | None:
+    """Start a worker through the server: (the server, the worker's pid), or None when no
+    server can do it (the caller then forks directly)."""
     for _ in range(2):  # a server found dead is replaced once
         fs = server()
         if fs is None:
             return None
         try:
-            return fs, fs.start(fd, specs, poll_interval)
+            return fs, fs.start(fd, state)
         except ServerGone:
             discard(fs)
     return None
@@ -323,7 +326,7 @@ def serve(fd: int, parent: int) -> None:
         if not data:
             os._exit(0)  # the runner closed its end: nothing more to do
         try:
-            _, specs, poll_interval, state = pickle.loads(data)
+            _, state = pickle.loads(data)
             if len(fds) != 1:
                 raise OSError(errno.EINVAL, f"a request carries one descriptor, got {len(fds)}")
             pid = os.fork()
@@ -334,19 +337,17 @@ def serve(fd: int, parent: int) -> None:
             continue
         if pid == 0:  # pragma: no cover - the child never returns
             try:
-                gc.disable()  # a short life: no collections touching every object
                 signal.set_wakeup_fd(-1)
                 signal.signal(signal.SIGCHLD, signal.SIG_DFL)
                 sock.close()
                 os.close(wake_r)
                 os.close(wake_w)
-                _take_state(state)
                 from multiprocessing.connection import Connection
 
                 conn = Connection(fds[0])
             except BaseException:  # noqa: BLE001
                 os._exit(1)
-            isolated._child(conn, specs, poll_interval, parent=me)
+            isolated._worker(conn, state, parent=me)
         os.close(fds[0])
         _report(sock, ("started", pid))
 

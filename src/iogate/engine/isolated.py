@@ -1,27 +1,32 @@
-"""Running the engine in a child process, so that nothing it does can take the runner down.
+"""Running the engine in another process, so that nothing it does can take the runner down.
 
 The engine is C code doing real I/O: a bug can crash it, a device can wedge one of its threads
 inside a system call for good, and a request past its ``io_timeout`` may never complete. None of
-that may end the run of a whole suite, so every engine session runs in a child process of its
-own and talks to the runner over a pipe. The child is forked by a small fork server
+that may end the run of a whole suite, so every engine session runs in another process and
+talks to the runner over a pipe. That process is a worker forked by a small fork server
 (:mod:`iogate.engine.forkserver`), so that starting it costs the same however much the runner
-holds; when no server can be started, the runner forks the child itself.
+holds, and it serves one session after another for as long as each ends with its result: a
+sweep of thousands of short cases pays for one fork, not one per case. Any other end (a
+crash, a fault, an error, a kill, an exception in the runner) retires the worker and the next
+session gets a new one. When no server can be started, the runner forks a child per session
+itself. Per session:
 
-- the child sends progress (with the intervals of the series completed since the last
-  message, so that the runner can judge a run as it goes), then the result, then exits;
+- the engine's process sends progress (with the intervals of the series completed since the
+  last message, so that the runner can judge a run as it goes), then the result;
 - the runner sends ``cancel`` when it is interrupted or decides to stop;
-- a child that dies without a result is a crash (:class:`EngineCrashed`, with the signal);
-- a child that reports a fault (an I/O past its timeout) is killed at once: its stuck thread
+- a process that dies without a result is a crash (:class:`EngineCrashed`, with the signal);
+- one that reports a fault (an I/O past its timeout) is killed at once: its stuck thread
   would never let the session end (:class:`EngineFault`, naming the I/O).
 
-The child ignores SIGINT and SIGTERM (the runner decides what an interruption means and
-cancels it) and dies with its parent (``PR_SET_PDEATHSIG``; the fork server dies with the
-runner in turn), so an aborted runner never leaves I/O running. SIGXFSZ is ignored in the
-child so that a file size limit is an EFBIG error.
+The engine's process ignores SIGINT and SIGTERM (the runner decides what an interruption
+means and cancels it) and dies with its parent (``PR_SET_PDEATHSIG``; the fork server dies
+with the runner in turn), so an aborted runner never leaves I/O running. SIGXFSZ is ignored
+there so that a file size limit is an EFBIG error.
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import ctypes
 import errno
@@ -141,19 +146,26 @@ def run(specs: list[JobSpec], on_progress: Callable[[Progress], None] | None = N
         raise EngineError(errno.EINVAL, "a run needs at least one job")
     for spec in specs:
         spec.to_native()  # invalid specs fail here, with the library's message, not in the child
+    worker = _take_worker()
+    if worker is not None:
+        return _run_on(worker, specs, on_progress, poll_interval, should_stop, stop_when)
     parent_end, child_end = Pipe(duplex=True)
-    try:
-        child = _start(parent_end, child_end, specs, poll_interval)
-    finally:
-        child_end.close()
+    parent = os.getpid()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - runs in the child, which never returns
+        parent_end.close()
+        _child(child_end, specs, poll_interval, parent=parent)
+    child_end.close()
     with parent_end:
-        return _supervise(child, parent_end, on_progress, should_stop, stop_when)
+        return _supervise(_Forked(pid), parent_end, on_progress, should_stop, stop_when)
 
 
 class _Child(Protocol):
-    """The process running a session: its pid, and how to learn its end."""
+    """The process running a session: its pid, and how to learn its end. A persistent one
+    serves the next session too when this one ended with its result."""
 
     pid: int
+    persistent: bool
 
     def reap(self) -> int:
         """Wait for its end; its status as subprocess reports it (exit code, or minus the
@@ -165,9 +177,10 @@ class _Child(Protocol):
 
 @dataclass
 class _Forked:
-    """A child this process forked itself."""
+    """A child this process forked itself, for one session."""
 
     pid: int
+    persistent = False
 
     def reap(self) -> int:
         return _reap(self.pid)
@@ -177,11 +190,16 @@ class _Forked:
 
 
 @dataclass
-class _Served:
-    """A child the fork server forked: the server reaps it and reports its status."""
+class _Worker:
+    """An engine process that serves sessions one after another (see the module's
+    docstring), forked by the fork server, which reaps it and reports its status. ``state``
+    is the runner's working directory, umask and limits it took on when it started."""
 
     pid: int
     server: Any  # iogate.engine.forkserver.ForkServer
+    conn: Connection
+    state: Any
+    persistent = True
 
     def reap(self) -> int:
         status: int = self.server.wait(self.pid)
@@ -192,23 +210,84 @@ class _Served:
             os.kill(self.pid, signal.SIGKILL)
         return self.reap()
 
+    def retire(self) -> None:
+        """Let it go: it leaves when its pipe reads end of file."""
+        self.conn.close()
 
-def _start(parent_end: Connection, child_end: Connection, specs: list[JobSpec],
-           poll_interval: float) -> _Child:
-    """Start the process that runs the session: through the fork server when there is one,
-    else forked from here."""
+
+_idle: _Worker | None = None  # the worker waiting for the next session
+
+
+def _take_worker() -> _Worker | None:
+    """The idle worker when it can serve this session (alive, of the current fork server,
+    started in this process's present state), else a new one; None when there is no fork
+    server (the caller then forks a child of its own)."""
     from iogate.engine import forkserver
 
-    if forkserver.enabled():
-        served = forkserver.spawn(child_end.fileno(), specs, poll_interval)
-        if served is not None:
-            return _Served(served[1], served[0])
-    parent = os.getpid()
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover - runs in the child, which never returns
+    global _idle
+    if not forkserver.enabled():
+        return None
+    state = forkserver.process_state()
+    worker, _idle = _idle, None
+    if worker is not None:
+        server = forkserver.current()
+        # An idle worker writes nothing: its pipe is readable only once it is gone.
+        if server is not None and worker.server is server and server.alive() \
+                and worker.state == state and not worker.conn.poll(0):
+            return worker
+        worker.kill()
+        worker.retire()
+    parent_end, child_end = Pipe(duplex=True)
+    try:
+        served = forkserver.spawn(child_end.fileno(), state)
+    finally:
+        child_end.close()
+    if served is None:
         parent_end.close()
-        _child(child_end, specs, poll_interval, parent=parent)
-    return _Forked(pid)
+        return None
+    return _Worker(served[1], served[0], parent_end, state)
+
+
+def _run_on(worker: _Worker, specs: list[JobSpec],
+            on_progress: Callable[[Progress], None] | None, poll_interval: float,
+            should_stop: Callable[[], bool] | None,
+            stop_when: Callable[[SeriesSource], str | None] | None) -> RunResult:
+    """One session on a worker, which is kept for the next one only when this one ended
+    with its result; on any other end it is gone (it died, was killed, or is killed here)."""
+    global _idle
+    try:
+        worker.conn.send(("run", specs, poll_interval))
+    except OSError:  # it died while idle: a death between sessions is no session's
+        worker.kill()
+        worker.retire()
+        fresh = _take_worker()
+        if fresh is None:
+            raise
+        worker = fresh
+        worker.conn.send(("run", specs, poll_interval))
+    try:
+        result = _supervise(worker, worker.conn, on_progress, should_stop, stop_when)
+    except BaseException:
+        worker.retire()
+        raise
+    _idle = worker
+    return result
+
+
+@atexit.register
+def _let_the_worker_go() -> None:
+    global _idle
+    if _idle is not None:
+        _idle.retire()
+        _idle = None
+
+
+def _forget_the_worker() -> None:
+    global _idle
+    _idle = None  # a process forked from the runner does not own the runner's worker
+
+
+os.register_at_fork(after_in_child=_forget_the_worker)
 
 
 def _supervise(child: _Child, conn: Connection, on_progress: Callable[[Progress], None] | None,
@@ -220,6 +299,7 @@ def _supervise(child: _Child, conn: Connection, on_progress: Callable[[Progress]
     stopped: str | None = None
     cancelled = False
     reaped = False
+    returned = False
 
     def cancel() -> None:
         nonlocal cancelled
@@ -262,6 +342,7 @@ def _supervise(child: _Child, conn: Connection, on_progress: Callable[[Progress]
                 result: RunResult = message[1]
                 result.interrupted = interrupted
                 result.stopped = stopped
+                returned = True
                 return result
             elif kind == "fault":
                 partial.progress = message[2]
@@ -272,7 +353,10 @@ def _supervise(child: _Child, conn: Connection, on_progress: Callable[[Progress]
                 raise EngineError(message[1], message[2])
     finally:
         if not reaped:
-            child.reap()
+            if not child.persistent:
+                child.reap()  # it exits after its one session
+            elif not returned:
+                child.kill()  # a worker that did not end its session with a result goes
 
 
 def _receive(conn: Connection) -> tuple[Any, ...] | None:
@@ -308,16 +392,17 @@ def _reap(pid: int) -> int:
 # -- the child ----------------------------------------------------------------------------
 
 
-def _child(conn: Connection, specs: list[JobSpec], poll_interval: float, parent: int) -> None:
-    """Run the session and report; never returns (os._exit), never runs the parent's
-    cleanup (atexit handlers, pytest's finalizers, buffered output). ``parent`` is the pid
-    of the process that forked it, which it dies with."""
-    status = 0
+def _child(conn: Connection, specs: list[JobSpec], poll_interval: float,
+           parent: int | None) -> None:
+    """Run the session and report. A child forked for it (``parent``: the pid of the process
+    that forked it, which it dies with) never returns (os._exit) and never runs the parent's
+    cleanup (atexit handlers, pytest's finalizers, buffered output); a worker (``parent``
+    None, detached already) returns after the result, to serve the next session."""
     try:
-        _detach(parent)
+        if parent is not None:
+            _detach(parent)
         _serve(conn, specs, poll_interval)
     except BaseException as exc:  # noqa: BLE001 - everything is reported to the parent
-        status = 1
         with contextlib.suppress(BaseException):
             if isinstance(exc, EngineError):
                 conn.send(("error", exc.errno, str(exc)))
@@ -325,8 +410,32 @@ def _child(conn: Connection, specs: list[JobSpec], poll_interval: float, parent:
                 # not an engine error but a bug: the whole traceback, to be reported
                 conn.send(("error", errno.EIO, "engine process failed:\n"
                            + "".join(traceback.format_exception(exc)).strip()))
-    finally:
-        os._exit(status)
+        os._exit(1)
+    if parent is not None:
+        os._exit(0)
+
+
+def _worker(conn: Connection, state: Any, parent: int) -> None:
+    """A worker's life: sessions one after another, each asked for with ("run", specs,
+    poll_interval), until its pipe reads end of file. A late cancel (of a session that ended
+    meanwhile) is ignored. After an error it reports, it exits like a one-session child.
+    Never returns (os._exit)."""
+    from iogate.engine import forkserver
+
+    try:
+        _detach(parent)
+        forkserver.take_state(state)
+    except BaseException:  # noqa: BLE001
+        os._exit(1)
+    while True:
+        try:
+            message = conn.recv()
+        except (EOFError, OSError):
+            os._exit(0)
+        except BaseException:  # noqa: BLE001 - an undecodable request: nothing to serve
+            os._exit(1)
+        if message[0] == "run":
+            _child(conn, message[1], message[2], parent=None)
 
 
 def _detach(parent: int) -> None:

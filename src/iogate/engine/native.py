@@ -527,14 +527,25 @@ def session_job_stats(handle: SessionHandle, job: int) -> IogJobStats:
     return out
 
 
-def session_histogram(handle: SessionHandle, job: int, direction: int, kind: int) -> array:
-    """Bucket counts as array('Q'), filled in place by the library."""
-    buckets = hist_index(UINT64_MAX) + 1  # the overflow bucket is the last
-    counts = array("Q", bytes(8 * buckets))
-    view = (c_uint64 * buckets).from_buffer(counts)
-    lib().iog_session_histogram(handle, job, direction, kind, view, buckets)
-    del view  # release the export so the array may be resized by its owner
-    return counts
+@cache
+def _hist_buckets() -> int:
+    return hist_index(UINT64_MAX) + 1  # the overflow bucket is the last
+
+
+def session_histogram(handle: SessionHandle, job: int, direction: int, kind: int
+                      ) -> tuple[int, array]:
+    """The range of buckets that hold samples: (index of its first bucket, its counts as
+    array('Q')); (0, empty) when the histogram is empty."""
+    buckets = _hist_buckets()
+    raw = (c_uint64 * buckets)()
+    lib().iog_session_histogram(handle, job, direction, kind, raw, buckets)
+    data = bytes(raw)
+    body = data.lstrip(b"\0")
+    if not body:
+        return 0, array("Q")
+    first = (len(data) - len(body)) // 8
+    last = (len(data.rstrip(b"\0")) + 7) // 8
+    return first, array("Q", data[first * 8:last * 8])
 
 
 def session_series(handle: SessionHandle, job: int, direction: int) -> list[IogInterval]:

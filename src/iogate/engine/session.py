@@ -452,7 +452,8 @@ def _direction(h: native.SessionHandle, job: int, d: int) -> DirectionResult:
     st = native.session_dir_stats(h, job, d)
     lat = [LatencyStats(count=s.count, min=s.min_ns, max=s.max_ns, mean=s.mean_ns,
                         stdev=s.stdev_ns,
-                        histogram=Histogram(native.session_histogram(h, job, d, kind)))
+                        histogram=Histogram.from_buckets(*native.session_histogram(h, job, d, kind))
+                        if s.count else Histogram())
            for kind, s in enumerate(st.lat)]
     series = _intervals(h, job, d)
     bs_counts = native.session_bs_counts(h, job, d) if d != native.DIR_SYNC else {}
