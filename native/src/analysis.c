@@ -10,15 +10,21 @@
  * is bounded by the rings (at most 1 MiB per writer, 32 MiB per session).
  *
  * Cost bound. While the run goes on, the thread runs at nice 19 and within a
- * CPU budget of ANALYSIS_BUDGET_PCT (3%) of one CPU, kept as a token bucket
- * of thread CPU time (CLOCK_THREAD_CPUTIME_ID): wall time adds 3% of itself
- * to the allowance, up to ANALYSIS_BURST_NS (20 ms, also the allowance at
- * the start, so that a short run gets its sample measured too), every sample
- * takes the CPU time it used, and an allowance below zero is slept off. Over
- * any stretch of T ns it uses at most 0.03 T + 20 ms of CPU. When it falls
- * behind, captures find no free slot and are skipped (counted) by the
- * workers, which never wait. Idle, it looks at the rings every
- * ANALYSIS_POLL_NS.
+ * CPU budget of 3% of one CPU, kept as two token buckets of thread CPU time
+ * (CLOCK_THREAD_CPUTIME_ID): one of 2% for samples it compresses (and
+ * hashes), one of 1% for samples it only hashes. Wall time adds its share to
+ * each allowance, up to ANALYSIS_BURST_NS (10 ms each, also the allowance at
+ * the start, so that a short run gets its sample measured too), and every
+ * sample takes the CPU time it used from the bucket it was measured under. A
+ * waiting sample is compressed while the compression allowance is not
+ * negative, else only hashed while the hashing allowance is not, else the
+ * thread sleeps until one of them is back to zero. Over any stretch of T ns
+ * it uses at most 0.03 T + 20 ms of CPU. Hashing costs a small fraction of
+ * compressing, so nearly every captured sample counts for the dedupe figure
+ * while the compression ratio rests on as many as 2% of a CPU can compress.
+ * When even hashing falls behind, captures find no free slot and are
+ * skipped (counted) by the workers, which never wait. Idle, it looks at the
+ * rings every ANALYSIS_POLL_NS.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -30,9 +36,10 @@
 #include "clock.h"
 #include "session.h"
 
-#define ANALYSIS_BUDGET_PCT 3
-#define ANALYSIS_NICE       19
-#define ANALYSIS_BURST_NS   20000000ll /* 20 ms of CPU */
+#define ANALYSIS_ZLIB_PCT 2 /* compressed (and hashed) samples */
+#define ANALYSIS_HASH_PCT 1 /* samples only hashed */
+#define ANALYSIS_NICE     19
+#define ANALYSIS_BURST_NS 10000000ll /* 10 ms of CPU, per bucket */
 #define ANALYSIS_POLL_NS    10000000ull /* 10 ms */
 
 struct analysis {
@@ -43,9 +50,9 @@ struct analysis {
     pthread_mutex_t lock;
     pthread_cond_t cond; /* CLOCK_MONOTONIC; signalled by analysis_finish */
     int stop;            /* under lock */
-    uint64_t cpu_mark;   /* thread CPU time at the last accounting */
     uint64_t wall_mark;  /* monotonic time at the last accounting */
-    int64_t allowance;   /* CPU ns the thread may still use, at most ANALYSIS_BURST_NS */
+    /* CPU ns the thread may still use, at most ANALYSIS_BURST_NS each */
+    int64_t zlib_allowance, hash_allowance;
 };
 
 static uint64_t thread_cpu_ns(void)
@@ -73,25 +80,50 @@ static size_t analyse_round(struct analysis *a)
 {
     size_t n = 0;
     for (size_t i = 0; i < a->nwriters; i++)
-        n += (size_t)data_analyse_one(a->writers[i], a->an);
+        n += (size_t)data_analyse_one(a->writers[i], a->an, 1);
     return n;
 }
 
-/* After a sample: the CPU it used leaves the allowance, the wall time since
- * the last accounting adds its share; returns how long to sleep (ns) to get
- * back to an allowance of zero. */
-static uint64_t account(struct analysis *a)
+/* Adds to each allowance its share of the wall time since the last call. */
+static void earn(struct analysis *a)
 {
-    uint64_t cpu = thread_cpu_ns(), now = clock_now_ns();
-    int64_t earned = (int64_t)((now - a->wall_mark) / 100 * ANALYSIS_BUDGET_PCT);
-    a->allowance += earned - (int64_t)(cpu - a->cpu_mark);
-    if (a->allowance > ANALYSIS_BURST_NS)
-        a->allowance = ANALYSIS_BURST_NS;
-    a->cpu_mark = cpu;
+    uint64_t now = clock_now_ns();
+    uint64_t dt = now - a->wall_mark;
     a->wall_mark = now;
-    if (a->allowance >= 0)
+    a->zlib_allowance += (int64_t)(dt / 100 * ANALYSIS_ZLIB_PCT);
+    a->hash_allowance += (int64_t)(dt / 100 * ANALYSIS_HASH_PCT);
+    if (a->zlib_allowance > ANALYSIS_BURST_NS)
+        a->zlib_allowance = ANALYSIS_BURST_NS;
+    if (a->hash_allowance > ANALYSIS_BURST_NS)
+        a->hash_allowance = ANALYSIS_BURST_NS;
+}
+
+/* Wall time until the sooner of the two allowances is back to zero. */
+static uint64_t until_allowed(const struct analysis *a)
+{
+    uint64_t z = (uint64_t)(-a->zlib_allowance) / ANALYSIS_ZLIB_PCT * 100;
+    uint64_t h = (uint64_t)(-a->hash_allowance) / ANALYSIS_HASH_PCT * 100;
+    return (z < h ? z : h) + 1;
+}
+
+/* Measures the next sample of `dw` under whichever budget allows it (see the
+ * top comment): 1 when one was measured, 0 when none is waiting, -1 when
+ * neither budget allows any now. */
+static int analyse_within_budget(struct analysis *a, struct data_writer *dw)
+{
+    earn(a);
+    int compress = a->zlib_allowance >= 0;
+    if (!compress && a->hash_allowance < 0)
+        return -1;
+    uint64_t cpu = thread_cpu_ns();
+    if (!data_analyse_one(dw, a->an, compress))
         return 0;
-    return (uint64_t)(-a->allowance) / ANALYSIS_BUDGET_PCT * 100;
+    int64_t used = (int64_t)(thread_cpu_ns() - cpu);
+    if (compress)
+        a->zlib_allowance -= used;
+    else
+        a->hash_allowance -= used;
+    return 1;
 }
 
 static void *analysis_main(void *arg)
@@ -100,21 +132,19 @@ static void *analysis_main(void *arg)
     /* a lower priority for this thread alone (a tid is a thread on Linux);
      * failing to lower it changes nothing else */
     (void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), ANALYSIS_NICE);
-    a->cpu_mark = thread_cpu_ns();
     a->wall_mark = clock_now_ns();
-    a->allowance = ANALYSIS_BURST_NS;
+    a->zlib_allowance = a->hash_allowance = ANALYSIS_BURST_NS;
     int stopped = 0;
     while (!stopped) {
-        int any = 0;
+        int any = 0, held = 0;
         for (size_t i = 0; i < a->nwriters && !stopped; i++) {
-            if (!data_analyse_one(a->writers[i], a->an))
-                continue;
-            any = 1;
-            uint64_t pause = account(a);
-            if (pause)
-                stopped = wait_until(a, clock_now_ns() + pause);
+            int rc = analyse_within_budget(a, a->writers[i]);
+            any |= rc > 0;
+            held |= rc < 0;
         }
-        if (!any && !stopped)
+        if (held)
+            stopped = wait_until(a, clock_now_ns() + until_allowed(a));
+        else if (!any)
             stopped = wait_until(a, clock_now_ns() + ANALYSIS_POLL_NS);
     }
     /* the run is over: whatever was captured is measured, without a budget */

@@ -40,27 +40,30 @@
  * Measurement, and what it costs the I/O thread. A write is due for a
  * sample by bytes written: the first completed write is, and after a capture
  * of n bytes of a write that started at byte w of the thread's writes, the
- * first write that starts at or after w + 256 n (CAPTURE_SPACING): of equal
- * writes up to sample_cap, every 256th. Capture copies the first n = min(len,
+ * first write that starts at or after w + 64 n (CAPTURE_SPACING): of equal
+ * writes up to sample_cap, every 64th. Capture copies the first n = min(len,
  * sample_cap) bytes of the write into a free slot of the capture ring (as
  * many slots of sample_cap <= DATA_SAMPLE_CAP bytes as the ring's bytes
  * allow, allocated at create) and publishes it with a release store of the
  * ring head; the analysing thread takes it with an acquire load and gives the slot back
  * with a release store of the tail. So the I/O thread pays, per write, one
  * addition and one comparison, and per capture one memcpy: captured bytes
- * are at most 1/256 (0.4%) of the bytes written plus one sample. A due write
+ * are at most 1/64 (1.6%) of the bytes written plus one sample. A due write
  * that finds every slot taken is not captured (samples_skipped counts it):
  * the I/O thread never waits for the analysis, and when the analysis is
  * slower than the captures the sample simply thins out. At most 4096 samples
  * are captured per thread, and at most 2^20 blocks.
  *
- * Analysis (data_analyse_one, on the session's analysis thread): a sample is
- * compressed on its own with zlib level 6 (the analyser's deflate stream,
- * reset per sample), and the 64-bit hash (crc32 << 32 | adler32) of each of
- * its 4 KiB blocks (a shorter sample is one block) is kept for
- * data_count_duplicates. Every captured sample is analysed (the analysis
- * thread drains the rings before results are read), so the totals are those
- * of exactly the captured samples. The dedupe pool takes a seed when its
+ * Analysis (data_analyse_one, on the session's analysis thread): the 64-bit
+ * hash (crc32 << 32 | adler32) of each of a sample's 4 KiB blocks (a shorter
+ * sample is one block) is kept for data_count_duplicates, and, when the
+ * analysis thread's budget for it allows, the sample is compressed on its
+ * own with zlib level 6 (the analyser's deflate stream, reset per sample).
+ * Hashing is cheap and compressing is not, so the dedupe figure rests on
+ * every captured sample (blocks) and the compression ratio on the
+ * compressed ones (sampled_bytes). Every captured sample is analysed (the
+ * analysis thread drains the rings before results are read), so the totals
+ * are those of exactly the captured samples. The dedupe pool takes a seed when its
  * buffer is captured (on the writer's thread, which owns the pool), so every
  * repeat of a pooled seed repeats a buffer that is measured.
  */
@@ -81,7 +84,7 @@
 #define ZLIB_LEVEL    6
 
 /* Capture (see the top comment). */
-#define CAPTURE_SPACING 256 /* bytes written per byte captured, at least */
+#define CAPTURE_SPACING 64 /* bytes written per byte captured, at least */
 #define RING_SLOTS_MAX  256
 
 /* Calibration of the random share (see the top comment). */
@@ -436,7 +439,7 @@ void data_after_write(struct data_writer *dw, const void *buf, size_t len)
         capture(dw, buf, len, before);
 }
 
-int data_analyse_one(struct data_writer *dw, struct data_analyser *an)
+int data_analyse_one(struct data_writer *dw, struct data_analyser *an, int compress)
 {
     uint64_t tail = dw->tail; /* written by this thread only */
     if (tail == __atomic_load_n(&dw->head, __ATOMIC_ACQUIRE))
@@ -448,9 +451,11 @@ int data_analyse_one(struct data_writer *dw, struct data_analyser *an)
         size_t m = len - off < HASH_BLOCK ? len - off : HASH_BLOCK;
         dw->hashes[dw->nhashes++] = block_hash(p + off, m);
     }
-    dw->totals.sampled_bytes += len;
-    dw->totals.compressed_bytes += compressed_size(an, p, len);
     dw->totals.blocks += (len + HASH_BLOCK - 1) / HASH_BLOCK;
+    if (compress) {
+        dw->totals.sampled_bytes += len;
+        dw->totals.compressed_bytes += compressed_size(an, p, len);
+    }
     __atomic_store_n(&dw->tail, tail + 1, __ATOMIC_RELEASE);
     return 1;
 }

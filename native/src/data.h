@@ -12,8 +12,8 @@
  * sample_cap bytes of it) into a free slot of the writer's capture ring, a
  * single-producer / single-consumer ring of buffers allocated at create;
  * without a free slot the sample is skipped and counted. Writes are due by
- * bytes written: after a capture of n bytes the next is due once 256 n more
- * bytes were written, so capture copies at most 1/256 (0.4%) of the bytes
+ * bytes written: after a capture of n bytes the next is due once 64 n more
+ * bytes were written, so capture copies at most 1/64 (1.6%) of the bytes
  * written plus one sample. The session's analysis thread (analysis.c)
  * drains the rings with data_analyse_one; a writer's totals and hashes are
  * written by that thread only, and read once it has ended. Nothing here takes
@@ -69,9 +69,10 @@ void data_after_write(struct data_writer *dw, const void *buf, size_t len);
 int data_analyser_create(size_t max_len, struct data_analyser **out);
 void data_analyser_destroy(struct data_analyser *an);
 
-/* Measures the oldest captured sample of dw and frees its slot: 1, or 0 when
- * none is waiting. Only one thread at a time may analyse a writer. */
-int data_analyse_one(struct data_writer *dw, struct data_analyser *an);
+/* Measures the oldest captured sample of dw (its block hashes, and with
+ * `compress` its compressed size too) and frees its slot: 1, or 0 when none
+ * is waiting. Only one thread at a time may analyse a writer. */
+int data_analyse_one(struct data_writer *dw, struct data_analyser *an, int compress);
 
 /* The thread's totals, and its block hashes in the order sampled (once
  * nothing captures or analyses any more). */

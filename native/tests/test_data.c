@@ -14,7 +14,7 @@
 #include "test_util.h"
 
 #define BS          4096
-#define SAMPLE      256 /* data.c captures every 256th of equal writes */
+#define SAMPLE      64 /* data.c captures every 64th of equal writes */
 #define SAMPLES_MAX 4096
 #define RING        (1u << 20) /* capture ring of a test writer */
 
@@ -32,7 +32,7 @@ static int writer(const struct iog_job_spec *spec, uint32_t thread, size_t max_b
 static int drain(struct data_writer *dw, struct data_analyser *an)
 {
     int n = 0;
-    while (data_analyse_one(dw, an))
+    while (data_analyse_one(dw, an, 1))
         n++;
     return n;
 }
@@ -325,7 +325,7 @@ static int test_refill_is_new(void)
     return T_PASS;
 }
 
-/* Sampling: the first write, then the first write that starts 256 n bytes
+/* Sampling: the first write, then the first write that starts SAMPLE n bytes
  * after the start of a captured write of n bytes, at most 4096 samples; a
  * write of 10 KiB is three blocks, a write shorter than 4 KiB one. */
 static int test_sampling(void)
@@ -338,15 +338,14 @@ static int test_sampling(void)
     CHECK(data_analyser_create(sizeof(buf), &an) == 0);
     data_fill_initial(dw, buf, sizeof(buf));
     struct data_totals t;
-    write_done(dw, an, buf, 100); /* due at 0: 100 bytes, next due at 25600 */
+    write_done(dw, an, buf, 100); /* due at 0: 100 bytes, next due at 6400 */
     data_writer_totals(dw, &t);
     CHECK_EQ_U64(t.blocks, 1);
     CHECK_EQ_U64(t.sampled_bytes, 100);
-    for (int i = 0; i < 3; i++) /* start at 100, 10340, 20580 */
-        write_done(dw, an, buf, sizeof(buf));
+    write_done(dw, an, buf, sizeof(buf)); /* starts at 100 */
     data_writer_totals(dw, &t);
     CHECK_EQ_U64(t.blocks, 1);
-    write_done(dw, an, buf, sizeof(buf)); /* starts at 30820 */
+    write_done(dw, an, buf, sizeof(buf)); /* starts at 10340 */
     data_writer_totals(dw, &t);
     CHECK_EQ_U64(t.blocks, 4);
     CHECK_EQ_U64(t.sampled_bytes, 100 + sizeof(buf));
@@ -398,7 +397,7 @@ static int test_ring_full_skips(void)
 
 /* A sample is the first 128 KiB of a longer write; a ring budget below one
  * sample shortens the sample (to whole 4 KiB blocks). Over writes of mixed
- * sizes, captured bytes stay within 1/256 of the bytes written plus one
+ * sizes, captured bytes stay within 1/SAMPLE of the bytes written plus one
  * sample. */
 static int test_capture_bounds(void)
 {
@@ -435,7 +434,7 @@ static int test_capture_bounds(void)
     }
     data_writer_totals(dw, &t);
     CHECK(t.sampled_bytes > 0 && t.samples_skipped == 0);
-    CHECK(t.sampled_bytes <= written / 256 + DATA_SAMPLE_CAP);
+    CHECK(t.sampled_bytes <= written / SAMPLE + DATA_SAMPLE_CAP);
     fprintf(stderr, "  captured %.4f%% of the bytes written\n",
             100.0 * (double)t.sampled_bytes / (double)written);
     data_analyser_destroy(an);

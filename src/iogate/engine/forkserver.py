@@ -134,6 +134,8 @@ class ForkServer:
             return message
 
     def _receive(self, timeout: float | None) -> tuple[Any, ...]:
+        if self.sock.fileno() < 0:
+            raise ServerGone("the fork server was let go")
         if not select.select([self.sock], [], [], timeout)[0]:
             raise ServerGone("the fork server did not answer")
         # SIGINT waits while a message is read, so none is left half read.
