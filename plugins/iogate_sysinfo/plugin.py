@@ -64,10 +64,42 @@ def host_facts(proc: Path = PROC) -> Facts:
     uname = platform.uname()
     facts: Facts = {"host": socket.gethostname(), "os": uname.system,
                     "machine": uname.machine, "kernel": uname.release}
-    _put(facts, "cpu_model", _cpu_model(proc))
+    cpu_model, memory_bytes = _proc_facts(proc)
+    _put(facts, "cpu_model", cpu_model)
     _put(facts, "cpu_count", os.cpu_count())
-    _put(facts, "memory_bytes", _mem_total_bytes(proc))
+    _put(facts, "memory_bytes", memory_bytes)
     return facts
+
+
+# What the files of a /proc tree said, keyed by the tree and each file's identity and times:
+# every case of a run asks, and reading (on large machines, generating) cpuinfo is costly.
+# procfs keeps a file's times whatever it says, so the real /proc is read once per process
+# (the CPU model and installed memory do not change under a run); a tree of plain files, as
+# tests make, is read again when a file is rewritten.
+_PROC_FILES = ("cpuinfo", "meminfo")
+_proc_cache: dict[tuple[object, ...], tuple[str | None, int | None]] = {}
+
+
+def _signature(path: str) -> tuple[int, ...] | None:
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
+
+
+def _proc_facts(proc: Path) -> tuple[str | None, int | None]:
+    """The CPU model and the memory size from ``proc``, read again only when one of its
+    files is another or was changed."""
+    root = str(proc)
+    key = (root, *(_signature(os.path.join(root, name)) for name in _PROC_FILES))
+    found = _proc_cache.get(key)
+    if found is None:
+        found = _cpu_model(proc), _mem_total_bytes(proc)
+        if len(_proc_cache) >= 16:
+            _proc_cache.clear()
+        _proc_cache[key] = found
+    return found
 
 
 def _cpu_model(proc: Path) -> str | None:

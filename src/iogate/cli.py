@@ -256,15 +256,11 @@ def _report_run(args: argparse.Namespace, cases: Sequence[object],
     from iogate.runner import OUTCOMES
 
     print(report.results_table(results))
-    if report.sweep_tables(results):
-        print()
-        print(report.sweep_tables(results))
-    if report.hosts_tables(results):
-        print()
-        print(report.hosts_tables(results))
-    if report.warnings_text(results):
-        print()
-        print(report.warnings_text(results))
+    for text in (report.sweep_tables(results), report.hosts_tables(results),
+                 report.warnings_text(results)):
+        if text:
+            print()
+            print(text)
     for r in results:
         if r.outcome != "passed":
             print()

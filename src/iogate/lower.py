@@ -37,6 +37,8 @@ def to_ppm(shares: Sequence[Fraction]) -> list[int]:
     the largest remainders (the earlier entry first on a tie), so every result is within
     1 ppm of its exact value and the same input always gives the same output.
     """
+    if len(shares) == 1 and shares[0] > 0:
+        return [PPM]  # one share is the whole (the common case: one block size)
     total = sum(shares, Fraction(0))
     if total <= 0 or any(s < 0 for s in shares):
         raise ValueError("shares must be non-negative with a positive total")

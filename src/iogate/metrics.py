@@ -136,6 +136,11 @@ def _latency_paths(scope: str, kinds: tuple[str, ...]) -> list[str]:
 def standard_paths() -> list[str]:
     """The paths every result reports when measured (expectations may ask for more
     percentiles; results add ``bs_pct`` paths for the block sizes they saw)."""
+    return list(_standard_paths())
+
+
+@functools.lru_cache(maxsize=1)
+def _standard_paths() -> tuple[str, ...]:
     out = ["errors"]
     out += [f"{s}.{n}" for s in SCOPES for n in THROUGHPUT]
     for d in DIRECTIONS:
@@ -143,7 +148,7 @@ def standard_paths() -> list[str]:
     out += [f"{d}.{name}.{stat}" for d in DIRECTIONS for name, (stat, _) in SHAPES.items()]
     out += ["sync.ios", *_latency_paths("sync", ("lat",))]
     out += [f"{scope}.{name}" for scope, names in RUN_METRICS.items() for name in names]
-    return out
+    return tuple(out)
 
 
 def _known_for_hints() -> list[str]:

@@ -28,6 +28,7 @@ without a requested rate. ios, bytes, runtime and errors are always measured
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 from collections.abc import Iterable, Sequence
@@ -518,38 +519,29 @@ class RunResult:
 
     def metrics(self, extra: Iterable[str] = ()) -> dict[str, float]:
         """Flat map of the standard paths plus `extra`, leaving out unmeasured ones."""
-        out: dict[str, float] = {}
         sizes = sorted({(name, bs) for job in self.jobs for name in DIRECTIONS
                         for bs in job.direction(name).bs_counts})
-        paths = [*standard_paths(), *(f"{name}.{BS_PCT}.{bs}" for name, bs in sizes), *extra]
-        merged: dict[tuple[str, str], LatencyStats] = {}
-        # Percentiles of one latency are read in one pass over its histogram, after the rest.
-        wanted: dict[tuple[str, str], list[tuple[str, float]]] = {}
-        order: dict[str, None] = {}
-        for text in paths:
-            if text in order:
-                continue
-            order[text] = None
-            mp = parse_metric(text)
-            if mp.is_latency:
-                assert mp.scope is not None
-                key = (mp.scope, "lat" if mp.scope == "sync" else mp.name)
-                if key not in merged:  # merge each histogram once, not per percentile
-                    merged[key] = self.latency(*key)
-                if mp.stat is None and merged[key].count:
-                    wanted.setdefault(key, []).append((text, mp.percentile or 0.0))
-                    continue
-                value = merged[key].stat(mp)
-            else:
-                value = self.metric(mp)
+        plan = _metrics_plan(tuple(f"{name}.{BS_PCT}.{bs}" for name, bs in sizes),
+                             tuple(extra))
+        out: dict[str, float] = {}
+        for text, mp in plan.others:
+            value = self.metric(mp)
             if value is not None:
                 out[text] = value
-        for key, asked in wanted.items():
-            values = merged[key].percentiles([p for _, p in asked])
-            for (text, _), value in zip(asked, values, strict=True):
-                if value is not None:
-                    out[text] = value
-        return {text: out[text] for text in order if text in out}
+        # Each latency is merged once; its percentiles are read in one pass over the
+        # histogram. A latency without samples has none of its statistics.
+        for (direction, kind), stats, percentiles in plan.latencies:
+            merged = self.latency(direction, kind)
+            if not merged.count:
+                continue
+            for text, stat in stats:
+                out[text] = float(getattr(merged, stat))
+            if percentiles:
+                values = merged.percentiles([p for _, p in percentiles])
+                for (text, _), value in zip(percentiles, values, strict=True):
+                    if value is not None:
+                        out[text] = value
+        return {text: out[text] for text in plan.order if text in out}
 
     def series(self, scope: str) -> list[dict]:
         """Per-interval ios, bytes, iops and bw of a scope, summed over jobs
@@ -576,6 +568,47 @@ class RunResult:
         if self.cpu is not None:
             out["cpu"] = self.cpu.to_json()
         return out
+
+
+@dataclass(frozen=True)
+class _MetricsPlan:
+    """How RunResult.metrics reads a list of paths: in ``order`` (each once); the paths that
+    are not latencies, and per latency (direction, kind) its plain statistics and its
+    percentiles."""
+
+    order: tuple[str, ...]
+    others: tuple[tuple[str, MetricPath], ...]
+    latencies: tuple[tuple[tuple[str, str], tuple[tuple[str, str], ...],
+                           tuple[tuple[str, float], ...]], ...]
+
+
+@functools.lru_cache(maxsize=256)
+def _metrics_plan(sizes: tuple[str, ...], extra: tuple[str, ...]) -> _MetricsPlan:
+    """The plan for the standard paths, then ``sizes`` (bs_pct paths), then ``extra``: the
+    same for every case that asks for the same paths, so it is made once."""
+    order: dict[str, None] = {}
+    others: list[tuple[str, MetricPath]] = []
+    stats: dict[tuple[str, str], list[tuple[str, str]]] = {}
+    percentiles: dict[tuple[str, str], list[tuple[str, float]]] = {}
+    for text in (*standard_paths(), *sizes, *extra):
+        if text in order:
+            continue
+        order[text] = None
+        mp = parse_metric(text)
+        if not mp.is_latency:
+            others.append((text, mp))
+            continue
+        assert mp.scope is not None
+        key = (mp.scope, "lat" if mp.scope == "sync" else mp.name)
+        stats.setdefault(key, [])
+        percentiles.setdefault(key, [])
+        if mp.stat is None:
+            percentiles[key].append((text, mp.percentile or 0.0))
+        else:
+            stats[key].append((text, mp.stat))
+    return _MetricsPlan(tuple(order), tuple(others),
+                        tuple((key, tuple(stats[key]), tuple(percentiles[key]))
+                              for key in stats))
 
 
 def _ratio(part: float, whole: float, scale: float = 1.0) -> float | None:

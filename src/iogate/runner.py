@@ -15,7 +15,7 @@ import tempfile
 import time
 import zlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -115,8 +115,9 @@ class CaseResult:
 
     def series(self) -> list[dict[str, Any]]:
         """Per run (repeat or round, from 1), per job, per measured direction: the interval
-        series (IOPS, bandwidth, latency)."""
-        return [{"repeat": n, "jobs": [{name: [asdict(iv) for iv in intervals]
+        series (IOPS, bandwidth, latency). An interval holds scalars only: its fields are
+        copied as they are, as DirectionResult.to_json does, not deep-copied."""
+        return [{"repeat": n, "jobs": [{name: [vars(iv).copy() for iv in intervals]
                                         for name, intervals in job.items()} for job in jobs]}
                 for n, jobs in enumerate(self.run_series, 1)]
 

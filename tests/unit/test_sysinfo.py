@@ -108,6 +108,19 @@ def test_host_facts_from_a_fake_proc(tmp_path: Path) -> None:
     assert "memory_bytes" not in sysinfo.host_facts(tmp_path / "missing")
 
 
+def test_host_facts_follow_a_rewritten_proc_file(tmp_path: Path) -> None:
+    # What a /proc tree said is kept between cases, but not past a change of its files.
+    (tmp_path / "cpuinfo").write_text("model name\t: First CPU\n")
+    (tmp_path / "meminfo").write_text("MemTotal:       1024 kB\n")
+    assert sysinfo.host_facts(tmp_path)["cpu_model"] == "First CPU"
+    (tmp_path / "cpuinfo").unlink()
+    (tmp_path / "cpuinfo").write_text("model name\t: Second CPU, a longer name\n")
+    (tmp_path / "meminfo").unlink()
+    facts = sysinfo.host_facts(tmp_path)
+    assert facts["cpu_model"] == "Second CPU, a longer name"
+    assert "memory_bytes" not in facts
+
+
 # -- mounts ------------------------------------------------------------------------------------
 
 MOUNTINFO = """\

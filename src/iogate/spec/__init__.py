@@ -204,7 +204,9 @@ def load_suite_text(text: str, path: str | Path, env: Mapping[str, str] | None =
                 continue  # already reported by the file-level validation
             if i in sweeps:
                 for point, point_entry in expanded[i]:
-                    case = _case(out, tree, i, _plain(point_entry), defaults, path, lines,
+                    # Without its sweep, which every point holds whole and _case drops.
+                    own = {k: v for k, v in point_entry.items() if k != "sweep"}
+                    case = _case(out, tree, i, _plain(own), defaults, path, lines,
                                  data.get("suite"), point)
                     if case is not None:
                         cases.append(case)
