@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
-from iogate import __version__, environment, hooks, jsontext
+from iogate import __version__, environment, hooks
 from iogate.engine.session import Progress
 from iogate.expect import Check, format_value
 from iogate.files import write_whole
@@ -362,9 +362,9 @@ def results_document(results: Sequence[CaseResult],
 
 def write_json(path: str | Path, document: dict[str, Any]) -> None:
     """Write the document whole or not at all. The text is encoded piece by piece, so cases
-    read from a journal never need to be in memory all at once; it is what
-    ``json.dumps(document, indent=2)`` would write (:mod:`iogate.jsontext`)."""
-    write_whole(path, itertools.chain(jsontext.iterencode(document), ["\n"]))
+    read from a journal never need to be in memory all at once."""
+    chunks = json.JSONEncoder(indent=2).iterencode(document)
+    write_whole(path, itertools.chain(chunks, ["\n"]))
 
 
 def finish_document(results: Sequence[CaseResult],
