@@ -55,7 +55,7 @@
  * are captured per thread, and at most 2^20 blocks.
  *
  * Analysis (data_analyse_one, on the session's analysis thread): the 64-bit
- * hash (crc32 << 32 | adler32) of each of a sample's 4 KiB blocks (a shorter
+ * hash (XXH3, from libxxhash) of each of a sample's 4 KiB blocks (a shorter
  * sample is one block) is kept for data_count_duplicates, and, when the
  * analysis thread's budget for it allows, the sample is compressed on its
  * own with zlib level 6 (the analyser's deflate stream, reset per sample).
@@ -71,6 +71,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <xxhash.h>
 #include <zlib.h>
 
 #include "data.h"
@@ -247,11 +248,7 @@ static void pool_add(struct data_writer *dw, const void *buf)
 
 static uint64_t block_hash(const unsigned char *p, size_t n)
 {
-    uint64_t c = crc32(0L, Z_NULL, 0);
-    uint64_t a = adler32(0L, Z_NULL, 0);
-    c = crc32((uLong)c, p, (uInt)n);
-    a = adler32((uLong)a, p, (uInt)n);
-    return (c << 32) | (a & 0xffffffffu);
+    return XXH3_64bits(p, n);
 }
 
 int data_analyser_create(size_t max_len, struct data_analyser **out)

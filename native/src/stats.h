@@ -52,76 +52,8 @@ struct thread_dir_stats {
 
 void stats_init(struct thread_dir_stats *st);
 
-static inline void lat_record(struct lat_acc *a, uint64_t *hist, uint64_t v)
-{
-    uint32_t i = hist_index(v);
-    PUB_ADD(&hist[i], 1);
-    if (v < a->min)
-        a->min = v;
-    if (v > a->max)
-        a->max = v;
-    a->sumsq += (unsigned __int128)v * v;
-    PUB_ADD(&a->sum, v);
-    PUB_ADD(&a->count, 1);
-}
-
-void stats_bs_slow(struct thread_dir_stats *st, uint64_t bytes);
-
-/* Counts one request of `bytes` in the table of distinct sizes. */
-static inline void stats_record_bs(struct thread_dir_stats *st, uint64_t bytes)
-{
-    if (st->bs_last < st->nbs && st->bs[st->bs_last].bs == bytes)
-        st->bs[st->bs_last].ios++;
-    else
-        stats_bs_slow(st, bytes);
-}
-
-/* Counts one successful I/O of `bytes` with its latencies (lag = resp - lat). */
-static inline void stats_record_io(struct thread_dir_stats *st, uint64_t bytes, uint64_t slat,
-                                   uint64_t clat, uint64_t lat, uint64_t resp)
-{
-    lat_record(&st->lat[IOG_LAT_SLAT], st->hist[IOG_LAT_SLAT], slat);
-    lat_record(&st->lat[IOG_LAT_CLAT], st->hist[IOG_LAT_CLAT], clat);
-    lat_record(&st->lat[IOG_LAT_LAT], st->hist[IOG_LAT_LAT], lat);
-    lat_record(&st->lat[IOG_LAT_RESP], st->hist[IOG_LAT_RESP], resp);
-    lat_record(&st->lat[IOG_LAT_LAG], st->hist[IOG_LAT_LAG], resp - lat);
-    stats_record_bs(st, bytes);
-    PUB_ADD(&st->bytes, bytes);
-    PUB_ADD(&st->ios, 1);
-}
-
-/* Same as stats_record_io with resp = lat (lag 0), the case without a rate
- * limit: the histogram index of lat serves resp too. */
-static inline void stats_record_io_unpaced(struct thread_dir_stats *st, uint64_t bytes,
-                                           uint64_t slat, uint64_t clat, uint64_t lat)
-{
-    lat_record(&st->lat[IOG_LAT_SLAT], st->hist[IOG_LAT_SLAT], slat);
-    lat_record(&st->lat[IOG_LAT_CLAT], st->hist[IOG_LAT_CLAT], clat);
-    uint32_t i = hist_index(lat);
-    struct lat_acc *a = &st->lat[IOG_LAT_LAT], *r = &st->lat[IOG_LAT_RESP];
-    PUB_ADD(&st->hist[IOG_LAT_LAT][i], 1);
-    PUB_ADD(&st->hist[IOG_LAT_RESP][i], 1);
-    if (lat < a->min)
-        a->min = r->min = lat;
-    if (lat > a->max)
-        a->max = r->max = lat;
-    unsigned __int128 sq = (unsigned __int128)lat * lat;
-    a->sumsq += sq;
-    r->sumsq += sq;
-    PUB_ADD(&a->sum, lat);
-    PUB_ADD(&r->sum, lat);
-    PUB_ADD(&a->count, 1);
-    PUB_ADD(&r->count, 1);
-    struct lat_acc *g = &st->lat[IOG_LAT_LAG];
-    PUB_ADD(&st->hist[IOG_LAT_LAG][0], 1);
-    g->min = 0;
-    PUB_ADD(&g->count, 1);
-    stats_record_bs(st, bytes);
-    PUB_ADD(&st->bytes, bytes);
-    PUB_ADD(&st->ios, 1);
-}
-
-/* lat_record with the bucket and the square already known. */
+/* lat_record with the bucket and the square already known, for a value
+ * that several latency kinds share. */
 static inline void lat_record_known(struct lat_acc *a, uint64_t *bucket, uint64_t v,
                                     unsigned __int128 sq)
 {
@@ -135,27 +67,79 @@ static inline void lat_record_known(struct lat_acc *a, uint64_t *bucket, uint64_
     PUB_ADD(&a->count, 1);
 }
 
+static inline void lat_record(struct lat_acc *a, uint64_t *hist, uint64_t v)
+{
+    lat_record_known(a, &hist[hist_index(v)], v, (unsigned __int128)v * v);
+}
+
+void stats_bs_slow(struct thread_dir_stats *st, uint64_t bytes);
+
+/* Counts one request of `bytes` in the table of distinct sizes. */
+static inline void stats_record_bs(struct thread_dir_stats *st, uint64_t bytes)
+{
+    if (st->bs_last < st->nbs && st->bs[st->bs_last].bs == bytes)
+        st->bs[st->bs_last].ios++;
+    else
+        stats_bs_slow(st, bytes);
+}
+
+/* A latency kind that is 0 by construction (slat of a synchronous engine,
+ * lag without a rate limit): bucket 0, the count, the minimum. */
+static inline void lat_record_zero(struct thread_dir_stats *st, uint32_t kind)
+{
+    PUB_ADD(&st->hist[kind][0], 1);
+    st->lat[kind].min = 0;
+    PUB_ADD(&st->lat[kind].count, 1);
+}
+
+/* The request itself: its size, bytes and count. */
+static inline void record_done(struct thread_dir_stats *st, uint64_t bytes)
+{
+    stats_record_bs(st, bytes);
+    PUB_ADD(&st->bytes, bytes);
+    PUB_ADD(&st->ios, 1);
+}
+
+/* Counts one successful I/O of `bytes` with its latencies (lag = resp - lat). */
+static inline void stats_record_io(struct thread_dir_stats *st, uint64_t bytes, uint64_t slat,
+                                   uint64_t clat, uint64_t lat, uint64_t resp)
+{
+    lat_record(&st->lat[IOG_LAT_SLAT], st->hist[IOG_LAT_SLAT], slat);
+    lat_record(&st->lat[IOG_LAT_CLAT], st->hist[IOG_LAT_CLAT], clat);
+    lat_record(&st->lat[IOG_LAT_LAT], st->hist[IOG_LAT_LAT], lat);
+    lat_record(&st->lat[IOG_LAT_RESP], st->hist[IOG_LAT_RESP], resp);
+    lat_record(&st->lat[IOG_LAT_LAG], st->hist[IOG_LAT_LAG], resp - lat);
+    record_done(st, bytes);
+}
+
+/* Same as stats_record_io with resp = lat (lag 0), the case without a rate
+ * limit: the histogram index and square of lat serve resp too. */
+static inline void stats_record_io_unpaced(struct thread_dir_stats *st, uint64_t bytes,
+                                           uint64_t slat, uint64_t clat, uint64_t lat)
+{
+    lat_record(&st->lat[IOG_LAT_SLAT], st->hist[IOG_LAT_SLAT], slat);
+    lat_record(&st->lat[IOG_LAT_CLAT], st->hist[IOG_LAT_CLAT], clat);
+    uint32_t i = hist_index(lat);
+    unsigned __int128 sq = (unsigned __int128)lat * lat;
+    lat_record_known(&st->lat[IOG_LAT_LAT], &st->hist[IOG_LAT_LAT][i], lat, sq);
+    lat_record_known(&st->lat[IOG_LAT_RESP], &st->hist[IOG_LAT_RESP][i], lat, sq);
+    lat_record_zero(st, IOG_LAT_LAG);
+    record_done(st, bytes);
+}
+
 /* Same as stats_record_io_unpaced with slat 0 and clat = lat, the case of
  * the synchronous engines: one histogram index and one square serve clat,
- * lat and resp, and slat is a constant 0. */
+ * lat and resp. */
 static inline void stats_record_io_sync(struct thread_dir_stats *st, uint64_t bytes, uint64_t lat)
 {
-    struct lat_acc *s = &st->lat[IOG_LAT_SLAT];
-    PUB_ADD(&st->hist[IOG_LAT_SLAT][0], 1);
-    s->min = 0;
-    PUB_ADD(&s->count, 1);
+    lat_record_zero(st, IOG_LAT_SLAT);
     uint32_t i = hist_index(lat);
     unsigned __int128 sq = (unsigned __int128)lat * lat;
     lat_record_known(&st->lat[IOG_LAT_CLAT], &st->hist[IOG_LAT_CLAT][i], lat, sq);
     lat_record_known(&st->lat[IOG_LAT_LAT], &st->hist[IOG_LAT_LAT][i], lat, sq);
     lat_record_known(&st->lat[IOG_LAT_RESP], &st->hist[IOG_LAT_RESP][i], lat, sq);
-    struct lat_acc *g = &st->lat[IOG_LAT_LAG];
-    PUB_ADD(&st->hist[IOG_LAT_LAG][0], 1);
-    g->min = 0;
-    PUB_ADD(&g->count, 1);
-    stats_record_bs(st, bytes);
-    PUB_ADD(&st->bytes, bytes);
-    PUB_ADD(&st->ios, 1);
+    lat_record_zero(st, IOG_LAT_LAG);
+    record_done(st, bytes);
 }
 
 /* Counts one submission at queue depth `depth` (including the request). */
