@@ -48,7 +48,7 @@ extern "C" {
 #define IOG_API
 #endif
 
-#define IOG_ABI_VERSION 4
+#define IOG_ABI_VERSION 5
 
 /* Histogram geometry (see the comment at the top). */
 #define IOG_HIST_SUB_BITS    7
@@ -214,6 +214,12 @@ struct iog_zone {
     uint32_t size;
 };
 
+/* What identifies one file of a job: see iog_job_spec.file_ids. */
+struct iog_file_id {
+    uint64_t dev;
+    uint64_t ino;
+};
+
 struct iog_job_spec {
     uint32_t struct_size; /* sizeof(struct iog_job_spec)                              */
     uint32_t engine;      /* enum iog_engine                                          */
@@ -317,6 +323,17 @@ struct iog_job_spec {
      * session, but not more often than every 10 ms. See iog_session_fault
      * for what a fault means for wait and destroy. */
     uint64_t io_timeout_ns;
+
+    /* The identity each file had when the caller checked it, or all zero
+     * (not pinned). A pinned file is never created, and every open of it
+     * (layout, cache drop, each worker's descriptor) names it with O_NOFOLLOW
+     * and must reach that very file: for a block device, dev is its device
+     * number (st_rdev) and ino 0; for a regular file, st_dev and st_ino. Any
+     * other file found there (a path component or the file itself replaced
+     * since the check) fails iog_session_start with ESTALE and is not
+     * written. The caller keeps the file open meanwhile, so that its inode
+     * number cannot be reused. */
+    struct iog_file_id file_ids[IOG_FILES_MAX];
 
     /* One or more files, each NUL-terminated, the list ending with an empty
      * name (a second NUL); at most IOG_FILES_MAX. Every file gets the region

@@ -56,6 +56,7 @@ static const struct iog_layout_field job_spec_fields[] = {
     FIELD(iog_job_spec, verify),
     FIELD(iog_job_spec, verify_backlog),
     FIELD(iog_job_spec, io_timeout_ns),
+    FIELD(iog_job_spec, file_ids),
     FIELD(iog_job_spec, filename),
 };
 
@@ -69,6 +70,11 @@ static const struct iog_layout_field bs_entry_fields[] = {
 static const struct iog_layout_field zone_fields[] = {
     FIELD(iog_zone, access),
     FIELD(iog_zone, size),
+};
+
+static const struct iog_layout_field file_id_fields[] = {
+    FIELD(iog_file_id, dev),
+    FIELD(iog_file_id, ino),
 };
 
 static const struct iog_layout_field lat_summary_fields[] = {
@@ -169,6 +175,7 @@ static const struct struct_desc {
     {"iog_job_spec", sizeof(struct iog_job_spec), job_spec_fields, COUNT(job_spec_fields)},
     {"iog_bs_entry", sizeof(struct iog_bs_entry), bs_entry_fields, COUNT(bs_entry_fields)},
     {"iog_zone", sizeof(struct iog_zone), zone_fields, COUNT(zone_fields)},
+    {"iog_file_id", sizeof(struct iog_file_id), file_id_fields, COUNT(file_id_fields)},
     {"iog_dir_stats", sizeof(struct iog_dir_stats), dir_stats_fields, COUNT(dir_stats_fields)},
     {"iog_bs_count", sizeof(struct iog_bs_count), bs_count_fields, COUNT(bs_count_fields)},
     {"iog_job_stats", sizeof(struct iog_job_stats), job_stats_fields, COUNT(job_stats_fields)},

@@ -7,7 +7,9 @@
  * holes), chunk by chunk, publishing progress and honouring cancel between
  * chunks, then fsyncs. Also drops the files' cache for IOG_JOB_INVALIDATE
  * jobs and opens each worker's own descriptors. Block
- * devices and IOG_JOB_NO_LAYOUT jobs are never created or extended.
+ * devices and IOG_JOB_NO_LAYOUT jobs are never created or extended. Every
+ * open of a job's file goes through target_open, which holds a pinned file
+ * (iog_job_spec.file_ids) to the identity its caller checked.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -37,27 +39,87 @@ static int needs_layout(const struct iog_job *job)
     return job->ops != &engine_null_ops && !(job->spec.flags & IOG_JOB_NO_LAYOUT);
 }
 
-/* Opens (creating it) file `f` of one job if it is too short; leaves the
- * plan in job->layout_*[f]. */
-static int plan_file(struct iog_job *job, uint32_t f, struct stat *st, char *err, size_t errlen)
+static int pinned(const struct iog_job *job, uint32_t f)
+{
+    const struct iog_file_id *id = &job->spec.file_ids[f];
+    return id->dev != 0 || id->ino != 0;
+}
+
+/* Opens file `f` of a job with `flags` (O_CLOEXEC added) into *fd; 0 or a
+ * negative errno, described in err. A pinned file is opened without
+ * following a symbolic link in the last component, never created, and must
+ * be the very file that was checked; an unpinned one is opened as named. */
+static int target_open(const struct iog_job *job, uint32_t f, int flags, int *fd, char *err,
+                       size_t errlen)
 {
     const char *path = job->files[f];
+    int pin = pinned(job, f);
+    if (pin)
+        flags = (flags & ~O_CREAT) | O_NOFOLLOW;
+    *fd = open(path, flags | O_CLOEXEC, 0644);
+    if (*fd < 0) {
+        int rc = -errno;
+        if (pin && (rc == -ELOOP || rc == -ENOENT || rc == -ENOTDIR))
+            goto replaced;
+        SET_ERR(err, errlen, "job %u: cannot open '%s': %s", job->index, path, strerror(-rc));
+        return rc;
+    }
+    if (!pin)
+        return 0;
+    struct stat st;
+    if (fstat(*fd, &st) < 0) {
+        int rc = -errno;
+        SET_ERR(err, errlen, "job %u: cannot stat '%s': %s", job->index, path, strerror(-rc));
+        close(*fd);
+        *fd = -1;
+        return rc;
+    }
+    const struct iog_file_id *id = &job->spec.file_ids[f];
+    if (S_ISBLK(st.st_mode) ? (uint64_t)st.st_rdev == id->dev && id->ino == 0
+                            : S_ISREG(st.st_mode) && (uint64_t)st.st_dev == id->dev &&
+                                  (uint64_t)st.st_ino == id->ino)
+        return 0;
+    close(*fd);
+    *fd = -1;
+replaced:
+    SET_ERR(err, errlen,
+            "job %u: '%s' is no longer the file that was checked before the run (it, or a "
+            "directory on its path, was replaced since); refusing to touch it",
+            job->index, path);
+    return -ESTALE;
+}
+
+/* Opens (creating it unless pinned) file `f` of one job if it is too short;
+ * leaves the plan in job->layout_*[f]. */
+static int plan_file(struct iog_job *job, uint32_t f, struct stat *st, char *err, size_t errlen)
+{
     uint64_t want = job->spec.offset + job->file_size;
-    if (stat(path, st) == 0) {
+    int fd, rc;
+    if (pinned(job, f)) {
+        rc = target_open(job, f, O_RDONLY | O_NONBLOCK, &fd, err, errlen);
+        if (rc < 0)
+            return rc;
+        int known = fstat(fd, st) == 0;
+        close(fd);
+        if (known && (S_ISBLK(st->st_mode) || (uint64_t)st->st_size >= want))
+            return 0;
+    } else if (stat(job->files[f], st) == 0) {
         if (S_ISBLK(st->st_mode) || S_ISCHR(st->st_mode))
             return 0;
         if (S_ISREG(st->st_mode) && (uint64_t)st->st_size >= want)
             return 0;
     }
-    int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        int rc = -errno;
-        SET_ERR(err, errlen, "job %u: cannot create '%s': %s", job->index, path, strerror(-rc));
+    rc = target_open(job, f, O_WRONLY | O_CREAT, &fd, err, errlen);
+    if (rc < 0) {
+        if (rc != -ESTALE && !pinned(job, f))
+            SET_ERR(err, errlen, "job %u: cannot create '%s': %s", job->index, job->files[f],
+                    strerror(-rc));
         return rc;
     }
     if (fstat(fd, st) < 0) {
-        int rc = -errno;
-        SET_ERR(err, errlen, "job %u: cannot stat '%s': %s", job->index, path, strerror(-rc));
+        rc = -errno;
+        SET_ERR(err, errlen, "job %u: cannot stat '%s': %s", job->index, job->files[f],
+                strerror(-rc));
         close(fd);
         return rc;
     }
@@ -211,8 +273,8 @@ void layout_invalidate(struct iog_session *s)
         if (!(job->spec.flags & IOG_JOB_INVALIDATE) || job->ops == &engine_null_ops)
             continue;
         for (uint32_t f = 0; f < job->nfiles; f++) {
-            int fd = open(job->files[f], O_RDONLY | O_CLOEXEC);
-            if (fd < 0)
+            int fd;
+            if (target_open(job, f, O_RDONLY, &fd, NULL, 0) < 0)
                 continue;
             fdatasync(fd); /* dirty pages cannot be dropped */
             posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
@@ -224,15 +286,8 @@ void layout_invalidate(struct iog_session *s)
 int layout_open(const struct iog_job *job, uint32_t file, int *fd, char *err, size_t errlen)
 {
     const struct iog_job_spec *spec = &job->spec;
-    int flags = (job_writes(spec) ? O_RDWR : O_RDONLY) | O_CLOEXEC;
+    int flags = job_writes(spec) ? O_RDWR : O_RDONLY;
     if (spec->flags & IOG_JOB_DIRECT)
         flags |= O_DIRECT;
-    *fd = open(job->files[file], flags);
-    if (*fd < 0) {
-        int rc = -errno;
-        SET_ERR(err, errlen, "job %u: cannot open '%s': %s", job->index, job->files[file],
-                strerror(-rc));
-        return rc;
-    }
-    return 0;
+    return target_open(job, file, flags, fd, err, errlen);
 }

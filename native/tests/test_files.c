@@ -2,7 +2,8 @@
  * test_files.c - psync and io_uring sessions against real temporary files:
  * layout creates the file with non-zero data, a one-pass job issues exactly
  * size / bs requests, sequential writes cover every block once, random
- * writes stay block-aligned inside the region, direct I/O works.
+ * writes stay block-aligned inside the region, direct I/O works; a pinned
+ * file is written only while it is the file its identity names.
  */
 #include <sys/stat.h>
 
@@ -226,6 +227,52 @@ static int test_uring_time_based_mixed(void)
     return T_PASS;
 }
 
+/* A pinned file: written when it is the file pinned; refused with ESTALE
+ * (and left as it is) when another file, or a link, is found at its path. */
+static int test_pinned_file(void)
+{
+    char other[4096];
+    CHECK(t_temp_path(path, sizeof(path)) == 0);
+    CHECK(t_temp_path(other, sizeof(other)) == 0);
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
+    CHECK(fd >= 0);
+    close(fd);
+    struct stat sb;
+    CHECK(stat(path, &sb) == 0);
+    struct iog_job_spec j = t_spec(IOG_ENGINE_PSYNC, IOG_RW_WRITE, 4096, 64 << 10);
+    strcpy(j.filename, path);
+    j.file_ids[0].dev = (uint64_t)sb.st_dev;
+    j.file_ids[0].ino = (uint64_t)sb.st_ino;
+    iog_session *s = NULL;
+    CHECK(run_or_skip(&j, &s) == 0);
+    iog_session_destroy(s);
+    CHECK(stat(path, &sb) == 0);
+    CHECK_EQ_U64(sb.st_size, 64 << 10);
+
+    /* another file at the path: never opened for writing, never created */
+    CHECK(rename(path, other) == 0);
+    fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
+    CHECK(fd >= 0);
+    close(fd);
+    char err[IOG_ERR_MAX];
+    CHECK(iog_session_create(&j, 1, &s, err, sizeof(err)) == 0);
+    CHECK(iog_session_start(s, err, sizeof(err)) == -ESTALE);
+    CHECK(strstr(err, "no longer the file that was checked") != NULL);
+    iog_session_destroy(s);
+    CHECK(stat(path, &sb) == 0);
+    CHECK_EQ_U64(sb.st_size, 0);
+
+    /* a link to the pinned file itself is not followed either */
+    CHECK(unlink(path) == 0);
+    CHECK(symlink(other, path) == 0);
+    CHECK(iog_session_create(&j, 1, &s, err, sizeof(err)) == 0);
+    CHECK(iog_session_start(s, err, sizeof(err)) == -ESTALE);
+    iog_session_destroy(s);
+    unlink(path);
+    unlink(other);
+    return T_PASS;
+}
+
 int main(void)
 {
     int result = T_PASS;
@@ -237,5 +284,6 @@ int main(void)
     RUN(test_uring_seq_write_covers_region, result);
     RUN(test_uring_rand_write_aligned, result);
     RUN(test_uring_time_based_mixed, result);
+    RUN(test_pinned_file, result);
     FINISH(result);
 }

@@ -22,6 +22,7 @@ RESULTS_KEY = pytest.StashKey[list[Any]]()
 GROUP_RESULTS_KEY = pytest.StashKey[dict[Any, Any]]()
 GATE_KEY = pytest.StashKey[Any]()
 ENGINE_KEY = pytest.StashKey[Any]()
+SAFETY_KEY = pytest.StashKey[Any]()  # iogate.targets.Policy
 # The terminal as it was before capturing began; live progress goes there.
 TERMINAL_KEY = pytest.StashKey[Any]()
 # The journal every finished case is appended to (iogate.report.Journal), made at the first.
@@ -90,8 +91,15 @@ def pytest_configure(config: pytest.Config) -> None:
         gate = Gate(alpha=alpha, min_effect_pct=effect, recording=True)
     config.stash[GATE_KEY] = gate
     from iogate import backends
+    from iogate.errors import TargetError
     from iogate.fio.hosts import parse_hosts
+    from iogate.targets import Policy
 
+    try:
+        config.stash[SAFETY_KEY] = Policy.from_option(
+            config.getoption("iogate_allow_destructive"))
+    except TargetError as exc:
+        raise pytest.UsageError(str(exc)) from None
     hosts = config.getoption("iogate_hosts")
     try:
         config.stash[ENGINE_KEY] = backends.engine_for(config.getoption("iogate_backend"),
@@ -153,7 +161,6 @@ class WorkloadItem(pytest.Item):
     def runtest(self) -> None:
         from iogate.errors import RealizedWorkloadWarning
         from iogate.runner import expected_bytes, run_cases
-        from iogate.targets import Policy
 
         def run(cases: list[Any]) -> list[Any]:
             progress = _LiveProgress(self.config, self.nodeid, expected_bytes(cases))
@@ -162,8 +169,8 @@ class WorkloadItem(pytest.Item):
                                  on_progress=progress, on_phase=progress.set_phase,
                                  gate=self.config.stash.get(GATE_KEY, None),
                                  engine=self.config.stash[ENGINE_KEY],
-                                 safety=Policy.from_option(
-                                     self.config.getoption("iogate_allow_destructive")))
+                                 safety=self.config.stash[SAFETY_KEY],
+                                 on_wait=progress.say)
             finally:
                 progress.close()
 
@@ -201,6 +208,7 @@ class _LiveProgress:
     def __init__(self, config: pytest.Config, label: str, total_bytes: int | None) -> None:
         from iogate.report import ProgressLine
 
+        self._config = config
         self._capman = config.pluginmanager.getplugin("capturemanager")
         stream = config.stash.get(TERMINAL_KEY, None)
         quiet = config.getoption("verbose") < 0
@@ -219,6 +227,16 @@ class _LiveProgress:
     def set_phase(self, phase: str) -> None:
         if self._line is not None:
             self._line.set_phase(phase)
+
+    def say(self, message: str) -> None:
+        """A line of its own on the terminal (also when it is not one: a CI log), outside
+        the captured output: such as waiting for a target another process holds."""
+        stream = self._config.stash.get(TERMINAL_KEY, None) or sys.stderr
+        if self._capman is not None:
+            with self._capman.global_and_fixture_disabled():
+                print(f"\niogate: {message}", file=stream, flush=True)
+        else:
+            print(f"\niogate: {message}", file=stream, flush=True)
 
     def close(self) -> None:
         if self._line is None or not self._line.enabled:

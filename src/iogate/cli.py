@@ -149,6 +149,10 @@ def journal_path(results_path: str) -> Path:
     return path.with_name(path.name + ".journal")
 
 
+def _say(message: str) -> None:
+    print(f"iogate: {message}", file=sys.stderr, flush=True)
+
+
 def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
     raise KeyboardInterrupt
 
@@ -167,6 +171,7 @@ def _interrupts_deferred() -> Iterator[None]:
 def cmd_run(args: argparse.Namespace) -> int:
     from iogate import backends, hooks, report
     from iogate.baseline import Baseline, BaselineError
+    from iogate.errors import TargetError
     from iogate.fio.hosts import parse_hosts
     from iogate.runner import (
         Gate,
@@ -199,7 +204,11 @@ def cmd_run(args: argparse.Namespace) -> int:
               + "\n  ".join(needs_baseline(cases)), file=sys.stderr)
         return EXIT_INVALID
     hooks.configure(lambda o: getattr(args, o.dest, None))
-    safety = Policy.from_option(args.allow_destructive)
+    try:
+        safety = Policy.from_option(args.allow_destructive)
+    except TargetError as exc:
+        print(f"iogate: {exc}", file=sys.stderr)
+        return EXIT_INVALID
     try:
         engine = backends.engine_for(args.backend, parse_hosts(args.hosts) if args.hosts else ())
     except (backends.BackendError, ValueError) as exc:
@@ -221,7 +230,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             try:
                 unit_results = run_cases(unit, filename=args.filename, on_progress=line,
                                          on_phase=line.set_phase, gate=gate, safety=safety,
-                                         engine=engine)
+                                         engine=engine, on_wait=_say)
             finally:
                 line.close()
             for result in unit_results:

@@ -46,7 +46,7 @@ from iogate.results import (
 )
 from iogate.spec import Case
 from iogate.spec.models import SteadyState
-from iogate.targets import Policy, guard
+from iogate.targets import Guard, Policy, guard
 
 OUTCOMES = ("passed", "failed", "error", "interrupted", "crashed", "skipped")
 
@@ -267,6 +267,7 @@ def run_cases(
     gate: Gate | None = None,
     safety: Policy | None = None,
     engine: Engine = run,
+    on_wait: Callable[[str], None] | None = None,
 ) -> list[CaseResult]:
     """Run cases that belong together (one group, or a single case) and judge each.
 
@@ -274,7 +275,9 @@ def run_cases(
     runs in one engine session (one job per case), ``repeat`` times, or in rounds until
     steady. Never raises for engine or I/O errors: they become outcomes. ``filename``
     overrides every target (``--filename``). ``safety`` is what the command line allows
-    (``--allow-destructive``); targets are checked by :mod:`iogate.targets` first.
+    (``--allow-destructive``); targets are checked by :mod:`iogate.targets` first, held for
+    the run (``on_wait`` is told when another iogate process holds one and the run waits),
+    and every engine session is pinned to the files checked.
     ``engine`` runs the job specs: the native engine in a child process by default, or
     another backend (:mod:`iogate.backends`).
     """
@@ -305,7 +308,7 @@ def run_cases(
                           "loaded: pass --baseline FILE (pytest: --iogate-baseline FILE)",
                           targets)
         try:
-            stack.enter_context(guard(cases, targets, safety or Policy()))
+            held = stack.enter_context(guard(cases, targets, safety or Policy(), on_wait))
             envs = [environment.capture(files[0] if files else None) for files in targets]
             for case, files in zip(cases, targets, strict=True):
                 steps = list(case.preconditions)
@@ -314,15 +317,17 @@ def run_cases(
                         if on_phase is not None:
                             on_phase(f"precondition {i}/{len(steps)}"
                                      + (f" pass {loop + 1}/{step.loops}" if step.loops > 1 else ""))
-                        pre = engine([lower_step(step, filenames=files, seed=seed_for(case) + i)],
-                                  on_progress=on_progress, should_stop=should_stop)
+                        spec = lower_step(step, filenames=files, seed=seed_for(case) + i)
+                        pre = engine([_pinned(spec, held)], on_progress=on_progress,
+                                     should_stop=should_stop)
                         if pre.interrupted:
                             return failed("interrupted", "interrupted during a precondition",
                                           targets)
                         error = _io_error(pre)
                         if error:
                             return failed("error", f"precondition step {i}: {error}", targets)
-            specs = [_spec_for(c, files) for c, files in zip(cases, targets, strict=True)]
+            specs = [_pinned(_spec_for(c, files), held)
+                     for c, files in zip(cases, targets, strict=True)]
             steady = next((c.steady_state for c in cases if c.steady_state), None)
             if steady is not None:
                 runs, rounds = _rounds_until_steady(engine, steady, specs, on_progress,
@@ -350,6 +355,14 @@ def run_cases(
                               _target_text(files), env, gate, rounds)
                        for i, (case, files, env) in enumerate(zip(cases, targets, envs,
                                                                   strict=True))])
+
+
+def _pinned(spec: JobSpec, held: Guard) -> JobSpec:
+    """The spec with its files as they were checked: the engine opens those very files."""
+    if not spec.files():
+        return spec
+    paths, ids = held.pins(spec.files())
+    return replace(spec, filenames=paths, file_ids=ids)
 
 
 def _spec_for(case: Case, files: list[str]) -> JobSpec:

@@ -1,5 +1,12 @@
-"""What iogate may write, checked before the engine touches anything.
+"""What iogate may write, checked before the engine touches anything, and held so that what
+was checked is what gets written.
 
+- Once: every target is opened once, before anything runs, and checked on that descriptor
+  (its type, device and inode, mark, signature). The engine then opens only the path that
+  descriptor resolved to, without following a link in the last component, and must find the
+  very same file there (device and inode, or device number): a link repointed, a file or a
+  directory replaced after the check makes the run an error, never a write elsewhere. The
+  descriptors are held for the whole run, so an inode number cannot be reused meanwhile.
 - Files: iogate writes, extends or truncates only files it created itself, which it marks
   (an extended attribute, or a ``.iogate`` note beside the file where the filesystem has no
   extended attributes). An existing file without the mark is refused for any workload that
@@ -8,25 +15,32 @@
 - Block devices: reading is allowed. Writing needs ``--allow-destructive`` on the command line
   (a suite alone cannot wipe a disk), and even then is refused while the device, one of its
   partitions or a holder is mounted or in use (an exclusive open fails), or when it carries a
-  filesystem or partition table signature, unless the device is named with
-  ``--allow-destructive=/dev/disk/by-id/...`` and its identity (serial or WWN) matches that
-  name. The exclusive open is held for the whole run.
-- Paths: with ``target_root``, every target must resolve (symlinks followed) inside it.
-  Anything else (a directory, a FIFO, a character device) is refused.
+  filesystem or partition table signature. ``--allow-destructive=DEVICE`` (repeatable) names
+  the only devices that may be written; a device named ``/dev/disk/by-id/...`` whose identity
+  (serial or WWN) matches that name may be written even when it carries data. The exclusive
+  open is held for the whole run.
+- Paths: with ``target_root``, every target must resolve (symlinks followed, on the open
+  descriptor) inside it. Anything else (a directory, a FIFO, a character device) is refused
+  without being opened.
+- Other iogate processes: every target is locked (``flock``) for the run; a second process
+  (another run, a pytest-xdist worker) waits, saying so, until the first is done with it,
+  holding nothing while it waits.
 """
 
 from __future__ import annotations
 
 import contextlib
 import errno
+import fcntl
 import os
 import shutil
 import stat
 import subprocess
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from iogate.engine.session import file_identity
 from iogate.errors import TargetError
 from iogate.spec import Case
 
@@ -39,35 +53,78 @@ WRITE_MODES = ("write", "randwrite", "rw", "randrw")
 @dataclass(frozen=True)
 class Policy:
     """What the command line allows: ``--allow-destructive`` (``allow_destructive``), and the
-    by-id device names given to it, which also allow devices that carry data."""
+    devices named by it (``devices``): when any is named, only those may be written."""
 
     allow_destructive: bool = False
     devices: tuple[str, ...] = ()
 
     @classmethod
     def from_option(cls, values: Sequence[str] | None) -> Policy:
-        """From a repeatable ``--allow-destructive[=/dev/disk/by-id/NAME]`` option: None when
-        absent, an empty string for the bare flag."""
+        """From a repeatable ``--allow-destructive[=DEVICE]`` option: None when absent, an
+        empty string for the bare flag. A named device must exist and be a block device
+        (TargetError otherwise: a usage error, before anything runs)."""
         if not values:
             return cls()
-        return cls(True, tuple(v for v in values if v))
+        devices = tuple(v for v in values if v)
+        for name in devices:
+            if _rdev(name) is None:
+                why = "does not exist" if not os.path.lexists(name) else "is not a block device"
+                raise TargetError(
+                    f"--allow-destructive={name}: {why}; name the device to be written "
+                    "(/dev/disk/by-id/... to also allow one that carries data), or give "
+                    "--allow-destructive alone to allow any blank device")
+        return cls(True, devices)
+
+
+@dataclass(frozen=True)
+class Pin:
+    """A target as it was checked: the file it resolved to, and what identifies it (for a
+    block device, its device number and inode 0; for a regular file, device and inode)."""
+
+    path: str
+    dev: int
+    ino: int
 
 
 @dataclass
 class Guard:
-    """Held for the whole run: exclusive opens of the block devices being written."""
+    """Held for the whole run: one descriptor of every target, opened once and checked on
+    that descriptor; exclusive for block devices being written; locked against other iogate
+    processes. The engine reaches the targets through :meth:`pins` only."""
 
-    exclusive: list[int] = field(default_factory=list)
+    held: dict[tuple[int, int], int] = field(default_factory=dict)  # identity -> descriptor
+    # the block devices being written: identity -> an exclusive descriptor
+    exclusive: dict[tuple[int, int], int] = field(default_factory=dict)
+    names: dict[str, Pin] = field(default_factory=dict)  # path as named -> its pin
+
+    def pins(self, files: Sequence[str]) -> tuple[list[str], list[tuple[int, int]]]:
+        """The resolved paths and identities the engine must open for ``files``."""
+        pins = [self.names[f] for f in files]
+        return [p.path for p in pins], [(p.dev, p.ino) for p in pins]
 
     def close(self) -> None:
-        for fd in self.exclusive:
+        for fd in [*self.exclusive.values(), *self.held.values()]:
             os.close(fd)
+        self.held.clear()
         self.exclusive.clear()
+        self.names.clear()
 
 
 def is_marked(path: str) -> bool:
     try:
-        if os.getxattr(path, MARK_XATTR) == MARK_VALUE:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY)
+    except OSError:
+        return False
+    try:
+        return _marked(fd, path)
+    finally:
+        os.close(fd)
+
+
+def _marked(fd: int, path: str) -> bool:
+    """Whether the file open as ``fd`` (found at ``path``) carries iogate's mark."""
+    try:
+        if os.getxattr(fd, MARK_XATTR) == MARK_VALUE:
             return True
     except OSError:
         pass
@@ -77,16 +134,21 @@ def is_marked(path: str) -> bool:
         return False
 
 
-def _create_marked(path: str) -> None:
-    """Create an empty file and mark it as iogate's own; the engine lays it out."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-    os.close(fd)
+def _create_marked(path: str) -> int:
+    """Create an empty file (never through a link in its last component) and mark it as
+    iogate's own; the engine lays it out. Returns a read-only descriptor of it."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                 0o644)
     try:
-        os.setxattr(path, MARK_XATTR, MARK_VALUE)
-    except OSError as exc:
-        if exc.errno not in (errno.ENOTSUP, errno.EPERM, errno.EACCES):
-            raise
-        Path(path + MARK_SUFFIX).write_bytes(MARK_VALUE)
+        try:
+            os.setxattr(fd, MARK_XATTR, MARK_VALUE)
+        except OSError as exc:
+            if exc.errno not in (errno.ENOTSUP, errno.EPERM, errno.EACCES):
+                raise
+            Path(path + MARK_SUFFIX).write_bytes(MARK_VALUE)
+        return os.open(f"/proc/self/fd/{fd}", os.O_RDONLY | os.O_CLOEXEC)
+    finally:
+        os.close(fd)
 
 
 def _writes(case: Case) -> bool:
@@ -100,52 +162,149 @@ def _region_end(case: Case, nfiles: int) -> int:
 
 
 @contextlib.contextmanager
-def guard(cases: Sequence[Case], targets: Sequence[Sequence[str]],
-          policy: Policy) -> Iterator[Guard]:
-    """Check every case's targets, create (and mark) the files that do not exist yet, hold
-    exclusive opens of block devices to be written; raise TargetError naming the refusal."""
-    held = Guard()
+def guard(cases: Sequence[Case], targets: Sequence[Sequence[str]], policy: Policy,
+          on_wait: Callable[[str], None] | None = None) -> Iterator[Guard]:
+    """Open and check every case's targets, create (and mark) the files that do not exist
+    yet, hold exclusive opens of block devices to be written, lock every target against
+    other iogate processes (waiting for them, told through ``on_wait``); raise TargetError
+    naming the refusal."""
+    while True:
+        held = Guard()
+        try:
+            for case, files in zip(cases, targets, strict=True):
+                for path in files:
+                    _check(case, path, len(files), policy, held)
+            break
+        except _Busy as busy:
+            # Nothing is held while waiting (two processes taking two targets in opposite
+            # orders never wait for each other); everything is checked again afterwards.
+            held.close()
+            busy.wait(on_wait)
+        except BaseException:
+            held.close()
+            raise
     try:
-        for case, files in zip(cases, targets, strict=True):
-            for path in files:
-                _check(case, path, len(files), policy, held)
         yield held
     finally:
         held.close()
 
 
+class _Busy(Exception):
+    """A target another iogate process holds: its descriptor, to wait on."""
+
+    def __init__(self, where: str, fd: int) -> None:
+        super().__init__(where)
+        self.where, self.fd = where, fd
+
+    def wait(self, on_wait: Callable[[str], None] | None) -> None:
+        holder = _lock_holder(self.fd)
+        if on_wait is not None:
+            on_wait(f"{self.where}: waiting: another iogate process"
+                    + (f" (pid {holder})" if holder else "") + " is running on this target")
+        try:
+            fcntl.flock(self.fd, fcntl.LOCK_EX)  # Ctrl-C ends the wait
+        finally:
+            os.close(self.fd)
+
+
 def _check(case: Case, path: str, nfiles: int, policy: Policy, held: Guard) -> None:
-    w = case.workload
     where = f"{case.path.name}::{case.id}: {path}"
     if "\0" in path:
         raise TargetError(f"{where}: the path contains a NUL byte")
-    real = os.path.realpath(path)
-    if w.target_root is not None:
-        root = os.path.realpath(w.target_root)
-        if os.path.commonpath([root, real]) != root:
-            raise TargetError(f"{where}: resolves to {real}, outside target_root {root}")
+    root = None if case.workload.target_root is None \
+        else os.path.realpath(case.workload.target_root)
+    if root is not None and not _beneath(root, os.path.realpath(path)):
+        # refused before anything is opened or created; checked again on the descriptor
+        raise TargetError(f"{where}: resolves to {os.path.realpath(path)}, outside "
+                          f"target_root {root}")
+    writes = _writes(case)
+    fd, st, created = _open(where, path, writes)
+    key = file_identity(st)
+    if key in held.held:  # named again (another case of the group, another name)
+        os.close(fd)
+        fd = held.held[key]
+    else:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise _Busy(where, fd) from None
+        except BaseException:
+            os.close(fd)
+            raise
+        held.held[key] = fd
+    if stat.S_ISBLK(st.st_mode) and writes and key not in held.exclusive:
+        held.exclusive[key] = _exclusive(where, fd, st, policy)
+    real = os.readlink(f"/proc/self/fd/{fd}")
+    if root is not None and not _beneath(root, real):  # a directory swapped meanwhile
+        if created:
+            _unlink_same(real, st)
+        raise TargetError(f"{where}: resolves to {real}, outside target_root {root}")
+    held.names[path] = Pin(real, *key)
+    if stat.S_ISREG(st.st_mode) and not created:
+        _check_file(case, where, fd, real, st, nfiles)
+
+
+def _beneath(root: str, path: str) -> bool:
+    return os.path.commonpath([root, path]) == root
+
+
+def _unlink_same(path: str, st: os.stat_result) -> None:
+    """Remove the file iogate just created at ``path`` if it is still that file."""
+    with contextlib.suppress(OSError):
+        if os.lstat(path).st_ino == st.st_ino and os.lstat(path).st_dev == st.st_dev:
+            os.unlink(path)
+            with contextlib.suppress(OSError):
+                os.unlink(path + MARK_SUFFIX)
+
+
+def _open(where: str, path: str, writes: bool) -> tuple[int, os.stat_result, bool]:
+    """A read-only descriptor of the target (created and marked if missing), its status,
+    and whether it was created now. Only regular files and block devices are opened at all
+    (a FIFO, a character device are refused without opening them)."""
     try:
-        st = os.stat(real)
+        probe = os.open(path, os.O_PATH | os.O_CLOEXEC)
     except FileNotFoundError:
         try:
-            _create_marked(real)
+            fd = _create_marked(os.path.realpath(path))
         except FileExistsError:  # appeared meanwhile: judge it like any existing file
-            st = os.stat(real)
+            return _open(where, path, writes)
         except OSError as exc:
             raise TargetError(f"{where}: cannot create it: {exc.strerror}") from None
-        else:
-            return
-    if stat.S_ISREG(st.st_mode):
-        _check_file(case, where, real, st, nfiles)
-    elif stat.S_ISBLK(st.st_mode):
-        if _writes(case):
-            _check_device(where, real, policy, held)
-    else:
-        raise TargetError(f"{where}: not a regular file or block device")
+        return fd, os.fstat(fd), True
+    except OSError as exc:
+        raise TargetError(f"{where}: cannot open it: {exc.strerror}") from None
+    try:
+        st = os.fstat(probe)
+        if not (stat.S_ISREG(st.st_mode) or stat.S_ISBLK(st.st_mode)):
+            raise TargetError(f"{where}: not a regular file or block device")
+        try:
+            fd = os.open(f"/proc/self/fd/{probe}", os.O_RDONLY | os.O_CLOEXEC | os.O_NOCTTY)
+        except OSError as exc:
+            raise TargetError(f"{where}: cannot open it: {exc.strerror}") from None
+    finally:
+        os.close(probe)
+    return fd, st, False
 
 
-def _check_file(case: Case, where: str, path: str, st: os.stat_result, nfiles: int) -> None:
-    if case.workload.allow_overwrite or is_marked(path):
+def _lock_holder(fd: int) -> int | None:
+    """The process holding the lock of the file open as ``fd``, from /proc/locks."""
+    st = os.fstat(fd)
+    want = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+    try:
+        lines = Path("/proc/locks").read_text().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        fields = line.split()
+        if len(fields) >= 6 and fields[1] == "FLOCK" and fields[5] == want \
+                and fields[4].isascii() and fields[4].isdigit():
+            return int(fields[4])
+    return None
+
+
+def _check_file(case: Case, where: str, fd: int, path: str, st: os.stat_result,
+                nfiles: int) -> None:
+    if case.workload.allow_overwrite or _marked(fd, path):
         return
     if _writes(case):
         raise TargetError(
@@ -159,36 +318,53 @@ def _check_file(case: Case, where: str, path: str, st: os.stat_result, nfiles: i
             "it. Lower size, or set 'allow_overwrite: true'")
 
 
-def _check_device(where: str, device: str, policy: Policy, held: Guard) -> None:
+def _exclusive(where: str, fd: int, st: os.stat_result, policy: Policy) -> int:
+    """The device open as ``fd``, checked for writing and opened exclusively: the hold
+    lasts as long as the returned descriptor."""
     if not policy.allow_destructive:
         raise TargetError(
             f"{where}: a block device, and the workload writes: that needs "
             "--allow-destructive on the command line (a suite alone cannot wipe a disk)")
+    pinned = [name for name in policy.devices if _rdev(name) == st.st_rdev]
+    if policy.devices and not pinned:
+        raise TargetError(
+            f"{where}: not among the devices named with --allow-destructive= "
+            f"({', '.join(policy.devices)}); refusing to write it")
     try:
-        fd = os.open(device, os.O_RDONLY | os.O_EXCL | os.O_CLOEXEC)
+        exclusive = os.open(f"/proc/self/fd/{fd}", os.O_RDONLY | os.O_EXCL | os.O_CLOEXEC)
     except OSError as exc:
         if exc.errno == errno.EBUSY:
             raise TargetError(f"{where}: the device, a partition of it or a holder is mounted "
                               "or in use; refusing to write it") from None
         raise TargetError(f"{where}: cannot open it exclusively: {exc.strerror}") from None
-    held.exclusive.append(fd)
-    signature = _signature(device)
-    if signature and not _named_by_identity(device, policy.devices):
+    signature = _signature(exclusive)
+    if signature and not any(_named_by_identity(st.st_rdev, name) for name in pinned):
+        os.close(exclusive)
         raise TargetError(
             f"{where}: carries data ({signature}); refusing to write it. To wipe it anyway, "
             "name it with --allow-destructive=/dev/disk/by-id/... (its serial or WWN is "
             "checked against the device)")
+    return exclusive
 
 
-def _signature(device: str) -> str | None:
-    """A filesystem or partition table signature found by blkid, None on a blank device.
+def _rdev(name: str) -> int | None:
+    try:
+        st = os.stat(name)
+    except OSError:
+        return None
+    return st.st_rdev if stat.S_ISBLK(st.st_mode) else None
+
+
+def _signature(fd: int) -> str | None:
+    """A filesystem or partition table signature found by blkid on the device open as
+    ``fd`` (handed to it, so that it probes this very device), None on a blank device.
     Without blkid the device is treated as carrying data: refusing is the safe answer."""
     blkid = shutil.which("blkid") or next(
         (p for p in ("/usr/sbin/blkid", "/sbin/blkid") if os.path.exists(p)), None)
     if blkid is None:
         return "unknown contents: blkid is not installed"
-    proc = subprocess.run([blkid, "-p", "-o", "export", device], capture_output=True,
-                          text=True, timeout=30)
+    proc = subprocess.run([blkid, "-p", "-o", "export", f"/proc/self/fd/{fd}"],
+                          capture_output=True, text=True, timeout=30, pass_fds=(fd,))
     if proc.returncode == 2:  # nothing found
         return None
     if proc.returncode != 0:
@@ -198,10 +374,10 @@ def _signature(device: str) -> str | None:
     return f"{kind} signature" if kind != "a signature" else kind
 
 
-def device_identity(device: str) -> set[str]:
-    """Serial and WWN of a whole-disk block device, from sysfs (empty when not exposed)."""
-    name = os.path.basename(os.path.realpath(device))
-    base = Path("/sys/class/block") / name
+def device_identity(rdev: int) -> set[str]:
+    """Serial and WWN of the whole-disk block device numbered ``rdev``, from sysfs (empty
+    when not exposed)."""
+    base = Path(f"/sys/dev/block/{os.major(rdev)}:{os.minor(rdev)}")
     found: set[str] = set()
     for rel in ("device/serial", "serial", "device/wwid", "wwid", "device/wwn"):
         try:
@@ -213,13 +389,10 @@ def device_identity(device: str) -> set[str]:
     return found
 
 
-def _named_by_identity(device: str, names: Sequence[str]) -> bool:
-    real = os.path.realpath(device)
-    identity = device_identity(real)
-    for name in names:
-        if not name.startswith("/dev/disk/by-id/") or os.path.realpath(name) != real:
-            continue
-        link = os.path.basename(name)
-        if any(part and part.replace(" ", "_") in link for part in identity):
-            return True
-    return False
+def _named_by_identity(rdev: int, name: str) -> bool:
+    """Whether ``name`` is a /dev/disk/by-id link to the device numbered ``rdev`` whose
+    name carries the device's own serial or WWN."""
+    if not name.startswith("/dev/disk/by-id/") or _rdev(name) != rdev:
+        return False
+    link = os.path.basename(name)
+    return any(part and part.replace(" ", "_") in link for part in device_identity(rdev))

@@ -189,10 +189,16 @@ def test_a_device_with_a_filesystem_is_refused_even_with_the_flag(disk_dir: Path
             proc, doc = run_suite(disk_dir, workload(target), "--allow-destructive")
             assert proc.returncode == 3, proc.stdout + proc.stderr
             assert "ext4 signature" in doc["cases"][0]["error"]
-        # naming it by an id that is not this device's does not help
+        # naming it by an id that is not this device's does not help: a name that is no
+        # device is a usage error, and a plain name lifts no signature check
         proc, doc = run_suite(disk_dir, workload(dev),
                               "--allow-destructive=/dev/disk/by-id/not-this-disk")
+        assert proc.returncode == 2
+        assert "--allow-destructive=/dev/disk/by-id/not-this-disk: does not exist" \
+            in proc.stderr
+        proc, doc = run_suite(disk_dir, workload(dev), f"--allow-destructive={dev}")
         assert proc.returncode == 3
+        assert "ext4 signature" in doc["cases"][0]["error"]
         assert digest(dev) == before
 
 

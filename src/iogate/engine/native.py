@@ -36,7 +36,7 @@ from iogate.errors import EngineError
 
 UINT64_MAX = (1 << 64) - 1
 
-ABI_VERSION = 4
+ABI_VERSION = 5
 
 # The histogram geometry (IOG_HIST_*) is owned by iogate.histogram; the parity tests check it
 # against the library.
@@ -127,6 +127,13 @@ class IogZone(ctypes.Structure):
     ]
 
 
+class IogFileId(ctypes.Structure):
+    _fields_ = [
+        ("dev", c_uint64),
+        ("ino", c_uint64),
+    ]
+
+
 class IogJobSpec(ctypes.Structure):
     _fields_ = [
         ("struct_size", c_uint32),
@@ -166,6 +173,7 @@ class IogJobSpec(ctypes.Structure):
         ("verify", c_uint32),
         ("verify_backlog", c_uint32),
         ("io_timeout_ns", c_uint64),
+        ("file_ids", IogFileId * FILES_MAX),
         ("filename", c_char * PATH_MAX),
     ]
 
@@ -316,6 +324,7 @@ STRUCTS: dict[str, type[ctypes.Structure]] = {
     "iog_job_spec": IogJobSpec,
     "iog_bs_entry": IogBsEntry,
     "iog_zone": IogZone,
+    "iog_file_id": IogFileId,
     "iog_lat_summary": IogLatSummary,
     "iog_dir_stats": IogDirStats,
     "iog_bs_count": IogBsCount,

@@ -11,7 +11,9 @@ from __future__ import annotations
 import ctypes
 import errno
 import math
+import os
 import resource
+import stat
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -84,6 +86,9 @@ class JobSpec:
     seed: int = 0x1234
     no_layout: bool = False
     filenames: list[str] = field(default_factory=list)  # overrides filename when not empty
+    # (dev, ino) of each file as checked before the run (iogate.targets), or empty: the
+    # engine then opens only that very file (see iog_job_spec.file_ids)
+    file_ids: list[tuple[int, int]] = field(default_factory=list)
     bssplit_read: list[BsEntry] = field(default_factory=list)  # empty: bs_read only
     bssplit_write: list[BsEntry] = field(default_factory=list)
     blockalign_read: int = 0  # 0: the smallest block size of the direction
@@ -212,11 +217,47 @@ class JobSpec:
         spec.blockalign[native.DIR_WRITE] = self.blockalign_write
         for i, z in enumerate(self.zones):
             spec.zones[i] = native.IogZone(access=z.access, size=z.size)
+        if self.file_ids:
+            if len(self.file_ids) != len(self.files()):
+                raise EngineError(errno.EINVAL, f"{len(self.file_ids)} file identities for "
+                                                f"{len(self.files())} files")
+            for i, (dev, ino) in enumerate(self.file_ids):
+                _in_range(U64, file_dev=dev, file_ino=ino)
+                spec.file_ids[i] = native.IogFileId(dev=dev, ino=ino)
         ctypes.memmove(spec.pattern, self.pattern, len(self.pattern))
         # Assigning bytes to a char array stops at the first NUL; the list needs all of them.
         ctypes.memmove(ctypes.addressof(spec) + native.IogJobSpec.filename.offset, names,
                        len(names))
         return spec
+
+
+def file_identity(st: os.stat_result) -> tuple[int, int]:
+    """What pins a file in :attr:`JobSpec.file_ids`: a block device by its device number
+    (inode 0), a regular file by its device and inode."""
+    if stat.S_ISBLK(st.st_mode):
+        return st.st_rdev, 0
+    return st.st_dev, st.st_ino
+
+
+def open_pinned(path: str, dev: int, ino: int) -> int:
+    """A read-only descriptor of the pinned file ``path``, opened without following a link
+    in the last component and checked to be that very file, as the engine opens it: for
+    another program (fio) to open through ``/proc/self/fd``. Raises EngineError (ESTALE)
+    when something else is found there."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+                     | os.O_NOCTTY)
+    except OSError:
+        fd = -1
+    if fd >= 0:
+        st = os.fstat(fd)
+        if (stat.S_ISREG(st.st_mode) or stat.S_ISBLK(st.st_mode)) \
+                and file_identity(st) == (dev, ino):
+            return fd
+        os.close(fd)
+    raise EngineError(errno.ESTALE, f"'{path}' is no longer the file that was checked before "
+                                    "the run (it, or a directory on its path, was replaced "
+                                    "since); refusing to touch it")
 
 
 def _choice(what: str, value: str, table: dict[str, int]) -> int:

@@ -50,11 +50,11 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from iogate.engine.session import JobSpec, Progress
+from iogate.engine.session import JobSpec, Progress, open_pinned
 from iogate.errors import EngineError
 from iogate.fio.hosts import Host
 from iogate.fio.options import FioUnsupported, job_options, render_jobfile
@@ -170,10 +170,15 @@ def run(specs: list[JobSpec], *, hosts: Sequence[Host] = (),
     is missing or too old, refuses the jobs, fails without a result, or a host does not
     report; I/O errors of a job are in its result, as with the native engine.
     """
-    text = jobfile(specs)
+    text = jobfile(specs)  # what fio cannot express is refused before anything else
     path, _ = find_fio(binary)
     hosts = list(hosts)
-    with tempfile.TemporaryDirectory(prefix="iogate-fio-") as tmp:
+    fds: list[int] = []
+    with contextlib.ExitStack() as held, \
+            tempfile.TemporaryDirectory(prefix="iogate-fio-") as tmp:
+        if not hosts:  # here, fio opens the very files checked
+            specs, fds = _pinned(specs, held)
+            text = jobfile(specs)
         work = Path(tmp)
         jobs = work / "jobs.fio"
         jobs.write_text(text, encoding="utf-8")
@@ -191,7 +196,7 @@ def run(specs: list[JobSpec], *, hosts: Sequence[Host] = (),
                 # Its own session: a Ctrl-C at the terminal reaches iogate, which stops fio.
                 proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=stdout,
                                         stderr=stderr, start_new_session=True,
-                                        preexec_fn=_dies_with(os.getpid()))
+                                        preexec_fn=_dies_with(os.getpid()), pass_fds=fds)
             except OSError as exc:
                 raise EngineError(exc.errno or errno.ENOEXEC,
                                   f"cannot run {path}: {exc.strerror}") from None
@@ -211,6 +216,49 @@ def run(specs: list[JobSpec], *, hosts: Sequence[Host] = (),
         if interrupted:
             raise KeyboardInterrupt from None  # stopped before fio had a result
         raise
+
+
+def _pinned(specs: list[JobSpec], held: contextlib.ExitStack
+            ) -> tuple[list[JobSpec], list[int]]:
+    """The specs with every pinned file (checked before the run, iogate.targets) replaced
+    by a descriptor of that very file, which fio opens as /proc/self/fd/N; the descriptors
+    (closed with ``held``). A regular file too short for its region is laid out here first:
+    fio lays out a file by removing it and creating another under its name."""
+    fds: list[int] = []
+    out = []
+    for spec in specs:
+        if not spec.file_ids:
+            out.append(spec)
+            continue
+        names = []
+        for name, (dev, ino) in zip(spec.files(), spec.file_ids, strict=True):
+            fd = open_pinned(name, dev, ino)
+            held.callback(os.close, fd)
+            if ino and not spec.no_layout:
+                _lay_out(fd, spec.offset + spec.size // len(spec.files()))
+            fds.append(fd)
+            names.append(f"/proc/self/fd/{fd}")
+        out.append(replace(spec, filenames=names, file_ids=[]))
+    return out, fds
+
+
+def _lay_out(fd: int, length: int) -> None:
+    """Extend the regular file open as ``fd`` to ``length`` bytes of non-zero data (real
+    blocks, not holes), as the native engine lays out its files."""
+    have = os.fstat(fd).st_size
+    if have >= length:
+        return
+    chunk = bytes(b | 1 for b in os.urandom(1 << 20))
+    out = os.open(f"/proc/self/fd/{fd}", os.O_WRONLY | os.O_CLOEXEC)
+    try:
+        while have < length:
+            have += os.pwrite(out, chunk[:min(len(chunk), length - have)], have)
+        os.fsync(out)
+    except OSError as exc:
+        raise EngineError(exc.errno or errno.EIO,
+                          f"cannot lay out the file: {exc.strerror}") from None
+    finally:
+        os.close(out)
 
 
 def _dies_with(parent: int) -> Callable[[], None]:
