@@ -365,3 +365,12 @@ def test_two_processes_on_one_target_take_turns(disk_dir: Path) -> None:
     for name in ("a", "b"):
         [case] = json.loads((disk_dir / f"{name}.json").read_text())["cases"]
         assert case["outcome"] == "passed"
+
+
+def test_pytest_refuses_a_named_device_that_is_not_one(pytester: pytest.Pytester) -> None:
+    pytester.makefile(".suite.yaml", t="suite: t\nworkloads:\n" + job("f"))
+    result = pytester.runpytest("-p", "no:cacheprovider",
+                                "--iogate-allow-destructive=/no/such/disk")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--allow-destructive=/no/such/disk: does not exist*"])
+    assert not (pytester.path / "f").exists()
