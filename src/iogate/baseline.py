@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
+import itertools
 import json
 import math
 import os
@@ -28,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from iogate.errors import IogateError
+from iogate.metrics import parse_metric
 
 FORMAT = "iogate-baseline"
 VERSION = 1
@@ -200,11 +202,22 @@ class Baseline:
         overridden by a case's own ``environment`` when it has one (the target's device
         facts are per case). ``iogate_version`` falls back to the document's.
         """
+        # The results document's format belongs to iogate.report, which imports this module
+        # (through the runner): its version is asked for here, when a document is read.
+        from iogate.report import SCHEMA_VERSION
+
         if not isinstance(results_document, Mapping):
             raise BaselineError(source, "not a results document: the top level is not an object")
         cases = results_document.get("cases")
         if not isinstance(cases, list):
             raise BaselineError(source, "not a results document: no 'cases' list")
+        version = results_document.get("schema_version")
+        if version != SCHEMA_VERSION:
+            what = ("has no schema_version" if version is None
+                    else f"has schema_version {version!r}")
+            raise BaselineError(source, f"the results document {what}; this iogate reads "
+                                        f"schema_version {SCHEMA_VERSION}: compare results "
+                                        "written by the same iogate version")
         shared = dict(results_document.get("environment") or {})
         if shared.get("iogate_version") is None and results_document.get("iogate_version"):
             shared["iogate_version"] = results_document["iogate_version"]
@@ -298,4 +311,40 @@ def _entry_from_json(item: Any, source: str, where: str) -> Entry:
             raise BaselineError(source, f"{where} ({case_id}): samples.{name} must be a "
                                         "non-empty list of finite numbers")
         repeats[str(name)] = [float(v) for v in values]
+    problem = _impossible(clean, repeats)
+    if problem:
+        raise BaselineError(source, f"{where} ({case_id}): {problem}")
     return Entry(case_id, environment_key(environment), clean, repeats)
+
+
+def _impossible(metrics: Mapping[str, float], samples: Mapping[str, list[float]]) -> str | None:
+    """Why these values cannot have been measured: a negative value of an iogate metric
+    (every one counts, sizes, rates, durations or shares), or a latency's percentiles out
+    of order. Metrics of plugins are their own business and pass."""
+    measured = [*(("metrics", n, [v]) for n, v in metrics.items()),
+                *(("samples", n, vs) for n, vs in samples.items())]
+    for where, name, values in measured:
+        try:
+            parse_metric(name)
+        except ValueError:
+            continue
+        negative = next((v for v in values if v < 0), None)
+        if negative is not None:
+            return (f"{where}.{name} is {negative:g}: a measured {name} is never negative; "
+                    "the file is damaged, record the baseline again")
+    percentiles: dict[tuple[str | None, str], list[tuple[float, str]]] = {}
+    for name in metrics:
+        try:
+            path = parse_metric(name)
+        except ValueError:
+            continue
+        if path.percentile is not None:
+            percentiles.setdefault((path.scope, path.name), []).append((path.percentile, name))
+    for ordered in percentiles.values():
+        ordered.sort()
+        for (_, low), (_, high) in itertools.pairwise(ordered):
+            if metrics[low] > metrics[high]:
+                return (f"metrics.{low} ({metrics[low]:g}) is above metrics.{high} "
+                        f"({metrics[high]:g}): percentiles never fall; the file is damaged, "
+                        "record the baseline again")
+    return None

@@ -68,7 +68,8 @@ def test_target_facts_stand_in_for_the_short_names():
 
 
 def test_missing_environment_facts_are_none():
-    base = Baseline.from_results({"cases": [case("s::a", **{"read.iops": 1.0})]})
+    base = Baseline.from_results({"schema_version": 1,
+                                  "cases": [case("s::a", **{"read.iops": 1.0})]})
     assert base.entries[0].environment == dict.fromkeys(
         ("device_model", "firmware", "host", "kernel", "iogate_version"))
 
@@ -156,6 +157,22 @@ GOOD_ENTRY = {"case": "s::a", "environment": {}, "metrics": {"read.iops": 1.0}}
      "environment.host must be a string"),
     (json.dumps({"format": "iogate-baseline", "version": 1,
                  "entries": [GOOD_ENTRY, GOOD_ENTRY]}), "a second entry for case 's::a'"),
+    (json.dumps({"format": "iogate-baseline", "version": 1,
+                 "entries": [{**GOOD_ENTRY, "metrics": {"read.iops": -1.0}}]}),
+     r"entries\[0\] \(s::a\): metrics.read.iops is -1: a measured read.iops is never negative"),
+    (json.dumps({"format": "iogate-baseline", "version": 1,
+                 "entries": [{**GOOD_ENTRY, "metrics": {"write.bw": -2}}]}),
+     "metrics.write.bw is -2"),
+    (json.dumps({"format": "iogate-baseline", "version": 1,
+                 "entries": [{**GOOD_ENTRY, "samples": {"read.clat.p99": [5.0, -3.0]}}]}),
+     "samples.read.clat.p99 is -3"),
+    ('{"format": "iogate-baseline", "version": 1, "entries": [{"case": "s::a", '
+     '"metrics": {"read.clat.mean": NaN}}]}', "metrics.read.clat.mean must be a finite number"),
+    (json.dumps({"format": "iogate-baseline", "version": 1,
+                 "entries": [{**GOOD_ENTRY, "metrics": {"read.clat.p50": 9e6,
+                                                        "read.clat.p99": 2e6,
+                                                        "read.clat.p99.9": 3e6}}]}),
+     r"metrics.read.clat.p50 \(9e\+06\) is above metrics.read.clat.p99 \(2e\+06\)"),
 ])
 def test_corrupt_and_foreign_files_are_named_with_the_reason(tmp_path, content, reason):
     path = tmp_path / "bad.json"
@@ -183,3 +200,21 @@ def test_binary_file_is_not_a_traceback(tmp_path):
 def test_from_results_rejects_non_results():
     with pytest.raises(BaselineError, match="no 'cases' list"):
         Baseline.from_results({"format": "iogate-baseline"})
+
+
+@pytest.mark.parametrize(("version", "said"), [(2, "has schema_version 2"),
+                                               (None, "has no schema_version"),
+                                               ("1", "has schema_version '1'")])
+def test_from_results_refuses_an_unknown_schema_version(version, said):
+    doc = results([case("s::a", **{"read.iops": 1.0})])
+    doc["schema_version"] = version
+    with pytest.raises(BaselineError, match=f"r.json: the results document {said}; this "
+                                            "iogate reads schema_version 1"):
+        Baseline.from_results(doc, "r.json")
+
+
+def test_plugin_metrics_may_be_negative():
+    entry = {**GOOD_ENTRY, "metrics": {"read.iops": 1.0, "thermal.delta_c": -4.0}}
+    base = Baseline.from_document({"format": "iogate-baseline", "version": 1,
+                                   "entries": [entry]})
+    assert base.entries[0].value("thermal.delta_c") == -4.0
