@@ -12,6 +12,12 @@ merging, and finding the entry for a case in an environment. The format::
 
 ``samples`` holds the per-repeat values of a metric and is empty for a case run once.
 An entry's key is its case id and its environment; a file holds at most one entry per key.
+
+Choosing the entry a run is judged against (:meth:`Baseline.choose`): the entries of the
+case that satisfy the caller's criteria (``--baseline-match firmware=1.2``), and among them
+the one that shares the most environment facts with the run. Several equally close entries
+are refused as ambiguous, and so is a case with no entry; every fact in which the chosen
+entry differs from the run, and which the criteria did not ask for, is reported.
 """
 
 from __future__ import annotations
@@ -22,8 +28,9 @@ import itertools
 import json
 import math
 import os
+import re
 import tempfile
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,7 +42,6 @@ FORMAT = "iogate-baseline"
 VERSION = 1
 # The facts that decide whether two measurements are comparable for firmware gating.
 ENVIRONMENT_KEYS = ("device_model", "firmware", "host", "kernel", "iogate_version")
-DEFAULT_MATCH = ("device_model", "firmware", "host")
 # Outcomes whose metrics are whole measurements; errors and interruptions are left out.
 MEASURED_OUTCOMES = ("passed", "failed")
 
@@ -65,6 +71,78 @@ class BaselineError(IogateError):
         self.source = source
         self.reason = reason
         super().__init__(f"{source}: {reason}")
+
+
+class BaselineMatchError(BaselineError):
+    """No entry of the baseline fits a case, or several fit it equally well: the caller's
+    choice is missing (a usage error). The message lists the entries to choose from."""
+
+
+# Criteria on entries: environment fact -> the value wanted (None: not recorded).
+Criteria = Mapping[str, "str | None"]
+MATCH_HINT = "--baseline-match KEY=VALUE (pytest: --iogate-baseline-match)"
+_CRITERION_START = re.compile(r",(?=\s*(?:" + "|".join(ENVIRONMENT_KEYS) + r")\s*=)")
+
+
+def parse_match(texts: Iterable[str]) -> dict[str, str | None]:
+    """Criteria from ``KEY=VALUE`` texts, each holding one or several comma-separated pairs
+    (a comma inside a value stays there). An empty VALUE matches a fact not recorded.
+    Raises ValueError naming the text and the valid keys."""
+    out: dict[str, str | None] = {}
+    for text in texts:
+        for part in _CRITERION_START.split(text):
+            key, equals, value = part.partition("=")
+            key = key.strip()
+            if not equals or not key:
+                raise ValueError(f"'{part}' is not KEY=VALUE, e.g. firmware=1.2")
+            if key not in ENVIRONMENT_KEYS:
+                raise ValueError(f"unknown key '{key}' in '{part}': an entry records "
+                                 f"{', '.join(ENVIRONMENT_KEYS)}")
+            wanted = value.strip() or None
+            if key in out and out[key] != wanted:
+                raise ValueError(f"{key} is asked for twice, as {_shown(out[key])} and "
+                                 f"{_shown(wanted)}: an entry has one {key}")
+            out[key] = wanted
+    return out
+
+
+def _shown(value: str | None) -> str:
+    return "(not recorded)" if value is None else f"'{value}'"
+
+
+def describe_environment(environment: Mapping[str, str | None],
+                         keys: Iterable[str] = ENVIRONMENT_KEYS) -> str:
+    """``device_model=X firmware=1.2 ...`` as --baseline-match takes it; an empty value is
+    a fact not recorded."""
+    return " ".join(f"{k}={environment.get(k) or ''}" for k in keys)
+
+
+def _criteria_text(criteria: Criteria) -> str:
+    return ", ".join(f"{k}={v or ''}" for k, v in criteria.items())
+
+
+@dataclass(frozen=True)
+class Choice:
+    """The entry a case is judged against, and how it was chosen."""
+
+    entry: Entry
+    # Facts in which the entry differs from the run, the criteria's keys left out:
+    # key -> (the entry's value, the run's value).
+    differs: dict[str, tuple[str | None, str | None]]
+    candidates: int  # entries of the case that satisfied the criteria
+
+    def warning(self) -> str | None:
+        """What differs between the entry and the run, and why this entry; None when the
+        entry was recorded in the run's environment (or differs only where asked)."""
+        if not self.differs:
+            return None
+        what = "; ".join(f"{k} {_shown(old)} in the baseline, {_shown(new)} in this run"
+                         for k, (old, new) in self.differs.items())
+        why = (f", the closest of {self.candidates} entries for this case (it shares the "
+               "most environment facts with this run)" if self.candidates > 1 else "")
+        pin = " ".join(f"{k}={old or ''}" for k, (old, _) in self.differs.items())
+        return (f"judged against a baseline entry from another environment{why}: {what} "
+                f"(to compare across these on purpose, say so with --baseline-match {pin})")
 
 
 @dataclass(frozen=True)
@@ -248,27 +326,86 @@ class Baseline:
     def for_case(self, case_id: str) -> list[Entry]:
         return [e for e in self._entries.values() if e.case_id == case_id]
 
-    def lookup(self, case_id: str, environment: Mapping[str, Any] | None, *,
-               match: Sequence[str] = DEFAULT_MATCH) -> Entry | None:
-        """The entry for ``case_id`` whose environment equals ``environment`` on ``match``.
+    def holdings(self, case_id: str | None = None) -> list[str]:
+        """The environments the file holds entries for (of ``case_id``, else of any case),
+        each with how many cases it has."""
+        counts: dict[str, int] = {}
+        for e in self._entries.values():
+            if case_id is None or e.case_id == case_id:
+                text = describe_environment(e.environment)
+                counts[text] = counts.get(text, 0) + 1
+        return [f"{text} ({n} case{'s' if n != 1 else ''})" for text, n in counts.items()]
 
-        A fact missing on either side is None and matches only None. When no entry matches
-        exactly and the baseline holds exactly one entry for the case id, that entry is
-        returned: a baseline recorded on one machine still applies to a run that renamed the
-        host or updated the firmware (which is what a firmware gate compares). With several
-        entries for the case id and none matching, the answer is None: guessing between
-        environments would compare the wrong measurements.
+    def _listing(self, case_id: str | None = None) -> str:
+        held = self.holdings(case_id)
+        if not held:
+            return "the file holds no entries"
+        whose = f"for case '{case_id}' " if case_id is not None else ""
+        return f"the file holds entries {whose}recorded with:\n  " + "\n  ".join(held)
+
+    def candidates(self, case_id: str, criteria: Criteria | None = None) -> list[Entry]:
+        """The entries of ``case_id`` that satisfy ``criteria``."""
+        return [e for e in self.for_case(case_id) if _satisfies(e, criteria or {})]
+
+    def require(self, case_id: str, criteria: Criteria | None = None) -> list[Entry]:
+        """The entries of ``case_id`` that satisfy ``criteria``; BaselineMatchError listing
+        what the file holds when there are none."""
+        criteria = criteria or {}
+        candidates = self.candidates(case_id, criteria)
+        if not candidates:
+            asked = f" recorded with {_criteria_text(criteria)}" if criteria else ""
+            if self.for_case(case_id):
+                listing = self._listing(case_id)
+            else:
+                listing = f"record one with --save-baseline; {self._listing()}"
+            raise BaselineMatchError(self.source, f"no entry for case '{case_id}'{asked}; "
+                                                  f"{listing}")
+        return candidates
+
+    def select(self, criteria: Criteria) -> None:
+        """Refuse criteria that no entry of the file satisfies (a misspelt firmware), listing
+        what the file holds; before any case runs."""
+        if not criteria or any(_satisfies(e, criteria) for e in self._entries.values()):
+            return
+        raise BaselineMatchError(self.source, f"no entry is recorded with "
+                                              f"{_criteria_text(criteria)}; "
+                                              f"{self._listing()}")
+
+    def choose(self, case_id: str, environment: Mapping[str, Any] | None,
+               criteria: Criteria | None = None) -> Choice:
+        """The entry to judge ``case_id`` against in ``environment``.
+
+        Of the case's entries that satisfy ``criteria``, the one that shares the most
+        environment facts (:data:`ENVIRONMENT_KEYS`) with ``environment``. Raises
+        BaselineMatchError when none satisfies the criteria, or when several are equally
+        close (guessing would compare the wrong measurements): the message lists the
+        entries, for the caller to choose with criteria.
         """
-        unknown = [k for k in match if k not in ENVIRONMENT_KEYS]
-        if unknown:
-            raise ValueError(f"cannot match on {', '.join(unknown)}: "
-                             f"an entry's environment has {', '.join(ENVIRONMENT_KEYS)}")
+        criteria = criteria or {}
         wanted = environment_key(environment)
-        candidates = self.for_case(case_id)
-        for e in candidates:
-            if all(e.environment.get(k) == wanted[k] for k in match):
-                return e
-        return candidates[0] if len(candidates) == 1 else None
+        candidates = self.require(case_id, criteria)
+
+        def shared(e: Entry) -> int:
+            return sum(e.environment.get(k) == wanted[k] for k in ENVIRONMENT_KEYS)
+
+        best = max(map(shared, candidates))
+        closest = [e for e in candidates if shared(e) == best]
+        if len(closest) > 1:
+            apart = [k for k in ENVIRONMENT_KEYS
+                     if len({e.environment.get(k) for e in closest}) > 1]
+            raise BaselineMatchError(self.source, (
+                f"{len(closest)} entries for case '{case_id}' are equally close to this run "
+                f"({describe_environment(wanted)}); they differ in {', '.join(apart)}: "
+                f"choose one with {MATCH_HINT}:\n  "
+                + "\n  ".join(describe_environment(e.environment) for e in closest)))
+        entry = closest[0]
+        differs = {k: (entry.environment.get(k), wanted[k]) for k in ENVIRONMENT_KEYS
+                   if k not in criteria and entry.environment.get(k) != wanted[k]}
+        return Choice(entry, differs, len(candidates))
+
+
+def _satisfies(entry: Entry, criteria: Criteria) -> bool:
+    return all(entry.environment.get(k) == v for k, v in criteria.items())
 
 
 def _number(value: Any) -> bool:

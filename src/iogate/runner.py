@@ -22,6 +22,7 @@ from typing import Any
 from iogate import environment, hooks, stats
 from iogate.backends import Engine
 from iogate.baseline import Baseline
+from iogate.baseline import Choice as BaselineChoice
 from iogate.baseline import Entry as BaselineEntry
 from iogate.engine.isolated import (
     EngineAborted,
@@ -238,16 +239,43 @@ def _targets(cases: Sequence[Case], override: str | None) -> Iterator[list[list[
 
 @dataclass(frozen=True)
 class Gate:
-    """How verdicts that refer to a baseline are reached: the loaded baseline, and the
-    significance and minimum effect of the statistical test used when both sides have
-    repeated samples (so a real regression fails and noise does not)."""
+    """How verdicts that refer to a baseline are reached: the loaded baseline, the facts the
+    entries judged against must have (``--baseline-match``), and the significance and
+    minimum effect of the statistical test used when both sides have repeated samples (so a
+    real regression fails and noise does not)."""
 
     baseline: Baseline | None = None
     alpha: float = 0.05
     min_effect_pct: float = 5.0
-    # Recording the first baseline: expectations that refer to one are not judged (shown as
-    # such), instead of refusing the run.
+    # Recording the baseline (alone, or into the file judged against): expectations that
+    # refer to a baseline entry not recorded yet are not judged (shown as such), instead of
+    # refusing the run.
     recording: bool = False
+    match: Mapping[str, str | None] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        """Refuse criteria no entry of the baseline meets (BaselineMatchError)."""
+        if self.baseline is not None:
+            self.baseline.select(self.match)
+
+    def check(self, cases: Sequence[Case]) -> None:
+        """Before anything runs: refuse cases that refer to the baseline and have no entry
+        in it with the facts asked for, whatever the environment (BaselineMatchError)."""
+        if self.baseline is None or self.recording:
+            return
+        for case in cases:
+            if needs_baseline([case]):
+                self.baseline.require(case_id(case), self.match)
+
+    def choose(self, case: Case, env: Mapping[str, object]) -> BaselineChoice | None:
+        """The baseline entry ``case`` is judged against in ``env``; None when the case
+        refers to no baseline, or none is loaded, or it is being recorded and has no entry
+        yet. Raises BaselineMatchError when no entry fits or several fit equally."""
+        if self.baseline is None or not needs_baseline([case]):
+            return None
+        if self.recording and not self.baseline.candidates(case_id(case), self.match):
+            return None
+        return self.baseline.choose(case_id(case), env, self.match)
 
 
 def needs_baseline(cases: Sequence[Case]) -> list[str]:
@@ -307,6 +335,9 @@ def run_cases(
         try:
             stack.enter_context(guard(cases, targets, safety or Policy()))
             envs = [environment.capture(files[0] if files else None) for files in targets]
+            # Before anything runs: a case without a baseline entry to judge it against, or
+            # with several equally close, is the caller's to settle (BaselineMatchError).
+            choices = [gate.choose(c, env) for c, env in zip(cases, envs, strict=True)]
             for case, files in zip(cases, targets, strict=True):
                 steps = list(case.preconditions)
                 for i, step in enumerate(steps, 1):
@@ -347,9 +378,9 @@ def run_cases(
             stack.close()  # the exclusive opens of written block devices end with the run
         duration = time.monotonic() - started
         return finish([_judge(case, [r.job_result(i) for r in runs], duration,
-                              _target_text(files), env, gate, rounds)
-                       for i, (case, files, env) in enumerate(zip(cases, targets, envs,
-                                                                  strict=True))])
+                              _target_text(files), env, gate, rounds, choice)
+                       for i, (case, files, env, choice) in enumerate(
+                           zip(cases, targets, envs, choices, strict=True))])
 
 
 def _spec_for(case: Case, files: list[str]) -> JobSpec:
@@ -514,10 +545,11 @@ def _window_series(runs: Sequence[RunResult], metric: MetricPath) -> WindowSerie
 
 
 def _judge(case: Case, runs: list[RunResult], duration: float, target: str | None,
-           env: dict[str, object], gate: Gate, rounds: SteadyRounds | None) -> CaseResult:
+           env: dict[str, object], gate: Gate, rounds: SteadyRounds | None,
+           choice: BaselineChoice | None) -> CaseResult:
     result = runs[-1]
     metrics, samples = _measured(case, runs, case.expectations)
-    entry = gate.baseline.lookup(case_id(case), env) if gate.baseline is not None else None
+    entry = choice.entry if choice is not None else None
     checks = [_check(e, runs, metrics, samples, entry, gate) for e in case.expectations]
     hosts = _per_host(case, runs)
     for host, (host_runs, host_metrics, host_samples) in hosts.items():
@@ -541,6 +573,8 @@ def _judge(case: Case, runs: list[RunResult], duration: float, target: str | Non
     else:
         outcome = "failed"
     warnings = _realized(runs)
+    if choice is not None and choice.warning():
+        warnings.append(f"baseline: {choice.warning()}")
     return CaseResult(case, outcome, checks=checks, metrics=metrics, error=error,
                       duration_s=duration, target=target, run=result, warnings=warnings,
                       requested=requested(result.specs), samples=samples,
@@ -605,7 +639,7 @@ def _check(e: Expectation, runs: list[RunResult], metrics: Mapping[str, float],
         old = entry.samples(path)
         if old:
             names["baseline"] = _statistic(old, e.stat)
-    if "baseline" in e.names and gate.baseline is None and gate.recording:
+    if "baseline" in e.names and entry is None and gate.recording:
         return Check(e, None, True, "not judged: recording the baseline", judged=False)
     if e.window is not None:
         series = _window_series(runs, e.metric)

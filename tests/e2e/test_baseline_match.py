@@ -1,4 +1,6 @@
-"""Baselines and results that cannot be right, refused through the CLI."""
+"""Choosing the baseline entry a run is judged against (--baseline-match, the closest
+environment, ambiguity, entries from another environment), and baselines or results that
+cannot be right, through the CLI and pytest."""
 
 from __future__ import annotations
 
@@ -37,6 +39,15 @@ def iogate(*args: str, cwd: Path, env: dict[str, str] | None = None
                           timeout=300, env={**os.environ, **(env or {})})
 
 
+def _scaled(entry: dict[str, Any], factor: float, **environment: str) -> dict[str, Any]:
+    """The entry recorded elsewhere (``environment`` overrides) with its values scaled."""
+    out = copy.deepcopy(entry)
+    out["environment"].update(environment)
+    out["metrics"] = {k: v * factor for k, v in out["metrics"].items()}
+    out["samples"] = {k: [v * factor for v in vs] for k, vs in out["samples"].items()}
+    return out
+
+
 @pytest.fixture(scope="module")
 def recorded(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """A baseline of the suite recorded on this machine (at 20k IOPS), as a document."""
@@ -52,6 +63,159 @@ def write_baseline(where: Path, document: dict[str, Any], entries: list[dict[str
                    name: str = "base.json") -> None:
     (where / "g.suite.yaml").write_text(GATE)
     (where / name).write_text(json.dumps({**document, "entries": entries}))
+
+
+def two_firmwares(recorded: dict[str, Any]) -> list[dict[str, Any]]:
+    """FW1 measured what this machine does; FW2 twice as much (so FW2 fails this run)."""
+    [entry] = recorded["entries"]
+    return [_scaled(entry, 1.0, firmware="FW1"), _scaled(entry, 2.0, firmware="FW2")]
+
+
+def test_entries_of_two_firmwares_matching_neither_is_a_usage_error(
+        tmp_path: Path, recorded: dict[str, Any]) -> None:
+    write_baseline(tmp_path, recorded, two_firmwares(recorded))
+    proc = iogate("run", "g.suite.yaml", "--baseline", "base.json", cwd=tmp_path)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "no baseline is loaded" not in proc.stdout + proc.stderr
+    assert f"2 entries for case '{CASE}' are equally close to this run" in proc.stderr
+    assert "they differ in firmware" in proc.stderr and "--baseline-match" in proc.stderr
+    assert "firmware=FW1 " in proc.stderr and "firmware=FW2 " in proc.stderr
+
+
+def test_baseline_match_judges_against_the_firmware_asked_for(
+        tmp_path: Path, recorded: dict[str, Any]) -> None:
+    write_baseline(tmp_path, recorded, two_firmwares(recorded))
+    fw1 = iogate("run", "g.suite.yaml", "--baseline", "base.json",
+                 "--baseline-match", "firmware=FW1", "--json", "r.json", cwd=tmp_path)
+    assert fw1.returncode == 0, fw1.stdout + fw1.stderr
+    # Asked for: the firmware that differs from this run's is no surprise to warn about.
+    [case] = json.loads((tmp_path / "r.json").read_text())["cases"]
+    assert case["warnings"] == []
+    fw2 = iogate("run", "g.suite.yaml", "--baseline", "base.json",
+                 "--baseline-match", "firmware=FW2", cwd=tmp_path)
+    assert fw2.returncode == 1, fw2.stdout + fw2.stderr  # half of what FW2 measured
+    # Several facts, in one option or repeated.
+    both = iogate("run", "g.suite.yaml", "--baseline", "base.json", "--baseline-match",
+                  f"firmware=FW1,host={recorded['entries'][0]['environment']['host']}",
+                  "--baseline-match", "device_model=", cwd=tmp_path)
+    assert both.returncode == 0, both.stdout + both.stderr
+
+
+def test_no_entry_with_the_facts_asked_for_lists_the_entries(
+        tmp_path: Path, recorded: dict[str, Any]) -> None:
+    write_baseline(tmp_path, recorded, two_firmwares(recorded))
+    proc = iogate("run", "g.suite.yaml", "--baseline", "base.json",
+                  "--baseline-match", "firmware=FW3", cwd=tmp_path)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "base.json: no entry is recorded with firmware=FW3" in proc.stderr
+    lines = [line.strip() for line in proc.stderr.splitlines()]
+    assert any(line.startswith("device_model= firmware=FW1 host=") and
+               line.endswith("(1 case)") for line in lines)
+    assert any(line.startswith("device_model= firmware=FW2 host=") for line in lines)
+    assert "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize(("match", "message"), [
+    ("firmwre=FW1", "unknown key 'firmwre' in 'firmwre=FW1': an entry records device_model, "
+                    "firmware, host, kernel, iogate_version"),
+    ("FW1", "'FW1' is not KEY=VALUE"),
+])
+def test_bad_criteria_are_usage_errors(tmp_path: Path, recorded: dict[str, Any],
+                                       match: str, message: str) -> None:
+    write_baseline(tmp_path, recorded, two_firmwares(recorded))
+    proc = iogate("run", "g.suite.yaml", "--baseline", "base.json", "--baseline-match", match,
+                  cwd=tmp_path)
+    assert proc.returncode == 2 and message in proc.stderr, proc.stderr
+
+
+def test_a_single_entry_from_another_environment_is_used_with_a_warning(
+        tmp_path: Path, recorded: dict[str, Any]) -> None:
+    [entry] = recorded["entries"]
+    write_baseline(tmp_path, recorded,
+                   [_scaled(entry, 1.0, host="lab-3", firmware="FW1", kernel="5.15.0")])
+    proc = iogate("run", "g.suite.yaml", "--baseline", "base.json", "--json", "r.json",
+                  cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    [case] = json.loads((tmp_path / "r.json").read_text())["cases"]
+    [warning] = case["warnings"]
+    here = entry["environment"]
+    assert warning.startswith("baseline: judged against a baseline entry from another "
+                              "environment: ")
+    assert "firmware 'FW1' in the baseline, (not recorded) in this run" in warning
+    assert f"host 'lab-3' in the baseline, '{here['host']}' in this run" in warning
+    assert f"kernel '5.15.0' in the baseline, '{here['kernel']}' in this run" in warning
+    assert "device_model" not in warning and "iogate_version" not in warning
+    assert f"{CASE}: warning: {warning}" in proc.stderr
+
+
+def test_the_closest_of_several_entries_is_chosen_and_said_so(
+        tmp_path: Path, recorded: dict[str, Any]) -> None:
+    [entry] = recorded["entries"]
+    # Another host on FW1 shares 3 of the 5 facts with this run, this host on FW1 shares 4:
+    # the latter is closer, and it measured what this run does.
+    write_baseline(tmp_path, recorded, [_scaled(entry, 2.0, host="lab-3", firmware="FW1"),
+                                        _scaled(entry, 1.0, firmware="FW1")])
+    proc = iogate("run", "g.suite.yaml", "--baseline", "base.json", "--json", "r.json",
+                  cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    [case] = json.loads((tmp_path / "r.json").read_text())["cases"]
+    [warning] = case["warnings"]
+    assert "the closest of 2 entries for this case" in warning
+    assert "firmware 'FW1' in the baseline" in warning and "host" not in warning
+
+
+def test_a_case_the_baseline_does_not_hold_is_a_usage_error(
+        tmp_path: Path, recorded: dict[str, Any]) -> None:
+    [entry] = recorded["entries"]
+    write_baseline(tmp_path, recorded, [{**entry, "case": "other.suite.yaml::x"}])
+    proc = iogate("run", "g.suite.yaml", "--baseline", "base.json", cwd=tmp_path)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert f"no entry for case '{CASE}'; record one with --save-baseline" in proc.stderr
+    # Recording into the same file: the new case is recorded, not judged.
+    both = iogate("run", "g.suite.yaml", "--baseline", "base.json", "--save-baseline",
+                  "base.json", cwd=tmp_path)
+    assert both.returncode == 0, both.stdout + both.stderr
+    assert "not judged: recording the baseline" in both.stdout
+    assert iogate("run", "g.suite.yaml", "--baseline", "base.json",
+                  cwd=tmp_path).returncode == 0
+
+
+def test_pytest_baseline_match_and_its_usage_errors(pytester: pytest.Pytester,
+                                                     recorded: dict[str, Any]) -> None:
+    write_baseline(pytester.path, recorded, two_firmwares(recorded))
+    pytester.runpytest("-p", "no:cacheprovider", "--iogate-baseline=base.json",
+                       "--iogate-baseline-match=firmware=FW1").assert_outcomes(passed=1)
+    pytester.runpytest("-p", "no:cacheprovider", "--iogate-baseline=base.json",
+                       "--iogate-baseline-match=firmware=FW2").assert_outcomes(failed=1)
+    missing = pytester.runpytest("-p", "no:cacheprovider", "--iogate-baseline=base.json",
+                                 "--iogate-baseline-match=firmware=FW3")
+    assert missing.ret == pytest.ExitCode.USAGE_ERROR
+    missing.stderr.fnmatch_lines(["*no entry is recorded with firmware=FW3*",
+                                  "*device_model= firmware=FW1 host=*"])
+    ambiguous = pytester.runpytest("-p", "no:cacheprovider", "--iogate-baseline=base.json")
+    assert ambiguous.ret == pytest.ExitCode.USAGE_ERROR
+    ambiguous.stdout.fnmatch_lines(["*2 entries for case*equally close*--baseline-match*"])
+    unknown = pytester.runpytest("-p", "no:cacheprovider", "--iogate-baseline=base.json",
+                                 "--iogate-baseline-match=cpu=8")
+    assert unknown.ret == pytest.ExitCode.USAGE_ERROR
+    unknown.stderr.fnmatch_lines(["*unknown key 'cpu'*device_model, firmware, host*"])
+    [entry] = recorded["entries"]
+    write_baseline(pytester.path, recorded, [{**entry, "case": "other.suite.yaml::x"}],
+                   name="other.json")
+    absent = pytester.runpytest("-p", "no:cacheprovider", "--iogate-baseline=other.json")
+    assert absent.ret == pytest.ExitCode.USAGE_ERROR
+    absent.stderr.fnmatch_lines([f"*no entry for case '{CASE}'; record one*"])
+
+
+def test_pytest_summary_warns_of_an_entry_from_another_environment(
+        pytester: pytest.Pytester, recorded: dict[str, Any]) -> None:
+    [entry] = recorded["entries"]
+    write_baseline(pytester.path, recorded, [_scaled(entry, 1.0, host="lab-3")])
+    result = pytester.runpytest("-p", "no:cacheprovider", "--iogate-baseline=base.json")
+    result.assert_outcomes(passed=1, warnings=1)
+    result.stdout.fnmatch_lines(["*warnings summary*",
+                                 "*baseline: judged against a baseline entry from another "
+                                 "environment: host 'lab-3' in the baseline*"])
 
 
 def test_impossible_baseline_values_are_refused_naming_entry_and_metric(
