@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import fnmatch
+import math
 import os
 import shutil
 import tempfile
@@ -33,7 +34,14 @@ from iogate.engine.isolated import (
 )
 from iogate.engine.session import JobSpec, Progress
 from iogate.errors import EngineError, TargetError
-from iogate.expect import Check, Expectation, evaluate, evaluate_window, tally_window
+from iogate.expect import (
+    Check,
+    Expectation,
+    evaluate,
+    evaluate_window,
+    format_value,
+    tally_window,
+)
 from iogate.lower import lower, lower_step
 from iogate.metrics import DIRECTIONS, MetricPath, parse_metric
 from iogate.realized import realized_warnings, requested
@@ -241,8 +249,9 @@ def _targets(cases: Sequence[Case], override: str | None) -> Iterator[list[list[
 class Gate:
     """How verdicts that refer to a baseline are reached: the loaded baseline, the facts the
     entries judged against must have (``--baseline-match``), and the significance and
-    minimum effect of the statistical test used when both sides have repeated samples (so a
-    real regression fails and noise does not)."""
+    minimum effect of a regression: a change from the baseline smaller than the minimum
+    effect never fails, and with repeated samples on both sides only a significant one does
+    (so a real regression fails and noise does not)."""
 
     baseline: Baseline | None = None
     alpha: float = 0.05
@@ -254,7 +263,14 @@ class Gate:
     match: Mapping[str, str | None] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        """Refuse criteria no entry of the baseline meets (BaselineMatchError)."""
+        """Refuse settings that cannot judge anything: ValueError, or BaselineMatchError
+        when no entry of the baseline has the facts ``match`` asks for."""
+        if not 0 < self.alpha < 1:
+            raise ValueError(f"the significance {self.alpha:g} is not strictly between 0 "
+                             "and 1 (--alpha; pytest: --iogate-alpha)")
+        if not 0 <= self.min_effect_pct < math.inf:
+            raise ValueError(f"the minimum effect {self.min_effect_pct:g}% is not a percentage "
+                             ">= 0 (--min-effect; pytest: --iogate-min-effect)")
         if self.baseline is not None:
             self.baseline.select(self.match)
 
@@ -647,7 +663,12 @@ def _check(e: Expectation, runs: list[RunResult], metrics: Mapping[str, float],
                                due=series.due, spans=series.spans)
     values = samples.get(path) or ([metrics[path]] if path in metrics else [])
     check = evaluate(e, _statistic(values, e.stat) if values else None, names=names)
-    if check.passed or "baseline" not in names or e.stat not in ("median", "mean"):
+    if check.passed or "baseline" not in names:
+        return check
+    small = _within_min_effect(e, check, names, gate.min_effect_pct)
+    if small:
+        return replace(check, passed=True, reason=f"{check.reason}, but {small}")
+    if e.stat not in ("median", "mean"):
         return check
     # Below the threshold: with enough repeats on both sides, only a significant difference
     # fails the gate, so noise does not flap it. Too few samples: the threshold decides.
@@ -661,6 +682,22 @@ def _check(e: Expectation, runs: list[RunResult], metrics: Mapping[str, float],
                            f"(p={p:.3f} > {gate.alpha}, {n}): within noise")
         return replace(check, reason=f"{check.reason} (significant: p={p:.3f}, {n})")
     return check
+
+
+def _within_min_effect(e: Expectation, check: Check, names: Mapping[str, float],
+                       min_effect_pct: float) -> str | None:
+    """Why a failed check against the baseline is no regression, if it is not: its value
+    differs from the baseline's by less than the minimum effect, and the baseline's value
+    itself meets the expectation (so the expectation bounds a regression; one that asks for
+    an improvement is not met by a value that barely moved)."""
+    observed, old = check.observed, names["baseline"]
+    if observed is None or math.isnan(observed) or not evaluate(e, old, names=names).passed:
+        return None
+    change = stats.effect_pct(old, observed)
+    if abs(change) >= min_effect_pct:
+        return None
+    return (f"within the minimum effect: {change:+.1f}% from the baseline's "
+            f"{format_value(e.kind, old)} is less than the minimum effect, {min_effect_pct:g}%")
 
 
 def _io_error(result: RunResult) -> str | None:

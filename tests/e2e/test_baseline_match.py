@@ -1,6 +1,6 @@
 """Choosing the baseline entry a run is judged against (--baseline-match, the closest
-environment, ambiguity, entries from another environment), and baselines or results that
-cannot be right, through the CLI and pytest."""
+environment, ambiguity, entries from another environment), the minimum effect of a
+regression, and baselines or results that cannot be right, through the CLI and pytest."""
 
 from __future__ import annotations
 
@@ -216,6 +216,47 @@ def test_pytest_summary_warns_of_an_entry_from_another_environment(
     result.stdout.fnmatch_lines(["*warnings summary*",
                                  "*baseline: judged against a baseline entry from another "
                                  "environment: host 'lab-3' in the baseline*"])
+
+
+MIN_EFFECT = GATE.replace("runtime: 100ms", "runtime: 200ms")
+
+
+def test_a_significant_but_small_change_is_within_the_minimum_effect(tmp_path: Path) -> None:
+    (tmp_path / "g.suite.yaml").write_text(MIN_EFFECT)
+    record = iogate("run", "g.suite.yaml", "--save-baseline", "base.json", "--json",
+                    "old.json", cwd=tmp_path)
+    assert record.returncode == 0, record.stdout + record.stderr
+    slower = {"RATE": "18600"}  # 7% below the recorded 20k IOPS: significant with 5+5 runs
+    lenient = iogate("run", "g.suite.yaml", "--baseline", "base.json", "--min-effect", "10",
+                     "--json", "new.json", cwd=tmp_path, env=slower)
+    assert lenient.returncode == 0, lenient.stdout + lenient.stderr
+    [case] = json.loads((tmp_path / "new.json").read_text())["cases"]
+    [check] = case["checks"]
+    assert check["passed"] and "within the minimum effect: -7.0%" in check["reason"]
+    strict = iogate("run", "g.suite.yaml", "--baseline", "base.json", "--min-effect", "0",
+                    cwd=tmp_path, env=slower)
+    assert strict.returncode == 1, strict.stdout + strict.stderr
+    assert "significant: p=0.008, n=5+5" in strict.stdout
+    # compare judges the same two runs the same way.
+    assert iogate("compare", "old.json", "new.json", "--min-effect", "10",
+                  "--metric", "read.iops", cwd=tmp_path).returncode == 0
+    assert iogate("compare", "old.json", "new.json", "--min-effect", "0",
+                  "--metric", "read.iops", cwd=tmp_path).returncode == 1
+    bad = iogate("run", "g.suite.yaml", "--baseline", "base.json", "--min-effect", "-1",
+                 cwd=tmp_path)
+    assert bad.returncode == 2 and "--min-effect" in bad.stderr
+
+
+def test_the_minimum_effect_never_excuses_a_missed_improvement(tmp_path: Path) -> None:
+    (tmp_path / "g.suite.yaml").write_text(
+        GATE.replace('">= baseline"', '">= baseline + 10%"').replace("repeat: 5", "repeat: 1"))
+    record = iogate("run", "g.suite.yaml", "--save-baseline", "base.json", cwd=tmp_path)
+    assert record.returncode == 0, record.stdout + record.stderr
+    # The same rate again: no change at all, yet the suite asked for 10% more.
+    proc = iogate("run", "g.suite.yaml", "--baseline", "base.json", "--min-effect", "50",
+                  cwd=tmp_path)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "within the minimum effect" not in proc.stdout
 
 
 def test_impossible_baseline_values_are_refused_naming_entry_and_metric(
