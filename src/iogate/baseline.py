@@ -140,7 +140,7 @@ class Choice:
                          for k, (old, new) in self.differs.items())
         why = (f", the closest of {self.candidates} entries for this case (it shares the "
                "most environment facts with this run)" if self.candidates > 1 else "")
-        pin = " ".join(f"{k}={old or ''}" for k, (old, _) in self.differs.items())
+        pin = ",".join(f"{k}={old or ''}" for k, (old, _) in self.differs.items())
         return (f"judged against a baseline entry from another environment{why}: {what} "
                 f"(to compare across these on purpose, say so with --baseline-match {pin})")
 

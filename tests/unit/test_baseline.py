@@ -117,6 +117,8 @@ def test_choose_the_exact_entry_else_the_closest_else_refuse():
     assert other.entry.value("read.iops") == 3.0
     assert other.differs == {"firmware": ("1.0", "3.0")}
     assert "firmware '1.0' in the baseline, '3.0' in this run" in (other.warning() or "")
+    two = base.choose("s::b", {**want, "firmware": "3.0", "host": "lab"}).warning() or ""
+    assert two.endswith("say so with --baseline-match firmware=1.0,host=ci-7)")
     # The closest wins: on host ci-7 the ci-7 entry, though its firmware differs.
     two_hosts = Baseline([_entry("s::a", "1.0", host="lab", iops=1.0),
                           _entry("s::a", "1.0", iops=2.0)])
