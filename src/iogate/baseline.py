@@ -79,7 +79,7 @@ class BaselineMatchError(BaselineError):
 
 
 # Criteria on entries: environment fact -> the value wanted (None: not recorded).
-Criteria = Mapping[str, "str | None"]
+Criteria = Mapping[str, str | None]
 MATCH_HINT = "--baseline-match KEY=VALUE (pytest: --iogate-baseline-match)"
 _CRITERION_START = re.compile(r",(?=\s*(?:" + "|".join(ENVIRONMENT_KEYS) + r")\s*=)")
 
@@ -110,11 +110,10 @@ def _shown(value: str | None) -> str:
     return "(not recorded)" if value is None else f"'{value}'"
 
 
-def describe_environment(environment: Mapping[str, str | None],
-                         keys: Iterable[str] = ENVIRONMENT_KEYS) -> str:
+def describe_environment(environment: Mapping[str, str | None]) -> str:
     """``device_model=X firmware=1.2 ...`` as --baseline-match takes it; an empty value is
     a fact not recorded."""
-    return " ".join(f"{k}={environment.get(k) or ''}" for k in keys)
+    return " ".join(f"{k}={environment.get(k) or ''}" for k in ENVIRONMENT_KEYS)
 
 
 def _criteria_text(criteria: Criteria) -> str:
