@@ -57,6 +57,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="run every case on these fio servers at once (with --iogate-backend fio)")
     group.addoption("--iogate-baseline", metavar="FILE", default=None,
                     help="judge expectations that refer to baseline against FILE")
+    group.addoption("--iogate-baseline-match", action="append", metavar="KEY=VALUE",
+                    default=None,
+                    help="judge against the baseline entries recorded with these facts "
+                         "(repeatable; keys: device_model, firmware, host, kernel, "
+                         "iogate_version), e.g. firmware=1.2")
     group.addoption("--iogate-save-baseline", metavar="FILE", default=None,
                     help="store this run's results in the baseline FILE (merged if it exists)")
     group.addoption("--iogate-alpha", type=float, default=0.05, metavar="P",
@@ -76,19 +81,19 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[RESULTS_KEY] = []
     config.stash[TERMINAL_KEY] = sys.stdout
     from iogate import hooks
-    from iogate.baseline import Baseline, BaselineError
-    from iogate.runner import Gate
+    from iogate.baseline import BaselineError
+    from iogate.cli import make_gate
 
-    alpha, effect = config.getoption("iogate_alpha"), config.getoption("iogate_min_effect")
-    gate = Gate(alpha=alpha, min_effect_pct=effect)
-    path = config.getoption("iogate_baseline")
-    if path:
-        try:
-            gate = Gate(Baseline.load(path), alpha, effect)
-        except BaselineError as exc:
-            raise pytest.UsageError(f"--iogate-baseline: {exc}") from None
-    elif config.getoption("iogate_save_baseline"):
-        gate = Gate(alpha=alpha, min_effect_pct=effect, recording=True)
+    try:
+        gate = make_gate(config.getoption("iogate_baseline"),
+                         config.getoption("iogate_baseline_match"),
+                         alpha=config.getoption("iogate_alpha"),
+                         min_effect_pct=config.getoption("iogate_min_effect"),
+                         recording=bool(config.getoption("iogate_save_baseline")))
+    except BaselineError as exc:
+        raise pytest.UsageError(f"--iogate-baseline: {exc}") from None
+    except ValueError as exc:
+        raise pytest.UsageError(f"iogate: {exc}") from None
     config.stash[GATE_KEY] = gate
     from iogate import backends
     from iogate.errors import TargetError
@@ -107,6 +112,21 @@ def pytest_configure(config: pytest.Config) -> None:
     except (backends.BackendError, ValueError) as exc:
         raise pytest.UsageError(f"--iogate-hosts/--iogate-backend: {exc}") from None
     hooks.configure(lambda o: config.getoption(o.dest, None))
+
+
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config,
+                                  items: list[pytest.Item]) -> None:
+    """Before anything runs: a collected case the baseline holds no entry for is a usage
+    error, as on the command line."""
+    from iogate.baseline import BaselineError
+
+    gate = config.stash.get(GATE_KEY, None)
+    if gate is None:
+        return
+    try:
+        gate.check([item.case for item in items if isinstance(item, WorkloadItem)])
+    except BaselineError as exc:
+        raise pytest.UsageError(f"--iogate-baseline: {exc}") from None
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
@@ -159,6 +179,7 @@ class WorkloadItem(pytest.Item):
         self.case = case
 
     def runtest(self) -> None:
+        from iogate.baseline import BaselineMatchError
         from iogate.errors import RealizedWorkloadWarning
         from iogate.runner import expected_bytes, run_cases
 
@@ -171,6 +192,8 @@ class WorkloadItem(pytest.Item):
                                  engine=self.config.stash[ENGINE_KEY],
                                  safety=self.config.stash[SAFETY_KEY],
                                  on_wait=progress.say)
+            except BaselineMatchError as exc:  # no entry, or several, for a case: a usage error
+                pytest.exit(f"--iogate-baseline: {exc}", returncode=pytest.ExitCode.USAGE_ERROR)
             finally:
                 progress.close()
 

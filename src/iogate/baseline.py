@@ -12,28 +12,36 @@ merging, and finding the entry for a case in an environment. The format::
 
 ``samples`` holds the per-repeat values of a metric and is empty for a case run once.
 An entry's key is its case id and its environment; a file holds at most one entry per key.
+
+Choosing the entry a run is judged against (:meth:`Baseline.choose`): the entries of the
+case that satisfy the caller's criteria (``--baseline-match firmware=1.2``), and among them
+the one that shares the most environment facts with the run. Several equally close entries
+are refused as ambiguous, and so is a case with no entry; every fact in which the chosen
+entry differs from the run, and which the criteria did not ask for, is reported.
 """
 
 from __future__ import annotations
 
 import contextlib
 import datetime as _dt
+import itertools
 import json
 import math
 import os
+import re
 import tempfile
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from iogate.errors import IogateError
+from iogate.metrics import parse_metric
 
 FORMAT = "iogate-baseline"
 VERSION = 1
 # The facts that decide whether two measurements are comparable for firmware gating.
 ENVIRONMENT_KEYS = ("device_model", "firmware", "host", "kernel", "iogate_version")
-DEFAULT_MATCH = ("device_model", "firmware", "host")
 # Outcomes whose metrics are whole measurements; errors and interruptions are left out.
 MEASURED_OUTCOMES = ("passed", "failed")
 
@@ -63,6 +71,77 @@ class BaselineError(IogateError):
         self.source = source
         self.reason = reason
         super().__init__(f"{source}: {reason}")
+
+
+class BaselineMatchError(BaselineError):
+    """No entry of the baseline fits a case, or several fit it equally well: the caller's
+    choice is missing (a usage error). The message lists the entries to choose from."""
+
+
+# Criteria on entries: environment fact -> the value wanted (None: not recorded).
+Criteria = Mapping[str, str | None]
+MATCH_HINT = "--baseline-match KEY=VALUE (pytest: --iogate-baseline-match)"
+_CRITERION_START = re.compile(r",(?=\s*(?:" + "|".join(ENVIRONMENT_KEYS) + r")\s*=)")
+
+
+def parse_match(texts: Iterable[str]) -> dict[str, str | None]:
+    """Criteria from ``KEY=VALUE`` texts, each holding one or several comma-separated pairs
+    (a comma inside a value stays there). An empty VALUE matches a fact not recorded.
+    Raises ValueError naming the text and the valid keys."""
+    out: dict[str, str | None] = {}
+    for text in texts:
+        for part in _CRITERION_START.split(text):
+            key, equals, value = part.partition("=")
+            key = key.strip()
+            if not equals or not key:
+                raise ValueError(f"'{part}' is not KEY=VALUE, e.g. firmware=1.2")
+            if key not in ENVIRONMENT_KEYS:
+                raise ValueError(f"unknown key '{key}' in '{part}': an entry records "
+                                 f"{', '.join(ENVIRONMENT_KEYS)}")
+            wanted = value.strip() or None
+            if key in out and out[key] != wanted:
+                raise ValueError(f"{key} is asked for twice, as {_shown(out[key])} and "
+                                 f"{_shown(wanted)}: an entry has one {key}")
+            out[key] = wanted
+    return out
+
+
+def _shown(value: str | None) -> str:
+    return "(not recorded)" if value is None else f"'{value}'"
+
+
+def describe_environment(environment: Mapping[str, str | None]) -> str:
+    """``device_model=X firmware=1.2 ...`` as --baseline-match takes it; an empty value is
+    a fact not recorded."""
+    return " ".join(f"{k}={environment.get(k) or ''}" for k in ENVIRONMENT_KEYS)
+
+
+def _criteria_text(criteria: Criteria) -> str:
+    return ", ".join(f"{k}={v or ''}" for k, v in criteria.items())
+
+
+@dataclass(frozen=True)
+class Choice:
+    """The entry a case is judged against, and how it was chosen."""
+
+    entry: Entry
+    # Facts in which the entry differs from the run, the criteria's keys left out:
+    # key -> (the entry's value, the run's value).
+    differs: dict[str, tuple[str | None, str | None]]
+    candidates: int  # entries of the case that satisfied the criteria
+
+    def warning(self) -> str | None:
+        """What differs between the entry and the run, and why this entry; None when the
+        entry was recorded in the run's environment (or differs only where asked)."""
+        if not self.differs:
+            return None
+        what = "; ".join(f"{k} {_shown(old)} in the baseline, {_shown(new)} in this run"
+                         for k, (old, new) in self.differs.items())
+        why = (f", the closest of {self.candidates} entries for this case (it shares the "
+               "most environment facts with this run)" if self.candidates > 1 else "")
+        pin = ",".join(f"{k}={old or ''}" for k, (old, _) in self.differs.items())
+        return (f"judged against a baseline entry from another environment{why}: {what} "
+                f"(to compare across these on purpose, say so with --baseline-match {pin})")
 
 
 @dataclass(frozen=True)
@@ -200,11 +279,22 @@ class Baseline:
         overridden by a case's own ``environment`` when it has one (the target's device
         facts are per case). ``iogate_version`` falls back to the document's.
         """
+        # The results document's format belongs to iogate.report, which imports this module
+        # (through the runner): its version is asked for here, when a document is read.
+        from iogate.report import SCHEMA_VERSION
+
         if not isinstance(results_document, Mapping):
             raise BaselineError(source, "not a results document: the top level is not an object")
         cases = results_document.get("cases")
         if not isinstance(cases, list):
             raise BaselineError(source, "not a results document: no 'cases' list")
+        version = results_document.get("schema_version")
+        if version != SCHEMA_VERSION:
+            what = ("has no schema_version" if version is None
+                    else f"has schema_version {version!r}")
+            raise BaselineError(source, f"the results document {what}; this iogate reads "
+                                        f"schema_version {SCHEMA_VERSION}: compare results "
+                                        "written by the same iogate version")
         shared = dict(results_document.get("environment") or {})
         if shared.get("iogate_version") is None and results_document.get("iogate_version"):
             shared["iogate_version"] = results_document["iogate_version"]
@@ -235,27 +325,86 @@ class Baseline:
     def for_case(self, case_id: str) -> list[Entry]:
         return [e for e in self._entries.values() if e.case_id == case_id]
 
-    def lookup(self, case_id: str, environment: Mapping[str, Any] | None, *,
-               match: Sequence[str] = DEFAULT_MATCH) -> Entry | None:
-        """The entry for ``case_id`` whose environment equals ``environment`` on ``match``.
+    def holdings(self, case_id: str | None = None) -> list[str]:
+        """The environments the file holds entries for (of ``case_id``, else of any case),
+        each with how many cases it has."""
+        counts: dict[str, int] = {}
+        for e in self._entries.values():
+            if case_id is None or e.case_id == case_id:
+                text = describe_environment(e.environment)
+                counts[text] = counts.get(text, 0) + 1
+        return [f"{text} ({n} case{'s' if n != 1 else ''})" for text, n in counts.items()]
 
-        A fact missing on either side is None and matches only None. When no entry matches
-        exactly and the baseline holds exactly one entry for the case id, that entry is
-        returned: a baseline recorded on one machine still applies to a run that renamed the
-        host or updated the firmware (which is what a firmware gate compares). With several
-        entries for the case id and none matching, the answer is None: guessing between
-        environments would compare the wrong measurements.
+    def _listing(self, case_id: str | None = None) -> str:
+        held = self.holdings(case_id)
+        if not held:
+            return "the file holds no entries"
+        whose = f"for case '{case_id}' " if case_id is not None else ""
+        return f"the file holds entries {whose}recorded with:\n  " + "\n  ".join(held)
+
+    def candidates(self, case_id: str, criteria: Criteria | None = None) -> list[Entry]:
+        """The entries of ``case_id`` that satisfy ``criteria``."""
+        return [e for e in self.for_case(case_id) if _satisfies(e, criteria or {})]
+
+    def require(self, case_id: str, criteria: Criteria | None = None) -> list[Entry]:
+        """The entries of ``case_id`` that satisfy ``criteria``; BaselineMatchError listing
+        what the file holds when there are none."""
+        criteria = criteria or {}
+        candidates = self.candidates(case_id, criteria)
+        if not candidates:
+            asked = f" recorded with {_criteria_text(criteria)}" if criteria else ""
+            if self.for_case(case_id):
+                listing = self._listing(case_id)
+            else:
+                listing = f"record one with --save-baseline; {self._listing()}"
+            raise BaselineMatchError(self.source, f"no entry for case '{case_id}'{asked}; "
+                                                  f"{listing}")
+        return candidates
+
+    def select(self, criteria: Criteria) -> None:
+        """Refuse criteria that no entry of the file satisfies (a misspelt firmware), listing
+        what the file holds; before any case runs."""
+        if not criteria or any(_satisfies(e, criteria) for e in self._entries.values()):
+            return
+        raise BaselineMatchError(self.source, f"no entry is recorded with "
+                                              f"{_criteria_text(criteria)}; "
+                                              f"{self._listing()}")
+
+    def choose(self, case_id: str, environment: Mapping[str, Any] | None,
+               criteria: Criteria | None = None) -> Choice:
+        """The entry to judge ``case_id`` against in ``environment``.
+
+        Of the case's entries that satisfy ``criteria``, the one that shares the most
+        environment facts (:data:`ENVIRONMENT_KEYS`) with ``environment``. Raises
+        BaselineMatchError when none satisfies the criteria, or when several are equally
+        close (guessing would compare the wrong measurements): the message lists the
+        entries, for the caller to choose with criteria.
         """
-        unknown = [k for k in match if k not in ENVIRONMENT_KEYS]
-        if unknown:
-            raise ValueError(f"cannot match on {', '.join(unknown)}: "
-                             f"an entry's environment has {', '.join(ENVIRONMENT_KEYS)}")
+        criteria = criteria or {}
         wanted = environment_key(environment)
-        candidates = self.for_case(case_id)
-        for e in candidates:
-            if all(e.environment.get(k) == wanted[k] for k in match):
-                return e
-        return candidates[0] if len(candidates) == 1 else None
+        candidates = self.require(case_id, criteria)
+
+        def shared(e: Entry) -> int:
+            return sum(e.environment.get(k) == wanted[k] for k in ENVIRONMENT_KEYS)
+
+        best = max(map(shared, candidates))
+        closest = [e for e in candidates if shared(e) == best]
+        if len(closest) > 1:
+            apart = [k for k in ENVIRONMENT_KEYS
+                     if len({e.environment.get(k) for e in closest}) > 1]
+            raise BaselineMatchError(self.source, (
+                f"{len(closest)} entries for case '{case_id}' are equally close to this run "
+                f"({describe_environment(wanted)}); they differ in {', '.join(apart)}: "
+                f"choose one with {MATCH_HINT}:\n  "
+                + "\n  ".join(describe_environment(e.environment) for e in closest)))
+        entry = closest[0]
+        differs = {k: (entry.environment.get(k), wanted[k]) for k in ENVIRONMENT_KEYS
+                   if k not in criteria and entry.environment.get(k) != wanted[k]}
+        return Choice(entry, differs, len(candidates))
+
+
+def _satisfies(entry: Entry, criteria: Criteria) -> bool:
+    return all(entry.environment.get(k) == v for k, v in criteria.items())
 
 
 def _number(value: Any) -> bool:
@@ -298,4 +447,40 @@ def _entry_from_json(item: Any, source: str, where: str) -> Entry:
             raise BaselineError(source, f"{where} ({case_id}): samples.{name} must be a "
                                         "non-empty list of finite numbers")
         repeats[str(name)] = [float(v) for v in values]
+    problem = _impossible(clean, repeats)
+    if problem:
+        raise BaselineError(source, f"{where} ({case_id}): {problem}")
     return Entry(case_id, environment_key(environment), clean, repeats)
+
+
+def _impossible(metrics: Mapping[str, float], samples: Mapping[str, list[float]]) -> str | None:
+    """Why these values cannot have been measured: a negative value of an iogate metric
+    (every one counts, sizes, rates, durations or shares), or a latency's percentiles out
+    of order. Metrics of plugins are their own business and pass."""
+    measured = [*(("metrics", n, [v]) for n, v in metrics.items()),
+                *(("samples", n, vs) for n, vs in samples.items())]
+    for where, name, values in measured:
+        try:
+            parse_metric(name)
+        except ValueError:
+            continue
+        negative = next((v for v in values if v < 0), None)
+        if negative is not None:
+            return (f"{where}.{name} is {negative:g}: a measured {name} is never negative; "
+                    "the file is damaged, record the baseline again")
+    percentiles: dict[tuple[str | None, str], list[tuple[float, str]]] = {}
+    for name in metrics:
+        try:
+            path = parse_metric(name)
+        except ValueError:
+            continue
+        if path.percentile is not None:
+            percentiles.setdefault((path.scope, path.name), []).append((path.percentile, name))
+    for ordered in percentiles.values():
+        ordered.sort()
+        for (_, low), (_, high) in itertools.pairwise(ordered):
+            if metrics[low] > metrics[high]:
+                return (f"metrics.{low} ({metrics[low]:g}) is above metrics.{high} "
+                        f"({metrics[high]:g}): percentiles never fall; the file is damaged, "
+                        "record the baseline again")
+    return None

@@ -21,7 +21,7 @@ from iogate import __version__
 from iogate.errors import SuiteError
 
 if TYPE_CHECKING:
-    from iogate.runner import CaseResult
+    from iogate.runner import CaseResult, Gate
     from iogate.spec import LoadedSuite
 
 EXIT_OK, EXIT_FAILED, EXIT_INVALID, EXIT_RUNTIME, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
@@ -143,6 +143,23 @@ def save_baseline(path: str, document: dict[str, object]) -> None:
     new.save(path)
 
 
+def make_gate(baseline: str | None, match: Sequence[str] | None, *, alpha: float,
+              min_effect_pct: float, recording: bool) -> Gate:
+    """The gate of a run: the baseline file judged against (if any) with the entries it
+    may choose (``KEY=VALUE`` texts), the significance and minimum effect of a regression,
+    and whether the run records a baseline. Raises BaselineError for an unusable file or
+    criteria no entry meets, ValueError for bad settings."""
+    from iogate.baseline import Baseline, parse_match
+    from iogate.runner import Gate
+
+    criteria = parse_match(match or ())
+    if criteria and not baseline:
+        raise ValueError("--baseline-match chooses entries of a baseline: pass --baseline FILE "
+                         "(pytest: --iogate-baseline FILE)")
+    loaded = Baseline.load(baseline) if baseline else None
+    return Gate(loaded, alpha, min_effect_pct, recording=recording, match=criteria)
+
+
 def journal_path(results_path: str) -> Path:
     """Where the cases of a run are journaled as they end: beside its results file."""
     path = Path(results_path)
@@ -170,11 +187,10 @@ def _interrupts_deferred() -> Iterator[None]:
 
 def cmd_run(args: argparse.Namespace) -> int:
     from iogate import backends, hooks, report
-    from iogate.baseline import Baseline, BaselineError
+    from iogate.baseline import BaselineError
     from iogate.errors import TargetError
     from iogate.fio.hosts import parse_hosts
     from iogate.runner import (
-        Gate,
         case_id,
         expected_bytes,
         needs_baseline,
@@ -189,16 +205,14 @@ def cmd_run(args: argparse.Namespace) -> int:
     if not cases:
         print(f"iogate: no case matches -k {args.k!r}", file=sys.stderr)
         return EXIT_INVALID
-    gate = Gate(alpha=args.alpha, min_effect_pct=args.min_effect)
-    if args.baseline:
-        try:
-            gate = Gate(Baseline.load(args.baseline), args.alpha, args.min_effect)
-        except BaselineError as exc:
-            print(f"iogate: {exc}", file=sys.stderr)
-            return EXIT_INVALID
-    elif args.save_baseline:
-        gate = Gate(alpha=args.alpha, min_effect_pct=args.min_effect, recording=True)
-    elif needs_baseline(cases):
+    try:
+        gate = make_gate(args.baseline, args.baseline_match, alpha=args.alpha,
+                         min_effect_pct=args.min_effect, recording=bool(args.save_baseline))
+        gate.check(cases)
+    except (BaselineError, ValueError) as exc:
+        print(f"iogate: {exc}", file=sys.stderr)
+        return EXIT_INVALID
+    if gate.baseline is None and not gate.recording and needs_baseline(cases):
         print("iogate: these expectations refer to baseline, but no baseline is loaded "
               "(--baseline FILE; --save-baseline FILE records one):\n  "
               + "\n  ".join(needs_baseline(cases)), file=sys.stderr)
@@ -231,6 +245,9 @@ def cmd_run(args: argparse.Namespace) -> int:
                 unit_results = run_cases(unit, filename=args.filename, on_progress=line,
                                          on_phase=line.set_phase, gate=gate, safety=safety,
                                          engine=engine, on_wait=_say)
+            except BaselineError as exc:  # no entry, or several, for a case: say which
+                print(f"iogate: {exc}", file=sys.stderr)
+                return EXIT_INVALID
             finally:
                 line.close()
             for result in unit_results:
@@ -334,6 +351,10 @@ def build_parser() -> argparse.ArgumentParser:
                           "with --backend fio")
     run.add_argument("--baseline", metavar="FILE",
                      help="judge expectations that refer to baseline against FILE")
+    run.add_argument("--baseline-match", action="append", metavar="KEY=VALUE",
+                     help="judge against the baseline entries recorded with these facts "
+                          "(repeatable; keys: device_model, firmware, host, kernel, "
+                          "iogate_version), e.g. firmware=1.2")
     run.add_argument("--save-baseline", metavar="FILE",
                      help="store this run's results in the baseline FILE (merged if it exists)")
     run.add_argument("--alpha", type=float, default=0.05, metavar="P",

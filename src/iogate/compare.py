@@ -16,7 +16,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from iogate.baseline import FORMAT, Baseline, BaselineError, Entry, read_json
+from iogate.baseline import (
+    FORMAT,
+    Baseline,
+    BaselineError,
+    BaselineMatchError,
+    Entry,
+    read_json,
+)
 from iogate.expect import format_value
 from iogate.metrics import DIRECTIONS, SCOPES, Kind, parse_metric
 from iogate.stats import Spread, regression, summary
@@ -122,14 +129,13 @@ def _verdict(old: Sequence[float], new: Sequence[float], direction: bool | None,
 
 
 def _pair(old: Baseline, new_entry: Entry) -> Entry | None:
-    """The old entry to compare ``new_entry`` with: the same case in the closest environment
-    (device, firmware and host; then device and host; then device), or the only one."""
-    for match in (("device_model", "firmware", "host"), ("device_model", "host"),
-                  ("device_model",)):
-        found = old.lookup(new_entry.case_id, new_entry.environment, match=match)
-        if found is not None:
-            return found
-    return None
+    """The old entry to compare ``new_entry`` with: of the same case, the one recorded in
+    the environment closest to the new one's (as a run's baseline entry is chosen); None
+    when the old side has no entry for the case or several equally close ones."""
+    try:
+        return old.choose(new_entry.case_id, new_entry.environment).entry
+    except BaselineMatchError:
+        return None
 
 
 def _label(entry: Entry, ambiguous: bool) -> str:
@@ -146,7 +152,8 @@ def compare(old: Any, new: Any, *, alpha: float = 0.05, min_effect_pct: float = 
     case and metric by metric.
 
     Cases pair by id; when the old side holds the case in several environments, the one
-    closest to the new side's environment is taken. Without ``metrics``, the
+    closest to the new side's environment is taken (several equally close: not compared,
+    noted). Without ``metrics``, the
     ``DEFAULT_METRICS`` measured on both sides are compared; named metrics missing on a
     side are reported in the notes.
     """
@@ -163,8 +170,10 @@ def compare(old: Any, new: Any, *, alpha: float = 0.05, min_effect_pct: float = 
     for entry in after.entries:
         counterpart = _pair(before, entry)
         if counterpart is None:
-            why = ("not in the old results" if not before.for_case(entry.case_id) else
-                   "in the old results only for other environments")
+            held = len(before.for_case(entry.case_id))
+            why = ("not in the old results" if not held else
+                   f"in the old results for {held} environments equally close to the new "
+                   "one's; compare files of one environment")
             result.notes.append(f"{entry.case_id}: {why}")
             continue
         paired_ids.add(entry.case_id)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import fnmatch
+import math
 import os
 import shutil
 import tempfile
@@ -22,6 +23,7 @@ from typing import Any
 from iogate import environment, hooks, stats
 from iogate.backends import Engine
 from iogate.baseline import Baseline
+from iogate.baseline import Choice as BaselineChoice
 from iogate.baseline import Entry as BaselineEntry
 from iogate.engine.isolated import (
     EngineAborted,
@@ -32,7 +34,14 @@ from iogate.engine.isolated import (
 )
 from iogate.engine.session import JobSpec, Progress
 from iogate.errors import EngineError, TargetError
-from iogate.expect import Check, Expectation, evaluate, evaluate_window, tally_window
+from iogate.expect import (
+    Check,
+    Expectation,
+    evaluate,
+    evaluate_window,
+    format_value,
+    tally_window,
+)
 from iogate.lower import lower, lower_step
 from iogate.metrics import DIRECTIONS, MetricPath, parse_metric
 from iogate.realized import realized_warnings, requested
@@ -238,16 +247,51 @@ def _targets(cases: Sequence[Case], override: str | None) -> Iterator[list[list[
 
 @dataclass(frozen=True)
 class Gate:
-    """How verdicts that refer to a baseline are reached: the loaded baseline, and the
-    significance and minimum effect of the statistical test used when both sides have
-    repeated samples (so a real regression fails and noise does not)."""
+    """How verdicts that refer to a baseline are reached: the loaded baseline, the facts the
+    entries judged against must have (``--baseline-match``), and the significance and
+    minimum effect of a regression: a change from the baseline smaller than the minimum
+    effect never fails, and with repeated samples on both sides only a significant one does
+    (so a real regression fails and noise does not)."""
 
     baseline: Baseline | None = None
     alpha: float = 0.05
     min_effect_pct: float = 5.0
-    # Recording the first baseline: expectations that refer to one are not judged (shown as
-    # such), instead of refusing the run.
+    # Recording the baseline (alone, or into the file judged against): expectations that
+    # refer to a baseline entry not recorded yet are not judged (shown as such), instead of
+    # refusing the run.
     recording: bool = False
+    match: Mapping[str, str | None] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        """Refuse settings that cannot judge anything: ValueError, or BaselineMatchError
+        when no entry of the baseline has the facts ``match`` asks for."""
+        if not 0 < self.alpha < 1:
+            raise ValueError(f"the significance {self.alpha:g} is not strictly between 0 "
+                             "and 1 (--alpha; pytest: --iogate-alpha)")
+        if not 0 <= self.min_effect_pct < math.inf:
+            raise ValueError(f"the minimum effect {self.min_effect_pct:g}% is not a percentage "
+                             ">= 0 (--min-effect; pytest: --iogate-min-effect)")
+        if self.baseline is not None:
+            self.baseline.select(self.match)
+
+    def check(self, cases: Sequence[Case]) -> None:
+        """Before anything runs: refuse cases that refer to the baseline and have no entry
+        in it with the facts asked for, whatever the environment (BaselineMatchError)."""
+        if self.baseline is None or self.recording:
+            return
+        for case in cases:
+            if needs_baseline([case]):
+                self.baseline.require(case_id(case), self.match)
+
+    def choose(self, case: Case, env: Mapping[str, object]) -> BaselineChoice | None:
+        """The baseline entry ``case`` is judged against in ``env``; None when the case
+        refers to no baseline, or none is loaded, or it is being recorded and has no entry
+        yet. Raises BaselineMatchError when no entry fits or several fit equally."""
+        if self.baseline is None or not needs_baseline([case]):
+            return None
+        if self.recording and not self.baseline.candidates(case_id(case), self.match):
+            return None
+        return self.baseline.choose(case_id(case), env, self.match)
 
 
 def needs_baseline(cases: Sequence[Case]) -> list[str]:
@@ -310,6 +354,9 @@ def run_cases(
         try:
             held = stack.enter_context(guard(cases, targets, safety or Policy(), on_wait))
             envs = [environment.capture(files[0] if files else None) for files in targets]
+            # Before anything runs: a case without a baseline entry to judge it against, or
+            # with several equally close, is the caller's to settle (BaselineMatchError).
+            choices = [gate.choose(c, env) for c, env in zip(cases, envs, strict=True)]
             for case, files in zip(cases, targets, strict=True):
                 steps = list(case.preconditions)
                 for i, step in enumerate(steps, 1):
@@ -352,9 +399,9 @@ def run_cases(
             stack.close()  # the exclusive opens of written block devices end with the run
         duration = time.monotonic() - started
         return finish([_judge(case, [r.job_result(i) for r in runs], duration,
-                              _target_text(files), env, gate, rounds)
-                       for i, (case, files, env) in enumerate(zip(cases, targets, envs,
-                                                                  strict=True))])
+                              _target_text(files), env, gate, rounds, choice)
+                       for i, (case, files, env, choice) in enumerate(
+                           zip(cases, targets, envs, choices, strict=True))])
 
 
 def _pinned(spec: JobSpec, held: Guard) -> JobSpec:
@@ -527,10 +574,11 @@ def _window_series(runs: Sequence[RunResult], metric: MetricPath) -> WindowSerie
 
 
 def _judge(case: Case, runs: list[RunResult], duration: float, target: str | None,
-           env: dict[str, object], gate: Gate, rounds: SteadyRounds | None) -> CaseResult:
+           env: dict[str, object], gate: Gate, rounds: SteadyRounds | None,
+           choice: BaselineChoice | None) -> CaseResult:
     result = runs[-1]
     metrics, samples = _measured(case, runs, case.expectations)
-    entry = gate.baseline.lookup(case_id(case), env) if gate.baseline is not None else None
+    entry = choice.entry if choice is not None else None
     checks = [_check(e, runs, metrics, samples, entry, gate) for e in case.expectations]
     hosts = _per_host(case, runs)
     for host, (host_runs, host_metrics, host_samples) in hosts.items():
@@ -554,6 +602,8 @@ def _judge(case: Case, runs: list[RunResult], duration: float, target: str | Non
     else:
         outcome = "failed"
     warnings = _realized(runs)
+    if choice is not None and choice.warning():
+        warnings.append(f"baseline: {choice.warning()}")
     return CaseResult(case, outcome, checks=checks, metrics=metrics, error=error,
                       duration_s=duration, target=target, run=result, warnings=warnings,
                       requested=requested(result.specs), samples=samples,
@@ -618,7 +668,7 @@ def _check(e: Expectation, runs: list[RunResult], metrics: Mapping[str, float],
         old = entry.samples(path)
         if old:
             names["baseline"] = _statistic(old, e.stat)
-    if "baseline" in e.names and gate.baseline is None and gate.recording:
+    if "baseline" in e.names and entry is None and gate.recording:
         return Check(e, None, True, "not judged: recording the baseline", judged=False)
     if e.window is not None:
         series = _window_series(runs, e.metric)
@@ -626,7 +676,12 @@ def _check(e: Expectation, runs: list[RunResult], metrics: Mapping[str, float],
                                due=series.due, spans=series.spans)
     values = samples.get(path) or ([metrics[path]] if path in metrics else [])
     check = evaluate(e, _statistic(values, e.stat) if values else None, names=names)
-    if check.passed or "baseline" not in names or e.stat not in ("median", "mean"):
+    if check.passed or "baseline" not in names:
+        return check
+    small = _within_min_effect(e, check, names, gate.min_effect_pct)
+    if small:
+        return replace(check, passed=True, reason=f"{check.reason}, but {small}")
+    if e.stat not in ("median", "mean"):
         return check
     # Below the threshold: with enough repeats on both sides, only a significant difference
     # fails the gate, so noise does not flap it. Too few samples: the threshold decides.
@@ -640,6 +695,22 @@ def _check(e: Expectation, runs: list[RunResult], metrics: Mapping[str, float],
                            f"(p={p:.3f} > {gate.alpha}, {n}): within noise")
         return replace(check, reason=f"{check.reason} (significant: p={p:.3f}, {n})")
     return check
+
+
+def _within_min_effect(e: Expectation, check: Check, names: Mapping[str, float],
+                       min_effect_pct: float) -> str | None:
+    """Why a failed check against the baseline is no regression, if it is not: its value
+    differs from the baseline's by less than the minimum effect, and the baseline's value
+    itself meets the expectation (so the expectation bounds a regression; one that asks for
+    an improvement is not met by a value that barely moved)."""
+    observed, old = check.observed, names["baseline"]
+    if observed is None or math.isnan(observed) or not evaluate(e, old, names=names).passed:
+        return None
+    change = stats.effect_pct(old, observed)
+    if abs(change) >= min_effect_pct:
+        return None
+    return (f"within the minimum effect: {change:+.1f}% from the baseline's "
+            f"{format_value(e.kind, old)} is less than the minimum effect, {min_effect_pct:g}%")
 
 
 def _io_error(result: RunResult) -> str | None:

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from iogate.baseline import Baseline, BaselineError, Entry
+from iogate.baseline import Baseline, BaselineError, BaselineMatchError, Entry, parse_match
 from iogate.errors import IogateError
 
 ENV = {"host": "ci-7", "kernel": "6.8.0", "device_model": "ACME NVMe 1TB", "firmware": "1.2",
@@ -30,9 +30,8 @@ def test_from_results_with_and_without_samples():
              **{"read.iops": 1000.0}),
     ])
     base = Baseline.from_results(doc)
-    a = base.lookup("s.suite.yaml::a", ENV)
-    b = base.lookup("s.suite.yaml::b", ENV)
-    assert a is not None and b is not None
+    a = base.choose("s.suite.yaml::a", ENV).entry
+    b = base.choose("s.suite.yaml::b", ENV).entry
     assert a.value("read.iops") == 1000.0 and a.samples("read.iops") == [1000.0]
     assert a.value("write.iops") is None and a.samples("write.iops") == []
     assert b.samples("read.iops") == [900.0, 1000.0, 1100.0]
@@ -47,8 +46,8 @@ def test_partial_runs_are_left_out_and_unmeasured_metrics_skipped():
                    case("s::int", "interrupted", **{"read.iops": 4.0})])
     base = Baseline.from_results(doc)
     assert sorted(e.case_id for e in base.entries) == ["s::failed", "s::ok"]
-    ok = base.lookup("s::ok", ENV)
-    assert ok is not None and ok.metrics == {"read.iops": 1.0}
+    ok = base.choose("s::ok", ENV).entry
+    assert ok.metrics == {"read.iops": 1.0}
 
 
 def test_case_environment_overrides_the_documents():
@@ -68,7 +67,8 @@ def test_target_facts_stand_in_for_the_short_names():
 
 
 def test_missing_environment_facts_are_none():
-    base = Baseline.from_results({"cases": [case("s::a", **{"read.iops": 1.0})]})
+    base = Baseline.from_results({"schema_version": 1,
+                                  "cases": [case("s::a", **{"read.iops": 1.0})]})
     assert base.entries[0].environment == dict.fromkeys(
         ("device_model", "firmware", "host", "kernel", "iogate_version"))
 
@@ -100,23 +100,66 @@ def _entry(case_id, firmware, host="ci-7", iops=1.0):
                            "kernel": "6.8", "iogate_version": "0.1.0"}, {"read.iops": iops})
 
 
-def test_lookup_exact_then_single_fallback():
+def test_choose_the_exact_entry_else_the_closest_else_refuse():
     base = Baseline([_entry("s::a", "1.0", iops=1.0), _entry("s::a", "2.0", iops=2.0),
                      _entry("s::b", "1.0", iops=3.0)])
-    want = {"device_model": "M", "firmware": "2.0", "host": "ci-7"}
-    found = base.lookup("s::a", want)
-    assert found is not None and found.value("read.iops") == 2.0
-    # Two entries for s::a and neither matches firmware 3.0: no guess.
-    assert base.lookup("s::a", {**want, "firmware": "3.0"}) is None
-    # One entry for s::b: it applies even on another firmware.
-    fallback = base.lookup("s::b", {**want, "firmware": "3.0"})
-    assert fallback is not None and fallback.value("read.iops") == 3.0
-    # A narrower match finds the entry by device alone.
-    narrow = base.lookup("s::a", {"device_model": "M"}, match=("device_model",))
-    assert narrow is not None
-    assert base.lookup("s::zzz", want) is None
-    with pytest.raises(ValueError, match="cpu_count"):
-        base.lookup("s::a", want, match=("cpu_count",))
+    want = {"device_model": "M", "firmware": "2.0", "host": "ci-7", "kernel": "6.8",
+            "iogate_version": "0.1.0"}
+    exact = base.choose("s::a", want)
+    assert exact.entry.value("read.iops") == 2.0 and exact.warning() is None
+    # Two entries for s::a and neither has firmware 3.0: equally close, no guess.
+    with pytest.raises(BaselineMatchError, match="2 entries for case 's::a' are equally "
+                                                 "close.*differ in firmware") as info:
+        base.choose("s::a", {**want, "firmware": "3.0"})
+    assert "firmware=1.0 host=ci-7" in str(info.value)
+    # One entry for s::b: it is used, and what differs is said.
+    other = base.choose("s::b", {**want, "firmware": "3.0"})
+    assert other.entry.value("read.iops") == 3.0
+    assert other.differs == {"firmware": ("1.0", "3.0")}
+    assert "firmware '1.0' in the baseline, '3.0' in this run" in (other.warning() or "")
+    two = base.choose("s::b", {**want, "firmware": "3.0", "host": "lab"}).warning() or ""
+    assert two.endswith("say so with --baseline-match firmware=1.0,host=ci-7)")
+    # The closest wins: on host ci-7 the ci-7 entry, though its firmware differs.
+    two_hosts = Baseline([_entry("s::a", "1.0", host="lab", iops=1.0),
+                          _entry("s::a", "1.0", iops=2.0)])
+    closest = two_hosts.choose("s::a", {**want, "firmware": "9"})
+    assert closest.entry.value("read.iops") == 2.0 and closest.candidates == 2
+    assert "the closest of 2 entries" in (closest.warning() or "")
+    with pytest.raises(BaselineMatchError, match="no entry for case 's::zzz'; record one"):
+        base.choose("s::zzz", want)
+
+
+def test_choose_with_criteria():
+    base = Baseline([_entry("s::a", "1.0", iops=1.0), _entry("s::a", "2.0", iops=2.0)])
+    here = {"device_model": "M", "firmware": "3.0", "host": "ci-7", "kernel": "6.8",
+            "iogate_version": "0.1.0"}
+    chosen = base.choose("s::a", here, {"firmware": "1.0"})
+    assert chosen.entry.value("read.iops") == 1.0
+    assert chosen.warning() is None  # the firmware differs as asked
+    with pytest.raises(BaselineMatchError, match="no entry for case 's::a' recorded with "
+                                                 "firmware=9.9; the file holds entries for "
+                                                 "case 's::a' recorded with"):
+        base.choose("s::a", here, {"firmware": "9.9"})
+    base.select({"firmware": "2.0", "host": "ci-7"})
+    with pytest.raises(BaselineMatchError, match=r"(?s)no entry is recorded with firmware=9\.9; "
+                                                 r"the file holds .*\(1 case\)"):
+        base.select({"firmware": "9.9"})
+
+
+def test_parse_match():
+    assert parse_match(["firmware=1.2"]) == {"firmware": "1.2"}
+    assert parse_match(["firmware=1.2,host=a", "kernel=6.8"]) == {
+        "firmware": "1.2", "host": "a", "kernel": "6.8"}
+    # A comma not followed by a key stays in the value; an empty value is "not recorded".
+    assert parse_match(["device_model=Disk, rev B,firmware="]) == {
+        "device_model": "Disk, rev B", "firmware": None}
+    assert parse_match(["host=a", "host=a"]) == {"host": "a"}
+    with pytest.raises(ValueError, match="unknown key 'cpu'.*device_model, firmware, host"):
+        parse_match(["cpu=8"])
+    with pytest.raises(ValueError, match="'firmware' is not KEY=VALUE"):
+        parse_match(["firmware"])
+    with pytest.raises(ValueError, match="host is asked for twice"):
+        parse_match(["host=a", "host=b"])
 
 
 def test_merge_replaces_same_key_and_keeps_the_rest():
@@ -156,6 +199,22 @@ GOOD_ENTRY = {"case": "s::a", "environment": {}, "metrics": {"read.iops": 1.0}}
      "environment.host must be a string"),
     (json.dumps({"format": "iogate-baseline", "version": 1,
                  "entries": [GOOD_ENTRY, GOOD_ENTRY]}), "a second entry for case 's::a'"),
+    (json.dumps({"format": "iogate-baseline", "version": 1,
+                 "entries": [{**GOOD_ENTRY, "metrics": {"read.iops": -1.0}}]}),
+     r"entries\[0\] \(s::a\): metrics.read.iops is -1: a measured read.iops is never negative"),
+    (json.dumps({"format": "iogate-baseline", "version": 1,
+                 "entries": [{**GOOD_ENTRY, "metrics": {"write.bw": -2}}]}),
+     "metrics.write.bw is -2"),
+    (json.dumps({"format": "iogate-baseline", "version": 1,
+                 "entries": [{**GOOD_ENTRY, "samples": {"read.clat.p99": [5.0, -3.0]}}]}),
+     "samples.read.clat.p99 is -3"),
+    ('{"format": "iogate-baseline", "version": 1, "entries": [{"case": "s::a", '
+     '"metrics": {"read.clat.mean": NaN}}]}', "metrics.read.clat.mean must be a finite number"),
+    (json.dumps({"format": "iogate-baseline", "version": 1,
+                 "entries": [{**GOOD_ENTRY, "metrics": {"read.clat.p50": 9e6,
+                                                        "read.clat.p99": 2e6,
+                                                        "read.clat.p99.9": 3e6}}]}),
+     r"metrics.read.clat.p50 \(9e\+06\) is above metrics.read.clat.p99 \(2e\+06\)"),
 ])
 def test_corrupt_and_foreign_files_are_named_with_the_reason(tmp_path, content, reason):
     path = tmp_path / "bad.json"
@@ -183,3 +242,21 @@ def test_binary_file_is_not_a_traceback(tmp_path):
 def test_from_results_rejects_non_results():
     with pytest.raises(BaselineError, match="no 'cases' list"):
         Baseline.from_results({"format": "iogate-baseline"})
+
+
+@pytest.mark.parametrize(("version", "said"), [(2, "has schema_version 2"),
+                                               (None, "has no schema_version"),
+                                               ("1", "has schema_version '1'")])
+def test_from_results_refuses_an_unknown_schema_version(version, said):
+    doc = results([case("s::a", **{"read.iops": 1.0})])
+    doc["schema_version"] = version
+    with pytest.raises(BaselineError, match=f"r.json: the results document {said}; this "
+                                            "iogate reads schema_version 1"):
+        Baseline.from_results(doc, "r.json")
+
+
+def test_plugin_metrics_may_be_negative():
+    entry = {**GOOD_ENTRY, "metrics": {"read.iops": 1.0, "thermal.delta_c": -4.0}}
+    base = Baseline.from_document({"format": "iogate-baseline", "version": 1,
+                                   "entries": [entry]})
+    assert base.entries[0].value("thermal.delta_c") == -4.0

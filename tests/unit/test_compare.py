@@ -156,6 +156,9 @@ def test_main_exit_codes(tmp_path, capsys):
     ("{oops", "bad.json: not JSON"),
     ('{"hello": 1}', "bad.json: neither an iogate results document nor a baseline file"),
     ('{"format": "iogate-baseline", "version": 2, "entries": []}', "version 2"),
+    ('{"schema_version": 7, "cases": []}', "bad.json: the results document has schema_version 7"),
+    ('{"schema_version": 1, "cases": [{"id": "s::a", "metrics": {"read.iops": -1}}]}',
+     "bad.json: cases[0] (s::a): metrics.read.iops is -1"),
 ])
 def test_main_bad_input_names_the_file(tmp_path, capsys, content, message):
     good = _write(tmp_path, "good.json", run_pair(1.0, 1.0)[0])

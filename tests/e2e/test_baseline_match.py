@@ -1,0 +1,285 @@
+"""Choosing the baseline entry a run is judged against (--baseline-match, the closest
+environment, ambiguity, entries from another environment), the minimum effect of a
+regression, and baselines or results that cannot be right, through the CLI and pytest."""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+IOGATE = [sys.executable, "-m", "iogate"]
+
+GATE = """\
+suite: gate
+workloads:
+  - name: paced
+    ioengine: null
+    rw: randread
+    size: 1MiB
+    runtime: 100ms
+    time_based: true
+    rate_iops: ${RATE:-20000}
+    repeat: 5
+    expect:
+      read.iops: ">= baseline"
+"""
+CASE = "g.suite.yaml::paced"
+
+
+def iogate(*args: str, cwd: Path, env: dict[str, str] | None = None
+           ) -> subprocess.CompletedProcess:
+    return subprocess.run([*IOGATE, *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=300, env={**os.environ, **(env or {})})
+
+
+def _scaled(entry: dict[str, Any], factor: float, **environment: str) -> dict[str, Any]:
+    """The entry recorded elsewhere (``environment`` overrides) with its values scaled."""
+    out = copy.deepcopy(entry)
+    out["environment"].update(environment)
+    out["metrics"] = {k: v * factor for k, v in out["metrics"].items()}
+    out["samples"] = {k: [v * factor for v in vs] for k, vs in out["samples"].items()}
+    return out
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """A baseline of the suite recorded on this machine (at 20k IOPS), as a document."""
+    where = tmp_path_factory.mktemp("recorded")
+    (where / "g.suite.yaml").write_text(GATE)
+    proc = iogate("run", "g.suite.yaml", "--save-baseline", "base.json", cwd=where)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    document: dict[str, Any] = json.loads((where / "base.json").read_text())
+    return document
+
+
+def write_baseline(where: Path, document: dict[str, Any], entries: list[dict[str, Any]],
+                   name: str = "base.json") -> None:
+    (where / "g.suite.yaml").write_text(GATE)
+    (where / name).write_text(json.dumps({**document, "entries": entries}))
+
+
+def two_firmwares(recorded: dict[str, Any]) -> list[dict[str, Any]]:
+    """FW1 measured what this machine does; FW2 twice as much (so FW2 fails this run)."""
+    [entry] = recorded["entries"]
+    return [_scaled(entry, 1.0, firmware="FW1"), _scaled(entry, 2.0, firmware="FW2")]
+
+
+def test_entries_of_two_firmwares_matching_neither_is_a_usage_error(
+        tmp_path: Path, recorded: dict[str, Any]) -> None:
+    write_baseline(tmp_path, recorded, two_firmwares(recorded))
+    proc = iogate("run", "g.suite.yaml", "--baseline", "base.json", cwd=tmp_path)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "no baseline is loaded" not in proc.stdout + proc.stderr
+    assert f"2 entries for case '{CASE}' are equally close to this run" in proc.stderr
+    assert "they differ in firmware" in proc.stderr and "--baseline-match" in proc.stderr
+    assert "firmware=FW1 " in proc.stderr and "firmware=FW2 " in proc.stderr
+
+
+def test_baseline_match_judges_against_the_firmware_asked_for(
+        tmp_path: Path, recorded: dict[str, Any]) -> None:
+    write_baseline(tmp_path, recorded, two_firmwares(recorded))
+    fw1 = iogate("run", "g.suite.yaml", "--baseline", "base.json",
+                 "--baseline-match", "firmware=FW1", "--json", "r.json", cwd=tmp_path)
+    assert fw1.returncode == 0, fw1.stdout + fw1.stderr
+    # Asked for: the firmware that differs from this run's is no surprise to warn about.
+    [case] = json.loads((tmp_path / "r.json").read_text())["cases"]
+    assert case["warnings"] == []
+    fw2 = iogate("run", "g.suite.yaml", "--baseline", "base.json",
+                 "--baseline-match", "firmware=FW2", cwd=tmp_path)
+    assert fw2.returncode == 1, fw2.stdout + fw2.stderr  # half of what FW2 measured
+    # Several facts, in one option or repeated.
+    both = iogate("run", "g.suite.yaml", "--baseline", "base.json", "--baseline-match",
+                  f"firmware=FW1,host={recorded['entries'][0]['environment']['host']}",
+                  "--baseline-match", "device_model=", cwd=tmp_path)
+    assert both.returncode == 0, both.stdout + both.stderr
+
+
+def test_no_entry_with_the_facts_asked_for_lists_the_entries(
+        tmp_path: Path, recorded: dict[str, Any]) -> None:
+    write_baseline(tmp_path, recorded, two_firmwares(recorded))
+    proc = iogate("run", "g.suite.yaml", "--baseline", "base.json",
+                  "--baseline-match", "firmware=FW3", cwd=tmp_path)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "base.json: no entry is recorded with firmware=FW3" in proc.stderr
+    lines = [line.strip() for line in proc.stderr.splitlines()]
+    assert any(line.startswith("device_model= firmware=FW1 host=") and
+               line.endswith("(1 case)") for line in lines)
+    assert any(line.startswith("device_model= firmware=FW2 host=") for line in lines)
+    assert "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize(("match", "message"), [
+    ("firmwre=FW1", "unknown key 'firmwre' in 'firmwre=FW1': an entry records device_model, "
+                    "firmware, host, kernel, iogate_version"),
+    ("FW1", "'FW1' is not KEY=VALUE"),
+])
+def test_bad_criteria_are_usage_errors(tmp_path: Path, recorded: dict[str, Any],
+                                       match: str, message: str) -> None:
+    write_baseline(tmp_path, recorded, two_firmwares(recorded))
+    proc = iogate("run", "g.suite.yaml", "--baseline", "base.json", "--baseline-match", match,
+                  cwd=tmp_path)
+    assert proc.returncode == 2 and message in proc.stderr, proc.stderr
+
+
+def test_a_single_entry_from_another_environment_is_used_with_a_warning(
+        tmp_path: Path, recorded: dict[str, Any]) -> None:
+    [entry] = recorded["entries"]
+    write_baseline(tmp_path, recorded,
+                   [_scaled(entry, 1.0, host="lab-3", firmware="FW1", kernel="5.15.0")])
+    proc = iogate("run", "g.suite.yaml", "--baseline", "base.json", "--json", "r.json",
+                  cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    [case] = json.loads((tmp_path / "r.json").read_text())["cases"]
+    [warning] = case["warnings"]
+    here = entry["environment"]
+    assert warning.startswith("baseline: judged against a baseline entry from another "
+                              "environment: ")
+    assert "firmware 'FW1' in the baseline, (not recorded) in this run" in warning
+    assert f"host 'lab-3' in the baseline, '{here['host']}' in this run" in warning
+    assert f"kernel '5.15.0' in the baseline, '{here['kernel']}' in this run" in warning
+    assert "device_model" not in warning and "iogate_version" not in warning
+    assert f"{CASE}: warning: {warning}" in proc.stderr
+
+
+def test_the_closest_of_several_entries_is_chosen_and_said_so(
+        tmp_path: Path, recorded: dict[str, Any]) -> None:
+    [entry] = recorded["entries"]
+    # Another host on FW1 shares 3 of the 5 facts with this run, this host on FW1 shares 4:
+    # the latter is closer, and it measured what this run does.
+    write_baseline(tmp_path, recorded, [_scaled(entry, 2.0, host="lab-3", firmware="FW1"),
+                                        _scaled(entry, 1.0, firmware="FW1")])
+    proc = iogate("run", "g.suite.yaml", "--baseline", "base.json", "--json", "r.json",
+                  cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    [case] = json.loads((tmp_path / "r.json").read_text())["cases"]
+    [warning] = case["warnings"]
+    assert "the closest of 2 entries for this case" in warning
+    assert "firmware 'FW1' in the baseline" in warning and "host" not in warning
+
+
+def test_a_case_the_baseline_does_not_hold_is_a_usage_error(
+        tmp_path: Path, recorded: dict[str, Any]) -> None:
+    [entry] = recorded["entries"]
+    write_baseline(tmp_path, recorded, [{**entry, "case": "other.suite.yaml::x"}])
+    proc = iogate("run", "g.suite.yaml", "--baseline", "base.json", cwd=tmp_path)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert f"no entry for case '{CASE}'; record one with --save-baseline" in proc.stderr
+    # Recording into the same file: the new case is recorded, not judged.
+    both = iogate("run", "g.suite.yaml", "--baseline", "base.json", "--save-baseline",
+                  "base.json", cwd=tmp_path)
+    assert both.returncode == 0, both.stdout + both.stderr
+    assert "not judged: recording the baseline" in both.stdout
+    assert iogate("run", "g.suite.yaml", "--baseline", "base.json",
+                  cwd=tmp_path).returncode == 0
+
+
+def test_pytest_baseline_match_and_its_usage_errors(pytester: pytest.Pytester,
+                                                     recorded: dict[str, Any]) -> None:
+    write_baseline(pytester.path, recorded, two_firmwares(recorded))
+    pytester.runpytest("-p", "no:cacheprovider", "--iogate-baseline=base.json",
+                       "--iogate-baseline-match=firmware=FW1").assert_outcomes(passed=1)
+    pytester.runpytest("-p", "no:cacheprovider", "--iogate-baseline=base.json",
+                       "--iogate-baseline-match=firmware=FW2").assert_outcomes(failed=1)
+    missing = pytester.runpytest("-p", "no:cacheprovider", "--iogate-baseline=base.json",
+                                 "--iogate-baseline-match=firmware=FW3")
+    assert missing.ret == pytest.ExitCode.USAGE_ERROR
+    missing.stderr.fnmatch_lines(["*no entry is recorded with firmware=FW3*",
+                                  "*device_model= firmware=FW1 host=*"])
+    ambiguous = pytester.runpytest("-p", "no:cacheprovider", "--iogate-baseline=base.json")
+    assert ambiguous.ret == pytest.ExitCode.USAGE_ERROR
+    ambiguous.stdout.fnmatch_lines(["*2 entries for case*equally close*--baseline-match*"])
+    unknown = pytester.runpytest("-p", "no:cacheprovider", "--iogate-baseline=base.json",
+                                 "--iogate-baseline-match=cpu=8")
+    assert unknown.ret == pytest.ExitCode.USAGE_ERROR
+    unknown.stderr.fnmatch_lines(["*unknown key 'cpu'*device_model, firmware, host*"])
+    [entry] = recorded["entries"]
+    write_baseline(pytester.path, recorded, [{**entry, "case": "other.suite.yaml::x"}],
+                   name="other.json")
+    absent = pytester.runpytest("-p", "no:cacheprovider", "--iogate-baseline=other.json")
+    assert absent.ret == pytest.ExitCode.USAGE_ERROR
+    absent.stderr.fnmatch_lines([f"*no entry for case '{CASE}'; record one*"])
+
+
+def test_pytest_summary_warns_of_an_entry_from_another_environment(
+        pytester: pytest.Pytester, recorded: dict[str, Any]) -> None:
+    [entry] = recorded["entries"]
+    write_baseline(pytester.path, recorded, [_scaled(entry, 1.0, host="lab-3")])
+    result = pytester.runpytest("-p", "no:cacheprovider", "--iogate-baseline=base.json")
+    result.assert_outcomes(passed=1, warnings=1)
+    result.stdout.fnmatch_lines(["*warnings summary*",
+                                 "*baseline: judged against a baseline entry from another "
+                                 "environment: host 'lab-3' in the baseline*"])
+
+
+MIN_EFFECT = GATE.replace("runtime: 100ms", "runtime: 200ms")
+
+
+def test_a_significant_but_small_change_is_within_the_minimum_effect(tmp_path: Path) -> None:
+    (tmp_path / "g.suite.yaml").write_text(MIN_EFFECT)
+    record = iogate("run", "g.suite.yaml", "--save-baseline", "base.json", "--json",
+                    "old.json", cwd=tmp_path)
+    assert record.returncode == 0, record.stdout + record.stderr
+    slower = {"RATE": "18600"}  # 7% below the recorded 20k IOPS: significant with 5+5 runs
+    lenient = iogate("run", "g.suite.yaml", "--baseline", "base.json", "--min-effect", "10",
+                     "--json", "new.json", cwd=tmp_path, env=slower)
+    assert lenient.returncode == 0, lenient.stdout + lenient.stderr
+    [case] = json.loads((tmp_path / "new.json").read_text())["cases"]
+    [check] = case["checks"]
+    assert check["passed"] and "within the minimum effect: -7.0%" in check["reason"]
+    strict = iogate("run", "g.suite.yaml", "--baseline", "base.json", "--min-effect", "0",
+                    cwd=tmp_path, env=slower)
+    assert strict.returncode == 1, strict.stdout + strict.stderr
+    assert "significant: p=0.008, n=5+5" in strict.stdout
+    # compare judges the same two runs the same way.
+    assert iogate("compare", "old.json", "new.json", "--min-effect", "10",
+                  "--metric", "read.iops", cwd=tmp_path).returncode == 0
+    assert iogate("compare", "old.json", "new.json", "--min-effect", "0",
+                  "--metric", "read.iops", cwd=tmp_path).returncode == 1
+    bad = iogate("run", "g.suite.yaml", "--baseline", "base.json", "--min-effect", "-1",
+                 cwd=tmp_path)
+    assert bad.returncode == 2 and "--min-effect" in bad.stderr
+
+
+def test_the_minimum_effect_never_excuses_a_missed_improvement(tmp_path: Path) -> None:
+    (tmp_path / "g.suite.yaml").write_text(
+        GATE.replace('">= baseline"', '">= baseline + 10%"').replace("repeat: 5", "repeat: 1"))
+    record = iogate("run", "g.suite.yaml", "--save-baseline", "base.json", cwd=tmp_path)
+    assert record.returncode == 0, record.stdout + record.stderr
+    # The same rate again: no change at all, yet the suite asked for 10% more.
+    proc = iogate("run", "g.suite.yaml", "--baseline", "base.json", "--min-effect", "50",
+                  cwd=tmp_path)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "within the minimum effect" not in proc.stdout
+
+
+def test_impossible_baseline_values_are_refused_naming_entry_and_metric(
+        tmp_path: Path, recorded: dict[str, Any]) -> None:
+    [entry] = recorded["entries"]
+    broken = copy.deepcopy(entry)
+    broken["metrics"]["read.iops"] = -5.0
+    write_baseline(tmp_path, recorded, [broken])
+    proc = iogate("run", "g.suite.yaml", "--baseline", "base.json", cwd=tmp_path)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert (f"base.json: entries[0] ({CASE}): metrics.read.iops is -5: a measured "
+            "read.iops is never negative") in proc.stderr
+
+
+def test_compare_refuses_results_of_an_unknown_schema_version(tmp_path: Path,
+                                                             recorded: dict[str, Any]) -> None:
+    [entry] = recorded["entries"]
+    results = {"schema_version": 1, "environment": entry["environment"],
+               "cases": [{"id": CASE, "outcome": "passed", "metrics": entry["metrics"]}]}
+    (tmp_path / "old.json").write_text(json.dumps(results))
+    (tmp_path / "new.json").write_text(json.dumps({**results, "schema_version": 99}))
+    assert iogate("compare", "old.json", "old.json", cwd=tmp_path).returncode == 0
+    proc = iogate("compare", "old.json", "new.json", cwd=tmp_path)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "new.json: the results document has schema_version 99; this iogate reads " \
+           "schema_version 1" in proc.stderr
