@@ -288,7 +288,7 @@ struct iog_job_spec {
      * jobs with one block size per write (no range, no split) of at least
      * IOG_VERIFY_HEADER bytes, and numjobs 1. Every written block begins with
      * a header, little endian:
-     *   0  u32 magic 0x5647_4f49 ("IOGV")   4 u16 header version (1)
+     *   0  u32 magic 0x5647_4f49 ("IOGV")   4 u16 header version (2)
      *   6  u16 checksum kind (enum iog_verify)
      *   8  u64 file offset of the block    16 u64 block length
      *  24  u64 generation (random per session, the same for all its jobs)
@@ -296,8 +296,15 @@ struct iog_job_spec {
      *  40  u32 file index in the job       44 u32 job index
      *  48  u64 checksum of the whole block, computed with this field 0
      *  56  u64 reserved, 0
-     * The rest of the block is the job's buffer contents (the header makes
-     * every block unique, which the data measurements see). verify_backlog 0:
+     * Every later 512-byte sector begins with an 8-byte stamp (u64): a
+     * function of the generation, sequence number, offset, file and job of the
+     * header and of the sector's index, so that every sector of a write differs
+     * from that sector of any other write to the block (within a session
+     * always, across sessions but with probability 2^-64). The rest of the
+     * block is the job's buffer contents (header and stamps make every block
+     * and every sector unique, which the data measurements see: dedupe cannot
+     * be realized, and the stamps add 8 incompressible bytes per sector, in
+     * place of random ones at the default compress chunk). verify_backlog 0:
      * after the run (its runtime or size), each thread reads back every block
      * it wrote (state VERIFY), once, at its final contents. verify_backlog N:
      * after every N completed writes the thread reads those N blocks back
@@ -305,9 +312,10 @@ struct iog_job_spec {
      * completed in full; while two writes to one block were in flight at once,
      * any block of this generation written for it passes, until a later write
      * runs alone; a block whose last write failed is not read back (its error
-     * is counted already). A torn write shows only where the part left
-     * unwritten differs from what was meant (after the header, a buffer's
-     * contents may repeat from write to write, see IOG_JOB_REFILL). Failures
+     * is counted already). A block any of whose sectors holds another write's
+     * bytes (a stale stamp) or whose checksum does not match is torn, so a
+     * torn write shows in whichever sector it left stale, even where the
+     * buffer's contents repeat from write to write or from run to run. Failures
      * are kept per job (iog_session_verify); IOG_JOB_VERIFY_FATAL stops the
      * job at the first. Verification reads are synchronous (pread), not
      * counted in the statistics, and not subject to io_timeout_ns. At most

@@ -1,7 +1,8 @@
 /*
- * verify.c - block headers, checksums, classification of read-backs and the
- * per-thread expected state (see verify.h).
+ * verify.c - block headers, sector stamps, checksums, classification of
+ * read-backs and the per-thread expected state (see verify.h).
  */
+#include <endian.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,43 +58,44 @@ struct verify_state {
     unsigned char *rbuf; /* aligned read buffer of bs bytes */
 };
 
+/* Little-endian fields, each one load or store (memcpy: any alignment). */
 static inline void put_le16(unsigned char *p, uint16_t v)
 {
-    p[0] = (unsigned char)v;
-    p[1] = (unsigned char)(v >> 8);
+    v = htole16(v);
+    memcpy(p, &v, sizeof(v));
 }
 
 static inline void put_le32(unsigned char *p, uint32_t v)
 {
-    for (int i = 0; i < 4; i++)
-        p[i] = (unsigned char)(v >> (8 * i));
+    v = htole32(v);
+    memcpy(p, &v, sizeof(v));
 }
 
 static inline void put_le64(unsigned char *p, uint64_t v)
 {
-    for (int i = 0; i < 8; i++)
-        p[i] = (unsigned char)(v >> (8 * i));
+    v = htole64(v);
+    memcpy(p, &v, sizeof(v));
 }
 
 static inline uint16_t get_le16(const unsigned char *p)
 {
-    return (uint16_t)(p[0] | (p[1] << 8));
+    uint16_t v;
+    memcpy(&v, p, sizeof(v));
+    return le16toh(v);
 }
 
 static inline uint32_t get_le32(const unsigned char *p)
 {
-    uint32_t v = 0;
-    for (int i = 3; i >= 0; i--)
-        v = (v << 8) | p[i];
-    return v;
+    uint32_t v;
+    memcpy(&v, p, sizeof(v));
+    return le32toh(v);
 }
 
 static inline uint64_t get_le64(const unsigned char *p)
 {
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; i--)
-        v = (v << 8) | p[i];
-    return v;
+    uint64_t v;
+    memcpy(&v, p, sizeof(v));
+    return le64toh(v);
 }
 
 void verify_header_encode(void *block, const struct verify_header *h)
@@ -143,6 +145,54 @@ uint64_t verify_checksum(uint32_t kind, const void *buf, size_t len)
     }
 }
 
+/* A bijective 64-bit mixer (the splitmix64 finalizer). */
+static inline uint64_t mix64(uint64_t z)
+{
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/* What a block's stamps share: its generation, offset, file and job. */
+static inline uint64_t stamp_key(const struct verify_header *h)
+{
+    uint64_t where = mix64(h->offset ^ mix64(((uint64_t)h->file << 32 | h->job) + 1));
+    return mix64(h->generation ^ where);
+}
+
+/* For a fixed key and sector, key ^ seq * odd is a bijection of seq, and so
+ * is mix64 of it: writes of one block within a generation never share a
+ * stamp. */
+static inline uint64_t stamp_at(uint64_t key, uint64_t seq, uint64_t sector)
+{
+    return mix64(key ^ (seq * 0x9e3779b97f4a7c15ull) ^ (sector * 0xd1b54a32d192ed03ull));
+}
+
+uint64_t verify_stamp(const struct verify_header *h, uint64_t sector)
+{
+    return stamp_at(stamp_key(h), h->seq, sector);
+}
+
+uint64_t verify_stale_sector(const void *block, size_t len, const struct verify_header *h)
+{
+    const unsigned char *p = block;
+    uint64_t key = stamp_key(h);
+    /* len is a multiple of 8: a sector that starts in the block holds a stamp */
+    for (size_t off = VERIFY_SECTOR; off + VERIFY_STAMP <= len; off += VERIFY_SECTOR) {
+        uint64_t sector = off / VERIFY_SECTOR;
+        if (get_le64(p + off) != stamp_at(key, h->seq, sector))
+            return sector;
+    }
+    return 0;
+}
+
+static void stamp_sectors(unsigned char *p, size_t len, const struct verify_header *h)
+{
+    uint64_t key = stamp_key(h);
+    for (size_t off = VERIFY_SECTOR; off + VERIFY_STAMP <= len; off += VERIFY_SECTOR)
+        put_le64(p + off, stamp_at(key, h->seq, off / VERIFY_SECTOR));
+}
+
 uint64_t verify_block_checksum(uint32_t kind, void *block, size_t len)
 {
     unsigned char *p = block, saved[8];
@@ -157,6 +207,7 @@ void verify_seal(void *block, size_t len, const struct verify_header *h)
 {
     struct verify_header t = *h;
     t.checksum = 0;
+    stamp_sectors(block, len, &t);
     verify_header_encode(block, &t);
     put_le64((unsigned char *)block + VH_CHECKSUM, verify_checksum(h->kind, block, len));
 }
@@ -194,7 +245,7 @@ int verify_classify(void *block, int64_t got, const struct verify_expect *e,
         return 0;
     }
     f->computed_checksum = verify_block_checksum(h.kind, block, (size_t)h.len);
-    if (f->computed_checksum != h.checksum) {
+    if (f->computed_checksum != h.checksum || verify_stale_sector(block, (size_t)h.len, &h)) {
         f->kind = IOG_VERIFY_TORN;
         return 0;
     }

@@ -1,8 +1,26 @@
 /*
  * verify.h - data verification of written blocks: the block header (its
- * layout is documented in iogate.h above iog_job_spec.verify), the block
- * checksums, what a read-back finds (verify_classify), and the per-thread
- * state a worker keeps to know what each block should hold.
+ * layout is documented in iogate.h above iog_job_spec.verify), the sector
+ * stamps, the block checksums, what a read-back finds (verify_classify),
+ * and the per-thread state a worker keeps to know what each block should
+ * hold.
+ *
+ * Sector stamps. A torn write shows only where the bytes left behind differ
+ * from the bytes meant, and a job that rewrites its own earlier blocks
+ * (the same job run again, a buffer reused without refill) writes the same
+ * buffer contents there: only the header would differ, so a tear that
+ * leaves any sector but the first stale would pass. So every 512-byte
+ * sector after the first begins with an 8-byte stamp (little endian),
+ * a function of the header's generation, sequence number, offset, file and
+ * job and of the sector's index; the first sector has the header. Within
+ * a generation the stamp of a sector is a bijection of the sequence number,
+ * so two writes of a session to one block differ in every sector; across
+ * sessions (another random generation) two stamps agree with probability
+ * 2^-64. The stamps are written before the checksum, and a read-back checks
+ * both: a block with any sector from another write is torn, whatever the
+ * checksum kind. The stamps replace the first 8 bytes of each sector of the
+ * buffer's contents (bytes the data writer fills with its random part first,
+ * so compressibility is kept at the default compress chunk of 512).
  *
  * Expected state. Every block position of the job's region (per file,
  * region_start + k * bs) has one 64-bit word: the sequence number of the
@@ -28,7 +46,9 @@
 #include "iogate.h"
 
 #define VERIFY_MAGIC       0x56474f49u /* "IOGV" read as a little-endian u32 */
-#define VERIFY_VERSION     1
+#define VERIFY_VERSION     2   /* 2: sector stamps */
+#define VERIFY_SECTOR      512 /* every sector after the first begins with a stamp */
+#define VERIFY_STAMP       8   /* bytes of a stamp */
 #define VERIFY_MAX_BLOCKS  (1ull << 26) /* block positions per job: 512 MiB of state */
 #define VERIFY_MAX_BACKLOG (1u << 20)
 
@@ -70,8 +90,16 @@ uint64_t verify_checksum(uint32_t kind, const void *buf, size_t len);
  * with the checksum field zero (the block is restored before returning). */
 uint64_t verify_block_checksum(uint32_t kind, void *block, size_t len);
 
-/* Writes h into the block's header with the block's checksum (h->checksum
- * is ignored). */
+/* The stamp of sector `sector` (from 1) of the block h describes. */
+uint64_t verify_stamp(const struct verify_header *h, uint64_t sector);
+
+/* The first sector of a block of len bytes whose stamp is not what its
+ * header h calls for, or 0 when all are (sector 0 has no stamp). */
+uint64_t verify_stale_sector(const void *block, size_t len, const struct verify_header *h);
+
+/* Writes the sector stamps of h and h itself into the block, with the
+ * block's checksum (h->checksum is ignored): the contents after the header
+ * are kept but for the first VERIFY_STAMP bytes of every later sector. */
 void verify_seal(void *block, size_t len, const struct verify_header *h);
 
 /* What a block read back should be. seq 0: writes raced, any sequence of
@@ -95,8 +123,9 @@ struct verify_expect {
  *    generation for this offset with a lower sequence than expected; or a
  *    header that claims a length the block cannot hold, of another
  *    generation (older data written with another block size);
- *  - TORN: the checksum does not match (or the header of this generation
- *    claims a length the block cannot hold);
+ *  - TORN: the checksum does not match, or a sector's stamp is not the one
+ *    the header calls for (a sector of another write), or the header of
+ *    this generation claims a length the block cannot hold;
  *  - MISDIRECTED: a valid block of this generation written for another
  *    offset, file, job or block size.
  * A block of this generation with a higher sequence than expected passes:
@@ -130,7 +159,8 @@ void verify_release(struct verify_state *vs);
 void verify_destroy(struct verify_state *vs);
 
 /* Before a write of slot `slot` (len bytes at `offset` of file `file`) is
- * prepared: gives it the next sequence number and seals its header. */
+ * prepared, after its contents: gives it the next sequence number, stamps
+ * its sectors and seals its header. */
 void verify_before_write(struct verify_state *vs, uint32_t slot, void *buf, uint32_t len,
                          uint32_t file, uint64_t offset);
 

@@ -238,8 +238,10 @@ def _data(spec: JobSpec, job: JobResult) -> Iterator[str]:
         got = 100 * sample.duplicate_blocks / sample.blocks
         sigma = 100 * math.sqrt(p * (1 - p) / sample.blocks)
         if abs(got - 100 * p) > Z_LIMIT * sigma + DEDUPE_SLACK:
+            why = (" (verify makes every written block unique: its header and sector stamps "
+                   "differ per write)" if spec.verify != "none" else "")
             yield (f"data.dedupe_pct: {_pct(got)} of {sample.blocks} sampled written blocks "
-                   f"were duplicates, {spec.dedupe_pct}% was requested")
+                   f"were duplicates, {spec.dedupe_pct}% was requested{why}")
 
 
 def realized_warnings(specs: list[JobSpec], result: RunResult) -> list[str]:

@@ -7,7 +7,8 @@ Tools (C sources beside this file, compiled on first use into a cache keyed by t
   short, are torn, dropped, misdirected or stall. Only synchronous engines (psync, sync) and
   layout go through those calls; io_uring and libaio do not.
 - ``faultfs.c``, a FUSE passthrough filesystem whose faults (EIO, ENOSPC, short, torn, drop,
-  misdirect, stall) are switched through a control file. Faults happen behind the kernel, so
+  misdirect, stall, and stale: one 512-byte sector of a write left unwritten) are switched
+  through a control file. Faults happen behind the kernel, so
   every engine sees them; killing the daemon makes the files vanish (ENOTCONN), SIGSTOP
   freezes them.
 
@@ -54,7 +55,7 @@ HERE = Path(__file__).resolve().parent
 
 OPS = ("read", "write", "both")
 SHIM_MODES = ("eio", "enospc", "short", "torn", "drop", "misdirect", "stall")
-FS_MODES = ("none", *SHIM_MODES)
+FS_MODES = ("none", *SHIM_MODES, "stale")
 MOUNT_TIMEOUT = 10.0  # seconds to wait for faultfs to appear
 
 
@@ -268,15 +269,17 @@ class FaultFS:
         self.close()
 
     def control(self, mode: str = "none", op: str = "both", after: int = 0, count: int = 0,
-                stall_ms: int = 1000, shift: int | None = None) -> None:
+                stall_ms: int = 1000, shift: int | None = None, sector: int = 0) -> None:
         """Sets the fault (replacing the previous one) and restarts the request numbering:
         of the requests of direction `op` on regular files, `after` pass, then `count` are
-        faulted (0: all the rest). mode="none" turns faults off."""
+        faulted (0: all the rest). mode="none" turns faults off. mode="stale" writes all of
+        a faulted write but its 512-byte sector number `sector`, which keeps its old bytes."""
         if mode not in FS_MODES:
             raise ValueError(f"mode must be one of {FS_MODES}, got {mode!r}")
         if op not in OPS:
             raise ValueError(f"op must be one of {OPS}, got {op!r}")
-        line = f"mode={mode} op={op} after={after} count={count} stall_ms={stall_ms}"
+        line = (f"mode={mode} op={op} after={after} count={count} stall_ms={stall_ms} "
+                f"sector={sector}")
         if shift is not None:
             line += f" shift={shift}"
         fd = os.open(self.control_file, os.O_WRONLY)

@@ -1,6 +1,7 @@
 /*
  * faultfs.c - a FUSE filesystem that mirrors a backing directory and can be
- * told to fail, shorten, tear, drop or delay reads and writes. Because the
+ * told to fail, shorten, tear, drop or delay reads and writes, or to leave
+ * one sector of a write stale. Because the
  * faults happen behind the kernel's FUSE client, every way of doing I/O sees
  * them: pread, io_uring, libaio, O_DIRECT or not.
  *
@@ -14,10 +15,10 @@
  *
  * Control: MOUNTPOINT/.faultfs, a file that is not listed in the root. A
  * write of one line replaces the fault setting and restarts the numbering:
- *   mode=none|eio|enospc|short|torn|drop|misdirect|stall
- *   op=read|write|both after=N count=N stall_ms=N shift=N
+ *   mode=none|eio|enospc|short|torn|drop|misdirect|stall|stale
+ *   op=read|write|both after=N count=N stall_ms=N shift=N sector=N
  * (every key optional; defaults none, both, 0, 0, 1000, the request's
- * length). Requests of the selected direction on regular files are numbered
+ * length, 0). Requests of the selected direction on regular files are numbered
  * from 0 as they arrive (the kernel splits a large request into several of
  * at most max_write / max_read bytes); those numbered [after, after + count)
  * are faulted, count 0 meaning all from after on. Modes act like the
@@ -25,8 +26,14 @@
  * so; torn moves the first half and claims all; drop moves nothing and
  * claims all; misdirect moves everything at offset + shift; stall sleeps
  * stall_ms first. Where a read claims bytes it did not read they are zeros.
+ * stale acts on writes only (a read in its numbering passes unchanged): it
+ * writes everything but the 512-byte sector number `sector` of the request
+ * (bytes 512 sector .. 512 sector + 511 from the request's offset), which
+ * keeps what the file held there, and claims all: a write torn at one
+ * sector, anywhere in the block (a request too short to reach that sector
+ * is written whole).
  * Reading the control file gives the setting and two counters:
- *   mode=eio op=read after=0 count=0 stall_ms=1000 shift=0 seen=12 faulted=12
+ *   mode=eio op=read after=0 count=0 stall_ms=1000 shift=0 sector=0 seen=12 faulted=12
  */
 #define FUSE_USE_VERSION 31
 #define _GNU_SOURCE
@@ -47,15 +54,27 @@
 #define CONTROL     "/.faultfs"
 #define CONTROL_FH  UINT64_MAX
 #define CONTROL_MAX 512
+#define SECTOR      512 /* what mode stale leaves unwritten */
 
-enum mode { M_NONE, M_EIO, M_ENOSPC, M_SHORT, M_TORN, M_DROP, M_MISDIRECT, M_STALL, M_COUNT };
-static const char *const mode_names[M_COUNT] = {"none", "eio",  "enospc",    "short",
-                                                "torn", "drop", "misdirect", "stall"};
+enum mode {
+    M_NONE,
+    M_EIO,
+    M_ENOSPC,
+    M_SHORT,
+    M_TORN,
+    M_DROP,
+    M_MISDIRECT,
+    M_STALL,
+    M_STALE,
+    M_COUNT
+};
+static const char *const mode_names[M_COUNT] = {"none", "eio",       "enospc", "short", "torn",
+                                                "drop", "misdirect", "stall",  "stale"};
 
 struct setting {
     enum mode mode;
     int reads, writes;
-    unsigned long long after, count, stall_ms;
+    unsigned long long after, count, stall_ms, sector;
     int has_shift;
     long long shift;
 };
@@ -141,6 +160,8 @@ static int parse_control(const char *text, struct setting *s)
                 s->count = v;
             else if (strcmp(key, "stall_ms") == 0)
                 s->stall_ms = v;
+            else if (strcmp(key, "sector") == 0)
+                s->sector = v;
             else
                 return -EINVAL;
         }
@@ -174,13 +195,14 @@ static int control_read(char *buf, size_t size, off_t off)
     pthread_mutex_lock(&lock);
     struct setting s = current;
     int n = snprintf(text, sizeof(text),
-                     "mode=%s op=%s after=%llu count=%llu stall_ms=%llu shift=%lld seen=%llu "
-                     "faulted=%llu\n",
+                     "mode=%s op=%s after=%llu count=%llu stall_ms=%llu shift=%lld sector=%llu "
+                     "seen=%llu faulted=%llu\n",
                      mode_names[s.mode],
                      s.reads && s.writes ? "both"
                      : s.reads           ? "read"
                                          : "write",
-                     s.after, s.count, s.stall_ms, s.has_shift ? s.shift : 0LL, seen, faulted);
+                     s.after, s.count, s.stall_ms, s.has_shift ? s.shift : 0LL, s.sector, seen,
+                     faulted);
     pthread_mutex_unlock(&lock);
     if (off >= n)
         return 0;
@@ -413,6 +435,22 @@ static int ffs_read(const char *path, char *buf, size_t size, off_t off, struct 
     return n < 0 ? -errno : (int)n;
 }
 
+/* Writes all of buf but the sector `sector` of it, which keeps the file's
+ * bytes (mode stale); claims all. */
+static int write_but_sector(int fd, const char *buf, size_t size, off_t off,
+                            unsigned long long sector)
+{
+    if (sector >= (size + SECTOR - 1) / SECTOR) /* no such sector: all of it lands */
+        return pwrite(fd, buf, size, off) < 0 ? -errno : (int)size;
+    size_t lo = (size_t)sector * SECTOR;
+    size_t hi = lo + SECTOR < size ? lo + SECTOR : size;
+    if (lo > 0 && pwrite(fd, buf, lo, off) < 0)
+        return -errno;
+    if (hi < size && pwrite(fd, buf + hi, size - hi, off + (off_t)hi) < 0)
+        return -errno;
+    return (int)size;
+}
+
 static int ffs_write(const char *path, const char *buf, size_t size, off_t off,
                      struct fuse_file_info *fi)
 {
@@ -439,6 +477,8 @@ static int ffs_write(const char *path, const char *buf, size_t size, off_t off,
     case M_MISDIRECT:
         n = pwrite(fd, buf, size, shifted(&s, off, size));
         return n < 0 ? -errno : (int)size;
+    case M_STALE:
+        return write_but_sector(fd, buf, size, off, s.sector);
     case M_STALL:
         sleep_ms(s.stall_ms);
         break;

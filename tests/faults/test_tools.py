@@ -224,7 +224,7 @@ def test_faultfs_passes_files_through(fs):
     (fs.path / "sub").rmdir()
     assert os.statvfs(fs.path).f_bsize > 0
     assert fs.state() == {"mode": "none", "op": "both", "after": 0, "count": 0,
-                          "stall_ms": 1000, "shift": 0, "seen": 0, "faulted": 0}
+                          "stall_ms": 1000, "shift": 0, "sector": 0, "seen": 0, "faulted": 0}
 
 
 def test_faultfs_opens_files_with_o_direct(fs):
@@ -286,6 +286,31 @@ def test_faultfs_short_torn_drop_and_misdirect(fs):
     assert content[:BLOCK] == b"s" * half + b"m" * half
     assert content[BLOCK:2 * BLOCK] == b"t" * half + bytes(half)
     assert content[2 * BLOCK:] == bytes(2 * BLOCK)
+
+
+def test_faultfs_stale_leaves_one_sector_of_a_write_unwritten(fs):
+    sector = 512
+    old = bytes(range(256)) * (2 * BLOCK // 256)
+    (fs.backing / "f").write_bytes(old)
+    fd = os.open(fs.path / "f", os.O_RDWR)
+    try:
+        for n in range(BLOCK // sector):
+            fs.control(mode="stale", op="write", count=1, sector=n)
+            assert os.pwrite(fd, b"n" * BLOCK, BLOCK) == BLOCK  # claims all
+            content = (fs.backing / "f").read_bytes()
+            kept = slice(BLOCK + n * sector, BLOCK + (n + 1) * sector)
+            assert content[kept] == old[kept]
+            assert content[BLOCK:kept.start] + content[kept.stop:] == b"n" * (BLOCK - sector)
+            assert content[:BLOCK] == old[:BLOCK]
+            (fs.backing / "f").write_bytes(old)
+            assert fs.state()["faulted"] == 1
+        # a read in its numbering passes; a write too short to reach the sector lands whole
+        fs.control(mode="stale", op="both", sector=8)
+        assert os.pread(fd, BLOCK, 0) == old[:BLOCK]
+        assert os.pwrite(fd, b"w" * BLOCK, 0) == BLOCK
+        assert (fs.backing / "f").read_bytes()[:BLOCK] == b"w" * BLOCK
+    finally:
+        os.close(fd)
 
 
 def test_faultfs_stall_delays_requests(fs):

@@ -177,6 +177,14 @@ def test_dedupe_share_allows_binomial_noise_plus_two_points():
                        "20% was requested")
 
 
+def test_dedupe_under_verify_says_why_it_is_not_realized():
+    s = spec(rw="write", dedupe_pct=20, verify="crc32c")
+    [warning] = realized_warnings([s], run_of(data_job(1, 1, 10_000, 0), s))
+    assert warning == ("data.dedupe_pct: 0% of 10000 sampled written blocks were duplicates, "
+                       "20% was requested (verify makes every written block unique: its header "
+                       "and sector stamps differ per write)")
+
+
 def test_nothing_asked_nothing_warned():
     s = spec(rw="write")  # no compression or dedupe asked: whatever was measured is fine
     assert realized_warnings([s], run_of(data_job(1000, 3, 100, 99), s)) == []
