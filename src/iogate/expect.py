@@ -40,6 +40,7 @@ from iogate.metrics import (
 )
 from iogate.units import (
     UnitError,
+    check_ascii,
     format_bandwidth,
     format_count,
     format_duration,
@@ -71,11 +72,12 @@ class ExpectationError(ValueError):
 
 # -- values per kind ----------------------------------------------------------------------
 
-_DECIMAL = re.compile(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*\Z")
+_DECIMAL = re.compile(r"\s*([0-9]+(?:\.[0-9]*)?|\.[0-9]+)\s*\Z", re.ASCII)
 
 
 def parse_number(text: str) -> float:
     """A plain decimal without a unit: ``0.55``, ``3``."""
+    check_ascii(text)
     m = _DECIMAL.match(text)
     if m is None:
         raise UnitError(f"'{shown(text)}' is not a plain number")
@@ -84,6 +86,7 @@ def parse_number(text: str) -> float:
 
 def parse_percent(text: str, *, sign: bool = False) -> float:
     """A percentage, ``5%`` or plainly ``5``; with sign=True the ``%`` is required."""
+    check_ascii(text)
     stripped = text.strip()
     if stripped.endswith("%"):
         return parse_number(stripped[:-1])
@@ -180,7 +183,7 @@ def _literal_error(literal: str, exc: UnitError, metric: MetricPath, kind: Kind,
     """Why a literal does not fit the metric, with an example of what does."""
     example = _EXAMPLES[kind]
     noun = _noun(metric, kind)
-    if kind is Kind.DURATION and re.fullmatch(r"\d+(?:\.\d*)?|\.\d+", literal.strip()):
+    if kind is Kind.DURATION and _DECIMAL.match(literal):
         return ExpectationError(f"'{shown(literal)}' has no unit, but {metric.text} is {noun}; "
                                 f"write e.g. '{example}'")
     is_a = _what_literal_is(literal)
@@ -218,8 +221,8 @@ def _compute(node: expr.Node, kind: Kind, names: Mapping[str, float | Fraction],
 
 DEFAULT_INTERVAL_NS = 1_000_000_000
 MIN_INTERVAL_NS = 10_000_000
-_WINDOW = re.compile(r"\s*(?:(?P<all>all)|(?P<pct>\d+(?:\.\d*)?|\.\d+)\s*%)"
-                     r"(?:\s+of\s+(?P<interval>\S.*?))?\s*\Z")
+_WINDOW = re.compile(r"\s*(?:(?P<all>all)|(?P<pct>[0-9]+(?:\.[0-9]*)?|\.[0-9]+)\s*%)"
+                     r"(?:\s+of\s+(?P<interval>\S.*?))?\s*\Z", re.ASCII)
 
 
 @dataclass(frozen=True)
@@ -271,8 +274,8 @@ def _parse_window(text: str, whole: str) -> Window:
 
 # -- expectations -------------------------------------------------------------------------
 
-_OPERATOR = re.compile(r"\s*(>=|<=|==|!=|>|<)")
-_IN = re.compile(r"\s+in(?=\s|\Z)")
+_OPERATOR = re.compile(r"\s*(>=|<=|==|!=|>|<)", re.ASCII)
+_IN = re.compile(r"\s+in(?=\s|\Z)", re.ASCII)
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,14 @@ from fractions import Fraction
 from types import MappingProxyType
 from typing import TypeVar
 
-from iogate.units import UnitError, parse_bandwidth, parse_count, parse_duration, parse_size
+from iogate.units import (
+    UnitError,
+    check_ascii,
+    parse_bandwidth,
+    parse_count,
+    parse_duration,
+    parse_size,
+)
 
 __all__ = ["ExprError", "Kind", "SIZE", "DURATION", "COUNT", "BANDWIDTH", "Node", "Number",
            "Name", "Unary", "Binary", "parse", "evaluate", "evaluate_int", "is_expression",
@@ -129,14 +136,18 @@ Node = Number | Name | Unary | Binary
 
 _TOKEN = re.compile(r"""
     \s*(?:
-      (?P<number>(?:\d+(?:\.\d*)?|\.\d+)(?:\s*[A-Za-zµμ]+(?:/s(?![A-Za-z0-9_]))?|\s*%)?)
+      (?P<number>(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:\s*[A-Za-zµμ]+(?:/s(?![A-Za-z0-9_]))?|\s*%)?)
     | (?P<name>[A-Za-z_][A-Za-z0-9_]*)
     | (?P<op>[-+*/()])
-    )""", re.VERBOSE)
-_LITERAL = re.compile(r"(\d+(?:\.\d*)?|\.\d+)\s*(.*)", re.DOTALL)
+    )""", re.VERBOSE | re.ASCII)
+_LITERAL = re.compile(r"([0-9]+(?:\.[0-9]*)?|\.[0-9]+)\s*(.*)", re.DOTALL | re.ASCII)
 
 
 def _tokens(text: str) -> list[tuple[str, str]]:
+    try:  # numbers and names are ASCII; '４' would be a digit to int() and \d
+        check_ascii(text, allowed="µμ")
+    except UnitError as exc:
+        raise ExprError(str(exc)) from None
     out: list[tuple[str, str]] = []
     pos = 0
     terms = 0
@@ -243,7 +254,7 @@ class _Parser:
             self.take()
             m = _LITERAL.fullmatch(text)
             assert m is not None
-            if re.match(r"0\d", m.group(1)):
+            if re.match(r"0[0-9]", m.group(1)):
                 raise ExprError(f"'{shown(text)}' has a leading zero; write the number "
                                 "without it")
             if len(m.group(1)) > MAX_DIGITS:

@@ -185,6 +185,21 @@ CORPUS = [
     pytest.param(Bad(w("    iodepth: .inf\n"), "expected an integer", 6), id="iodepth-inf"),
     pytest.param(Bad(w("    expect:\n      read.iops: '>= " + "9" * 5000 + "'\n"),
                      "a number of 5000 digits", 7), id="threshold-5000-digits"),
+    # -- digits of other scripts, which int(), float() and \\d would read -----------------
+    pytest.param(Bad(w("    bs: '４k'\n"), "'４' (U+FF14 FULLWIDTH DIGIT FOUR) is not an "
+                     "ASCII digit: write numbers with the digits 0-9", 6),
+                 id="fullwidth-digit-size"),
+    pytest.param(Bad(w("    runtime: ٣s\n"), "is not an ASCII digit", 6),
+                 id="arabic-digit-duration"),
+    pytest.param(Bad(w("    iodepth: 2 * ४\n"), "is not an ASCII digit", 6),
+                 id="devanagari-digit-in-expression"),
+    pytest.param(Bad(w("    random_distribution: zipf:１.２\n"), "is not an ASCII digit", 6),
+                 id="fullwidth-digit-distribution"),
+    pytest.param(Bad(w("    expect:\n      read.iops: '>= ４k'\n"), "is not an ASCII digit", 7),
+                 id="fullwidth-digit-threshold"),
+    pytest.param(Bad(w("    expect:\n      read.bw: '>= 1MiB/s\u3000'\n"),
+                     "(U+3000 IDEOGRAPHIC SPACE) is not ASCII", 7),
+                 id="ideographic-space-bandwidth"),
     # -- unset and hostile variables ----------------------------------------------------
     pytest.param(Bad(w("    filename: ${A:-${B}}\n"), "variable 'B' is not set", 6),
                  id="var-nested-default-unset"),
