@@ -262,6 +262,10 @@ CORPUS = [
     pytest.param(Bad(w("    rw: read\n"), "duplicate key 'rw'", 6), id="duplicate-in-workload"),
     pytest.param(Bad(w("    expect:\n      errors: '== 0'\n      errors: '== 1'\n"),
                      "duplicate key 'errors'", 8), id="duplicate-in-expect"),
+    pytest.param(Bad("suite: s\nd: &d {rw: read}\ne: &e {size: 1m}\nworkloads:\n  - name: a\n"
+                     "    <<: *d\n    <<: *e\n", "duplicate key '<<' (first defined on line 6): "
+                     "merge several mappings with one key, '<<: [*d, *e]'", 7),
+                 id="two-merge-keys"),
     pytest.param(Bad(HEAD + HEAD[HEAD.index("  - "):], "already used on line 3", 6),
                  id="duplicate-workload-name"),
     # -- conflicting options ------------------------------------------------------------

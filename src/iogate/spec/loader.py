@@ -3,7 +3,8 @@
 The resolver is YAML 1.2 flavoured and local to this module (PyYAML is never patched):
 only ``true``/``false`` are booleans, so ``on``/``off``/``yes``/``no`` stay strings; only
 plain decimals are numbers, so ``1:30`` (sexagesimal) and ``0777`` (octal) stay strings and
-the model can say what is wrong with them; dates stay strings. Duplicate keys are errors.
+the model can say what is wrong with them; dates stay strings. Duplicate keys are errors, the
+merge key ``<<`` included (one ``<<: [*a, *b]`` merges several mappings).
 
 Every mapping becomes a :class:`MarkedMap` and every sequence a :class:`MarkedList`; both
 hold the 1-based (line, col) of themselves and of each key and value, so any problem found
@@ -337,8 +338,15 @@ class _Builder:
     def mapping(self, node: yaml.MappingNode, path: tuple[PathKey, ...]) -> MarkedMap:
         out = MarkedMap(mark=_mark(node))
         merged: list[MarkedMap] = []
+        merge: tuple[yaml.Node, yaml.Node] | None = None  # the first '<<' key and its value
         for key_node, value_node in node.value:
             if key_node.tag == _MERGE_TAG:
+                if merge is not None:  # a duplicate key like any other; the first is kept
+                    self.problem(_mark(key_node), path, f"duplicate key '<<' (first defined on "
+                                 f"line {_mark(merge[0])[0]}): merge several mappings with "
+                                 f"one key, {self.merge_hint(merge[1], value_node)}")
+                    continue
+                merge = key_node, value_node
                 merged += self.merge_sources(value_node, path)
                 continue
             if not isinstance(key_node, yaml.ScalarNode):
@@ -364,6 +372,14 @@ class _Builder:
                     out.marks[key] = source.marks[key]
                     out.value_marks[key] = source.value_marks[key]
         return out
+
+    def merge_hint(self, *values: yaml.Node) -> str:
+        """``'<<: [*a, *b]'``: the sources of several '<<' keys as one list of aliases."""
+        items = [item for value in values
+                 for item in (value.value if isinstance(value, yaml.SequenceNode) else [value])]
+        names = [f"*{_shown(self.loader.aliases[id(item)])}" if id(item) in self.loader.aliases
+                 else "..." for item in items]
+        return f"'<<: [{', '.join(names)}]'"
 
     def merge_sources(self, node: yaml.Node, path: tuple[PathKey, ...]) -> list[MarkedMap]:
         items = node.value if isinstance(node, yaml.SequenceNode) else [node]
