@@ -164,12 +164,15 @@ _PROBE = Fraction(7919, 7907)
 
 
 def _expr_kind(kind: Kind) -> expr.Kind:
+    """The expression kind of a metric's values. Every kind has a dimension, even those
+    whose unit is a bare number (IOPS, counts, ratios): ``baseline``, ``mean`` and a literal
+    with a unit are values of the metric, so ``baseline * baseline`` (an IOPS figure
+    squared) and ``baseline / baseline`` (no unit at all) are refused as thresholds."""
     def literal(text: str) -> Fraction:
         value = _PARSERS[kind](text)
         return Fraction(repr(value)) if isinstance(value, float) else Fraction(value)
-    plain = kind in (Kind.COUNT, Kind.IOPS, Kind.NUMBER)
     return expr.Kind(_NOUN[kind], literal, None if kind is Kind.DURATION else Fraction(1),
-                     dimensioned=not plain, percent=kind is Kind.PERCENT)
+                     percent=kind is Kind.PERCENT)
 
 
 _NOUN = {Kind.DURATION: "a duration", Kind.IOPS: "an IOPS figure", Kind.COUNT: "a count",

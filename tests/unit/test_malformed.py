@@ -200,6 +200,8 @@ CORPUS = [
     pytest.param(Bad(w("    expect:\n      read.bw: '>= 1MiB/s\u3000'\n"),
                      "(U+3000 IDEOGRAPHIC SPACE) is not ASCII", 7),
                  id="ideographic-space-bandwidth"),
+    pytest.param(Bad(w("    expect:\n      read.iops: '>= baseline * baseline'\n"),
+                     "multiplies an IOPS figure by an IOPS figure", 7), id="baseline-squared"),
     # -- unset and hostile variables ----------------------------------------------------
     pytest.param(Bad(w("    filename: ${A:-${B}}\n"), "variable 'B' is not set", 6),
                  id="var-nested-default-unset"),
