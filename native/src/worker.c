@@ -38,6 +38,12 @@
  * says.
  * Synchronous engines report slat 0 and clat = lat = the time around the
  * request.
+ *
+ * A failed request's errno: the system's when a call failed; when a call
+ * moved nothing, ENODATA for a read that stopped at or past the end of its
+ * (regular) file - the file is shorter than the region, cut behind the run's
+ * back - and EIO for anything else (a read that stops short inside the file,
+ * a write that moves nothing): a device or file system fault.
  */
 #include <errno.h>
 #include <math.h>
@@ -45,6 +51,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -393,9 +400,24 @@ __attribute__((noinline, no_sanitize("address", "undefined"))) static void test_
     *p = 1;
 }
 
-/* A request is complete in full when res == len; otherwise it failed (res
- * < 0: its errno; 0: a transfer moved nothing, EIO) at offset + done, after
- * `done` bytes that are counted nowhere. */
+/* The errno of a request that failed at `at` (see the top of this file):
+ * res < 0 is the system's; a call that moved nothing is ENODATA at the end of
+ * a regular file being read, else EIO. The file is looked at only then, off
+ * the path of requests that succeed. */
+static int failure_errno(const struct iog_io *io, uint64_t at)
+{
+    if (io->res < 0)
+        return (int)-io->res;
+    struct stat st;
+    if (io->dir == IOG_DIR_READ && fstat(io->fd, &st) == 0 && S_ISREG(st.st_mode) &&
+        (uint64_t)st.st_size <= at)
+        return ENODATA;
+    return EIO;
+}
+
+/* A request is complete in full when res == len; otherwise it failed
+ * (failure_errno) at offset + done, after `done` bytes that are counted
+ * nowhere. */
 static inline __attribute__((always_inline)) void
 complete_io_as(struct iog_worker *w, struct iog_io *io, uint64_t slat, uint64_t clat, uint64_t lat,
                uint64_t t_done, const int sync)
@@ -423,7 +445,7 @@ complete_io_as(struct iog_worker *w, struct iog_io *io, uint64_t slat, uint64_t 
         if (io->dir == IOG_DIR_WRITE && w->data)
             data_after_write(w->data, io->buf, io->len);
     } else {
-        stats_record_error(st, io->res < 0 ? (int)-io->res : EIO, io->offset + done, t_done);
+        stats_record_error(st, failure_errno(io, io->offset + done), io->offset + done, t_done);
     }
 }
 

@@ -4,7 +4,8 @@
  * block of the region and nowhere else, a random read job issues exactly
  * size / bs requests, libaio with O_DIRECT keeps more than one request in
  * flight, requests go to every file of a job, reads past the end of a short
- * file are counted as EIO errors, and the sync engine refuses iodepth > 1.
+ * file are counted as end-of-file errors (ENODATA), and the sync engine
+ * refuses iodepth > 1.
  * The engines are also driven directly (they are compiled into this
  * program) for what the public API cannot show: reap deadlines, the iocb
  * queue, and the file position the sync engine moves.
@@ -258,7 +259,7 @@ static int short_file_reads(uint32_t engine, uint32_t iodepth)
     CHECK_EQ_U64(st.ios, 1);
     CHECK_EQ_U64(st.bytes, BS);
     CHECK_EQ_U64(st.errors, 15);
-    CHECK_EQ_U64(st.first_errno, EIO);
+    CHECK_EQ_U64(st.first_errno, ENODATA);
     if (iodepth == 1)
         CHECK_EQ_U64(st.first_error_offset, BS);
     CHECK(st.first_error_offset >= BS && st.first_error_offset < 16 * BS);

@@ -40,6 +40,7 @@ from iogate.metrics import (
 )
 from iogate.units import (
     UnitError,
+    check_ascii,
     format_bandwidth,
     format_count,
     format_duration,
@@ -71,11 +72,12 @@ class ExpectationError(ValueError):
 
 # -- values per kind ----------------------------------------------------------------------
 
-_DECIMAL = re.compile(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*\Z")
+_DECIMAL = re.compile(r"\s*([0-9]+(?:\.[0-9]*)?|\.[0-9]+)\s*\Z", re.ASCII)
 
 
 def parse_number(text: str) -> float:
     """A plain decimal without a unit: ``0.55``, ``3``."""
+    check_ascii(text)
     m = _DECIMAL.match(text)
     if m is None:
         raise UnitError(f"'{shown(text)}' is not a plain number")
@@ -84,6 +86,7 @@ def parse_number(text: str) -> float:
 
 def parse_percent(text: str, *, sign: bool = False) -> float:
     """A percentage, ``5%`` or plainly ``5``; with sign=True the ``%`` is required."""
+    check_ascii(text)
     stripped = text.strip()
     if stripped.endswith("%"):
         return parse_number(stripped[:-1])
@@ -161,12 +164,15 @@ _PROBE = Fraction(7919, 7907)
 
 
 def _expr_kind(kind: Kind) -> expr.Kind:
+    """The expression kind of a metric's values. Every kind has a dimension, even those
+    whose unit is a bare number (IOPS, counts, ratios): ``baseline``, ``mean`` and a literal
+    with a unit are values of the metric, so ``baseline * baseline`` (an IOPS figure
+    squared) and ``baseline / baseline`` (no unit at all) are refused as thresholds."""
     def literal(text: str) -> Fraction:
         value = _PARSERS[kind](text)
         return Fraction(repr(value)) if isinstance(value, float) else Fraction(value)
-    plain = kind in (Kind.COUNT, Kind.IOPS, Kind.NUMBER)
     return expr.Kind(_NOUN[kind], literal, None if kind is Kind.DURATION else Fraction(1),
-                     dimensioned=not plain, percent=kind is Kind.PERCENT)
+                     percent=kind is Kind.PERCENT)
 
 
 _NOUN = {Kind.DURATION: "a duration", Kind.IOPS: "an IOPS figure", Kind.COUNT: "a count",
@@ -180,7 +186,7 @@ def _literal_error(literal: str, exc: UnitError, metric: MetricPath, kind: Kind,
     """Why a literal does not fit the metric, with an example of what does."""
     example = _EXAMPLES[kind]
     noun = _noun(metric, kind)
-    if kind is Kind.DURATION and re.fullmatch(r"\d+(?:\.\d*)?|\.\d+", literal.strip()):
+    if kind is Kind.DURATION and _DECIMAL.match(literal):
         return ExpectationError(f"'{shown(literal)}' has no unit, but {metric.text} is {noun}; "
                                 f"write e.g. '{example}'")
     is_a = _what_literal_is(literal)
@@ -218,8 +224,8 @@ def _compute(node: expr.Node, kind: Kind, names: Mapping[str, float | Fraction],
 
 DEFAULT_INTERVAL_NS = 1_000_000_000
 MIN_INTERVAL_NS = 10_000_000
-_WINDOW = re.compile(r"\s*(?:(?P<all>all)|(?P<pct>\d+(?:\.\d*)?|\.\d+)\s*%)"
-                     r"(?:\s+of\s+(?P<interval>\S.*?))?\s*\Z")
+_WINDOW = re.compile(r"\s*(?:(?P<all>all)|(?P<pct>[0-9]+(?:\.[0-9]*)?|\.[0-9]+)\s*%)"
+                     r"(?:\s+of\s+(?P<interval>\S.*?))?\s*\Z", re.ASCII)
 
 
 @dataclass(frozen=True)
@@ -271,8 +277,8 @@ def _parse_window(text: str, whole: str) -> Window:
 
 # -- expectations -------------------------------------------------------------------------
 
-_OPERATOR = re.compile(r"\s*(>=|<=|==|!=|>|<)")
-_IN = re.compile(r"\s+in(?=\s|\Z)")
+_OPERATOR = re.compile(r"\s*(>=|<=|==|!=|>|<)", re.ASCII)
+_IN = re.compile(r"\s+in(?=\s|\Z)", re.ASCII)
 
 
 @dataclass(frozen=True)

@@ -7,11 +7,17 @@ are parsed in a loop and trees are walked without recursion; nesting is bounded
 tree once; :func:`evaluate` computes it exactly (``Fraction``) for one kind of quantity, so
 that a size field reads ``4k`` as 4096 bytes while a count field reads it as 4000.
 
-Each value carries a dimension: plain (a bare number) or a quantity of the kind evaluated
-(bytes, nanoseconds, ...). ``size * 2`` and ``size / size`` are fine; ``size * size`` and
-``2 / size`` are not. A plain number added to a quantity is read in the kind's bare unit
-(bytes for sizes, seconds for durations), as a bare value of the field would be. Counts
-are plain numbers whose literals may carry ``k``, ``M``, ``G``.
+Each value has a type: a plain number, a share (below), or a quantity of the kind evaluated
+(bytes, nanoseconds, an IOPS figure, ...): a literal with a unit and every name are
+quantities. A product may hold one quantity and a quotient may divide by one only if its
+dividend is one: ``size * 2`` and ``size / size`` are fine, ``size * size`` and ``2 / size``
+are not. A plain number added to a quantity is read in the kind's bare unit (bytes for
+sizes, seconds for durations), as a bare value of the field would be. The result must be a
+quantity, or a plain number written with bare numbers only (``4096``, ``2 * 1.5``), read in
+the bare unit; a ratio of quantities (``1m / 4k``, ``baseline / baseline``) has no unit and
+is refused, though it may scale a quantity (``8k / 2k * 1k``). A kind without dimensions
+(counts of jobs or loops in a suite) has plain numbers only, whose literals may carry ``k``,
+``M``, ``G``, and no names.
 
 A percentage (``10%``) is a share, unless ``%`` is the kind's own unit (percent metrics,
 where ``5%`` is five points). Added to or subtracted from anything else, a share scales it:
@@ -29,7 +35,14 @@ from fractions import Fraction
 from types import MappingProxyType
 from typing import TypeVar
 
-from iogate.units import UnitError, parse_bandwidth, parse_count, parse_duration, parse_size
+from iogate.units import (
+    UnitError,
+    check_ascii,
+    parse_bandwidth,
+    parse_count,
+    parse_duration,
+    parse_size,
+)
 
 __all__ = ["ExprError", "Kind", "SIZE", "DURATION", "COUNT", "BANDWIDTH", "Node", "Number",
            "Name", "Unary", "Binary", "parse", "evaluate", "evaluate_int", "is_expression",
@@ -77,7 +90,7 @@ class Kind:
     name: str  # "a size", used in messages
     literal: Callable[[str], Fraction]  # a literal with a unit, in base units
     bare: Fraction | None  # base units per bare number (1 byte, 10^9 ns); None: needs a unit
-    dimensioned: bool = True  # False: every value is plain (counts)
+    dimensioned: bool = True  # False: every value is plain (suite counts: jobs, loops)
     percent: bool = False  # '%' is this kind's unit (percentage points), not a share
 
 
@@ -129,14 +142,18 @@ Node = Number | Name | Unary | Binary
 
 _TOKEN = re.compile(r"""
     \s*(?:
-      (?P<number>(?:\d+(?:\.\d*)?|\.\d+)(?:\s*[A-Za-zµμ]+(?:/s(?![A-Za-z0-9_]))?|\s*%)?)
+      (?P<number>(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:\s*[A-Za-zµμ]+(?:/s(?![A-Za-z0-9_]))?|\s*%)?)
     | (?P<name>[A-Za-z_][A-Za-z0-9_]*)
     | (?P<op>[-+*/()])
-    )""", re.VERBOSE)
-_LITERAL = re.compile(r"(\d+(?:\.\d*)?|\.\d+)\s*(.*)", re.DOTALL)
+    )""", re.VERBOSE | re.ASCII)
+_LITERAL = re.compile(r"([0-9]+(?:\.[0-9]*)?|\.[0-9]+)\s*(.*)", re.DOTALL | re.ASCII)
 
 
 def _tokens(text: str) -> list[tuple[str, str]]:
+    try:  # numbers and names are ASCII; '４' would be a digit to int() and \d
+        check_ascii(text, allowed="µμ")
+    except UnitError as exc:
+        raise ExprError(str(exc)) from None
     out: list[tuple[str, str]] = []
     pos = 0
     terms = 0
@@ -243,7 +260,7 @@ class _Parser:
             self.take()
             m = _LITERAL.fullmatch(text)
             assert m is not None
-            if re.match(r"0\d", m.group(1)):
+            if re.match(r"0[0-9]", m.group(1)):
                 raise ExprError(f"'{shown(text)}' has a leading zero; write the number "
                                 "without it")
             if len(m.group(1)) > MAX_DIGITS:
@@ -357,7 +374,7 @@ def _add(node: Binary, a: _Value, b: _Value, kind: Kind) -> _Value:
                 raise ExprError(f"'{shown(_describe(node))}' subtracts a value from a "
                                 "percentage; write 'VALUE - PERCENT%', e.g. 'baseline - 10%'")
             a, b = b, a
-        return _check(_Value(a.x * (1 + sign * b.x), a.dim), node)
+        return _check(_Value(a.x * (1 + sign * b.x), a.dim, bare=a.bare), node)
     if a.dim != b.dim:
         a, b = _plain_to_quantity(a, kind, node), _plain_to_quantity(b, kind, node)
     return _check(_Value(a.x + sign * b.x, a.dim, a.share, a.bare and b.bare), node)
@@ -409,13 +426,17 @@ def evaluate(node: Node, *, kind: Kind, names: Mapping[str, Fraction] = _EMPTY) 
     """The exact value of ``node`` in ``kind``'s base units.
 
     Names are resolved from ``names``, whose values are quantities of ``kind`` (in base
-    units). A plain result, a ratio of two quantities included, is read in the kind's bare
-    unit; a kind without one refuses it, and every kind refuses a lone percentage.
+    units). A plain result written with bare numbers is read in the kind's bare unit; a kind
+    without one refuses it, as every kind with dimensions refuses a ratio of quantities, and
+    every kind a lone percentage.
     """
     v = _eval(node, kind, names)  # division keeps dim >= 0
     if v.share:
         raise ExprError(f"'{shown(_describe(node))}' is a percentage of nothing: a percentage "
                         "scales a value, e.g. 'baseline + 10%' or '90% * baseline'")
+    if v.dim == 0 and not v.bare and kind.dimensioned:
+        raise ExprError(f"'{shown(_describe(node))}' is a ratio, not {kind.name}: {kind.name} "
+                        f"divided by {kind.name} has no unit; multiply it by {kind.name}")
     if v.dim == 0:
         if kind.bare is None:
             raise ExprError(f"'{shown(_describe(node))}' has no unit, but the value is "

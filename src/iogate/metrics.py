@@ -73,8 +73,8 @@ SERIES_METRICS = ("iops", "bw")
 SERIES_LATENCIES = ("clat", "lat", "resp")
 SERIES_LAT_STATS = ("mean", "p99")
 
-_PERCENTILE = re.compile(r"p(\d{1,2}(?:\.\d+)?|100)\Z")
-_SIZE = re.compile(r"[1-9]\d*\Z")
+_PERCENTILE = re.compile(r"p([0-9]{1,2}(?:\.[0-9]+)?|100)\Z")
+_SIZE = re.compile(r"[1-9][0-9]*\Z")
 
 
 @dataclass(frozen=True)

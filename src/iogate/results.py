@@ -24,10 +24,16 @@ A metric that was not measured is None: iops, bw and latencies of a direction
 (or total) that completed no I/O, shares without any sample, rate_pct
 without a requested rate. ios, bytes, runtime and errors are always measured
 (a direction that did nothing reports 0).
+
+The first error of a direction is an errno from the engine; ENODATA
+(:data:`END_OF_FILE`) is not the system's but the engine's word for a read that
+met the end of its file (a file cut shorter than the region behind the run's
+back), and is told as such (:meth:`DirectionResult.describe_first_error`).
 """
 
 from __future__ import annotations
 
+import errno
 import functools
 import math
 import os
@@ -167,6 +173,10 @@ def intervals_due(spec: JobSpec | None, direction: str, intervals: Sequence[Inte
     return out
 
 
+# The engine's errno for a read that moved nothing at or past the end of its file.
+END_OF_FILE = errno.ENODATA
+
+
 def interval_spans(intervals: Sequence[Interval]) -> list[str]:
     """Each interval as the span of the run it covers, for messages: "0.2-0.4 s"."""
     out: list[str] = []
@@ -210,6 +220,24 @@ class DirectionResult:
     def bs_ios(self) -> int:
         """Requests whose size was counted (in bs_counts or bs_other_ios)."""
         return sum(self.bs_counts.values()) + self.bs_other_ios
+
+    def describe_first_error(self, files: Sequence[str] = ()) -> str:
+        """The first error in words, ``files`` being the job's: "Input/output error
+        (errno 5) at offset 4096", or for a read that met the end of its file "short read
+        at end of file: offset 131072 is at or past the end of f (131072 bytes now)"."""
+        at = f"at offset {self.first_error_offset}"
+        if self.first_errno != END_OF_FILE:
+            return f"{os.strerror(self.first_errno)} (errno {self.first_errno}) {at}"
+        if len(files) != 1:
+            where = f"of one of its {len(files)} files" if files else "of its file"
+            return (f"short read at end of file: offset {self.first_error_offset} is at or "
+                    f"past the end {where}")
+        try:
+            size = f"{os.stat(files[0]).st_size} bytes now"
+        except OSError as exc:
+            size = f"cannot be read now: {exc.strerror}"
+        return (f"short read at end of file: offset {self.first_error_offset} is at or past "
+                f"the end of {files[0]} ({size})")
 
     def to_json(self) -> dict:
         return {"ios": self.ios, "bytes": self.bytes, "runtime_ns": self.runtime_ns,

@@ -725,8 +725,9 @@ def _io_error(result: RunResult) -> str | None:
         for direction in ("read", "write", "sync"):
             d = getattr(job, direction)
             if d.errors:
+                files = (result.specs[job_index].files()
+                         if job_index < len(result.specs) else [])
                 return (f"{d.errors} {direction} error(s) in job {job_index}; first: "
-                        f"{os.strerror(d.first_errno)} (errno {d.first_errno}) "
-                        f"at offset {d.first_error_offset}, "
+                        f"{d.describe_first_error(files)}, "
                         f"{d.first_error_ns / 1e9:.3f} s into the run")
     return None

@@ -4,16 +4,22 @@ Sizes are binary (``4k`` = ``4KiB`` = 4096 bytes, as in fio). The SI spellings `
 ``MB``... are refused because users mean different things by them. Durations are
 nanoseconds, counts are plain numbers (``250k`` = 250000), bandwidths bytes per second.
 Arithmetic is exact (``Fraction``) so ``1.5k`` is exactly 1536 and ``0.3k`` is refused.
+
+Quantities are written in ASCII: digits 0-9, ASCII spaces, ASCII unit letters, the ``µ`` of
+``µs`` the one exception. Python's ``int()``, ``float()`` and ``\\d`` read any script's digits
+(``４``, ``٣``) as numbers; :func:`check_ascii` refuses them, naming the character, for every
+parser here and for the other readers of numbers in suites (expressions, expectations).
 """
 
 from __future__ import annotations
 
 import math
 import re
+import unicodedata
 from fractions import Fraction
 
 __all__ = [
-    "UnitError", "parse_size", "parse_duration", "parse_count", "parse_bandwidth",
+    "UnitError", "check_ascii", "parse_size", "parse_duration", "parse_count", "parse_bandwidth",
     "format_size", "format_size_exact", "format_duration", "format_duration_exact",
     "format_count", "format_bandwidth", "SIZE_UNITS", "DURATION_UNITS",
 ]
@@ -33,16 +39,42 @@ DURATION_UNITS = "ns, us (µs), ms, s, m (minutes), h"
 
 _COUNT = {"": 1, "k": 1_000, "K": 1_000, "M": 1_000_000, "G": 1_000_000_000}
 
-_QUANTITY = re.compile(r"\s*([-+]?)(\d+(?:\.\d*)?|\.\d+)\s*([A-Za-zµμ]*)\s*\Z")
+_QUANTITY = re.compile(r"\s*([-+]?)([0-9]+(?:\.[0-9]*)?|\.[0-9]+)\s*([A-Za-zµμ]*)\s*\Z",
+                       re.ASCII)
+_MICRO = "µμ"  # MICRO SIGN and GREEK SMALL LETTER MU, both written for microseconds
+
+
+def check_ascii(value: str, *, allowed: str = "") -> None:
+    """Refuse a non-ASCII character (but those in ``allowed``) in a number as written.
+
+    ``int('４')``, ``float('٣')`` and the ``\\d`` of ``re`` all read other scripts' digits,
+    and ``\\s`` and ``str.strip`` other spaces; a suite must mean the same to every reader of
+    it, so its numbers are plain ASCII.
+    """
+    for c in value:
+        if c > "\x7f" and c not in allowed:
+            name = unicodedata.name(c, "unnamed")
+            what = (f"'{c}' (U+{ord(c):04X} {name}) is not an ASCII digit: write numbers with "
+                    "the digits 0-9") if unicodedata.digit(c, None) is not None else (
+                f"{_quoted(c)} (U+{ord(c):04X} {name}) is not ASCII: write a number with "
+                "the digits 0-9, ASCII spaces and a unit such as KiB, ms or k")
+            raise UnitError(f"{_quoted(value)}: {what}")
+
+
+def _quoted(text: str) -> str:
+    """``text`` in quotes, unprintable characters escaped, cut after 40 characters."""
+    cut = text if len(text) <= 40 else text[:40] + "..."
+    return "'" + "".join(c if c.isprintable() else repr(c)[1:-1] for c in cut) + "'"
 
 
 def _split(value: str, what: str) -> tuple[Fraction, str, str]:
     """Split ``'1.5 KiB'`` into (Fraction(3, 2), 'KiB', '1.5'); refuse signs below zero."""
+    check_ascii(value, allowed=_MICRO if what == "a duration" else "")
     m = _QUANTITY.match(value)
     if not m:
         raise UnitError(f"'{value}' is not {what}: expected a number with an optional unit")
     sign, number, unit = m.groups()
-    if re.match(r"0\d", number):
+    if re.match(r"0[0-9]", number):
         raise UnitError(f"'{value.strip()}' has a leading zero; write the number without it "
                         "(it is decimal, never octal)")
     if sign == "-" and Fraction(number) != 0:
@@ -101,7 +133,8 @@ def parse_duration(value: str | int, *, bare: str | None = "s") -> int:
         if value < 0:
             raise UnitError(f"{value}: a duration cannot be negative")
     else:
-        clock = re.fullmatch(r"\s*(\d+):([0-5]\d)\s*", value)
+        check_ascii(value, allowed=_MICRO)
+        clock = re.fullmatch(r"\s*([0-9]+):([0-5][0-9])\s*", value, re.ASCII)
         if clock:
             seconds = int(clock.group(1)) * 60 + int(clock.group(2))
             raise UnitError(f"'{value}' looks like minutes:seconds; write a unit instead, "
@@ -143,6 +176,7 @@ def parse_bandwidth(value: str) -> int | float:
     """A bandwidth in bytes per second: ``400MiB/s``, ``1GiB/s``, ``123B/s``."""
     if not isinstance(value, str) or isinstance(value, bool):
         raise UnitError(f"expected a bandwidth like '400MiB/s', got {value!r}")
+    check_ascii(value)
     stripped = value.strip()
     if not stripped.endswith("/s"):
         raise UnitError(f"'{value}' is not a bandwidth: write a size per second, "

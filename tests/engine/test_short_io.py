@@ -4,6 +4,9 @@ rest, and only requests done in full count as ios and bytes.
 
 The short calls come from the fault-injection shim (tests/faults), whose "short" mode moves
 half of what was asked. The engine runs in a child process with the shim preloaded.
+
+A read that moves nothing because the file ends before the request (a file truncated behind
+the run's back) is an end-of-file short read, ENODATA, never EIO.
 """
 
 from __future__ import annotations
@@ -11,9 +14,13 @@ from __future__ import annotations
 import errno
 import json
 import os
+import time
 
 import pytest
 from tests.faults import run_python, shim_env
+
+from iogate.engine.session import JobSpec, Session
+from iogate.results import DirectionResult
 
 BS = 4096
 BLOCKS = 64
@@ -68,3 +75,60 @@ def test_a_request_that_stops_short_is_one_error_and_no_bytes(tmp_path, engine):
     assert out["errors"] == BLOCKS
     assert out["first_errno"] == errno.EIO
     assert out["first_error_offset"] == BS - 1  # where the transfer stopped
+
+
+# -- a read that meets the end of the file --------------------------------------------------
+
+def _read_spec(path, engine: str, size: int) -> JobSpec:
+    return JobSpec(engine=engine, rw="read", bs_read=BS, bs_write=BS,
+                   iodepth=1 if engine in ("psync", "sync") else 4, numjobs=1, size=size,
+                   offset=0, runtime_ns=600 * 10**9, ramp_ns=0, time_based=True, direct=False,
+                   rwmixread=100, filename=str(path), no_layout=True)
+
+
+def _until(session: Session, done, what: str) -> None:
+    deadline = time.monotonic() + 120  # a bound for a stuck run, not a measurement
+    while not done(session.poll()):
+        assert time.monotonic() < deadline, f"the run never {what}"
+        time.sleep(0.01)
+
+
+@pytest.mark.parametrize("engine", ["psync", "sync", pytest.param("io_uring",
+                                                                  marks=pytest.mark.needs_uring),
+                                    "libaio"])
+def test_a_file_truncated_under_a_running_read_is_an_end_of_file_error(tmp_path, engine):
+    # The file is whole when the run starts; another process (here the test) cuts it to half
+    # its size while the job reads it in a loop. Every read from then on that lies in the
+    # cut half moves nothing: an end-of-file short read, not EIO from a device.
+    path = tmp_path / TARGET
+    path.write_bytes(os.urandom(BLOCKS * BS))
+    half = BLOCKS * BS // 2
+    with Session([_read_spec(path, engine, BLOCKS * BS)]) as session:
+        session.start()
+        _until(session, lambda p: p.ios[0] > 0, "read")
+        os.truncate(path, half)
+        _until(session, lambda p: p.errors > 0, "met the end of the file")
+        session.cancel()
+        assert session.wait(120)
+        read = session.collect(interrupted=True).jobs[0].read
+    assert read.ios > 0 and read.errors > 0
+    assert read.first_errno == errno.ENODATA, os.strerror(read.first_errno)
+    # A block at or past the new end, whole blocks of the region as the job reads them.
+    assert half <= read.first_error_offset < BLOCKS * BS
+    assert read.first_error_offset % BS == 0
+    assert path.stat().st_size == half
+    # Told as what it is, with the offset and the file's size, not as a device error.
+    assert read.describe_first_error([str(path)]) == (
+        f"short read at end of file: offset {read.first_error_offset} is at or past the end "
+        f"of {path} ({half} bytes now)")
+
+
+@pytest.mark.parametrize("engine", ["psync", "sync"])
+def test_a_read_that_moves_nothing_before_the_end_is_still_eio(tmp_path, engine):
+    # The shim's reads stop short inside the file (see the test above it): not an end of
+    # file, so EIO, as a device or file system that returns nothing deserves.
+    out = run_shimmed(tmp_path, engine, "read", after=0, count=0)
+    assert out["first_errno"] == errno.EIO
+    eio = DirectionResult(errors=1, first_errno=out["first_errno"],
+                          first_error_offset=out["first_error_offset"])
+    assert eio.describe_first_error([TARGET]) == "Input/output error (errno 5) at offset 4095"

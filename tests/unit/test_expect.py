@@ -218,6 +218,47 @@ def test_expression_thresholds(metric, text, names, threshold):
     assert (exp.literal is None) == bool(names)
 
 
+# The types of a threshold: a plain number, a share (10%), or a value of the metric. The names
+# are values of the metric whatever its unit (an IOPS figure, a count and a ratio included),
+# and so is a literal with a unit (250k, 1ms); the threshold must come out a value of the
+# metric, or a plain number written as one (read in the metric's bare unit, '>= 5').
+@pytest.mark.parametrize("metric, text, message", [
+    ("read.iops", ">= baseline * baseline",
+     "'baseline * baseline' multiplies an IOPS figure by an IOPS figure; one side must be a "
+     "plain number"),
+    ("read.iops", ">= 1k * baseline", "multiplies an IOPS figure by an IOPS figure"),
+    ("read.iops", ">= 250k * 2k", "multiplies an IOPS figure by an IOPS figure"),
+    ("errors", "<= baseline * baseline", "multiplies a count by a count"),
+    ("data.compress_ratio", "<= baseline * baseline", "multiplies a plain number by a plain"),
+    ("mix.read_pct", ">= baseline * baseline", "multiplies a percentage by a percentage"),
+    ("read.bw", ">= baseline * baseline", "multiplies a bandwidth by a bandwidth"),
+    ("read.iops", ">= 2 / baseline", "divides a plain number by an IOPS figure"),
+    ("read.iops", ">= baseline / baseline",
+     "'baseline / baseline' is a ratio, not an IOPS figure: an IOPS figure divided by an IOPS "
+     "figure has no unit; multiply it by an IOPS figure"),
+    ("read.bw", ">= baseline / 1MiB/s", "is a ratio, not a bandwidth"),
+    ("read.clat.p99", "<= baseline / baseline", "is a ratio, not a duration"),
+    ("read.iops", ">= 0.8 * mean * mean in all", "multiplies an IOPS figure by an IOPS figure"),
+])
+def test_a_threshold_must_be_a_value_of_the_metric(metric, text, message):
+    with pytest.raises(ExpectationError) as info:
+        parse_expectation(metric, text)
+    assert message in str(info.value)
+
+
+@pytest.mark.parametrize("metric, text, names, threshold", [
+    ("read.iops", ">= baseline * (1k / 1k)", {"baseline": 1000}, 1000),  # a ratio as a factor
+    ("read.iops", ">= baseline / 2 + 5", {"baseline": 1000}, 505),  # 5 is 5 IOPS
+    ("errors", "<= baseline + 1", {"baseline": 3}, 4),
+    ("data.compress_ratio", "<= baseline * 1.1", {"baseline": 2}, 2.2),
+    ("read.iops", ">= 250k / 2", {}, 125_000),
+    ("read.iops", ">= 5", {}, 5),
+    ("read.iops", ">= (baseline + 1k) / 2", {"baseline": 3000}, 2000),
+])
+def test_thresholds_that_are_values_of_the_metric(metric, text, names, threshold):
+    assert parse_expectation(metric, text).threshold(names) == pytest.approx(threshold)
+
+
 def test_a_missing_name_is_an_error_and_a_failed_check():
     exp = parse_expectation("read.iops", ">= 0.95 * baseline")
     with pytest.raises(ExpectationError, match="read.iops >= 0.95 \\* baseline refers to "

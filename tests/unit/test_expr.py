@@ -82,6 +82,20 @@ def test_refusals(text, kind, message):
     assert message in str(info.value)
 
 
+@pytest.mark.parametrize("text, kind, message", [
+    ("1m / 4k", SIZE, "'1m / 4k' is a ratio, not a size: a size divided by a size has no "
+                      "unit"),
+    ("(1s + 1s) / 1s", DURATION, "is a ratio, not a duration"),
+    ("base / base", SIZE, "is a ratio, not a size"),
+])
+def test_a_ratio_of_quantities_is_not_a_quantity(text, kind, message):
+    with pytest.raises(ExprError) as info:
+        evaluate(parse(text), kind=kind, names={"base": Fraction(4096)})
+    assert message in str(info.value)
+    # A kind without dimensions (counts of jobs, of loops) reads it as the number it is.
+    assert evaluate(parse("1M / 4k"), kind=COUNT) == 250
+
+
 def test_names_are_quantities_of_the_kind():
     names = {"baseline": Fraction(250_000)}
     assert evaluate(parse("baseline * 0.9"), kind=COUNT, names=names) == 225_000

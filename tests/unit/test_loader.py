@@ -89,6 +89,24 @@ def test_merge_keys_fill_in_without_duplicates():
     assert root["w"] == {"rw": "write", "iodepth": 4}
 
 
+@pytest.mark.parametrize("merges, merged, hint", [
+    ("  <<: *a\n  <<: *b\n", {"x": 1}, "'<<: [*a, *b]'"),
+    ("  <<: [*a, *b]\n  <<: *c\n", {"x": 1, "y": 2}, "'<<: [*a, *b, *c]'"),
+    ("  <<: *a\n  <<: {z: 3}\n", {"x": 1}, "'<<: [*a, ...]'"),
+])
+def test_two_merge_keys_are_duplicate_keys(merges, merged, hint):
+    text = "a: &a {x: 1}\nb: &b {y: 2}\nc: &c {z: 3}\nw:\n" + merges + "  rw: read\n"
+    with pytest.raises(SuiteError) as exc:
+        load_yaml_text(text, "f.yaml")
+    assert str(exc.value) == (
+        "f.yaml:6:3: w: duplicate key '<<' (first defined on line 5): merge several mappings "
+        f"with one key, {hint}")
+    # As with any duplicate key, the first is kept so the rest can still be checked.
+    from iogate.spec.loader import load_yaml_lenient
+    root, problems = load_yaml_lenient(text, "f.yaml")
+    assert root["w"] == {"rw": "read", **merged} and len(problems) == 1
+
+
 def test_load_yaml_reads_files(tmp_path):
     f = tmp_path / "s.suite.yaml"
     f.write_text("suite: x\n")

@@ -9,13 +9,14 @@ import subprocess
 import sys
 import time
 import tracemalloc
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 
 from iogate.errors import SuiteError
-from iogate.spec import load_suite, loader, variables
+from iogate.spec import MAX_WORKLOADS, load_suite, loader, variables
 from iogate.spec.loader import (
     MAX_ALIAS_VALUES,
     MAX_DEPTH,
@@ -185,6 +186,23 @@ CORPUS = [
     pytest.param(Bad(w("    iodepth: .inf\n"), "expected an integer", 6), id="iodepth-inf"),
     pytest.param(Bad(w("    expect:\n      read.iops: '>= " + "9" * 5000 + "'\n"),
                      "a number of 5000 digits", 7), id="threshold-5000-digits"),
+    # -- digits of other scripts, which int(), float() and \\d would read -----------------
+    pytest.param(Bad(w("    bs: '４k'\n"), "'４' (U+FF14 FULLWIDTH DIGIT FOUR) is not an "
+                     "ASCII digit: write numbers with the digits 0-9", 6),
+                 id="fullwidth-digit-size"),
+    pytest.param(Bad(w("    runtime: ٣s\n"), "is not an ASCII digit", 6),
+                 id="arabic-digit-duration"),
+    pytest.param(Bad(w("    iodepth: 2 * ४\n"), "is not an ASCII digit", 6),
+                 id="devanagari-digit-in-expression"),
+    pytest.param(Bad(w("    random_distribution: zipf:１.２\n"), "is not an ASCII digit", 6),
+                 id="fullwidth-digit-distribution"),
+    pytest.param(Bad(w("    expect:\n      read.iops: '>= ４k'\n"), "is not an ASCII digit", 7),
+                 id="fullwidth-digit-threshold"),
+    pytest.param(Bad(w("    expect:\n      read.bw: '>= 1MiB/s\u3000'\n"),
+                     "(U+3000 IDEOGRAPHIC SPACE) is not ASCII", 7),
+                 id="ideographic-space-bandwidth"),
+    pytest.param(Bad(w("    expect:\n      read.iops: '>= baseline * baseline'\n"),
+                     "multiplies an IOPS figure by an IOPS figure", 7), id="baseline-squared"),
     # -- unset and hostile variables ----------------------------------------------------
     pytest.param(Bad(w("    filename: ${A:-${B}}\n"), "variable 'B' is not set", 6),
                  id="var-nested-default-unset"),
@@ -247,6 +265,10 @@ CORPUS = [
     pytest.param(Bad(w("    rw: read\n"), "duplicate key 'rw'", 6), id="duplicate-in-workload"),
     pytest.param(Bad(w("    expect:\n      errors: '== 0'\n      errors: '== 1'\n"),
                      "duplicate key 'errors'", 8), id="duplicate-in-expect"),
+    pytest.param(Bad("suite: s\nd: &d {rw: read}\ne: &e {size: 1m}\nworkloads:\n  - name: a\n"
+                     "    <<: *d\n    <<: *e\n", "duplicate key '<<' (first defined on line 6): "
+                     "merge several mappings with one key, '<<: [*d, *e]'", 7),
+                 id="two-merge-keys"),
     pytest.param(Bad(HEAD + HEAD[HEAD.index("  - "):], "already used on line 3", 6),
                  id="duplicate-workload-name"),
     # -- conflicting options ------------------------------------------------------------
@@ -427,9 +449,9 @@ PYTHON_PARSER_CASES = ["tag-python-object-apply", "billion-laughs", "nesting-100
 @pytest.mark.parametrize("name", PYTHON_PARSER_CASES)
 def test_same_refusals_without_libyaml(tmp_path, monkeypatch, name):
     class PythonSuiteLoader(loader._SuiteComposer, loader._PythonEvents):
-        def __init__(self, text: str) -> None:
+        def __init__(self, text: str, *limits: Mapping[str, int]) -> None:
             loader._PythonEvents.__init__(self, text)
-            loader._SuiteComposer.__init__(self)
+            loader._SuiteComposer.__init__(self, *limits)
 
     monkeypatch.setattr(loader, "SuiteLoader", PythonSuiteLoader)
     bad = BY_ID[name]
@@ -464,6 +486,45 @@ def test_ten_megabyte_suite_of_10000_workloads_is_bounded(tmp_path):
     # The time is not asserted (a loaded machine is slow); the memory bound holds anywhere.
     assert int(run.stdout) == 10_000
     assert peak_kib < 1 << 20, peak_kib >> 10
+
+
+def test_a_suite_of_too_many_workloads_is_refused_as_it_is_read(tmp_path):
+    # 145000 workloads, 10 MB: under the file size limit, far over MAX_WORKLOADS. Reading
+    # stops at the first workload too many, so time and memory are those of 10000 workloads.
+    n = 145_000
+    text = "suite: big\ndefaults:\n  size: 1m\n  rw: randread\nworkloads:\n" + "".join(
+        f"  - name: workload-number-{i:06d}\n    iodepth: 4\n    bs: 4k\n    # {'x' * 8}\n"
+        for i in range(n))
+    assert 10_000_000 <= len(text) < MAX_FILE_BYTES
+    path = write(tmp_path, text)
+    # In a child process, which reports its own peak resident size: the load as the user
+    # runs it, without tracemalloc's slowdown, and no other child's memory mixed in.
+    script = ("import resource, sys\nfrom iogate.errors import SuiteError\n"
+              "from iogate.spec import load_suite\ntry:\n    load_suite(sys.argv[1], env={})\n"
+              "except SuiteError as exc:\n    print(exc)\n"
+              "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n")
+    run = subprocess.run([sys.executable, "-c", script, str(path)], capture_output=True,
+                         text=True, env={**os.environ, "PYTHONPATH": str(SRC)}, timeout=600,
+                         check=True)
+    message, peak_kib = run.stdout.splitlines()
+    # Located at the first workload too many: nothing after it was read.
+    line = 6 + 4 * MAX_WORKLOADS
+    assert text.splitlines()[line - 1] == f"  - name: workload-number-{MAX_WORKLOADS:06d}"
+    assert message == (f"{path}:{line}:5: workloads: more than {MAX_WORKLOADS} workloads; a "
+                       f"suite may have at most {MAX_WORKLOADS}: split it into several suites")
+    # Measured: about 80 MiB, against 450 MiB when the whole list was read first.
+    assert int(peak_kib) < 200 << 10, int(peak_kib) >> 10
+
+
+def test_the_value_count_stops_reading_at_the_value_too_many():
+    text = "a: [" + ", ".join(["1"] * MAX_VALUES) + "]\nb: 2\n"
+    with pytest.raises(SuiteError) as info:
+        load_yaml_text(text)
+    (problem,) = info.value.problems
+    # The mapping, its key 'a' and the list are three values: item MAX_VALUES - 3 is one
+    # too many, and reading stops there, not at the end of the list.
+    assert (problem.line, problem.col) == (1, 5 + 3 * (MAX_VALUES - 3))
+    assert problem.message.startswith(f"the document holds more than {MAX_VALUES} values")
 
 
 def test_expansion_of_a_whole_suite_is_bounded(tmp_path, monkeypatch):

@@ -156,7 +156,9 @@ def load_suite_text(text: str, path: str | Path, env: Mapping[str, str] | None =
     file); ``path`` names it in messages and in the cases."""
     path = Path(path)
     filename = str(path)
-    root, yaml_problems = load_yaml_lenient(text, filename)
+    # Workloads beyond the limit are refused as they are read; sweeps are counted below.
+    root, yaml_problems = load_yaml_lenient(text, filename,
+                                            max_items={"workloads": MAX_WORKLOADS})
     out = _Collector(filename, root)
     out.problems += yaml_problems
     sweeps: dict[int, list[SweepPoint]] = {}

@@ -3,7 +3,8 @@
 The resolver is YAML 1.2 flavoured and local to this module (PyYAML is never patched):
 only ``true``/``false`` are booleans, so ``on``/``off``/``yes``/``no`` stay strings; only
 plain decimals are numbers, so ``1:30`` (sexagesimal) and ``0777`` (octal) stay strings and
-the model can say what is wrong with them; dates stay strings. Duplicate keys are errors.
+the model can say what is wrong with them; dates stay strings. Duplicate keys are errors, the
+merge key ``<<`` included (one ``<<: [*a, *b]`` merges several mappings).
 
 Every mapping becomes a :class:`MarkedMap` and every sequence a :class:`MarkedList`; both
 hold the 1-based (line, col) of themselves and of each key and value, so any problem found
@@ -19,7 +20,8 @@ A suite is untrusted input, so reading it is bounded and refuses what a suite ne
   but aliases may copy at most :data:`MAX_ALIAS_VALUES` values in all, and the document,
   every alias expanded, may hold at most :data:`MAX_VALUES` values and nest at most
   :data:`MAX_DEPTH` levels. Sizes are counted while the document is composed, before
-  anything is copied, so an alias bomb costs no more than its text; an anchor that
+  anything is copied, so an alias bomb costs no more than its text, and reading stops at
+  the value too many, so a huge document costs no more than the limit; an anchor that
   contains its own alias is an error;
 * control characters (NUL included) are refused in the text and, written as escapes, in
   keys (each value is left to the rule of its field); keys have at most
@@ -34,8 +36,9 @@ times faster); the pure-Python parser is the fallback.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import yaml
@@ -58,6 +61,7 @@ MAX_VALUES = 250_000  # scalars, lists and mappings, each alias counted as the c
 MAX_ALIAS_VALUES = 50_000  # of those, copies made by aliases: 5000 merges of ten keys
 MAX_NUMBER_CHARS = 100  # a 64-bit byte count has 20 digits
 MAX_KEY_CHARS = 256  # keys are names (options, metrics, variables); they end up in messages
+_NO_LIMITS: Mapping[str, int] = MappingProxyType({})
 
 
 class MarkedMap(dict):
@@ -88,10 +92,12 @@ _ALLOWED_TAGS = _SCALAR_TAGS | {_YAML + "seq", _YAML + "map", _MERGE_TAG}
 class _Refused(Exception):
     """The document is too big or too deep to read; raised while composing."""
 
-    def __init__(self, mark: Any, message: str) -> None:  # a PyYAML or libyaml Mark
+    def __init__(self, mark: Any, message: str, path: str = "") -> None:
+        # mark: a PyYAML or libyaml Mark; path: where in the document, when it is known
         super().__init__(message)
         self.mark: Mark = (mark.line + 1, mark.column + 1)
         self.message = message
+        self.path = path
 
 
 class _SuiteComposer(Composer, SafeConstructor, Resolver):
@@ -105,24 +111,40 @@ class _SuiteComposer(Composer, SafeConstructor, Resolver):
     yaml_implicit_resolvers: dict = {}  # our own table; PyYAML's is untouched
     peek_event: Callable[[], Any]  # from the parser this is mixed with
 
-    def __init__(self) -> None:
+    def __init__(self, max_items: Mapping[str, int] = _NO_LIMITS) -> None:
         Composer.__init__(self)
         SafeConstructor.__init__(self)
         Resolver.__init__(self)
         self.depth = 0
-        # id(collection node .value) -> (values, nesting levels, values copied by aliases)
-        self.shapes: dict[int, tuple[int, int, int]] = {}
+        # Composed so far, each alias counted as the copy it makes; and of those, the copies.
+        self.values = 0
+        self.copied = 0
+        self.biggest: tuple[int, str] = (0, "")  # the alias that copies the most, its anchor
+        self.max_items = max_items  # top-level key -> the most items its list may have
+        self.items: tuple[str, int] | None = None  # the limited list being composed
+        self.shapes: dict[int, tuple[int, int]] = {}  # id(collection .value) -> values, levels
         self.aliases: dict[int, str] = {}  # id(alias node) -> anchor name
 
     def compose_node(self, parent: yaml.Node | None, index: Any) -> Any:
         event = self.peek_event()
+        if self.items is not None and isinstance(index, int) and index >= self.items[1]:
+            key, most = self.items
+            raise _Refused(event.start_mark, f"more than {most} {key}; a suite may have at "
+                           f"most {most}: split it into several suites", key)
         if isinstance(event, yaml.AliasEvent):
             target: Any = super().compose_node(parent, index)
             alias = type(target)(target.tag, target.value, event.start_mark, event.end_mark)
             self.aliases[id(alias)] = str(event.anchor)
+            self.count(self.shape(alias)[0], event, alias=str(event.anchor))
             return alias
+        self.count(1, event)
         if not isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
             return super().compose_node(parent, index)
+        # The items of a top-level list named in max_items are counted as they come.
+        limited = (isinstance(event, yaml.SequenceStartEvent) and self.depth == 1
+                   and isinstance(index, yaml.ScalarNode) and index.value in self.max_items)
+        outer, self.items = self.items, (
+            (index.value, self.max_items[index.value]) if limited else None)
         self.depth += 1
         try:
             if self.depth > MAX_DEPTH:
@@ -131,44 +153,49 @@ class _SuiteComposer(Composer, SafeConstructor, Resolver):
             node: Any = super().compose_node(parent, index)
         finally:
             self.depth -= 1
+            self.items = outer
         self.measure(node)
         return node
 
-    def shape(self, node: yaml.Node) -> tuple[int, int, int]:
-        """(values, nesting levels, values copied by aliases) of ``node`` as used here."""
-        size, levels, copied = 1, 0, 0
-        if not isinstance(node, yaml.ScalarNode):
-            # Not measured yet: an alias to an anchor still being composed (reported as
-            # recursive when the tree is built).
-            size, levels, copied = self.shapes.get(id(node.value), (1, 1, 0))
-        if id(node) in self.aliases:
-            copied = size  # everything under an alias is a copy
-        return size, levels, copied
+    def count(self, values: int, event: Any, *, alias: str | None = None) -> None:
+        """Count the values of the document as they are composed, ``alias`` copying them:
+        the limits stop reading at the value too many, before the rest is parsed or held."""
+        self.values += values
+        if alias is not None:
+            self.copied += values
+            self.biggest = max(self.biggest, (values, alias))
+            if self.copied > MAX_ALIAS_VALUES:
+                size, name = self.biggest
+                raise _Refused(event.start_mark, f"aliases here copy more than "
+                               f"{MAX_ALIAS_VALUES} values (*{name} alone copies {size}): an "
+                               "alias copies everything its anchor holds, and a suite needs "
+                               "far fewer")
+        if self.values > MAX_VALUES:
+            raise _Refused(event.start_mark, f"the document holds more than {MAX_VALUES} "
+                           "values; a suite needs far fewer")
+
+    def shape(self, node: yaml.Node) -> tuple[int, int]:
+        """(values, nesting levels) of ``node`` as used here."""
+        if isinstance(node, yaml.ScalarNode):
+            return 1, 0
+        # Not measured yet: an alias to an anchor still being composed (reported as
+        # recursive when the tree is built).
+        return self.shapes.get(id(node.value), (1, 1))
 
     def measure(self, node: yaml.Node) -> None:
+        """Record the size and depth of a collection, aliases expanded, for its aliases."""
         if isinstance(node, yaml.SequenceNode):
             children = node.value
         else:
             children = [child for pair in node.value for child in pair]
-        size, levels, copied = 1, 1, 0
-        biggest: tuple[int, str] = (0, "")  # the alias here that copies the most
+        size, levels = 1, 1
         for child in children:
-            s, lv, c = self.shape(child)
-            size, levels, copied = size + s, max(levels, lv + 1), copied + c
-            if id(child) in self.aliases and s > biggest[0]:
-                biggest = (s, self.aliases[id(child)])
-        self.shapes[id(node.value)] = size, levels, copied
+            s, lv = self.shape(child)
+            size, levels = size + s, max(levels, lv + 1)
+        self.shapes[id(node.value)] = size, levels
         if levels > MAX_DEPTH:  # only aliases can get here: plain nesting stops above
             raise _Refused(node.start_mark, f"aliases nest lists and mappings more than "
                            f"{MAX_DEPTH} levels deep here")
-        if copied > MAX_ALIAS_VALUES:
-            alone = f" (*{biggest[1]} alone copies {biggest[0]})" if biggest[0] else ""
-            raise _Refused(node.start_mark, f"aliases here copy more than {MAX_ALIAS_VALUES} "
-                           f"values{alone}: an alias copies everything its anchor holds, and "
-                           "a suite needs far fewer")
-        if size > MAX_VALUES:
-            raise _Refused(node.start_mark, f"the document holds more than {MAX_VALUES} "
-                           "values; a suite needs far fewer")
 
 
 class _PythonEvents(Reader, Scanner, Parser):
@@ -198,9 +225,9 @@ except ImportError:
 class SuiteLoader(_SuiteComposer, _Events):  # type: ignore[misc]
     """Reads one suite document: libyaml (or PyYAML's) events, our composer and resolver."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, max_items: Mapping[str, int] = _NO_LIMITS) -> None:
         _Events.__init__(self, text)
-        _SuiteComposer.__init__(self)
+        _SuiteComposer.__init__(self, max_items)
 
 
 _SuiteComposer.add_implicit_resolver(
@@ -337,8 +364,15 @@ class _Builder:
     def mapping(self, node: yaml.MappingNode, path: tuple[PathKey, ...]) -> MarkedMap:
         out = MarkedMap(mark=_mark(node))
         merged: list[MarkedMap] = []
+        merge: tuple[yaml.Node, yaml.Node] | None = None  # the first '<<' key and its value
         for key_node, value_node in node.value:
             if key_node.tag == _MERGE_TAG:
+                if merge is not None:  # a duplicate key like any other; the first is kept
+                    self.problem(_mark(key_node), path, f"duplicate key '<<' (first defined on "
+                                 f"line {_mark(merge[0])[0]}): merge several mappings with "
+                                 f"one key, {self.merge_hint(merge[1], value_node)}")
+                    continue
+                merge = key_node, value_node
                 merged += self.merge_sources(value_node, path)
                 continue
             if not isinstance(key_node, yaml.ScalarNode):
@@ -364,6 +398,14 @@ class _Builder:
                     out.marks[key] = source.marks[key]
                     out.value_marks[key] = source.value_marks[key]
         return out
+
+    def merge_hint(self, *values: yaml.Node) -> str:
+        """``'<<: [*a, *b]'``: the sources of several '<<' keys as one list of aliases."""
+        items = [item for value in values
+                 for item in (value.value if isinstance(value, yaml.SequenceNode) else [value])]
+        names = [f"*{_shown(self.loader.aliases[id(item)])}" if id(item) in self.loader.aliases
+                 else "..." for item in items]
+        return f"'<<: [{', '.join(names)}]'"
 
     def merge_sources(self, node: yaml.Node, path: tuple[PathKey, ...]) -> list[MarkedMap]:
         items = node.value if isinstance(node, yaml.SequenceNode) else [node]
@@ -404,20 +446,23 @@ def load_yaml_text(text: str, filename: str = "<string>") -> MarkedMap:
     return root
 
 
-def load_yaml_lenient(text: str, filename: str = "<string>") -> tuple[MarkedMap, list[Problem]]:
+def load_yaml_lenient(text: str, filename: str = "<string>", *,
+                      max_items: Mapping[str, int] = _NO_LIMITS
+                      ) -> tuple[MarkedMap, list[Problem]]:
     """Parse a suite document, returning the tree and any problems that did not stop it.
 
-    Syntax errors and the refusals of the module docstring raise SuiteError. Duplicate keys
-    are problems: the first value is kept so that the rest of the document can still be
-    checked.
+    Syntax errors and the refusals of the module docstring raise SuiteError, and so does a
+    top-level list with more items than ``max_items`` allows its key (``{'workloads':
+    10000}``), as soon as the first item too many is read. Duplicate keys are problems: the
+    first value is kept so that the rest of the document can still be checked.
     """
     _check_text(text, filename)
-    loader = SuiteLoader(text)
+    loader = SuiteLoader(text, max_items)
     try:
         try:
             node = loader.get_single_node()
         except _Refused as exc:
-            raise SuiteError.single(filename, exc.message, *exc.mark) from None
+            raise SuiteError.single(filename, exc.message, *exc.mark, exc.path) from None
         except yaml.MarkedYAMLError as exc:
             mark = exc.problem_mark or exc.context_mark
             line, col = (mark.line + 1, mark.column + 1) if mark else (0, 0)

@@ -45,6 +45,7 @@ from iogate import expr
 from iogate.expr import shown
 from iogate.metrics import LATENCIES, parse_metric
 from iogate.units import (
+    check_ascii,
     format_size,
     format_size_exact,
     parse_bandwidth,
@@ -260,7 +261,7 @@ def _format_pct(x: Fraction) -> str:
 
 def _pct_number(text: str, where: str) -> float | int:
     t = text.strip()
-    if not re.fullmatch(r"\d+(\.\d*)?|\.\d+", t):
+    if not re.fullmatch(r"[0-9]+(\.[0-9]*)?|\.[0-9]+", t):
         raise ValueError(f"{where}: the percentage '{shown(t)}' is not a number from 0 to "
                          "100")
     x = Fraction(t)
@@ -678,6 +679,7 @@ def _distribution(value: Any) -> Any:
     if not rest.strip():
         raise ValueError(f"{kind} needs a parameter ({_DIST_RANGES[kind]}), e.g. "
                          f"'{kind}:{ {'zipf': '1.2', 'pareto': '0.2', 'normal': '10'}[kind]}'")
+    check_ascii(rest)  # float() would read other scripts' digits: '１.２'
     try:
         param = float(rest)
     except ValueError:
