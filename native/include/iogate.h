@@ -377,8 +377,9 @@ struct iog_dir_stats {
     double iops;         /* ios / runtime */
     double bw_bytes;     /* bytes / runtime, bytes per second */
     struct iog_lat_summary lat[IOG_LAT_COUNT];
-    /* Requests that failed: an errno from the system, EIO when a transfer
-     * moved nothing (end of file), ETIMEDOUT when io_timeout_ns passed. */
+    /* Requests that failed: an errno from the system, ENODATA when a read
+     * met the end of its file, EIO when a transfer moved nothing inside it,
+     * ETIMEDOUT when io_timeout_ns passed. */
     uint64_t errors;
     int32_t first_errno; /* positive errno of the first error, 0 if none */
     uint32_t reserved0;
