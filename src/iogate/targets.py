@@ -104,7 +104,8 @@ class Guard:
 
     def close(self) -> None:
         for fd in [*self.exclusive.values(), *self.held.values()]:
-            os.close(fd)
+            with contextlib.suppress(OSError):  # a filesystem gone meanwhile (ENOTCONN)
+                os.close(fd)
         self.held.clear()
         self.exclusive.clear()
         self.names.clear()
