@@ -76,7 +76,17 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[TERMINAL_KEY] = sys.stdout
     from iogate import hooks
     from iogate.baseline import Baseline, BaselineError
+    from iogate.cli import check_run_outputs
+    from iogate.files import OutputError
     from iogate.runner import Gate
+
+    # Every output is checked before anything is collected or run (iogate.files).
+    try:
+        check_run_outputs(config.getoption("iogate_json"),
+                          config.getoption("iogate_save_baseline"),
+                          "--iogate-json", "--iogate-save-baseline")
+    except OutputError as exc:
+        raise pytest.UsageError(exc.message("--iogate-")) from None
 
     alpha, effect = config.getoption("iogate_alpha"), config.getoption("iogate_min_effect")
     gate = Gate(alpha=alpha, min_effect_pct=effect)
@@ -98,7 +108,10 @@ def pytest_configure(config: pytest.Config) -> None:
                                                        parse_hosts(hosts) if hosts else ())
     except (backends.BackendError, ValueError) as exc:
         raise pytest.UsageError(f"--iogate-hosts/--iogate-backend: {exc}") from None
-    hooks.configure(lambda o: config.getoption(o.dest, None))
+    try:
+        hooks.configure(lambda o: config.getoption(o.dest, None))
+    except OutputError as exc:  # a plugin's output path, checked when it is configured
+        raise pytest.UsageError(exc.message("--iogate-")) from None
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
@@ -254,15 +267,20 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         return
     from iogate.baseline import BaselineError
     from iogate.cli import save_baseline
-    from iogate.report import finish_document, write_json
+    from iogate.report import finish_document, write_results
 
     journal = session.config.stash.get(JOURNAL_KEY, None)
     written = False
     try:
         document = finish_document(results, journal)
         if path:
-            write_json(path, document)
-            written = True
+            failure = write_results(path, document, journal)
+            written = failure is None
+            if failure:
+                # The results are elsewhere (the message says where); the session fails.
+                session.config.get_terminal_writer().line(failure, red=True)
+                if session.exitstatus == pytest.ExitCode.OK:
+                    session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
         if save and results:
             try:
                 save_baseline(save, document)
