@@ -290,3 +290,36 @@ def test_the_plugin_refuses_unusable_outputs_before_collecting(pytester: pytest.
         assert all(w in err for w in words), (args, err)
         assert "Traceback" not in err
     assert stat.S_ISCHR(os.lstat(device).st_mode)
+
+
+def test_the_plugin_keeps_results_the_filesystem_had_no_room_for(
+        pytester: pytest.Pytester, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (pytester.path / "out.suite.yaml").write_text(SUITE)
+    private = tmp_path / "private-tmp"
+    private.mkdir()
+    monkeypatch.setenv("TMPDIR", str(private))
+    with tmpfs("1m") as out:
+        # Every case has run when the session finishes; the filesystem fills just then.
+        pytester.makeconftest(f"""
+import pytest
+from pathlib import Path
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionfinish(session):
+    with open(Path({str(out)!r}) / "filler", "wb", buffering=0) as f:
+        for size in (1 << 16, 4096, 512, 1):
+            try:
+                while True:
+                    f.write(b"\\0" * size)
+            except OSError:
+                pass
+""")
+        result = pytester.runpytest_subprocess("-p", "no:cacheprovider",
+                                               f"--iogate-json={out / 'r.json'}")
+        assert not (out / "r.json").exists()
+    out_text = result.stdout.str() + result.stderr.str()
+    assert result.ret not in (0, pytest.ExitCode.USAGE_ERROR), out_text
+    assert "No space left on device" in out_text
+    [kept] = private.glob("iogate-results-*.json")
+    assert f"the results are in {kept} instead" in out_text
+    assert [c["outcome"] for c in json.loads(kept.read_text())["cases"]] == ["passed"] * 2
