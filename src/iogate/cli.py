@@ -8,15 +8,16 @@ from __future__ import annotations
 
 # Few imports here, none heavy: the command handles interrupts from the first line of main,
 # and everything imported before it runs is a moment in which it could not.
-import argparse
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 from iogate import interrupts
 
 if TYPE_CHECKING:
+    import argparse
+    from pathlib import Path
+
     from iogate.report import Journal
     from iogate.runner import CaseResult
     from iogate.spec import LoadedSuite
@@ -26,6 +27,8 @@ SUITE_GLOB = "*.suite.yaml"
 
 
 def _suite_files(paths: Sequence[str]) -> list[Path]:
+    from pathlib import Path
+
     from iogate.errors import SuiteError
 
     files: list[Path] = []
@@ -114,6 +117,8 @@ def _write_output(out: str, text: str) -> bool:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
     from iogate.files import check_output
     from iogate.fio.importer import import_jobfile
 
@@ -145,6 +150,8 @@ def cmd_schema(args: argparse.Namespace) -> int:
 
 def save_baseline(path: str, document: dict[str, object]) -> None:
     """Store a run's results as a baseline; an existing file keeps its other entries."""
+    from pathlib import Path
+
     from iogate.baseline import Baseline
 
     new = Baseline.from_results(document)
@@ -155,6 +162,8 @@ def save_baseline(path: str, document: dict[str, object]) -> None:
 
 def journal_path(results_path: str) -> Path:
     """Where the cases of a run are journaled as they end: beside its results file."""
+    from pathlib import Path
+
     path = Path(results_path)
     return path.with_name(path.name + ".journal")
 
@@ -338,14 +347,21 @@ def _plugin_options() -> list:  # list[PluginOption]
     return collect_options()
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # type: ignore[override]
-        self.print_usage(sys.stderr)
-        print(f"{self.prog}: error: {message}", file=sys.stderr)
-        raise SystemExit(EXIT_INVALID)
+def _parser_class() -> type[argparse.ArgumentParser]:
+    """The parser of the command (argparse is imported when the command line is parsed)."""
+    import argparse
+
+    class _Parser(argparse.ArgumentParser):
+        def error(self, message: str) -> NoReturn:
+            self.print_usage(sys.stderr)
+            print(f"{self.prog}: error: {message}", file=sys.stderr)
+            raise SystemExit(EXIT_INVALID)
+
+    return _Parser
 
 
 def build_parser() -> argparse.ArgumentParser:
+    _Parser = _parser_class()
     parser = _Parser(prog="iogate", description="Declarative storage test suites with I/O SLOs.")
     from iogate import __version__
 
