@@ -19,6 +19,10 @@ run's.
 
 ``--html FILE`` writes one self-contained page (see :mod:`iogate_plots.page`).
 
+Both paths are checked when the plugin is configured, before any case runs, and every file
+is written whole, by the rules of :mod:`iogate.files` (its directory must exist; DIR itself
+is made if missing).
+
 matplotlib is optional: without it the CSV, JSON and HTML are still written, without plots.
 Importing this module imports neither matplotlib nor the rendering code (it runs in every
 pytest session); a failure while reporting is a message on stderr, never an exception.
@@ -55,9 +59,17 @@ def iogate_add_options(add: AddOption) -> None:
 
 @hookimpl
 def iogate_configure(options: Mapping[str, str | None]) -> None:
+    """Take the options, checking both paths before anything runs (an OutputError, which
+    the front end reports as a usage error naming the option)."""
     global _settings
+    from iogate.files import check_output, check_output_directory
+
     _settings = Settings(artifacts=options.get("artifacts") or None,
                          html=options.get("html") or None)
+    if _settings.artifacts:
+        check_output_directory(_settings.artifacts, "artifacts")
+    if _settings.html:
+        check_output(_settings.html, "html")
 
 
 @hookimpl

@@ -7,7 +7,6 @@ drawn, is one message on stderr and the rest goes on.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -126,10 +125,12 @@ def build(results: Sequence[CaseResult], figures: ModuleType | None, err: IO[str
 
 
 def _write(path: Path, content: bytes, err: IO[str]) -> bool:
+    from iogate.files import OutputError, write_whole
+
     try:
-        path.write_bytes(content)
-    except OSError as exc:
-        print(f"{PREFIX}: cannot write {path}: {exc.strerror or exc}", file=err)
+        write_whole(path, content)
+    except OutputError as exc:
+        print(f"{PREFIX}: cannot write {exc}", file=err)
         return False
     return True
 
@@ -173,13 +174,11 @@ def write_reports(results: Sequence[CaseResult], document: dict[str, Any], *,
     if artifacts:
         document["artifacts"] = write_artifacts(Path(artifacts), report, err)
     if html:
+        from iogate.files import OutputError, write_whole
         from iogate_plots.page import render
 
-        path = Path(html)
         try:
-            if path.parent != Path(""):
-                os.makedirs(path.parent, exist_ok=True)
-            path.write_text(render(report, document), encoding="utf-8")
-        except OSError as exc:
-            print(f"{PREFIX}: cannot write the HTML report {path}: {exc.strerror or exc}",
+            write_whole(html, render(report, document), "html")
+        except OutputError as exc:
+            print(f"{PREFIX}: cannot write the HTML report {exc.path}: {exc.problem}",
                   file=err)

@@ -82,7 +82,16 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[TERMINAL_KEY] = sys.stdout
     from iogate import hooks
     from iogate.baseline import BaselineError
-    from iogate.cli import make_gate
+    from iogate.cli import check_run_outputs, make_gate
+    from iogate.files import OutputError
+
+    # Every output is checked before anything is collected or run (iogate.files).
+    try:
+        check_run_outputs(config.getoption("iogate_json"),
+                          config.getoption("iogate_save_baseline"),
+                          "--iogate-json", "--iogate-save-baseline")
+    except OutputError as exc:
+        raise pytest.UsageError(exc.message("--iogate-")) from None
 
     try:
         gate = make_gate(config.getoption("iogate_baseline"),
@@ -111,7 +120,10 @@ def pytest_configure(config: pytest.Config) -> None:
                                                        parse_hosts(hosts) if hosts else ())
     except (backends.BackendError, ValueError) as exc:
         raise pytest.UsageError(f"--iogate-hosts/--iogate-backend: {exc}") from None
-    hooks.configure(lambda o: config.getoption(o.dest, None))
+    try:
+        hooks.configure(lambda o: config.getoption(o.dest, None))
+    except OutputError as exc:  # a plugin's output path, checked when it is configured
+        raise pytest.UsageError(exc.message("--iogate-")) from None
 
 
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config,
@@ -295,15 +307,20 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         return
     from iogate.baseline import BaselineError
     from iogate.cli import save_baseline
-    from iogate.report import finish_document, write_json
+    from iogate.report import finish_document, write_results
 
     journal = session.config.stash.get(JOURNAL_KEY, None)
     written = False
     try:
         document = finish_document(results, journal)
         if path:
-            write_json(path, document)
-            written = True
+            failure = write_results(path, document, journal)
+            written = failure is None
+            if failure:
+                # The results are elsewhere (the message says where); the session fails.
+                session.config.get_terminal_writer().line(failure, red=True)
+                if session.exitstatus == pytest.ExitCode.OK:
+                    session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
         if save and results:
             try:
                 save_baseline(save, document)

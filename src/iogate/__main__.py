@@ -1,7 +1,5 @@
 """``python -m iogate`` is the ``iogate`` command."""
 
-import sys
+from iogate.cli import entry
 
-from iogate.cli import main
-
-sys.exit(main())
+entry()

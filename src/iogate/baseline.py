@@ -22,14 +22,11 @@ entry differs from the run, and which the criteria did not ask for, is reported.
 
 from __future__ import annotations
 
-import contextlib
 import datetime as _dt
 import itertools
 import json
 import math
-import os
 import re
-import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -246,26 +243,15 @@ class Baseline:
                 "entries": [e.to_json() for e in self._entries.values()]}
 
     def save(self, path: str | Path) -> None:
-        """Write the file atomically: readers see the old file or the new one, never a part."""
-        target = Path(path)
+        """Write the file whole (:func:`iogate.files.write_whole`): readers see the old file
+        or the new one, never a part."""
+        from iogate.files import OutputError, write_whole
+
         text = json.dumps(self.to_document(), indent=2, allow_nan=False) + "\n"
         try:
-            fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp",
-                                       dir=target.parent)
-        except OSError as exc:
-            raise BaselineError(str(path), f"cannot be written: {exc.strerror}") from None
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                f.write(text)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, target)
-        except BaseException as exc:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            if isinstance(exc, OSError):
-                raise BaselineError(str(path), f"cannot be written: {exc.strerror}") from None
-            raise
+            write_whole(path, text)
+        except OutputError as exc:
+            raise BaselineError(str(path), exc.problem) from None
 
     # -- building ---------------------------------------------------------------------------
 

@@ -6,21 +6,19 @@ command line is), 3 a runtime error (I/O or engine error), 130 interrupted.
 
 from __future__ import annotations
 
-import argparse
-import contextlib
-import json
-import signal
+# Few imports here, none heavy: the command handles interrupts from the first line of main,
+# and everything imported before it runs is a moment in which it could not.
 import sys
-import time
-from collections.abc import Iterator, Sequence
-from pathlib import Path
-from types import FrameType
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, NoReturn
 
-from iogate import __version__
-from iogate.errors import SuiteError
+from iogate import interrupts
 
 if TYPE_CHECKING:
+    import argparse
+    from pathlib import Path
+
+    from iogate.report import Journal
     from iogate.runner import CaseResult, Gate
     from iogate.spec import LoadedSuite
 
@@ -29,6 +27,10 @@ SUITE_GLOB = "*.suite.yaml"
 
 
 def _suite_files(paths: Sequence[str]) -> list[Path]:
+    from pathlib import Path
+
+    from iogate.errors import SuiteError
+
     files: list[Path] = []
     for raw in paths:
         p = Path(raw)
@@ -46,6 +48,7 @@ def _suite_files(paths: Sequence[str]) -> list[Path]:
 def _load_all(paths: Sequence[str]) -> list[LoadedSuite]:
     """Every suite, fio job files (``.fio``, or starting with a [section]) imported; one
     SuiteError with the problems of all of them."""
+    from iogate.errors import SuiteError
     from iogate.fio.importer import is_jobfile, load_jobfile
     from iogate.spec import load_suite
 
@@ -68,9 +71,12 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
+    from iogate.files import check_output
     from iogate.fio.exporter import export
     from iogate.runner import case_id
 
+    if args.output:
+        check_output(args.output, "--output")
     suites = _load_all([args.suite])
     if len(suites) != 1:
         print(f"iogate: export takes one suite file; {args.suite} holds {len(suites)}",
@@ -90,36 +96,43 @@ def cmd_export(args: argparse.Namespace) -> int:
     if not args.output:
         sys.stdout.write(result.text)
         return EXIT_OK
-    if not _write_output(Path(args.output), result.text):
+    if not _write_output(args.output, result.text):
         return EXIT_RUNTIME
     print(f"{args.output}: {len(result.cases)} case(s)", file=sys.stderr)
     return EXIT_OK
 
 
-def _write_output(out: Path, text: str) -> bool:
-    """Write a command's output file whole or not at all; False (said on stderr) if not."""
-    from iogate.files import write_whole
+def _write_output(out: str, text: str) -> bool:
+    """Write a command's output file (``--output``) whole or not at all; False (said on
+    stderr) if not."""
+    from iogate.files import OutputError, write_whole
 
     try:
-        write_whole(out, text)
-    except OSError as exc:
-        print(f"iogate: cannot write {out}: {exc.strerror or exc}", file=sys.stderr)
+        with interrupts.deferred():
+            write_whole(out, text, "--output")
+    except OutputError as exc:
+        print(f"iogate: {exc}", file=sys.stderr)
         return False
     return True
 
 
 def cmd_import(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from iogate.files import check_output
     from iogate.fio.importer import import_jobfile
 
+    out = args.output
+    if out:
+        if Path(out).exists() and Path(out).resolve() == Path(args.jobfile).resolve():
+            print(f"iogate: {out} is the job file itself; write the suite elsewhere",
+                  file=sys.stderr)
+            return EXIT_INVALID
+        check_output(out, "--output")
     text = import_jobfile(args.jobfile)
-    if not args.output:
+    if not out:
         sys.stdout.write(text)
         return EXIT_OK
-    out = Path(args.output)
-    if out.exists() and out.resolve() == Path(args.jobfile).resolve():
-        print(f"iogate: {out} is the job file itself; write the suite elsewhere",
-              file=sys.stderr)
-        return EXIT_INVALID
     if not _write_output(out, text):
         return EXIT_RUNTIME
     print(f"{out}: imported from {args.jobfile}", file=sys.stderr)
@@ -127,6 +140,8 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
+    import json
+
     from iogate.spec.schema import json_schema
 
     print(json.dumps(json_schema(), indent=2))
@@ -135,6 +150,8 @@ def cmd_schema(args: argparse.Namespace) -> int:
 
 def save_baseline(path: str, document: dict[str, object]) -> None:
     """Store a run's results as a baseline; an existing file keeps its other entries."""
+    from pathlib import Path
+
     from iogate.baseline import Baseline
 
     new = Baseline.from_results(document)
@@ -162,6 +179,8 @@ def make_gate(baseline: str | None, match: Sequence[str] | None, *, alpha: float
 
 def journal_path(results_path: str) -> Path:
     """Where the cases of a run are journaled as they end: beside its results file."""
+    from pathlib import Path
+
     path = Path(results_path)
     return path.with_name(path.name + ".journal")
 
@@ -170,22 +189,23 @@ def _say(message: str) -> None:
     print(f"iogate: {message}", file=sys.stderr, flush=True)
 
 
-def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
-    raise KeyboardInterrupt
+def check_run_outputs(json_path: str | None, baseline_path: str | None,
+                      json_flag: str = "--json",
+                      baseline_flag: str = "--save-baseline") -> None:
+    """Refuse, before anything runs, a results file (and its journal) or a baseline to save
+    that could not be written (:mod:`iogate.files`); an OutputError naming the option."""
+    from iogate.files import check_output
 
-
-@contextlib.contextmanager
-def _interrupts_deferred() -> Iterator[None]:
-    """SIGINT and SIGTERM wait (blocked, not lost) until the block ends."""
-    held = {signal.SIGINT, signal.SIGTERM}
-    old = signal.pthread_sigmask(signal.SIG_BLOCK, held)
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+    if json_path:
+        check_output(json_path, json_flag)
+        check_output(journal_path(json_path), json_flag)
+    if baseline_path:
+        check_output(baseline_path, baseline_flag)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    import time
+
     from iogate import backends, hooks, report
     from iogate.baseline import BaselineError
     from iogate.errors import TargetError
@@ -199,6 +219,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     )
     from iogate.targets import Policy
 
+    # Every output is checked before any work: a run is never lost to a path found unusable
+    # once it is over. Plugins check theirs when configured (an OutputError as well).
+    check_run_outputs(args.json, args.save_baseline)
+    hooks.configure(lambda o: getattr(args, o.dest, None))
     suites = _load_all(args.paths)
     cases = [c for s in suites for c in s.cases
              if not args.k or args.k in case_id(c)]
@@ -217,7 +241,6 @@ def cmd_run(args: argparse.Namespace) -> int:
               "(--baseline FILE; --save-baseline FILE records one):\n  "
               + "\n  ".join(needs_baseline(cases)), file=sys.stderr)
         return EXIT_INVALID
-    hooks.configure(lambda o: getattr(args, o.dest, None))
     try:
         safety = Policy.from_option(args.allow_destructive)
     except TargetError as exc:
@@ -228,48 +251,79 @@ def cmd_run(args: argparse.Namespace) -> int:
     except (backends.BackendError, ValueError) as exc:
         print(f"iogate: {exc}", file=sys.stderr)
         return EXIT_INVALID
-    signal.signal(signal.SIGTERM, _raise_interrupt)
     results: list[CaseResult] = []
-    # Each case is written to the journal as it ends; the results document is assembled
-    # from it. Beside the results file when there is one (left there if the run dies before
-    # the document is written), else a temporary file.
-    journal = report.Journal(journal_path(args.json) if args.json else None)
-    started = time.monotonic()  # the summary reports wall time: a group's cases run at once
+    journal: Journal | None = None
     written = False
     try:
-        for unit in plan(cases):
-            label = " + ".join(case_id(c) for c in unit)
-            line = report.ProgressLine(label, stream=sys.stderr,
-                                       total_bytes=expected_bytes(unit))
-            try:
-                unit_results = run_cases(unit, filename=args.filename, on_progress=line,
-                                         on_phase=line.set_phase, gate=gate, safety=safety,
-                                         engine=engine, on_wait=_say)
-            except BaselineError as exc:  # no entry, or several, for a case: say which
-                print(f"iogate: {exc}", file=sys.stderr)
-                return EXIT_INVALID
-            finally:
-                line.close()
-            for result in unit_results:
-                journal.append(result)
-                results.append(result)
-                print(f"{result.id}: {result.outcome}"
-                      + (f" ({result.error})" if result.error else ""), file=sys.stderr)
-                for warning in result.warnings:
-                    print(f"{result.id}: warning: {warning}", file=sys.stderr)
-            if any(r.outcome == "interrupted" for r in unit_results):
-                break
-        document = report.finish_document(results, journal)
+        # Each case is written to the journal as it ends; the results document is assembled
+        # from it. Beside the results file when there is one (left there if the run dies
+        # before the document is written), else a temporary file.
+        with interrupts.deferred():
+            journal = report.Journal(journal_path(args.json) if args.json else None)
+        started = time.monotonic()  # the summary reports wall time: a group's cases run at once
+        interrupted = usage_error = False
+        try:
+            for unit in plan(cases):
+                label = " + ".join(case_id(c) for c in unit)
+                line = report.ProgressLine(label, stream=sys.stderr,
+                                           total_bytes=expected_bytes(unit))
+                try:
+                    unit_results = run_cases(unit, filename=args.filename, on_progress=line,
+                                             on_phase=line.set_phase, gate=gate,
+                                             safety=safety, engine=engine, on_wait=_say)
+                except BaselineError as exc:  # no entry, or several, for a case: say which
+                    print(f"iogate: {exc}", file=sys.stderr)
+                    usage_error = True  # the cases that finished are kept all the same
+                    break
+                finally:
+                    line.close()
+                # A case said finished on stderr is a case in the journal, and the other way.
+                with interrupts.deferred():
+                    for result in unit_results:
+                        journal.append(result)
+                        results.append(result)
+                        print(f"{result.id}: {result.outcome}"
+                              + (f" ({result.error})" if result.error else ""),
+                              file=sys.stderr)
+                        for warning in result.warnings:
+                            print(f"{result.id}: warning: {warning}", file=sys.stderr)
+                if any(r.outcome == "interrupted" for r in unit_results):
+                    break
+        except BaseException as exc:
+            if not interrupts.is_interrupt(exc):
+                raise
+            # Whatever was under way is dropped; every case that finished is kept.
+            interrupted = True
+            print("iogate: interrupted", file=sys.stderr)
+        with interrupts.deferred():
+            document = report.results_document(results, journal)
+        try:
+            report.call_report_hooks(results, document)
+        except BaseException as exc:
+            if not interrupts.is_interrupt(exc):
+                raise
+            interrupted = True
+            print("iogate: interrupted while plugins reported", file=sys.stderr)
         if args.json:
-            # Written first and with interrupts held off: whatever comes next, even another
-            # Ctrl-C, the results file is complete and valid.
-            with _interrupts_deferred():
-                report.write_json(args.json, document)
-            written = True
-        return _report_run(args, cases, results, document, time.monotonic() - started)
+            # Written with interrupts held off: whatever comes next, even another Ctrl-C,
+            # the results file is complete and valid (or said to be elsewhere).
+            with interrupts.deferred():
+                failure = report.write_results(args.json, document, journal)
+            written = failure is None
+            if failure:
+                print(failure, file=sys.stderr)
+        code = _report_run(args, cases, results, document, time.monotonic() - started)
+        if interrupted:
+            return EXIT_INTERRUPTED
+        if usage_error:
+            return EXIT_INVALID
+        return code if written or not args.json else max(code, EXIT_RUNTIME)
     finally:
-        # Kept only when the results file was asked for and not written: it holds the cases.
-        journal.close(remove=written or None)
+        if journal is not None:
+            # Kept only when the results file was asked for and not written: it holds the
+            # cases.
+            with interrupts.deferred():
+                journal.close(remove=written or None)
 
 
 def _report_run(args: argparse.Namespace, cases: Sequence[object],
@@ -322,15 +376,24 @@ def _plugin_options() -> list:  # list[PluginOption]
     return collect_options()
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # type: ignore[override]
-        self.print_usage(sys.stderr)
-        print(f"{self.prog}: error: {message}", file=sys.stderr)
-        raise SystemExit(EXIT_INVALID)
+def _parser_class() -> type[argparse.ArgumentParser]:
+    """The parser of the command (argparse is imported when the command line is parsed)."""
+    import argparse
+
+    class _Parser(argparse.ArgumentParser):
+        def error(self, message: str) -> NoReturn:
+            self.print_usage(sys.stderr)
+            print(f"{self.prog}: error: {message}", file=sys.stderr)
+            raise SystemExit(EXIT_INVALID)
+
+    return _Parser
 
 
 def build_parser() -> argparse.ArgumentParser:
+    _Parser = _parser_class()
     parser = _Parser(prog="iogate", description="Declarative storage test suites with I/O SLOs.")
+    from iogate import __version__
+
     parser.add_argument("--version", action="version", version=f"iogate {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
@@ -396,17 +459,47 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+def main(argv: Sequence[str] | None = None, *, hold_signals: bool = False) -> int:
+    """The ``iogate`` command with the arguments ``argv`` (default: the process's); its exit
+    code. From its first line to its last, SIGINT and SIGTERM are KeyboardInterrupt, which
+    ends the command with EXIT_INTERRUPTED (a run keeps its finished cases first) and never
+    with a traceback. Afterwards the previous handlers are back; with ``hold_signals`` (the
+    process's own entry point) the two signals stay blocked instead, so that nothing can
+    change the exit code once it is known."""
     try:
-        return int(args.func(args))
-    except SuiteError as exc:
-        print(str(exc), file=sys.stderr)
-        return EXIT_INVALID
-    except KeyboardInterrupt:
+        with interrupts.handled(hold_after=hold_signals):
+            return _command(argv)
+    except BaseException as exc:  # an interrupt that came as the command began or ended
+        if not interrupts.is_interrupt(exc):
+            raise
         print("iogate: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
 
 
+def _command(argv: Sequence[str] | None) -> int:
+    from iogate.errors import SuiteError
+    from iogate.files import OutputError
+
+    try:
+        args = build_parser().parse_args(argv)
+        return int(args.func(args))
+    except SuiteError as exc:
+        print(str(exc), file=sys.stderr)
+        return EXIT_INVALID
+    except OutputError as exc:  # an output path checked before any work: a usage error
+        print(f"iogate: {exc}", file=sys.stderr)
+        return EXIT_INVALID
+    except BaseException as exc:
+        if not interrupts.is_interrupt(exc):
+            raise
+        print("iogate: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+def entry() -> NoReturn:
+    """The process: the ``iogate`` console script and ``python -m iogate``."""
+    sys.exit(main(hold_signals=True))
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    entry()

@@ -17,7 +17,7 @@ from typing import IO, Any
 from iogate import __version__, environment, hooks
 from iogate.engine.session import Progress
 from iogate.expect import Check, format_value
-from iogate.files import write_whole
+from iogate.files import OutputError, write_whole
 from iogate.metrics import DIRECTIONS, LATENCIES, Kind, parse_metric
 from iogate.runner import OUTCOMES, SPREAD_METRICS, CaseResult, host_spread
 from iogate.textplot import latency_summary
@@ -272,6 +272,8 @@ class Journal:
     loses none of the cases it finished. The results document is assembled from it.
 
     ``path`` None: a temporary file (in the scratch directory), removed by :meth:`close`.
+    A journal that cannot be written (the filesystem filled or went read-only) is given up,
+    ``error`` says why, and the document is made from the results in memory instead.
     """
 
     def __init__(self, path: str | Path | None = None) -> None:
@@ -288,11 +290,23 @@ class Journal:
             self._file = open(self.path, "w", encoding="utf-8")  # noqa: SIM115 - kept open
             self.temporary = False
         self.count = 0
+        self.error: OSError | None = None
+
+    @property
+    def intact(self) -> bool:
+        """Every case appended is in the file."""
+        return self.error is None
 
     def append(self, result: CaseResult) -> None:
         """Write one finished case (flushed: a crash of the runner after this keeps it)."""
-        self._file.write(json.dumps(result.to_json(), separators=(",", ":")) + "\n")
-        self._file.flush()
+        if self.error is not None:
+            return
+        try:
+            self._file.write(json.dumps(result.to_json(), separators=(",", ":")) + "\n")
+            self._file.flush()
+        except OSError as exc:
+            self.error = exc
+            return
         self.count += 1
 
     def cases(self) -> JournalCases:
@@ -302,7 +316,8 @@ class Journal:
 
     def close(self, remove: bool | None = None) -> None:
         """Close the file; remove it when temporary (or when ``remove`` says so)."""
-        self._file.close()
+        with contextlib.suppress(OSError):  # what a failed write left buffered is lost
+            self._file.close()
         if remove if remove is not None else self.temporary:
             with contextlib.suppress(OSError):
                 self.path.unlink()
@@ -356,22 +371,59 @@ def results_document(results: Sequence[CaseResult],
         "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "environment": environment.capture(),
         "summary": counts,
-        "cases": journal.cases() if journal is not None else [r.to_json() for r in results],
+        "cases": (journal.cases() if journal is not None and journal.intact
+                  else [r.to_json() for r in results]),
     }
 
 
 def write_json(path: str | Path, document: dict[str, Any]) -> None:
-    """Write the document whole or not at all. The text is encoded piece by piece, so cases
-    read from a journal never need to be in memory all at once."""
+    """Write the document whole or not at all (an OutputError then). The text is encoded
+    piece by piece, so cases read from a journal never need to be in memory all at once."""
     chunks = json.JSONEncoder(indent=2).iterencode(document)
     write_whole(path, itertools.chain(chunks, ["\n"]))
+
+
+def write_results(path: str | Path, document: dict[str, Any],
+                  journal: Journal | None = None) -> str | None:
+    """Write the results document to ``path``; None when done. When it cannot be (the
+    filesystem filled or went read-only during the run), the document goes to a new file in
+    the temporary directory instead, and the answer is the message that says so, naming
+    the file that holds the results (or the journal, if even that failed)."""
+    try:
+        write_json(path, document)
+        return None
+    except OutputError as exc:
+        failure = f"iogate: the results file {exc.path} {exc.problem}"
+    name = None
+    try:
+        fd, name = tempfile.mkstemp(prefix="iogate-results-", suffix=".json")
+        os.close(fd)
+        write_json(name, document)
+        return f"{failure}\niogate: the results are in {name} instead"
+    except OutputError as exc:
+        elsewhere = exc
+    except OSError as exc:
+        elsewhere = OutputError(tempfile.gettempdir(), f"cannot be written: {exc.strerror}")
+    if name is not None:
+        with contextlib.suppress(OSError):
+            os.unlink(name)
+    failure += f"\niogate: nor could they be kept in {elsewhere.path}: {elsewhere.problem}"
+    if journal is not None and journal.intact and not journal.temporary:
+        return (f"{failure}\niogate: the finished cases are in the journal {journal.path} "
+                "(one JSON object per line)")
+    return f"{failure}\niogate: the results are lost"
+
+
+def call_report_hooks(results: Sequence[CaseResult], document: dict[str, Any]) -> None:
+    """Let every plugin have its say on the finished document (``iogate_report``)."""
+    hooks.get_plugin_manager().hook.iogate_report(results=list(results), document=document)
 
 
 def finish_document(results: Sequence[CaseResult],
                     journal: Journal | None = None) -> dict[str, Any]:
     """The results document, after every plugin had its say (``iogate_report``)."""
     document = results_document(results, journal)
-    hooks.get_plugin_manager().hook.iogate_report(results=list(results), document=document)
+    call_report_hooks(results, document)
     return document
 
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from iogate import environment, hooks, stats
+from iogate import environment, hooks, interrupts, stats
 from iogate.backends import Engine
 from iogate.baseline import Baseline
 from iogate.baseline import Choice as BaselineChoice
@@ -237,12 +237,14 @@ def _targets(cases: Sequence[Case], override: str | None) -> Iterator[list[list[
                 out.append([w.filename] if isinstance(w.filename, str) else list(w.filename))
             else:
                 if scratch is None:
-                    scratch = tempfile.mkdtemp(prefix="iogate-", dir=scratch_dir())
+                    with interrupts.deferred():  # made and remembered, or neither
+                        scratch = tempfile.mkdtemp(prefix="iogate-", dir=scratch_dir())
                 out.append([os.path.join(scratch, f"{case.id}.data")])
         yield out
     finally:
         if scratch:
-            shutil.rmtree(scratch, ignore_errors=True)
+            with interrupts.deferred():  # an interrupt does not leave half of it behind
+                shutil.rmtree(scratch, ignore_errors=True)
 
 
 @dataclass(frozen=True)
@@ -398,10 +400,14 @@ def run_cases(
         finally:
             stack.close()  # the exclusive opens of written block devices end with the run
         duration = time.monotonic() - started
-        return finish([_judge(case, [r.job_result(i) for r in runs], duration,
-                              _target_text(files), env, gate, rounds, choice)
-                       for i, (case, files, env, choice) in enumerate(
-                           zip(cases, targets, envs, choices, strict=True))])
+        try:
+            judged = [_judge(case, [r.job_result(i) for r in runs], duration,
+                             _target_text(files), env, gate, rounds, choice)
+                      for i, (case, files, env, choice) in enumerate(
+                          zip(cases, targets, envs, choices, strict=True))]
+        except KeyboardInterrupt:
+            return failed("interrupted", "interrupted while its results were judged", targets)
+        return finish(judged)
 
 
 def _pinned(spec: JobSpec, held: Guard) -> JobSpec:

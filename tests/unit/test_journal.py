@@ -92,7 +92,7 @@ def test_a_run_that_dies_late_leaves_a_complete_journal(tmp_path: Path) -> None:
     # The runner dies while the document is being assembled, after every case ended.
     code = ("import os, sys\n"
             "from iogate import cli, report\n"
-            "report.finish_document = lambda *a, **k: os._exit(9)\n"
+            "report.call_report_hooks = lambda *a, **k: os._exit(9)\n"
             "sys.exit(cli.main(sys.argv[1:]))\n")
     done = subprocess.run([sys.executable, "-c", code, "run", str(suite), "--json", str(out)],
                           capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)

@@ -383,6 +383,7 @@ def test_html_page_is_valid_self_contained_and_complete(pm: pluggy.PluginManager
                                                         tmp_path: Path) -> None:
     pytest.importorskip("matplotlib")
     page = tmp_path / "sub" / "report.html"
+    page.parent.mkdir()
     report(pm, results, html=str(page))
     text = page.read_text(encoding="utf-8")
     parsed = parse_html(text)
@@ -437,13 +438,33 @@ def test_write_errors_are_reported_not_raised(pm: pluggy.PluginManager,
                                               results: list[CaseResult], tmp_path: Path,
                                               capsys: pytest.CaptureFixture[str]) -> None:
     blocker = tmp_path / "a-file"
-    blocker.write_text("not a directory")
-    document = report(pm, results, artifacts=str(blocker / "artifacts"),
-                      html=str(blocker / "report.html"))
+    blocker.mkdir()  # usable when the options are checked, before the run
+    hooks.configure(lambda o: {"artifacts": str(blocker / "artifacts"),
+                               "html": str(blocker / "report.html")}.get(o.name), pm)
+    blocker.rmdir()
+    blocker.write_text("not a directory")  # and no longer when the report is written
+    document = results_document(results)
+    pm.hook.iogate_report(results=results, document=document)
     err = capsys.readouterr().err
     assert f"cannot create the artifacts directory {blocker / 'artifacts'}" in err
     assert f"cannot write the HTML report {blocker / 'report.html'}" in err
     assert document["artifacts"] == {}
+
+
+def test_unusable_paths_are_refused_when_configured(pm: pluggy.PluginManager,
+                                                    tmp_path: Path) -> None:
+    from iogate.files import OutputError
+
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory")
+    for options, words in [({"html": str(tmp_path / "missing" / "r.html")}, "does not exist"),
+                           ({"html": str(tmp_path)}, "is a directory"),
+                           ({"artifacts": str(blocker)}, "is not a directory"),
+                           ({"artifacts": str(blocker / "a")}, "is not a directory")]:
+        with pytest.raises(OutputError, match=words) as caught:
+            hooks.configure(lambda o, options=options: options.get(o.name), pm)
+        assert caught.value.flag() == f"--{next(iter(options))}"
+    assert blocker.read_text() == "not a directory"
 
 
 def test_a_plot_that_fails_is_reported_and_the_rest_written(

@@ -1,0 +1,106 @@
+"""Interrupts of the ``iogate`` command: SIGINT (Ctrl-C) and SIGTERM both raise
+KeyboardInterrupt, and short blocks that must not be cut (a case being recorded, a results
+file being written, a temporary directory being removed) hold them off until they end.
+
+A held signal is blocked, not lost: it is delivered, as KeyboardInterrupt, as soon as the
+block ends. Imports nothing beyond the standard library, so the command can call
+:func:`handled` before it imports anything else.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from types import FrameType
+from typing import Any
+
+SIGNALS = (signal.SIGINT, signal.SIGTERM)
+# An interrupt dropped in a finalizer comes back by a timer (see _again): its signal is
+# handled and held with the other two.
+_AGAIN = signal.SIGALRM
+_HANDLED = (*SIGNALS, _AGAIN)
+
+
+def _raise(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
+
+
+def _again(hook: Callable[[Any], object], armed: list[bool]) -> Callable[[Any], object]:
+    """An unraisable-exception hook that sends an interrupt again instead of dropping it:
+    one raised inside a finalizer (``__del__``, a weakref callback), where Python can only
+    print it and go on, comes back a moment later (by a timer: a signal handled in the
+    hook itself would be dropped the same way), where it can end the command."""
+    def unraisable(info: Any) -> object:
+        if not (isinstance(info.exc_type, type) and issubclass(info.exc_type,
+                                                                KeyboardInterrupt)):
+            return hook(info)
+        if _in_main_thread():
+            signal.signal(_AGAIN, _raise)
+            signal.setitimer(signal.ITIMER_REAL, 0.001)
+            armed[0] = True
+        return None
+    return unraisable
+
+
+def is_interrupt(exc: BaseException) -> bool:
+    """``exc`` is an interrupt, or an error an interrupt caused (Python wraps an exception
+    raised while a class is made, e.g. during an import, in a RuntimeError)."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, KeyboardInterrupt):
+            return True
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return False
+
+
+def _in_main_thread() -> bool:
+    return threading.current_thread() is threading.main_thread()
+
+
+@contextlib.contextmanager
+def handled(*, hold_after: bool = False) -> Iterator[None]:
+    """Within the block, SIGINT and SIGTERM raise KeyboardInterrupt, even if the parent
+    process started this one with them blocked (a signal that arrived before the block
+    is delivered on entry). The previous handlers come back afterwards, and the previous
+    signal mask too, unless ``hold_after``: then the signals stay blocked for good (the
+    process is about to exit with the code the block decided, which nothing may change)."""
+    if not _in_main_thread():  # only the main thread may set handlers
+        yield
+        return
+    previous = {signum: signal.signal(signum, _raise) for signum in SIGNALS}
+    previous[_AGAIN] = signal.getsignal(_AGAIN)
+    previous_hook = sys.unraisablehook
+    armed = [False]
+    sys.unraisablehook = _again(previous_hook, armed)
+    mask = signal.pthread_sigmask(signal.SIG_UNBLOCK, _HANDLED)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_BLOCK, _HANDLED)
+        sys.unraisablehook = previous_hook
+        if armed[0]:  # its timer stopped and its signal, if it came, taken: it is late
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.sigtimedwait([_AGAIN], 0)
+        else:
+            del previous[_AGAIN]
+        for signum, handler in previous.items():
+            if handler is not None:
+                signal.signal(signum, handler)
+        if not hold_after:
+            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+
+
+@contextlib.contextmanager
+def deferred() -> Iterator[None]:
+    """SIGINT and SIGTERM (and an interrupt sent again) wait, blocked, not lost, until the
+    block ends."""
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, _HANDLED)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)

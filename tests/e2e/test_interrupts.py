@@ -1,0 +1,186 @@
+"""Interrupts never lose results: SIGINT and SIGTERM at random moments of small runs (start-up
+imports, loading, running, judging, writing), and every run checked: exit 0 or 130, never a
+traceback, the results file valid and holding every case said finished on stderr, and no
+temporary file or directory left behind."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+IOGATE = [sys.executable, "-m", "iogate"]
+
+# Five short cases: null engines (no files) and tiny psync files in the scratch directory;
+# expectations on latency percentiles, so that judging has work to do.
+SUITE = """\
+suite: five
+workloads:
+  - name: a
+    ioengine: null
+    rw: randread
+    size: 32MiB
+    expect:
+      read.iops: ">= 1"
+      read.clat.p99: "< 10s"
+  - name: b
+    ioengine: psync
+    rw: randwrite
+    size: 256KiB
+    expect:
+      write.clat.p99: "< 10s"
+  - name: c
+    ioengine: null
+    rw: read
+    size: 32MiB
+  - name: d
+    ioengine: psync
+    rw: randread
+    size: 256KiB
+    expect:
+      read.clat.p50: "< 10s"
+  - name: e
+    ioengine: null
+    rw: write
+    size: 32MiB
+    expect:
+      write.clat.p99: "< 10s"
+"""
+CASES = [f"five.suite.yaml::{name}" for name in "abcde"]
+FINISHED = re.compile(r"^(five\.suite\.yaml::\w+): "
+                      r"(passed|failed|error|skipped|crashed|interrupted)\b", re.M)
+RUNS = 32
+SEED = 20261124
+# How long after the command's first line the signal may come; a whole run takes about
+# that long on a quiet machine, so the signals fall all along it (on a busy machine they
+# fall earlier, which changes where, not what is checked).
+LATEST_S = 1.6
+
+
+def caught_signals(pid: int) -> set[int]:
+    """The signals process ``pid`` has handlers for (SigCgt in /proc/PID/status)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return set()
+    mask = int(re.search(r"^SigCgt:\s*([0-9a-f]+)", status, re.M).group(1), 16)  # type: ignore[union-attr]
+    return {n for n in range(1, 64) if mask >> (n - 1) & 1}
+
+
+def wait_for_the_command(proc: subprocess.Popen[str]) -> None:
+    """Until the command handles SIGINT and SIGTERM (its first line) or has ended: a signal
+    before that meets the interpreter starting up, which no program can handle."""
+    deadline = time.monotonic() + 60
+    while proc.poll() is None and time.monotonic() < deadline:
+        if {signal.SIGINT, signal.SIGTERM} <= caught_signals(proc.pid):
+            return
+        time.sleep(0.001)
+
+
+def check_run(run: Path, scratch: Path, with_json: bool, returncode: int, stdout: str,
+              stderr: str) -> list[str]:
+    """What is wrong with one interrupted run (nothing: an empty list)."""
+    problems = []
+    if returncode not in (0, 130):
+        problems.append(f"exit {returncode}")
+    if "Traceback" in stderr:
+        problems.append("a traceback")
+    finished = [cid for cid, _ in FINISHED.findall(stderr)]
+    results = run / "r.json"
+    if with_json and (finished or results.exists()):
+        try:
+            ids = [c["id"] for c in json.loads(results.read_text())["cases"]]
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            problems.append(f"no valid results file: {exc!r}")
+        else:
+            if ids != finished:
+                problems.append(f"results hold {ids}, stderr said {finished} finished")
+            if returncode == 0 and ids != CASES:
+                problems.append(f"exit 0 with only {ids}")
+    left = sorted(p.name for p in run.iterdir()) + sorted(p.name for p in scratch.iterdir())
+    if left != sorted(["five.suite.yaml", "tmp", *(["r.json"] if results.exists() else [])]):
+        problems.append(f"left behind: {left}")
+    return problems
+
+
+def test_random_interrupts_never_lose_finished_cases(tmp_path: Path) -> None:
+    rng = random.Random(SEED)
+    problems: list[str] = []
+    for i in range(RUNS):
+        run = tmp_path / f"run{i}"
+        scratch = run / "tmp"
+        scratch.mkdir(parents=True)
+        (run / "five.suite.yaml").write_text(SUITE)
+        signum = rng.choice([signal.SIGINT, signal.SIGTERM])
+        delay = rng.uniform(0, LATEST_S)
+        with_json = rng.random() < 0.75
+        proc = subprocess.Popen(
+            [*IOGATE, "run", "five.suite.yaml", *(["--json", "r.json"] if with_json else [])],
+            cwd=run, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            stdin=subprocess.DEVNULL,
+            env={**os.environ, "TMPDIR": str(scratch), "IOGATE_TMPDIR": str(scratch)})
+        wait_for_the_command(proc)
+        time.sleep(delay)
+        proc.send_signal(signum)  # nothing if it has ended already
+        stdout, stderr = proc.communicate(timeout=120)
+        for problem in check_run(run, scratch, with_json, proc.returncode, stdout, stderr):
+            tail = "\n    ".join(stderr.strip().splitlines()[-6:])
+            problems.append(f"run {i} ({signum.name} after {delay:.3f}s, "
+                            f"{'--json' if with_json else 'no --json'}): {problem}\n    {tail}")
+    assert not problems, "\n".join(problems)
+
+
+def test_sigterm_while_the_suites_load(tmp_path: Path) -> None:
+    suite = tmp_path / "slow.suite.yaml"
+    os.mkfifo(suite)  # reading it waits for a writer: the command is loading until then
+    proc = subprocess.Popen([*IOGATE, "run", str(suite), "--json", "r.json"], cwd=tmp_path,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            stdin=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while True:  # the write end opens once the command has opened the read end
+        try:
+            writer = os.open(suite, os.O_WRONLY | os.O_NONBLOCK)
+            break
+        except OSError:  # ENXIO: no reader yet
+            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+            time.sleep(0.005)
+    try:
+        proc.send_signal(signal.SIGTERM)
+        stdout, stderr = proc.communicate(timeout=60)
+    finally:
+        os.close(writer)
+    assert proc.returncode == 130, stdout + stderr
+    assert "iogate: interrupted" in stderr and "Traceback" not in stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["slow.suite.yaml"]
+
+
+def test_an_interrupt_in_a_finalizer_is_not_dropped(tmp_path: Path) -> None:
+    # Python can only print an exception raised in a __del__ and go on; the interrupt must
+    # come back and end the block instead.
+    code = """\
+import signal
+from iogate import interrupts
+
+class Finalized:
+    def __del__(self):
+        signal.raise_signal(signal.SIGINT)
+
+try:
+    with interrupts.handled():
+        Finalized()
+        for _ in range(10_000_000):
+            pass
+    print("went on")
+except KeyboardInterrupt:
+    print("interrupted")
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=60, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "interrupted\n" and done.stderr == ""
