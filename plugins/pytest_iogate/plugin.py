@@ -48,9 +48,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--iogate-json", metavar="FILE", default=None,
                     help="write the iogate results document (JSON) to FILE")
     group.addoption("--iogate-allow-destructive", action="append", nargs="?", const="",
-                    metavar="/dev/disk/by-id/NAME", dest="iogate_allow_destructive",
-                    help="allow writing block devices (never mounted or in-use ones); name a "
-                         "device by id to allow it even when it carries data")
+                    metavar="DEVICE", dest="iogate_allow_destructive",
+                    help="allow writing blank block devices (never mounted or in-use ones); "
+                     "naming devices allows only those, and a /dev/disk/by-id name matching the "
+                     "device's serial or WWN allows it even when it carries data")
     group.addoption("--iogate-backend", choices=("native", "fio"), default="native",
                     help="run the workloads with iogate's engine (native) or with fio")
     group.addoption("--iogate-hosts", metavar="HOST[:PORT],...|@FILE", default=None,

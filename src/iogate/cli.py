@@ -404,9 +404,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--filename", metavar="PATH", help="run every workload against PATH")
     run.add_argument("-k", metavar="SUBSTRING", help="only cases whose id contains SUBSTRING")
     run.add_argument("--allow-destructive", action="append", nargs="?", const="",
-                     metavar="/dev/disk/by-id/NAME",
-                     help="allow writing block devices (never mounted or in-use ones); name a "
-                          "device by id to allow it even when it carries data")
+                     metavar="DEVICE",
+                     help="allow writing blank block devices (never mounted or in-use ones); "
+                      "naming devices allows only those, and a /dev/disk/by-id name matching the "
+                      "device's serial or WWN allows it even when it carries data")
     run.add_argument("--backend", choices=("native", "fio"), default="native",
                      help="run the workloads with iogate's engine (native) or with fio")
     run.add_argument("--hosts", metavar="HOST[:PORT],...|@FILE",
