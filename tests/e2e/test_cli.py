@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from tests.e2e.test_outcomes import interruptible
 
 IOGATE = [sys.executable, "-m", "iogate"]
 
@@ -217,6 +218,7 @@ workloads:
     out = tmp_path / "r.json"
     proc = subprocess.Popen([*IOGATE, "run", str(suite), "--json", str(out)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=interruptible,
                             env={**os.environ, "IOGATE_TMPDIR": str(scratch)})
     # The case's scratch file appears once the run is under way.
     deadline = time.monotonic() + 60

@@ -34,6 +34,13 @@ workloads:
 """
 
 
+def interruptible() -> None:
+    """For subprocess.Popen's preexec_fn: SIGINT at its default, as for a command a terminal
+    runs in the foreground. A test run in the background of a shell without job control has
+    SIGINT ignored, which its children inherit, and Python leaves an ignored SIGINT ignored."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _poll(condition: Callable[[], bool], timeout: float, what: str) -> None:
     deadline = time.monotonic() + timeout
     while not condition():
@@ -166,6 +173,7 @@ workloads:
     proc = subprocess.Popen([*IOGATE, "run", str(suite), "--json", str(out)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             stdin=subprocess.DEVNULL, start_new_session=True,
+                            preexec_fn=interruptible,
                             env={**os.environ, "IOGATE_TMPDIR": str(scratch)})
     engine: list[int] = []
 
