@@ -7,6 +7,7 @@ sequential 1 MiB writes and an fsync, reused by every row, written into by the w
   null-4k-qd1 / null-4k-qd32      null engine, 4 KiB random reads: the engine's own cost
   uring-randread-4k-qd1 / -qd32   io_uring, 4 KiB random reads, O_DIRECT
   libaio-randread-4k-qd32         libaio, 4 KiB random reads, O_DIRECT
+  psync-randread-4k-qd1           pread(2), 4 KiB random reads, O_DIRECT, 1 job
   uring-write-128k-qd8            io_uring, 128 KiB sequential writes, O_DIRECT
   uring-read-1m-qd16              io_uring, 1 MiB sequential reads, O_DIRECT
   uring-randrw-8k-qd16            io_uring, 8 KiB random 70/30 reads/writes, O_DIRECT
@@ -103,6 +104,7 @@ ROWS = [
     Row("uring-randread-4k-qd1", "io_uring", "randread", 4 * KiB, 1, "device"),
     Row("uring-randread-4k-qd32", "io_uring", "randread", 4 * KiB, 32, "device"),
     Row("libaio-randread-4k-qd32", "libaio", "randread", 4 * KiB, 32, "device"),
+    Row("psync-randread-4k-qd1", "psync", "randread", 4 * KiB, 1, "device"),
     Row("uring-write-128k-qd8", "io_uring", "write", 128 * KiB, 8, "device"),
     Row("uring-read-1m-qd16", "io_uring", "read", 1 * MiB, 16, "device"),
     Row("uring-randrw-8k-qd16", "io_uring", "randrw", 8 * KiB, 16, "device", rwmixread=70),

@@ -5,11 +5,18 @@ errors with one ``file:line:col: path: message`` line per problem; a failing exp
 its own item with a table of metric, expectation, observed value and verdict, the suite lines
 that asked for it and the workload as run. Measured metrics are attached as
 ``user_properties`` so JUnit XML carries them.
+
+Under pytest-xdist the workers run the items and the controller reports: each case's result
+travels to the controller with its item's test report, and only the controller journals the
+cases, writes the results document and prints the summary. With xdist's default distribution
+the members of a group run on one worker.
 """
 
 from __future__ import annotations
 
+import base64
 import fnmatch
+import pickle
 import sys
 import warnings
 from collections.abc import Iterator
@@ -27,6 +34,10 @@ SAFETY_KEY = pytest.StashKey[Any]()  # iogate.targets.Policy
 TERMINAL_KEY = pytest.StashKey[Any]()
 # The journal every finished case is appended to (iogate.report.Journal), made at the first.
 JOURNAL_KEY = pytest.StashKey[Any]()
+# In an xdist worker: the result of the item's case, until its report takes it to the controller.
+CASE_RESULT_KEY = pytest.StashKey[Any]()
+# The attribute of a test report that carries its case's result (iogate.runner.CaseResult).
+REPORT_RESULT = "iogate_result"
 
 
 def _journal(config: pytest.Config) -> Any:
@@ -214,8 +225,10 @@ class WorkloadItem(pytest.Item):
         result = self.parent.run_together(self.case, run)
         for warning in result.warnings:
             warnings.warn(RealizedWorkloadWarning(f"{result.id}: {warning}"), stacklevel=1)
-        _journal(self.config).append(result)
-        self.config.stash[RESULTS_KEY].append(result)
+        if _is_worker(self.config):
+            self.stash[CASE_RESULT_KEY] = result  # reported to the controller (makereport)
+        else:
+            _record(self.config, result)
         for path, value in sorted(result.metrics.items()):
             self.user_properties.append((path, value))
         self.user_properties.append(("outcome", result.outcome))
@@ -284,6 +297,116 @@ class _LiveProgress:
             self._line.close()
 
 
+def _record(config: pytest.Config, result: Any) -> None:
+    """A finished case joins the run's results and its journal (where the results are
+    reported: the only process, or the xdist controller)."""
+    _journal(config).append(result)
+    config.stash[RESULTS_KEY].append(result)
+
+
+# -- pytest-xdist -------------------------------------------------------------------------------
+
+
+def _is_worker(config: pytest.Config) -> bool:
+    """Whether this process is an xdist worker (it runs items; the controller reports)."""
+    return hasattr(config, "workerinput")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionstart(session: pytest.Session) -> None:
+    config = session.config
+    if not _is_worker(config) and config.pluginmanager.hasplugin("dsession"):
+        config.pluginmanager.register(_XdistController(config), "iogate-xdist-controller")
+
+
+class _XdistController:
+    """The xdist controller's part: it schedules the members of a group together and records
+    the result each worker's report carries."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+
+    def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
+        # xdist's default distribution ("load", which -n picks) sends items one by one and
+        # would split a group, whose members must run at the same time in one worker.
+        if config.getoption("dist") != "load":
+            return None
+        from xdist.scheduler import LoadScopeScheduling
+
+        groups = _Groups(config)
+
+        class GroupScheduling(LoadScopeScheduling):
+            """xdist's "load": every item a work unit of its own, but a group's members one."""
+
+            def _split_scope(self, nodeid: str) -> str:
+                return groups.scope(nodeid)
+
+        return GroupScheduling(config, log)
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        result = getattr(report, REPORT_RESULT, None)
+        if result is not None:
+            _record(self.config, result)
+
+
+class _Groups:
+    """The scope of a node id for the xdist controller, which collects nothing itself: a
+    suite's group (read from the suite file, once per file) for the items of its members,
+    else the item's own node id."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.root = config.rootpath
+        self.patterns = config.getini("iogate_suite_glob")
+        self.files: dict[str, dict[str, str]] = {}
+
+    def scope(self, nodeid: str) -> str:
+        path, sep, name = nodeid.partition("::")
+        if not sep or not any(fnmatch.fnmatch(Path(path).name, p) for p in self.patterns):
+            return nodeid
+        if path not in self.files:
+            self.files[path] = self._read(path)
+        group = self.files[path].get(name)
+        return nodeid if group is None else f"{path}::group {group}"
+
+    def _read(self, path: str) -> dict[str, str]:
+        from iogate.errors import SuiteError
+        from iogate.spec import load_suite
+
+        try:
+            suite = load_suite(self.root / path)
+        except (SuiteError, OSError):
+            return {}  # the workers report it as a collection error
+        return {c.id: c.group for c in suite.cases if c.group is not None}
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    report = yield
+    if call.when == "call" and (result := item.stash.get(CASE_RESULT_KEY, None)) is not None:
+        setattr(report, REPORT_RESULT, result)
+    return report
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_report_to_serializable(config: pytest.Config, report: Any) -> Any:
+    data = yield
+    result = getattr(report, REPORT_RESULT, None)
+    if data is not None and result is not None:
+        # The result holds the suite's case (models, paths): pickled whole, as text, so the
+        # controller gets the same object the worker had.
+        data[REPORT_RESULT] = base64.b64encode(pickle.dumps(result)).decode("ascii")
+    return data
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_report_from_serializable(config: pytest.Config, data: dict[str, Any]) -> Any:
+    report = yield
+    packed = data.get(REPORT_RESULT)
+    if report is not None and isinstance(packed, str):
+        setattr(report, REPORT_RESULT, pickle.loads(base64.b64decode(packed)))
+    return report
+
+
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
     results = config.stash.get(RESULTS_KEY, [])
     if not results:
@@ -301,6 +424,8 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    if _is_worker(session.config):
+        return  # its cases went to the controller with their reports
     path = session.config.getoption("iogate_json")
     save = session.config.getoption("iogate_save_baseline")
     results: list[Any] = session.config.stash.get(RESULTS_KEY, [])

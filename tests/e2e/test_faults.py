@@ -66,8 +66,9 @@ workloads:
 def test_a_stall_past_io_timeout_ends_the_case_naming_the_io(disk_dir: Path) -> None:
     target = disk_dir / "stall.data"
     target.write_bytes(os.urandom(1 << 20))
-    env = shim_env("stall.data", op="read", mode="stall", after=20, count=1, stall_ms=5000)
-    started = time.monotonic()
+    # The stall (ten minutes) outlasts the run's own time limit (run_suite: 120 s): a run that
+    # ends at all did not wait for the stalled I/O.
+    env = shim_env("stall.data", op="read", mode="stall", after=20, count=1, stall_ms=600_000)
     proc, cases = run_suite(disk_dir, f"""\
 suite: faults
 workloads:
@@ -85,7 +86,6 @@ workloads:
     size: 1MiB
     expect: {{read.iops: "> 0"}}
 """, env=env)
-    took = time.monotonic() - started
     assert proc.returncode == 3, proc.stderr
     stalled = cases["stalled"]
     assert stalled["outcome"] == "error"
@@ -94,7 +94,6 @@ workloads:
     assert "(io_timeout 0.5 s" in stalled["error"]
     assert stalled["metrics"]["read.ios"] >= 19  # the partial counts before the stall
     assert cases["after"]["outcome"] == "passed"  # the run went on
-    assert took < 5, f"the run waited for the stalled I/O ({took:.1f} s)"
 
 
 def test_a_device_that_vanishes_mid_run_is_an_error_not_a_hang(tmp_path: Path) -> None:
