@@ -315,12 +315,15 @@ def _supervise(child: _Child, conn: Connection, on_progress: Callable[[Progress]
                     raise EngineCrashed(child.kill(), partial, "it did not stop when cancelled")
                 message = _receive(conn)
             except KeyboardInterrupt:
-                if interrupted:  # the second one: do not wait for anything
+                try:
+                    if interrupted:  # the second one: do not wait for anything
+                        raise EngineAborted(partial) from None
+                    interrupted = True
+                    cancel()
+                except KeyboardInterrupt:  # the second one, also while the first was taken
                     child.kill()
                     reaped = True
                     raise EngineAborted(partial) from None
-                interrupted = True
-                cancel()
                 continue
             if message is None:  # the child is gone without a result
                 reaped = True
