@@ -483,6 +483,11 @@ def _command(argv: Sequence[str] | None) -> int:
 
     try:
         args = build_parser().parse_args(argv)
+        with interrupts.deferred():
+            # Imported whole before the command runs, an interrupt then coming right after:
+            # pydantic builds the suite models as they are imported, and an interrupt in the
+            # middle would come out of it as another error (a SchemaError).
+            import iogate.spec.models  # noqa: F401
         return int(args.func(args))
     except SuiteError as exc:
         print(str(exc), file=sys.stderr)

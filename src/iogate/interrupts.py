@@ -15,7 +15,9 @@ import sys
 import threading
 from collections.abc import Callable, Iterator
 from types import FrameType
-from typing import Any
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
 # An interrupt dropped in a finalizer comes back by a timer (see _again): its signal is
@@ -104,3 +106,22 @@ def deferred() -> Iterator[None]:
         yield
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
+def read_whole(read: Callable[[], T], pending: list[T]) -> T:
+    """``read()`` (one message from a process) with SIGINT and SIGTERM held, so that no
+    interrupt cuts a message in two; when one came meanwhile, it is raised once the message
+    is safe at the end of ``pending``, which the caller reads from before reading again."""
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, SIGNALS)
+    try:
+        value = read()
+    except BaseException:
+        with contextlib.suppress(KeyboardInterrupt):  # the error comes first
+            signal.pthread_sigmask(signal.SIG_SETMASK, old)
+        raise
+    try:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)  # a held signal is handled here
+    except BaseException:
+        pending.append(value)
+        raise
+    return value

@@ -46,6 +46,9 @@ import sys
 import threading
 from typing import Any
 
+from iogate import interrupts
+from iogate.interrupts import read_whole
+
 SWITCH_ENV = "IOGATE_FORKSERVER"
 START_TIMEOUT_S = 30.0
 _MESSAGE_MAX = 1 << 16  # requests and replies are small
@@ -114,6 +117,7 @@ class ForkServer:
         self.sock = ours
         self.key = _server_key()
         self._exited: dict[int, int] = {}
+        self._pending: list[tuple[Any, ...]] = []  # read, not yet returned (see _receive)
         self._lock = threading.Lock()
         try:
             reply = self._next(START_TIMEOUT_S)
@@ -134,28 +138,34 @@ class ForkServer:
             return message
 
     def _receive(self, timeout: float | None) -> tuple[Any, ...]:
+        if self._pending:
+            return self._pending.pop(0)
         if self.sock.fileno() < 0:
             raise ServerGone("the fork server was let go")
         if not select.select([self.sock], [], [], timeout)[0]:
             raise ServerGone("the fork server did not answer")
-        # SIGINT waits while a message is read, so none is left half read.
-        old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-        try:
-            data = self.sock.recv(_MESSAGE_MAX)
-        except OSError as exc:
-            raise ServerGone(str(exc)) from exc
-        finally:
-            signal.pthread_sigmask(signal.SIG_SETMASK, old)
-        if not data:
-            raise ServerGone("the fork server is gone")
-        message: tuple[Any, ...] = pickle.loads(data)
-        return message
+
+        def read() -> tuple[Any, ...]:
+            try:
+                data = self.sock.recv(_MESSAGE_MAX)
+            except OSError as exc:
+                raise ServerGone(str(exc)) from exc
+            if not data:
+                raise ServerGone("the fork server is gone")
+            message: tuple[Any, ...] = pickle.loads(data)
+            return message
+
+        # An interrupt while a message is read comes after it, the message kept for the
+        # next call: no reply or exit report is ever lost to an interrupt.
+        return read_whole(read, self._pending)
 
     def start(self, fd: int, state: Any) -> int:
         """Fork a worker that serves sessions over ``fd`` in the runner's ``state``
         (process_state()); its pid."""
         request = pickle.dumps(("worker", state))
-        with self._lock:
+        # The request and its reply are one exchange: an interrupt waits for its end (at most
+        # START_TIMEOUT_S), so that no reply is left for the next request to take.
+        with self._lock, interrupts.deferred():
             try:
                 socket.send_fds(self.sock, [request], [fd])
             except OSError as exc:

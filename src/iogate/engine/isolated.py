@@ -42,6 +42,7 @@ from typing import Any, Protocol
 
 from iogate.engine.session import JobSpec, Progress, Session
 from iogate.errors import EngineError
+from iogate.interrupts import read_whole
 from iogate.results import Fault, Interval, RunResult
 
 # How often the child looks for a cancel while the engine runs: the bound on how late an
@@ -295,6 +296,7 @@ def _supervise(child: _Child, conn: Connection, on_progress: Callable[[Progress]
                stop_when: Callable[[SeriesSource], str | None] | None) -> RunResult:
     partial = Partial()
     series = _Series()
+    pending: list[tuple[Any, ...] | None] = []  # read, not yet handled (see _receive)
     interrupted = False
     stopped: str | None = None
     cancelled = False
@@ -311,9 +313,9 @@ def _supervise(child: _Child, conn: Connection, on_progress: Callable[[Progress]
     try:
         while True:
             try:
-                if not conn.poll(CANCEL_GRACE_S if cancelled else None):
+                if not pending and not conn.poll(CANCEL_GRACE_S if cancelled else None):
                     raise EngineCrashed(child.kill(), partial, "it did not stop when cancelled")
-                message = _receive(conn)
+                message = _receive(conn, pending)
             except KeyboardInterrupt:
                 try:
                     if interrupted:  # the second one: do not wait for anything
@@ -362,16 +364,20 @@ def _supervise(child: _Child, conn: Connection, on_progress: Callable[[Progress]
                 child.kill()  # a worker that did not end its session with a result goes
 
 
-def _receive(conn: Connection) -> tuple[Any, ...] | None:
-    """One message, or None at end of file. SIGINT is held off while a message is read,
-    so an interrupt cannot leave half a message in the pipe."""
-    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-    try:
-        return conn.recv()  # type: ignore[no-any-return]
-    except (EOFError, ConnectionError):
-        return None
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+def _receive(conn: Connection, pending: list[tuple[Any, ...] | None]
+             ) -> tuple[Any, ...] | None:
+    """One message, or None at end of file: the first of ``pending`` if any, else read
+    whole (an interrupt while it is read comes after it, kept in ``pending``)."""
+    if pending:
+        return pending.pop(0)
+
+    def read() -> tuple[Any, ...] | None:
+        try:
+            return conn.recv()  # type: ignore[no-any-return]
+        except (EOFError, ConnectionError):
+            return None
+
+    return read_whole(read, pending)
 
 
 def _kill(pid: int) -> int:
