@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import hashlib
 import json
 import os
 import random
@@ -22,6 +21,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from tests.e2e.test_safety import digest, loop_device, needs_loop
 
 from iogate.backends import engine_for
 from iogate.engine.isolated import run as engine_run
@@ -31,14 +31,6 @@ from iogate.spec import load_suite_text
 from iogate.targets import Policy
 
 IOGATE = [sys.executable, "-m", "iogate"]
-
-
-def digest(path: Path | str) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def cases_of(directory: Path, body: str) -> list:
@@ -219,25 +211,6 @@ def test_a_link_flipping_during_whole_runs_never_reaches_the_user_file(
 
 
 # -- block devices -------------------------------------------------------------------------
-
-needs_loop = pytest.mark.skipif(
-    os.geteuid() != 0 or shutil.which("losetup") is None, reason="needs root and losetup")
-
-
-@contextlib.contextmanager
-def loop_device(image: Path, size: int = 8 << 20) -> Iterator[str]:
-    with open(image, "wb") as f:
-        f.truncate(size)
-    proc = subprocess.run(["losetup", "--find", "--show", str(image)], capture_output=True,
-                          text=True)
-    if proc.returncode != 0:
-        pytest.skip(f"no loop device: {proc.stderr.strip()}")
-    dev = proc.stdout.strip()
-    try:
-        yield dev
-    finally:
-        subprocess.run(["losetup", "-d", dev], check=False)
-
 
 @needs_loop
 @pytest.mark.skipif(shutil.which("mkfs.ext4") is None, reason="needs mkfs.ext4")
