@@ -31,8 +31,9 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from iogate.engine import JobSpec, run
+from iogate.engine.session import run
 from iogate.errors import IogateError
+from iogate.job import JobSpec
 
 KiB, MiB, GiB = 1024, 1024**2, 1024**3
 FILE_SIZE = 1 * GiB

@@ -49,8 +49,9 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from iogate.engine import JobSpec, run
+from iogate.engine.session import run
 from iogate.errors import IogateError
+from iogate.job import JobSpec
 
 KiB, MiB, GiB = 1024, 1024**2, 1024**3
 FILE_SIZE = 1 * GiB

@@ -12,7 +12,7 @@ import os
 from collections.abc import Sequence
 from fractions import Fraction
 
-from iogate.engine.session import BsEntry, JobSpec, Zone
+from iogate.job import BsEntry, JobSpec, Zone
 from iogate.spec.models import (
     MIXED,
     Direction,

@@ -31,7 +31,7 @@ from iogate.results import (
 from iogate.units import format_bandwidth, format_size
 
 if TYPE_CHECKING:
-    from iogate.engine.session import BsEntry, JobSpec
+    from iogate.job import BsEntry, JobSpec
 
 Z_LIMIT = 4.0  # binomial / Poisson standard deviations that count as "not noise"
 RATE_SLACK = 0.02  # a rate within 2% of its target is never a complaint

@@ -15,10 +15,10 @@ from pathlib import Path
 from typing import IO, Any
 
 from iogate import __version__, environment, hooks
-from iogate.engine.session import Progress
 from iogate.expect import Check, format_value
 from iogate.files import OutputError, write_whole
 from iogate.metrics import DIRECTIONS, LATENCIES, Kind, parse_metric
+from iogate.results import Progress
 from iogate.runner import OUTCOMES, SPREAD_METRICS, CaseResult, host_spread
 from iogate.textplot import latency_summary
 from iogate.units import format_count, format_duration_exact, format_size_exact

@@ -39,13 +39,10 @@ import math
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from iogate.histogram import Histogram
+from iogate.job import JobSpec
 from iogate.metrics import BS_PCT, DIRECTIONS, MetricPath, parse_metric, standard_paths
-
-if TYPE_CHECKING:
-    from iogate.engine.session import JobSpec
 
 
 @dataclass
@@ -378,6 +375,39 @@ class VerifyResult:
                 "blocks_checked": self.blocks_checked, "failures": self.failures,
                 "by_kind": dict(self.by_kind), "elapsed_ns": self.elapsed_ns,
                 "records": [r.to_json() for r in self.records]}
+
+
+@dataclass
+class Progress:
+    """A live snapshot; counts include only counted (post-ramp) I/O.
+
+    expected_ns is on the same time base as elapsed_ns (since start, layout
+    included), so expected_ns - elapsed_ns is the time left.
+    """
+
+    state: str  # created | layout | ramp | running | verify | done
+    elapsed_ns: int
+    counted_ns: int
+    expected_ns: int  # 0 when unknown (not time based)
+    ios: tuple[int, int]  # (read, write)
+    bytes: tuple[int, int]
+    errors: int
+    jobs_done: int
+    jobs: int
+    layout_bytes: int = 0  # written so far by file layout
+    layout_total: int = 0  # to write in total by layout; 0: nothing to lay out
+
+    @property
+    def fraction(self) -> float | None:
+        """Share done, in [0, 1], or None if unknown: of the layout while
+        laying out, else of the expected run time."""
+        if self.state == "layout":
+            if self.layout_total <= 0:
+                return None
+            return min(1.0, self.layout_bytes / self.layout_total)
+        if self.expected_ns <= 0:
+            return None
+        return min(1.0, self.elapsed_ns / self.expected_ns)
 
 
 @dataclass

@@ -32,7 +32,6 @@ from iogate.engine.isolated import (
     SeriesSource,
     run,
 )
-from iogate.engine.session import JobSpec, Progress
 from iogate.errors import EngineError, TargetError
 from iogate.expect import (
     Check,
@@ -42,12 +41,14 @@ from iogate.expect import (
     format_value,
     tally_window,
 )
+from iogate.job import JobSpec
 from iogate.lower import lower, lower_step
 from iogate.metrics import DIRECTIONS, MetricPath, parse_metric
 from iogate.realized import realized_warnings, requested
 from iogate.results import (
     Interval,
     LatencyStats,
+    Progress,
     RunResult,
     interval_spans,
     interval_values,

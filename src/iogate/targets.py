@@ -40,8 +40,8 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from iogate.engine.session import file_identity
 from iogate.errors import TargetError
+from iogate.job import file_identity
 from iogate.spec import Case
 
 MARK_XATTR = "user.iogate"

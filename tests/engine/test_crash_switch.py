@@ -13,7 +13,8 @@ import pytest
 
 CHILD = """
 import sys
-from iogate.engine.session import JobSpec, run
+from iogate.engine.session import run
+from iogate.job import JobSpec
 engine, path, crash = sys.argv[1], sys.argv[2], sys.argv[3] == "1"
 spec = JobSpec(engine=engine, rw="write", bs_read=4096, bs_write=4096, iodepth=4 if engine in
                ("io_uring", "libaio") else 1, numjobs=2, size=1 << 20, offset=0, runtime_ns=0,

@@ -20,7 +20,8 @@ from typing import Any
 import pytest
 from tests.faults import FaultFS
 
-from iogate.engine import JobSpec, run
+from iogate.engine.session import run
+from iogate.job import JobSpec
 
 BS = 4096
 NBLOCKS = 256
@@ -125,7 +126,8 @@ def test_short_writes_are_completed_or_failed_never_taken_for_whole(fs, original
 # The run happens in a child: a vanished device must not be able to wedge the test run.
 VANISH_CHILD = """
 import json, sys
-from iogate.engine import JobSpec, run
+from iogate.engine.session import run
+from iogate.job import JobSpec
 spec = JobSpec(engine=sys.argv[2], rw="randread", bs_read=4096, bs_write=4096, iodepth=8,
                numjobs=1, size=int(sys.argv[3]), offset=0, runtime_ns=3_000_000_000, ramp_ns=0,
                time_based=True, direct=True, rwmixread=100, filename=sys.argv[1])

@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 from tests.faults import run_python, tmpfs
 
-from iogate.engine import JobSpec, run
+from iogate.engine.session import run
+from iogate.job import JobSpec
 
 BS = 64 << 10
 ROOM = 4 << 20  # the tmpfs size and the file size limit
@@ -60,7 +61,8 @@ def test_a_full_filesystem_fails_the_layout():
 # The limit applies to the child only; Python ignores SIGXFSZ, and so does limit_file_size.
 EFBIG_CHILD = """
 import json, sys
-from iogate.engine import JobSpec, run
+from iogate.engine.session import run
+from iogate.job import JobSpec
 spec = JobSpec(engine=sys.argv[2], rw="write", bs_read=65536, bs_write=65536,
                iodepth=int(sys.argv[3]), numjobs=1, size=int(sys.argv[4]), offset=0,
                runtime_ns=0, ramp_ns=0, time_based=False, direct=False, rwmixread=100,

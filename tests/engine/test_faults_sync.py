@@ -18,7 +18,8 @@ NBLOCKS = 256
 
 CHILD = """
 import json, sys
-from iogate.engine import JobSpec, run
+from iogate.engine.session import run
+from iogate.job import JobSpec
 spec = JobSpec(engine=sys.argv[2], rw=sys.argv[3], bs_read=4096, bs_write=4096, iodepth=1,
                numjobs=1, size=int(sys.argv[4]), offset=0, runtime_ns=0, ramp_ns=0,
                time_based=False, direct=False, rwmixread=100, filename=sys.argv[1])

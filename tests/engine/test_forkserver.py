@@ -12,12 +12,12 @@ import sys
 import pytest
 
 from iogate.engine import forkserver, isolated
-from iogate.engine.session import JobSpec
+from iogate.job import JobSpec
 
 CHILD = """
 import os, signal, sys
 from iogate.engine import forkserver, isolated
-from iogate.engine.session import JobSpec
+from iogate.job import JobSpec
 spec = JobSpec(engine="null", rw="read", bs_read=4096, bs_write=4096, iodepth=1, numjobs=1,
                size=1 << 20, offset=0, runtime_ns=0, ramp_ns=0, time_based=False,
                direct=False, rwmixread=100, filename="", test_crash=sys.argv[1] == "crash")

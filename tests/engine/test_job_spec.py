@@ -7,8 +7,10 @@ import errno
 
 import pytest
 
-from iogate.engine import BsEntry, JobSpec, Zone, native
+from iogate.engine import native
+from iogate.engine.session import job_struct
 from iogate.errors import EngineError
+from iogate.job import BsEntry, JobSpec, Zone
 
 KiB, MiB = 1024, 1024 * 1024
 
@@ -27,7 +29,7 @@ def filename_field(c: native.IogJobSpec) -> bytes:
 
 
 def test_single_bs_becomes_a_one_entry_table_per_direction():
-    c = spec().to_native()
+    c = job_struct(spec())
     assert c.struct_size == ctypes.sizeof(native.IogJobSpec)
     assert list(c.nbs) == [1, 1]
     read, write = c.bs[native.DIR_READ][0], c.bs[native.DIR_WRITE][0]
@@ -40,7 +42,7 @@ def test_bssplit_tables_rates_and_distribution_are_copied():
              blockalign_read=KiB, rate_iops_read=700, rate_iops_write=300,
              rate_bytes_write=10 * MiB, rate_process="poisson", dist="zoned",
              zones=[Zone(900_000, 100_000), Zone(100_000, 900_000)], dist_param=1.5)
-    c = s.to_native()
+    c = job_struct(s)
     assert c.nbs[native.DIR_READ] == 2
     second = c.bs[native.DIR_READ][1]
     assert (second.lo, second.hi, second.weight) == (KiB, 16 * KiB, 400_000)
@@ -52,9 +54,9 @@ def test_bssplit_tables_rates_and_distribution_are_copied():
 
 
 def test_pacing_data_and_flags_are_copied():
-    c = spec(thinktime_ns=5000, thinktime_blocks=4, sync_kind="fdatasync", sync_every=16,
+    c = job_struct(spec(thinktime_ns=5000, thinktime_blocks=4, sync_kind="fdatasync", sync_every=16,
              compress_pct=50, compress_chunk=4096, dedupe_pct=10, pattern=b"\xde\xad\x00\xef",
-             refill=True, zero_buffers=True, invalidate=True, time_based=True).to_native()
+             refill=True, zero_buffers=True, invalidate=True, time_based=True))
     assert (c.thinktime_ns, c.thinktime_blocks) == (5000, 4)
     assert (c.sync_kind, c.sync_every) == (native.SYNC_FDATASYNC, 16)
     assert (c.compress_pct, c.compress_chunk, c.dedupe_pct) == (50, 4096, 10)
@@ -65,23 +67,23 @@ def test_pacing_data_and_flags_are_copied():
 
 
 def test_file_list_is_nul_separated_and_ends_with_an_empty_name():
-    c = spec(filenames=["/a", "/bb"], filename="/ignored").to_native()
+    c = job_struct(spec(filenames=["/a", "/bb"], filename="/ignored"))
     assert filename_field(c)[:8] == b"/a\0/bb\0\0"
-    assert filename_field(spec(filename="/one").to_native())[:6] == b"/one\0\0"
-    assert filename_field(spec().to_native())[:1] == b"\0"  # no file at all (null engine)
+    assert filename_field(job_struct(spec(filename="/one")))[:6] == b"/one\0\0"
+    assert filename_field(job_struct(spec()))[:1] == b"\0"  # no file at all (null engine)
 
 
 def test_file_list_that_does_not_fit_is_an_error():
     names = [f"/{'x' * 98}" for _ in range(41)]  # 41 * 100 + 1 bytes > 4096
     with pytest.raises(EngineError) as exc:
-        spec(filenames=names).to_native()
+        job_struct(spec(filenames=names))
     assert exc.value.errno == errno.ENAMETOOLONG
     exact = ["/" + "x" * (native.PATH_MAX - 3)]  # name + NUL + final NUL == 4096
-    assert filename_field(spec(filenames=exact).to_native())[-2:] == b"\0\0"
+    assert filename_field(job_struct(spec(filenames=exact)))[-2:] == b"\0\0"
     with pytest.raises(EngineError, match="files, the limit"):
-        spec(filenames=[f"/f{i}" for i in range(native.FILES_MAX + 1)]).to_native()
+        job_struct(spec(filenames=[f"/f{i}" for i in range(native.FILES_MAX + 1)]))
     with pytest.raises(EngineError, match="NUL"):
-        spec(filenames=["/a\0b"]).to_native()
+        job_struct(spec(filenames=["/a\0b"]))
 
 
 @pytest.mark.parametrize("overrides, word", [
@@ -104,14 +106,14 @@ def test_file_list_that_does_not_fit_is_an_error():
 ])
 def test_out_of_range_values_are_refused_before_the_library(overrides, word):
     with pytest.raises(EngineError) as exc:
-        spec(**overrides).to_native()
+        job_struct(spec(**overrides))
     assert exc.value.errno == errno.EINVAL
     assert word in str(exc.value)
 
 
 @pytest.mark.parametrize("engine", ["null", "psync", "io_uring", "libaio", "sync"])
 def test_every_engine_name_is_known(engine):
-    assert spec(engine=engine).to_native().engine == native.ENGINES[engine]
+    assert job_struct(spec(engine=engine)).engine == native.ENGINES[engine]
 
 
 def test_what_a_spec_asks_for():

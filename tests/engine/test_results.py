@@ -7,8 +7,8 @@ import statistics
 
 import pytest
 
-from iogate.engine import BsEntry, JobSpec
 from iogate.histogram import Histogram
+from iogate.job import BsEntry, JobSpec
 from iogate.metrics import parse_metric, standard_paths
 from iogate.results import (
     Coverage,

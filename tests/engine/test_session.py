@@ -7,8 +7,10 @@ import os
 
 import pytest
 
-from iogate.engine import JobSpec, Progress, Session, run
+from iogate.engine.session import Session, job_struct, run
 from iogate.errors import EngineError
+from iogate.job import JobSpec
+from iogate.results import Progress
 
 KiB, MiB, GiB = 1024, 1024 * 1024, 1024 * 1024 * 1024
 
@@ -201,7 +203,7 @@ def test_invalid_spec_is_an_engine_error_naming_the_field(overrides, word):
 def test_unknown_names_and_negative_numbers_are_rejected_before_the_library():
     for bad in (dict(engine="posixaio"), dict(rw="readwrite"), dict(size=-1)):
         with pytest.raises(EngineError) as exc:
-            spec(**bad).to_native()
+            job_struct(spec(**bad))
         assert exc.value.errno == errno.EINVAL
 
 

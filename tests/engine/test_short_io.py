@@ -19,7 +19,8 @@ import time
 import pytest
 from tests.faults import run_python, shim_env
 
-from iogate.engine.session import JobSpec, Session
+from iogate.engine.session import Session
+from iogate.job import JobSpec
 from iogate.results import DirectionResult
 
 BS = 4096
@@ -28,7 +29,8 @@ TARGET = "short-target.bin"
 
 CHILD = """
 import json, sys
-from iogate.engine.session import JobSpec, run
+from iogate.engine.session import run
+from iogate.job import JobSpec
 path, engine, rw = sys.argv[1:4]
 spec = JobSpec(engine=engine, rw=rw, bs_read=4096, bs_write=4096, iodepth=1, numjobs=1,
                size=int(sys.argv[4]), offset=0, runtime_ns=0, ramp_ns=0, time_based=False,

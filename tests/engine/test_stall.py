@@ -22,7 +22,8 @@ SECONDS = 3
 
 CHILD = """
 import json, sys
-from iogate.engine import JobSpec, run
+from iogate.engine.session import run
+from iogate.job import JobSpec
 s = JobSpec(engine="psync", rw="randread", bs_read=4096, bs_write=4096, iodepth=1, numjobs=1,
             size=4 << 20, offset=0, runtime_ns={runtime}, ramp_ns=0, time_based=True,
             direct=False, rwmixread=100, filename=sys.argv[1], rate_iops_read={rate})

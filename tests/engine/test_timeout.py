@@ -23,7 +23,8 @@ STALLED_CALL = 20  # the 20th pread of the data file stalls
 
 CHILD = """
 import json, os, sys, time
-from iogate.engine.session import JobSpec, Session
+from iogate.engine.session import Session
+from iogate.job import JobSpec
 path, timeout_ns = sys.argv[1], int(sys.argv[2])
 spec = JobSpec(engine="psync", rw="read", bs_read=4096, bs_write=4096, iodepth=1, numjobs=1,
                size=1 << 20, offset=0, runtime_ns=0, ramp_ns=0, time_based=False,

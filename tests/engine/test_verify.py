@@ -19,8 +19,9 @@ from pathlib import Path
 import pytest
 from tests.faults import run_python, shim_env
 
-from iogate.engine import JobSpec, run
+from iogate.engine.session import run
 from iogate.errors import EngineError
+from iogate.job import JobSpec
 from iogate.results import VerifyFailure, VerifyResult
 
 BS = 4096
@@ -116,7 +117,8 @@ def test_verify_is_refused_where_it_cannot_work(disk_dir):
 
 CHILD = """
 import json, sys
-from iogate.engine.session import JobSpec, Session
+from iogate.engine.session import Session
+from iogate.job import JobSpec
 with Session([JobSpec(**json.loads(sys.argv[1]))]) as session:
     session.start()
     states = []

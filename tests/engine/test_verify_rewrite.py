@@ -21,7 +21,8 @@ from pathlib import Path
 import pytest
 from tests.faults import FaultFS
 
-from iogate.engine import JobSpec, run
+from iogate.engine.session import run
+from iogate.job import JobSpec
 
 BS = 4096
 SECTOR = 512

@@ -8,8 +8,9 @@ import math
 
 import pytest
 
-from iogate.engine import BsEntry, JobSpec, Zone, run
+from iogate.engine.session import run
 from iogate.errors import EngineError
+from iogate.job import BsEntry, JobSpec, Zone
 from iogate.realized import realized_warnings
 
 KiB, MiB = 1024, 1024 * 1024

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from iogate.engine.session import JobSpec
+from iogate.job import JobSpec
 
 KiB, MiB = 1024, 1024 * 1024
 needs_fio = pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not installed")

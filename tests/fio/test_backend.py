@@ -18,11 +18,11 @@ from pathlib import Path
 import pytest
 from tests.fio.common import KiB, MiB, children, needs_fio, spec
 
-from iogate.engine.session import JobSpec
 from iogate.errors import EngineError
 from iogate.fio import backend
 from iogate.fio.options import FioUnsupported
 from iogate.histogram import bucket_index
+from iogate.job import JobSpec
 
 
 def fio_json(specs: list[JobSpec], tmp_path: Path) -> tuple[str, dict]:
@@ -192,7 +192,7 @@ def test_progress_reports_elapsed_time():
 def test_fio_dies_with_iogate():
     """An aborted runner (killed outright) leaves no fio behind: fio gets SIGTERM."""
     job = vars(spec(time_based=True, runtime_ns=60 * 10**9))
-    script = ("from iogate.engine.session import JobSpec\n"
+    script = ("from iogate.job import JobSpec\n"
               "from iogate.fio import backend\n"
               f"backend.run([JobSpec(**{job!r})])\n")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}

@@ -23,8 +23,8 @@ import pytest
 from tests.fio.common import KiB, MiB, spec
 
 from iogate.engine import isolated
-from iogate.engine.session import JobSpec
 from iogate.fio import backend
+from iogate.job import JobSpec
 from iogate.results import RunResult
 
 FILE_SIZE = 64 * MiB

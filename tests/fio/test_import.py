@@ -16,10 +16,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from iogate.cli import main
-from iogate.engine.session import BsEntry, JobSpec, Zone
 from iogate.errors import SuiteError
 from iogate.fio.importer import import_jobfile, is_jobfile, load_jobfile
 from iogate.fio.jobfile import fio_size
+from iogate.job import BsEntry, JobSpec, Zone
 from iogate.lower import PPM, lower
 from iogate.runner import plan
 from iogate.spec import LoadedSuite, load_suite_text

@@ -11,7 +11,6 @@ import pytest
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
-from iogate.engine.session import BsEntry, JobSpec, Zone
 from iogate.fio.options import (
     FLAG_KEYS,
     FORBIDDEN,
@@ -25,6 +24,7 @@ from iogate.fio.options import (
     section_name,
     split_filenames,
 )
+from iogate.job import BsEntry, JobSpec, Zone
 
 KiB = 1024
 MS = 1_000_000

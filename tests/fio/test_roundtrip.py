@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from iogate.engine.session import JobSpec
 from iogate.errors import SuiteError
 from iogate.fio.exporter import export
 from iogate.fio.importer import load_jobfile
+from iogate.job import JobSpec
 from iogate.lower import lower
 from iogate.spec import LoadedSuite, load_suite
 

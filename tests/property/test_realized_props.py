@@ -8,7 +8,8 @@ import math
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from iogate.engine import BsEntry, JobSpec, run
+from iogate.engine.session import run
+from iogate.job import BsEntry, JobSpec
 from iogate.realized import size_shares
 
 KiB = 1024

@@ -7,7 +7,8 @@ import math
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from iogate.engine import JobSpec, run
+from iogate.engine.session import run
+from iogate.job import JobSpec
 
 KiB = 1024
 

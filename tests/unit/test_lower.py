@@ -5,7 +5,7 @@ from fractions import Fraction
 
 import pytest
 
-from iogate.engine.session import BsEntry, Zone
+from iogate.job import BsEntry, Zone
 from iogate.lower import PPM, job_seed, lower, lower_step, split_rates, to_ppm
 from iogate.spec import load_suite
 

@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from iogate.engine import BsEntry, JobSpec
+from iogate.job import BsEntry, JobSpec
 from iogate.realized import realized_warnings, requested
 from iogate.results import DataSample, DirectionResult, JobResult, RunResult
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import io
 
-from iogate.engine.session import Progress
 from iogate.report import ProgressLine
+from iogate.results import Progress
 
 
 class Terminal(io.StringIO):

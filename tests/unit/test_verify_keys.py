@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from iogate.engine import native
+from iogate.engine.session import job_struct
 from iogate.errors import SuiteError
 from iogate.lower import lower, lower_step
 from iogate.spec import Case, load_suite
@@ -49,7 +50,7 @@ def test_verify_keys_lower_to_the_job_spec(tmp_path):
     spec = lower(w, filenames=["/var/tmp/f"], seed=1)
     assert (spec.verify, spec.verify_backlog, spec.verify_fatal, spec.io_timeout_ns) == (
         "crc32c", 16, True, 2 * 10**9)
-    c = spec.to_native()
+    c = job_struct(spec)
     assert (c.verify, c.verify_backlog, c.io_timeout_ns) == (
         native.VERIFY_CRC32C, 16, 2 * 10**9)
     assert c.flags & native.JOB_VERIFY_FATAL
@@ -59,7 +60,7 @@ def test_without_the_keys_nothing_is_verified_or_timed(tmp_path):
     spec = lower(load_one(tmp_path, "rw: randwrite\n").workload, filenames=["f"], seed=1)
     assert (spec.verify, spec.verify_backlog, spec.verify_fatal, spec.io_timeout_ns) == (
         "none", 0, False, 0)
-    assert not spec.to_native().flags & native.JOB_VERIFY_FATAL
+    assert not job_struct(spec).flags & native.JOB_VERIFY_FATAL
 
 
 @pytest.mark.parametrize("written, lowered, code", [
@@ -72,7 +73,7 @@ def test_without_the_keys_nothing_is_verified_or_timed(tmp_path):
 def test_each_checksum(tmp_path, written, lowered, code):
     spec = lower(load_one(tmp_path, f"rw: write\nverify: {written}\n").workload,
                  filenames=["f"], seed=1)
-    assert spec.verify == lowered and spec.to_native().verify == code
+    assert spec.verify == lowered and job_struct(spec).verify == code
 
 
 @pytest.mark.parametrize("text, ns", [("500ms", 5 * 10**8), ("2", 2 * 10**9),

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from iogate.engine import JobSpec
 from iogate.engine.isolated import SeriesSource
 from iogate.expect import evaluate_window, parse_expectation, tally_window
+from iogate.job import JobSpec
 from iogate.metrics import parse_metric
 from iogate.results import (
     DirectionResult,

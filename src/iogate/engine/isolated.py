@@ -40,10 +40,11 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, Pipe
 from typing import Any, Protocol
 
-from iogate.engine.session import JobSpec, Progress, Session
+from iogate.engine.session import Session, job_struct
 from iogate.errors import EngineError
 from iogate.interrupts import read_whole
-from iogate.results import Fault, Interval, RunResult
+from iogate.job import JobSpec
+from iogate.results import Fault, Interval, Progress, RunResult
 
 # How often the child looks for a cancel while the engine runs: the bound on how late an
 # interruption reaches the workers (they then stop within one request each).
@@ -146,7 +147,7 @@ def run(specs: list[JobSpec], on_progress: Callable[[Progress], None] | None = N
     if not specs:
         raise EngineError(errno.EINVAL, "a run needs at least one job")
     for spec in specs:
-        spec.to_native()  # invalid specs fail here, with the library's message, not in the child
+        job_struct(spec)  # invalid specs fail here, with the library's message, not the child
     worker = _take_worker()
     if worker is not None:
         return _run_on(worker, specs, on_progress, poll_interval, should_stop, stop_when)

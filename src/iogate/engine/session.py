@@ -1,4 +1,4 @@
-"""Running jobs through libiogate: job specs, progress, and the run loop.
+"""Running jobs through libiogate: the job struct, progress, and the run loop.
 
 run() is the simple entry point: it creates a session, starts it, waits in
 short slices (reporting progress and honouring cancellation between slices),
@@ -11,16 +11,14 @@ from __future__ import annotations
 import ctypes
 import errno
 import math
-import os
 import resource
-import stat
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
 from iogate.engine import native
 from iogate.errors import EngineError
 from iogate.histogram import Histogram
+from iogate.job import JobSpec
 from iogate.results import (
     Coverage,
     CpuUse,
@@ -30,234 +28,95 @@ from iogate.results import (
     Interval,
     JobResult,
     LatencyStats,
+    Progress,
     RunResult,
     VerifyFailure,
     VerifyResult,
 )
 
-
-@dataclass(frozen=True)
-class BsEntry:
-    """One block size entry: exactly `lo` bytes when lo == hi, else a multiple of lo in
-    [lo, hi] drawn uniformly; chosen with probability weight / 1e6 (parts per million)."""
-
-    lo: int
-    hi: int
-    weight: int
-
-    def sizes(self) -> range:
-        """Every size this entry can produce."""
-        return range(self.lo, self.hi + 1, self.lo) if self.lo > 0 else range(0)
-
-
-@dataclass(frozen=True)
-class Zone:
-    """A zone of the zoned distribution: `access` ppm of the requests land uniformly in
-    the next `size` ppm of the region."""
-
-    access: int
-    size: int
-
-
 U32, U64 = 1 << 32, 1 << 64
-READS = ("read", "randread", "rw", "randrw")
-WRITES = ("write", "randwrite", "rw", "randrw")
 
 
-@dataclass
-class JobSpec:
-    """One job, in the library's terms (sizes in bytes, times in ns, shares in ppm)."""
-
-    engine: str  # null | psync | io_uring | libaio | sync
-    rw: str  # read | write | randread | randwrite | rw | randrw
-    bs_read: int
-    bs_write: int
-    iodepth: int
-    numjobs: int
-    size: int
-    offset: int
-    runtime_ns: int
-    ramp_ns: int
-    time_based: bool
-    direct: bool
-    rwmixread: int
-    filename: str
-    interval_ns: int = 1_000_000_000
-    seed: int = 0x1234
-    no_layout: bool = False
-    filenames: list[str] = field(default_factory=list)  # overrides filename when not empty
-    # (dev, ino) of each file as checked before the run (iogate.targets), or empty: the
-    # engine then opens only that very file (see iog_job_spec.file_ids)
-    file_ids: list[tuple[int, int]] = field(default_factory=list)
-    bssplit_read: list[BsEntry] = field(default_factory=list)  # empty: bs_read only
-    bssplit_write: list[BsEntry] = field(default_factory=list)
-    blockalign_read: int = 0  # 0: the smallest block size of the direction
-    blockalign_write: int = 0
-    rate_iops_read: int = 0  # whole job, 0: unlimited
-    rate_iops_write: int = 0
-    rate_bytes_read: int = 0  # bytes per second
-    rate_bytes_write: int = 0
-    rate_process: str = "linear"  # linear | poisson
-    dist: str = "uniform"  # uniform | zipf | pareto | normal | zoned
-    dist_param: float = 0.0
-    zones: list[Zone] = field(default_factory=list)
-    thinktime_ns: int = 0
-    thinktime_blocks: int = 0
-    sync_kind: str = "none"  # none | fsync | fdatasync
-    sync_every: int = 0
-    compress_pct: int = 0
-    compress_chunk: int = 0
-    dedupe_pct: int = 0
-    pattern: bytes = b""
-    refill: bool = False
-    zero_buffers: bool = False
-    invalidate: bool = False
-    verify: str = "none"  # none | crc32c | xxhash | crc32
-    verify_backlog: int = 0  # 0: read back after the run; N: after every N writes
-    verify_fatal: bool = False
-    io_timeout_ns: int = 0  # 0: no limit
-    test_crash: bool = False  # test only: the engine crashes after one request
-
-    # -- what the job asks for, per data direction ---------------------------------------
-
-    def does(self, direction: str) -> bool:
-        """Whether the rw mode issues requests of this direction (read or write)."""
-        return self.rw in (READS if direction == "read" else WRITES)
-
-    def bs_table(self, direction: str) -> list[BsEntry]:
-        """The block size entries of a direction: its bssplit, else its single bs."""
-        split = self.bssplit_read if direction == "read" else self.bssplit_write
-        if split:
-            return list(split)
-        bs = self.bs_read if direction == "read" else self.bs_write
-        return [BsEntry(bs, bs, native.WEIGHT_TOTAL)]
-
-    def rate(self, direction: str) -> tuple[int, int]:
-        """(IOPS, bytes per second) requested for a direction; 0 means unlimited."""
-        if direction == "read":
-            return self.rate_iops_read, self.rate_bytes_read
-        return self.rate_iops_write, self.rate_bytes_write
-
-    @property
-    def rate_limited(self) -> bool:
-        return any(self.rate("read")) or any(self.rate("write"))
-
-    def files(self) -> list[str]:
-        if self.filenames:
-            return list(self.filenames)
-        return [self.filename] if self.filename else []
-
-    # -- the C struct ---------------------------------------------------------------------
-
-    def to_native(self) -> native.IogJobSpec:
-        """The C struct. Names and integer ranges are checked here, so that nothing wraps
-        around silently; the meaning of the values is checked by the library."""
-        engine = _choice("engine", self.engine, native.ENGINES)
-        rw = _choice("rw mode", self.rw, native.RW_MODES)
-        rate_process = _choice("rate_process", self.rate_process, native.RATE_PROCESSES)
-        dist = _choice("random distribution", self.dist, native.DISTS)
-        sync_kind = _choice("sync kind", self.sync_kind, native.SYNC_KINDS)
-        verify = _choice("verify", self.verify, native.VERIFIERS)
-        names = _encode_files(self.files())
-        if len(self.pattern) > native.PATTERN_MAX:
-            raise EngineError(errno.EINVAL, f"pattern is {len(self.pattern)} bytes, the limit "
-                                            f"is {native.PATTERN_MAX}")
-        if len(self.zones) > native.ZONES_MAX:
-            raise EngineError(errno.EINVAL, f"{len(self.zones)} zones, the limit is "
-                                            f"{native.ZONES_MAX}")
-        if not math.isfinite(self.dist_param):
-            raise EngineError(errno.EINVAL, f"dist_param must be finite, got {self.dist_param}")
-        _in_range(U32, rwmixread=self.rwmixread, iodepth=self.iodepth, numjobs=self.numjobs,
-                  thinktime_blocks=self.thinktime_blocks, sync_every=self.sync_every,
-                  compress_pct=self.compress_pct, compress_chunk=self.compress_chunk,
-                  dedupe_pct=self.dedupe_pct, verify_backlog=self.verify_backlog)
-        _in_range(U64, bs_read=self.bs_read, bs_write=self.bs_write, size=self.size,
-                  io_timeout_ns=self.io_timeout_ns, offset=self.offset,
-                  runtime_ns=self.runtime_ns, ramp_ns=self.ramp_ns,
-                  interval_ns=self.interval_ns, seed=self.seed,
-                  blockalign_read=self.blockalign_read, blockalign_write=self.blockalign_write,
-                  rate_iops_read=self.rate_iops_read, rate_iops_write=self.rate_iops_write,
-                  rate_bytes_read=self.rate_bytes_read, rate_bytes_write=self.rate_bytes_write,
-                  thinktime_ns=self.thinktime_ns)
-        for z in self.zones:
-            _in_range(U32, zone_access=z.access, zone_size=z.size)
-        flags = ((native.JOB_TIME_BASED if self.time_based else 0)
-                 | (native.JOB_DIRECT if self.direct else 0)
-                 | (native.JOB_NO_LAYOUT if self.no_layout else 0)
-                 | (native.JOB_REFILL if self.refill else 0)
-                 | (native.JOB_ZERO_BUFS if self.zero_buffers else 0)
-                 | (native.JOB_INVALIDATE if self.invalidate else 0)
-                 | (native.JOB_VERIFY_FATAL if self.verify_fatal else 0)
-                 | (native.JOB_TEST_CRASH if self.test_crash else 0))
-        spec = native.IogJobSpec(
-            struct_size=ctypes.sizeof(native.IogJobSpec), engine=engine, rw=rw,
-            rwmixread=self.rwmixread, iodepth=self.iodepth, numjobs=self.numjobs,
-            size=self.size, offset=self.offset, runtime_ns=self.runtime_ns, ramp_ns=self.ramp_ns,
-            interval_ns=self.interval_ns, seed=self.seed, flags=flags,
-            rate_process=rate_process, dist=dist, dist_param=self.dist_param,
-            nzones=len(self.zones), thinktime_ns=self.thinktime_ns,
-            thinktime_blocks=self.thinktime_blocks, sync_kind=sync_kind,
-            sync_every=self.sync_every, compress_pct=self.compress_pct,
-            compress_chunk=self.compress_chunk, dedupe_pct=self.dedupe_pct,
-            pattern_len=len(self.pattern), verify=verify, verify_backlog=self.verify_backlog,
-            io_timeout_ns=self.io_timeout_ns)
-        for d, name in ((native.DIR_READ, "read"), (native.DIR_WRITE, "write")):
-            table = self.bs_table(name)
-            if len(table) > native.BS_ENTRIES_MAX:
-                raise EngineError(errno.EINVAL, f"{len(table)} {name} block size entries, the "
-                                                f"limit is {native.BS_ENTRIES_MAX}")
-            spec.nbs[d] = len(table)
-            for i, e in enumerate(table):
-                _in_range(U64, bs_lo=e.lo, bs_hi=e.hi)
-                _in_range(U32, bs_weight=e.weight)
-                spec.bs[d][i] = native.IogBsEntry(lo=e.lo, hi=e.hi, weight=e.weight)
-            iops, bytes_ = self.rate(name)
-            spec.rate_iops[d], spec.rate_bytes[d] = iops, bytes_
-        spec.blockalign[native.DIR_READ] = self.blockalign_read
-        spec.blockalign[native.DIR_WRITE] = self.blockalign_write
-        for i, z in enumerate(self.zones):
-            spec.zones[i] = native.IogZone(access=z.access, size=z.size)
-        if self.file_ids:
-            if len(self.file_ids) != len(self.files()):
-                raise EngineError(errno.EINVAL, f"{len(self.file_ids)} file identities for "
-                                                f"{len(self.files())} files")
-            for i, (dev, ino) in enumerate(self.file_ids):
-                _in_range(U64, file_dev=dev, file_ino=ino)
-                spec.file_ids[i] = native.IogFileId(dev=dev, ino=ino)
-        ctypes.memmove(spec.pattern, self.pattern, len(self.pattern))
-        # Assigning bytes to a char array stops at the first NUL; the list needs all of them.
-        ctypes.memmove(ctypes.addressof(spec) + native.IogJobSpec.filename.offset, names,
-                       len(names))
-        return spec
-
-
-def file_identity(st: os.stat_result) -> tuple[int, int]:
-    """What pins a file in :attr:`JobSpec.file_ids`: a block device by its device number
-    (inode 0), a regular file by its device and inode."""
-    if stat.S_ISBLK(st.st_mode):
-        return st.st_rdev, 0
-    return st.st_dev, st.st_ino
-
-
-def open_pinned(path: str, dev: int, ino: int) -> int:
-    """A read-only descriptor of the pinned file ``path``, opened without following a link
-    in the last component and checked to be that very file, as the engine opens it: for
-    another program (fio) to open through ``/proc/self/fd``. Raises EngineError (ESTALE)
-    when something else is found there."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
-                     | os.O_NOCTTY)
-    except OSError:
-        fd = -1
-    if fd >= 0:
-        st = os.fstat(fd)
-        if (stat.S_ISREG(st.st_mode) or stat.S_ISBLK(st.st_mode)) \
-                and file_identity(st) == (dev, ino):
-            return fd
-        os.close(fd)
-    raise EngineError(errno.ESTALE, f"'{path}' is no longer the file that was checked before "
-                                    "the run (it, or a directory on its path, was replaced "
-                                    "since); refusing to touch it")
+def job_struct(spec: JobSpec) -> native.IogJobSpec:
+    """The C struct. Names and integer ranges are checked here, so that nothing wraps
+    around silently; the meaning of the values is checked by the library."""
+    engine = _choice("engine", spec.engine, native.ENGINES)
+    rw = _choice("rw mode", spec.rw, native.RW_MODES)
+    rate_process = _choice("rate_process", spec.rate_process, native.RATE_PROCESSES)
+    dist = _choice("random distribution", spec.dist, native.DISTS)
+    sync_kind = _choice("sync kind", spec.sync_kind, native.SYNC_KINDS)
+    verify = _choice("verify", spec.verify, native.VERIFIERS)
+    names = _encode_files(spec.files())
+    if len(spec.pattern) > native.PATTERN_MAX:
+        raise EngineError(errno.EINVAL, f"pattern is {len(spec.pattern)} bytes, the limit "
+                                        f"is {native.PATTERN_MAX}")
+    if len(spec.zones) > native.ZONES_MAX:
+        raise EngineError(errno.EINVAL, f"{len(spec.zones)} zones, the limit is "
+                                        f"{native.ZONES_MAX}")
+    if not math.isfinite(spec.dist_param):
+        raise EngineError(errno.EINVAL, f"dist_param must be finite, got {spec.dist_param}")
+    _in_range(U32, rwmixread=spec.rwmixread, iodepth=spec.iodepth, numjobs=spec.numjobs,
+              thinktime_blocks=spec.thinktime_blocks, sync_every=spec.sync_every,
+              compress_pct=spec.compress_pct, compress_chunk=spec.compress_chunk,
+              dedupe_pct=spec.dedupe_pct, verify_backlog=spec.verify_backlog)
+    _in_range(U64, bs_read=spec.bs_read, bs_write=spec.bs_write, size=spec.size,
+              io_timeout_ns=spec.io_timeout_ns, offset=spec.offset,
+              runtime_ns=spec.runtime_ns, ramp_ns=spec.ramp_ns,
+              interval_ns=spec.interval_ns, seed=spec.seed,
+              blockalign_read=spec.blockalign_read, blockalign_write=spec.blockalign_write,
+              rate_iops_read=spec.rate_iops_read, rate_iops_write=spec.rate_iops_write,
+              rate_bytes_read=spec.rate_bytes_read, rate_bytes_write=spec.rate_bytes_write,
+              thinktime_ns=spec.thinktime_ns)
+    for z in spec.zones:
+        _in_range(U32, zone_access=z.access, zone_size=z.size)
+    flags = ((native.JOB_TIME_BASED if spec.time_based else 0)
+             | (native.JOB_DIRECT if spec.direct else 0)
+             | (native.JOB_NO_LAYOUT if spec.no_layout else 0)
+             | (native.JOB_REFILL if spec.refill else 0)
+             | (native.JOB_ZERO_BUFS if spec.zero_buffers else 0)
+             | (native.JOB_INVALIDATE if spec.invalidate else 0)
+             | (native.JOB_VERIFY_FATAL if spec.verify_fatal else 0)
+             | (native.JOB_TEST_CRASH if spec.test_crash else 0))
+    out = native.IogJobSpec(
+        struct_size=ctypes.sizeof(native.IogJobSpec), engine=engine, rw=rw,
+        rwmixread=spec.rwmixread, iodepth=spec.iodepth, numjobs=spec.numjobs,
+        size=spec.size, offset=spec.offset, runtime_ns=spec.runtime_ns, ramp_ns=spec.ramp_ns,
+        interval_ns=spec.interval_ns, seed=spec.seed, flags=flags,
+        rate_process=rate_process, dist=dist, dist_param=spec.dist_param,
+        nzones=len(spec.zones), thinktime_ns=spec.thinktime_ns,
+        thinktime_blocks=spec.thinktime_blocks, sync_kind=sync_kind,
+        sync_every=spec.sync_every, compress_pct=spec.compress_pct,
+        compress_chunk=spec.compress_chunk, dedupe_pct=spec.dedupe_pct,
+        pattern_len=len(spec.pattern), verify=verify, verify_backlog=spec.verify_backlog,
+        io_timeout_ns=spec.io_timeout_ns)
+    for d, name in ((native.DIR_READ, "read"), (native.DIR_WRITE, "write")):
+        table = spec.bs_table(name)
+        if len(table) > native.BS_ENTRIES_MAX:
+            raise EngineError(errno.EINVAL, f"{len(table)} {name} block size entries, the "
+                                            f"limit is {native.BS_ENTRIES_MAX}")
+        out.nbs[d] = len(table)
+        for i, e in enumerate(table):
+            _in_range(U64, bs_lo=e.lo, bs_hi=e.hi)
+            _in_range(U32, bs_weight=e.weight)
+            out.bs[d][i] = native.IogBsEntry(lo=e.lo, hi=e.hi, weight=e.weight)
+        iops, bytes_ = spec.rate(name)
+        out.rate_iops[d], out.rate_bytes[d] = iops, bytes_
+    out.blockalign[native.DIR_READ] = spec.blockalign_read
+    out.blockalign[native.DIR_WRITE] = spec.blockalign_write
+    for i, z in enumerate(spec.zones):
+        out.zones[i] = native.IogZone(access=z.access, size=z.size)
+    if spec.file_ids:
+        if len(spec.file_ids) != len(spec.files()):
+            raise EngineError(errno.EINVAL, f"{len(spec.file_ids)} file identities for "
+                                            f"{len(spec.files())} files")
+        for i, (dev, ino) in enumerate(spec.file_ids):
+            _in_range(U64, file_dev=dev, file_ino=ino)
+            out.file_ids[i] = native.IogFileId(dev=dev, ino=ino)
+    ctypes.memmove(out.pattern, spec.pattern, len(spec.pattern))
+    # Assigning bytes to a char array stops at the first NUL; the list needs all of them.
+    ctypes.memmove(ctypes.addressof(out) + native.IogJobSpec.filename.offset, names,
+                   len(names))
+    return out
 
 
 def _choice(what: str, value: str, table: dict[str, int]) -> int:
@@ -290,39 +149,6 @@ def _encode_files(names: list[str]) -> bytes:
     return blob
 
 
-@dataclass
-class Progress:
-    """A live snapshot; counts include only counted (post-ramp) I/O.
-
-    expected_ns is on the same time base as elapsed_ns (since start, layout
-    included), so expected_ns - elapsed_ns is the time left.
-    """
-
-    state: str  # created | layout | ramp | running | verify | done
-    elapsed_ns: int
-    counted_ns: int
-    expected_ns: int  # 0 when unknown (not time based)
-    ios: tuple[int, int]  # (read, write)
-    bytes: tuple[int, int]
-    errors: int
-    jobs_done: int
-    jobs: int
-    layout_bytes: int = 0  # written so far by file layout
-    layout_total: int = 0  # to write in total by layout; 0: nothing to lay out
-
-    @property
-    def fraction(self) -> float | None:
-        """Share done, in [0, 1], or None if unknown: of the layout while
-        laying out, else of the expected run time."""
-        if self.state == "layout":
-            if self.layout_total <= 0:
-                return None
-            return min(1.0, self.layout_bytes / self.layout_total)
-        if self.expected_ns <= 0:
-            return None
-        return min(1.0, self.elapsed_ns / self.expected_ns)
-
-
 def _progress(p: native.IogProgress) -> Progress:
     state = native.STATES[p.state] if p.state < len(native.STATES) else f"state{p.state}"
     return Progress(state=state, elapsed_ns=p.elapsed_ns, counted_ns=p.counted_ns,
@@ -338,7 +164,7 @@ class Session:
         if not specs:
             raise EngineError(errno.EINVAL, "a run needs at least one job")
         self._job_specs = list(specs)
-        self._specs = [s.to_native() for s in specs]
+        self._specs = [job_struct(s) for s in specs]
         self._handle: native.SessionHandle | None = None
         # CPU and wall clock when the run proper began (file layout done), see _cpu_use
         self._started: tuple[tuple[int, int], int] | None = None

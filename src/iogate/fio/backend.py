@@ -54,12 +54,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from iogate.engine.session import JobSpec, Progress, open_pinned
 from iogate.errors import EngineError
 from iogate.fio.hosts import Host
 from iogate.fio.options import FioUnsupported, job_options, render_jobfile
 from iogate.histogram import Histogram, bucket_index
-from iogate.results import CpuUse, DirectionResult, JobResult, LatencyStats, RunResult
+from iogate.job import JobSpec, open_pinned
+from iogate.results import CpuUse, DirectionResult, JobResult, LatencyStats, Progress, RunResult
 
 FIO_ENV = "IOGATE_FIO"  # the fio binary to run; default: fio on PATH
 # fio reports the bins of slat, clat and lat in one run (slat_percentiles) since early

@@ -20,7 +20,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from iogate import __version__
-from iogate.engine.session import JobSpec
 from iogate.fio.options import (
     MAX_SECTION_CHARS,
     FioUnsupported,
@@ -28,6 +27,7 @@ from iogate.fio.options import (
     render_jobfile,
     section_name,
 )
+from iogate.job import JobSpec
 from iogate.lower import lower, lower_step
 from iogate.runner import case_id, plan, scratch_dir, seed_for
 from iogate.spec import Case, LoadedSuite

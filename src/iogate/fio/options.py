@@ -1,6 +1,6 @@
 """Job specs as fio options, and fio job files that say exactly that and nothing else.
 
-:func:`job_options` expresses a :class:`~iogate.engine.session.JobSpec` in fio's options, or
+:func:`job_options` expresses a :class:`~iogate.job.JobSpec` in fio's options, or
 raises :class:`FioUnsupported` naming every part of it that fio would run differently.
 :func:`render_jobfile` writes sections of options as a job file; it takes only options from
 :data:`KNOWN_KEYS` and refuses anything fio would read as more than the value written:
@@ -25,9 +25,9 @@ import zlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from decimal import Decimal
 
-from iogate.engine.session import BsEntry, JobSpec
 from iogate.errors import EngineError
 from iogate.expr import printable, shown
+from iogate.job import BsEntry, JobSpec
 
 __all__ = ["ENGINES", "FLAG_KEYS", "FORBIDDEN", "FioUnsupported", "KNOWN_KEYS", "VALUE_FORMS",
            "MAX_LINE_BYTES", "MAX_SECTION_CHARS", "forbidden", "job_options",

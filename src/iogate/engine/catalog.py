@@ -1,0 +1,58 @@
+"""The native engine's I/O engines, as the library describes them: name, what each is,
+how many requests it keeps in flight, whether it does I/O at all.
+
+Everything above the engine that names or checks an ioengine (the suite model, the
+schema, the fio importer and exporter) reads this catalog rather than a list of its own.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+
+from iogate.engine import native
+
+__all__ = ["Engine", "engines", "get", "names", "spoken"]
+
+
+@dataclass(frozen=True)
+class Engine:
+    """One I/O engine of the library."""
+
+    name: str
+    summary: str  # one line: what it issues
+    max_depth: int  # requests one job keeps in flight at most; 1 for a synchronous engine
+    does_io: bool  # False for an engine that completes requests without touching a file
+
+    @property
+    def queued(self) -> bool:
+        return self.max_depth > 1
+
+
+_KNOWN = {
+    "io_uring": ("io_uring via liburing, iodepth requests in flight", 4096, True),
+    "libaio": ("Linux native AIO (libaio), iodepth requests in flight", 4096, True),
+    "psync": ("pread(2) and pwrite(2), one request at a time", 1, True),
+    "sync": ("lseek(2) then read(2) or write(2), one request at a time", 1, True),
+    "null": ("no I/O: every request completes at once", 4096, False),
+}
+
+
+@cache
+def engines() -> tuple[Engine, ...]:
+    """Every engine, in the library's order."""
+    return tuple(Engine(name, *_KNOWN[name]) for name in native.ENGINES)
+
+
+def names() -> tuple[str, ...]:
+    return tuple(e.name for e in engines())
+
+
+def get(name: str) -> Engine | None:
+    return next((e for e in engines() if e.name == name), None)
+
+
+def spoken(conjunction: str = "or") -> str:
+    """The names as a sentence lists them: 'io_uring, libaio, psync, sync or null'."""
+    all_ = names()
+    return f"{', '.join(all_[:-1])} {conjunction} {all_[-1]}" if len(all_) > 1 else all_[0]

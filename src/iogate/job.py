@@ -1,0 +1,163 @@
+"""A job description: what one engine job runs, in the engine's units, free of any binding.
+
+:class:`JobSpec` is what the suite is lowered to (:mod:`iogate.lower`), what every backend
+runs (the native engine, fio) and what results are read against; :func:`file_identity`
+and :func:`open_pinned` are how its files stay the very files that were checked.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from dataclasses import dataclass, field
+
+from iogate.errors import EngineError
+
+__all__ = ["PPM", "READS", "WRITES", "BsEntry", "JobSpec", "Zone", "file_identity",
+           "open_pinned"]
+
+PPM = 1_000_000  # shares (weights, zones, mixes) are parts per million
+
+
+@dataclass(frozen=True)
+class BsEntry:
+    """One block size entry: exactly `lo` bytes when lo == hi, else a multiple of lo in
+    [lo, hi] drawn uniformly; chosen with probability weight / 1e6 (parts per million)."""
+
+    lo: int
+    hi: int
+    weight: int
+
+    def sizes(self) -> range:
+        """Every size this entry can produce."""
+        return range(self.lo, self.hi + 1, self.lo) if self.lo > 0 else range(0)
+
+
+@dataclass(frozen=True)
+class Zone:
+    """A zone of the zoned distribution: `access` ppm of the requests land uniformly in
+    the next `size` ppm of the region."""
+
+    access: int
+    size: int
+
+
+READS = ("read", "randread", "rw", "randrw")
+WRITES = ("write", "randwrite", "rw", "randrw")
+
+
+@dataclass(kw_only=True)
+class JobSpec:
+    """One job, in the engine's terms (sizes in bytes, times in ns, shares in ppm).
+
+    Every field but ``size`` has a default.
+    """
+
+    size: int
+    engine: str = "io_uring"  # a name of iogate.engine.catalog
+    rw: str = "read"  # read | write | randread | randwrite | rw | randrw
+    bs_read: int = 4096
+    bs_write: int = 4096
+    iodepth: int = 1
+    numjobs: int = 1
+    offset: int = 0
+    runtime_ns: int = 0  # 0: until size is done
+    ramp_ns: int = 0
+    time_based: bool = False
+    direct: bool = False
+    rwmixread: int = 50
+    filename: str = ""  # empty with the null engine
+    interval_ns: int = 1_000_000_000
+    seed: int = 0x1234
+    no_layout: bool = False
+    filenames: list[str] = field(default_factory=list)  # overrides filename when not empty
+    # (dev, ino) of each file as checked before the run (iogate.targets), or empty: the
+    # engine then opens only that very file (see iog_job_spec.file_ids)
+    file_ids: list[tuple[int, int]] = field(default_factory=list)
+    bssplit_read: list[BsEntry] = field(default_factory=list)  # empty: bs_read only
+    bssplit_write: list[BsEntry] = field(default_factory=list)
+    blockalign_read: int = 0  # 0: the smallest block size of the direction
+    blockalign_write: int = 0
+    rate_iops_read: int = 0  # whole job, 0: unlimited
+    rate_iops_write: int = 0
+    rate_bytes_read: int = 0  # bytes per second
+    rate_bytes_write: int = 0
+    rate_process: str = "linear"  # linear | poisson
+    dist: str = "uniform"  # uniform | zipf | pareto | normal | zoned
+    dist_param: float = 0.0
+    zones: list[Zone] = field(default_factory=list)
+    thinktime_ns: int = 0
+    thinktime_blocks: int = 0
+    sync_kind: str = "none"  # none | fsync | fdatasync
+    sync_every: int = 0
+    compress_pct: int = 0
+    compress_chunk: int = 0
+    dedupe_pct: int = 0
+    pattern: bytes = b""
+    refill: bool = False
+    zero_buffers: bool = False
+    invalidate: bool = False
+    verify: str = "none"  # none | crc32c | xxhash | crc32
+    verify_backlog: int = 0  # 0: read back after the run; N: after every N writes
+    verify_fatal: bool = False
+    io_timeout_ns: int = 0  # 0: no limit
+    test_crash: bool = False  # test only: the engine crashes after one request
+
+    # -- what the job asks for, per data direction ---------------------------------------
+
+    def does(self, direction: str) -> bool:
+        """Whether the rw mode issues requests of this direction (read or write)."""
+        return self.rw in (READS if direction == "read" else WRITES)
+
+    def bs_table(self, direction: str) -> list[BsEntry]:
+        """The block size entries of a direction: its bssplit, else its single bs."""
+        split = self.bssplit_read if direction == "read" else self.bssplit_write
+        if split:
+            return list(split)
+        bs = self.bs_read if direction == "read" else self.bs_write
+        return [BsEntry(bs, bs, PPM)]
+
+    def rate(self, direction: str) -> tuple[int, int]:
+        """(IOPS, bytes per second) requested for a direction; 0 means unlimited."""
+        if direction == "read":
+            return self.rate_iops_read, self.rate_bytes_read
+        return self.rate_iops_write, self.rate_bytes_write
+
+    @property
+    def rate_limited(self) -> bool:
+        return any(self.rate("read")) or any(self.rate("write"))
+
+    def files(self) -> list[str]:
+        if self.filenames:
+            return list(self.filenames)
+        return [self.filename] if self.filename else []
+
+
+def file_identity(st: os.stat_result) -> tuple[int, int]:
+    """What pins a file in :attr:`JobSpec.file_ids`: a block device by its device number
+    (inode 0), a regular file by its device and inode."""
+    if stat.S_ISBLK(st.st_mode):
+        return st.st_rdev, 0
+    return st.st_dev, st.st_ino
+
+
+def open_pinned(path: str, dev: int, ino: int) -> int:
+    """A read-only descriptor of the pinned file ``path``, opened without following a link
+    in the last component and checked to be that very file, as the engine opens it: for
+    another program (fio) to open through ``/proc/self/fd``. Raises EngineError (ESTALE)
+    when something else is found there."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+                     | os.O_NOCTTY)
+    except OSError:
+        fd = -1
+    if fd >= 0:
+        st = os.fstat(fd)
+        if (stat.S_ISREG(st.st_mode) or stat.S_ISBLK(st.st_mode)) \
+                and file_identity(st) == (dev, ino):
+            return fd
+        os.close(fd)
+    raise EngineError(errno.ESTALE, f"'{path}' is no longer the file that was checked before "
+                                    "the run (it, or a directory on its path, was replaced "
+                                    "since); refusing to touch it")
