@@ -30,7 +30,7 @@ REPO = Path(__file__).resolve().parent
 @pytest.fixture
 def disk_dir() -> Iterator[Path]:
     """A temporary directory on a disk-backed filesystem, so O_DIRECT works (unlike tmpfs)."""
-    from iogate.runner import scratch_dir
+    from iogate.plan import scratch_dir
 
     path = Path(tempfile.mkdtemp(prefix="iogate-test-", dir=scratch_dir()))
     try:

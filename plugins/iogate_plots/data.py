@@ -20,8 +20,8 @@ from typing import Any
 
 from iogate.expect import Check
 from iogate.metrics import DIRECTIONS, LATENCIES, Kind, parse_metric
+from iogate.outcome import CaseResult
 from iogate.results import LatencyStats, RunResult, rate_target
-from iogate.runner import CaseResult
 
 SERIES_HEADER = ("repeat", "job", "direction", "end_s", "ios", "bytes", "iops", "bw_bytes",
                  "clat_mean_ns", "clat_p99_ns", "lat_mean_ns", "lat_p99_ns",

@@ -18,8 +18,8 @@ from matplotlib.ticker import FuncFormatter
 
 from iogate.expect import format_value
 from iogate.metrics import DIRECTIONS, Kind
+from iogate.outcome import CaseResult
 from iogate.results import Interval
-from iogate.runner import CaseResult
 from iogate_plots.data import (
     Distribution,
     Sweep,

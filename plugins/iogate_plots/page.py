@@ -16,10 +16,10 @@ from html import escape
 from typing import Any
 
 from iogate.expect import format_value
+from iogate.outcome import OUTCOMES, CaseResult
 from iogate.report import expected_text, observed_text, verdict
-from iogate.runner import OUTCOMES, CaseResult
+from iogate_plots.contents import NO_MATPLOTLIB, Artifact, CaseFiles, Report
 from iogate_plots.data import headline, metric_kind, point_label
-from iogate_plots.reporting import NO_MATPLOTLIB, Artifact, CaseFiles, Report
 
 OUTCOME_COLOURS = {"passed": "#2e7d32", "failed": "#c62828", "error": "#6a1b9a",
                    "interrupted": "#ef6c00", "skipped": "#757575"}

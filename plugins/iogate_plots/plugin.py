@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 from iogate.hooks import AddOption, hookimpl
 
 if TYPE_CHECKING:
-    from iogate.runner import CaseResult
+    from iogate.outcome import CaseResult
 
 
 @dataclass(frozen=True)

@@ -205,7 +205,8 @@ class WorkloadItem(pytest.Item):
     def runtest(self) -> None:
         from iogate.baseline import BaselineMatchError
         from iogate.errors import RealizedWorkloadWarning
-        from iogate.runner import expected_bytes, run_cases
+        from iogate.plan import expected_bytes
+        from iogate.runner import run_cases
 
         def run(cases: list[Any]) -> list[Any]:
             progress = _LiveProgress(self.config, self.nodeid, expected_bytes(cases))

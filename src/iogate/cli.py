@@ -18,8 +18,9 @@ if TYPE_CHECKING:
     import argparse
     from pathlib import Path
 
+    from iogate.judge import Gate
+    from iogate.outcome import CaseResult
     from iogate.report import Journal
-    from iogate.runner import CaseResult, Gate
     from iogate.spec import LoadedSuite
 
 EXIT_OK, EXIT_FAILED, EXIT_INVALID, EXIT_RUNTIME, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
@@ -73,7 +74,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 def cmd_export(args: argparse.Namespace) -> int:
     from iogate.files import check_output
     from iogate.fio.exporter import export
-    from iogate.runner import case_id
+    from iogate.plan import case_id
 
     if args.output:
         check_output(args.output, "--output")
@@ -167,7 +168,7 @@ def make_gate(baseline: str | None, match: Sequence[str] | None, *, alpha: float
     and whether the run records a baseline. Raises BaselineError for an unusable file or
     criteria no entry meets, ValueError for bad settings."""
     from iogate.baseline import Baseline, parse_match
-    from iogate.runner import Gate
+    from iogate.judge import Gate
 
     criteria = parse_match(match or ())
     if criteria and not baseline:
@@ -210,13 +211,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     from iogate.baseline import BaselineError
     from iogate.errors import TargetError
     from iogate.fio.hosts import parse_hosts
-    from iogate.runner import (
-        case_id,
-        expected_bytes,
-        needs_baseline,
-        plan,
-        run_cases,
-    )
+    from iogate.judge import needs_baseline
+    from iogate.plan import case_id, expected_bytes, plan
+    from iogate.runner import run_cases
     from iogate.targets import Policy
 
     # Every output is checked before any work: a run is never lost to a path found unusable
@@ -333,7 +330,7 @@ def _report_run(args: argparse.Namespace, cases: Sequence[object],
     baseline; the exit code."""
     from iogate import report
     from iogate.baseline import BaselineError
-    from iogate.runner import OUTCOMES
+    from iogate.outcome import OUTCOMES
 
     print(report.results_table(results))
     for text in (report.sweep_tables(results), report.hosts_tables(results),

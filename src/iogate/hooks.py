@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING, Any
 import pluggy
 
 if TYPE_CHECKING:  # only for annotations: the specifications never run core code
+    from iogate.outcome import CaseResult
     from iogate.results import RunResult
-    from iogate.runner import CaseResult
     from iogate.spec import Case
 
 PROJECT = "iogate"

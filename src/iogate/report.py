@@ -18,8 +18,8 @@ from iogate import __version__, environment, hooks
 from iogate.expect import Check, format_value
 from iogate.files import OutputError, write_whole
 from iogate.metrics import DIRECTIONS, LATENCIES, Kind, parse_metric
+from iogate.outcome import OUTCOMES, SPREAD_METRICS, CaseResult, host_spread
 from iogate.results import Progress
-from iogate.runner import OUTCOMES, SPREAD_METRICS, CaseResult, host_spread
 from iogate.textplot import latency_summary
 from iogate.units import format_count, format_duration_exact, format_size_exact
 
@@ -278,7 +278,7 @@ class Journal:
 
     def __init__(self, path: str | Path | None = None) -> None:
         if path is None:
-            from iogate.runner import scratch_dir
+            from iogate.plan import scratch_dir
 
             fd, name = tempfile.mkstemp(prefix="iogate-journal-", suffix=".jsonl",
                                         dir=scratch_dir())

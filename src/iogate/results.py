@@ -39,6 +39,7 @@ import math
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from iogate.histogram import Histogram
 from iogate.job import JobSpec
@@ -375,6 +376,12 @@ class VerifyResult:
                 "blocks_checked": self.blocks_checked, "failures": self.failures,
                 "by_kind": dict(self.by_kind), "elapsed_ns": self.elapsed_ns,
                 "records": [r.to_json() for r in self.records]}
+
+
+class SeriesSource(Protocol):
+    """What a judge of a running session reads: the intervals completed so far."""
+
+    def series(self, job: int, direction: str) -> list[Interval]: ...
 
 
 @dataclass

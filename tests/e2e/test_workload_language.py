@@ -9,7 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from iogate.runner import plan, run_cases
+from iogate.plan import plan
+from iogate.runner import run_cases
 from iogate.spec import load_suite
 
 IOGATE = [sys.executable, "-m", "iogate"]

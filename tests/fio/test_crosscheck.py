@@ -44,7 +44,7 @@ def fio(specs: list[JobSpec]) -> RunResult:
 @pytest.fixture(scope="module")
 def workdir() -> Iterator[Path]:
     """A directory on a disk-backed filesystem (O_DIRECT), removed at the end."""
-    from iogate.runner import scratch_dir
+    from iogate.plan import scratch_dir
 
     path = Path(tempfile.mkdtemp(prefix="iogate-crosscheck-", dir=scratch_dir()))
     try:

@@ -19,7 +19,7 @@ from tests.fio.fleet import free_port
 from iogate.errors import EngineError
 from iogate.fio import backend
 from iogate.fio.hosts import DEFAULT_PORT, Host, parse_hosts
-from iogate.runner import host_spread
+from iogate.outcome import host_spread
 
 # -- results --------------------------------------------------------------------------------
 

@@ -21,7 +21,7 @@ from iogate.fio.importer import import_jobfile, is_jobfile, load_jobfile
 from iogate.fio.jobfile import fio_size
 from iogate.job import BsEntry, JobSpec, Zone
 from iogate.lower import PPM, lower
-from iogate.runner import plan
+from iogate.plan import plan
 from iogate.spec import LoadedSuite, load_suite_text
 from iogate.spec.variables import BUILTINS
 

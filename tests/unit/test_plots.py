@@ -26,9 +26,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from iogate import hooks
+from iogate.outcome import CaseResult, series_of
+from iogate.plan import plan, scratch_dir
 from iogate.report import results_document
 from iogate.results import DirectionResult, Interval, JobResult, RunResult
-from iogate.runner import CaseResult, plan, run_cases, scratch_dir, series_of
+from iogate.runner import run_cases
 from iogate.spec import load_suite
 
 plugin = pytest.importorskip("iogate_plots.plugin")

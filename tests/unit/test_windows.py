@@ -11,21 +11,22 @@ from pathlib import Path
 
 import pytest
 
-from iogate.engine.isolated import SeriesSource
 from iogate.expect import evaluate_window, parse_expectation, tally_window
 from iogate.job import JobSpec
+from iogate.judge import fail_fast
 from iogate.metrics import parse_metric
 from iogate.results import (
     DirectionResult,
     Interval,
     JobResult,
     RunResult,
+    SeriesSource,
     interval_spans,
     interval_values,
     intervals_due,
     requests_due,
 )
-from iogate.runner import _fail_fast, run_case
+from iogate.runner import run_case
 from iogate.spec import load_suite
 
 MS = 1_000_000
@@ -238,7 +239,7 @@ class Source(SeriesSource):
 def test_fail_fast_counts_empty_intervals_as_failures(tmp_path):
     case = load_case(tmp_path, 'read.clat.p99: "<= 10ms in 50% of 200ms"',
                      extra="fail_fast: true\n")
-    judge = _fail_fast([case], [spec(interval_ns=200 * MS)])
+    judge = fail_fast([case], [spec(interval_ns=200 * MS)])
     assert judge is not None
     # 5 planned intervals, 3 must pass: 2 may fail, and the stall already emptied 3
     reason = judge(Source(STALLED[:4]))
@@ -249,6 +250,6 @@ def test_fail_fast_counts_empty_intervals_as_failures(tmp_path):
 def test_fail_fast_skips_empty_intervals_with_nothing_due(tmp_path):
     case = load_case(tmp_path, 'read.clat.p99: "<= 10ms in 50% of 200ms"',
                      extra="fail_fast: true\nrate_iops: 2\n")
-    judge = _fail_fast([case], [spec(interval_ns=200 * MS, rate_iops_read=2)])
+    judge = fail_fast([case], [spec(interval_ns=200 * MS, rate_iops_read=2)])
     assert judge is not None
     assert judge(Source(STALLED[:4])) is None

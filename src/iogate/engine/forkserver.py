@@ -5,7 +5,7 @@ Forking copies the page tables of the process that forks: a runner holding the r
 thousands of cases would make every engine process slower to start. The fork server is a
 fresh interpreter (``python -m iogate.engine.forkserver``, started once, lazily, by
 :func:`spawn`) that imports only the engine, so it stays small whatever the runner holds.
-It forks the engine's worker processes (:func:`iogate.engine.isolated._worker`), each of
+It forks the engine's worker processes (:func:`iogate.engine.worker.serve`), each of
 which serves sessions one after another until it dies or is let go.
 
 The runner and the server talk over a ``SOCK_SEQPACKET`` socket pair (one message a
@@ -32,12 +32,10 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import ctypes
 import errno
 import gc
 import os
 import pickle
-import resource
 import select
 import signal
 import socket
@@ -47,6 +45,7 @@ import threading
 from typing import Any
 
 from iogate import interrupts
+from iogate.engine import worker
 from iogate.interrupts import read_whole
 
 SWITCH_ENV = "IOGATE_FORKSERVER"
@@ -56,36 +55,6 @@ _MESSAGE_MAX = 1 << 16  # requests and replies are small
 # library and anything preloaded into it): when one differs, a new server is started.
 _KEY_PREFIXES = ("LD_", "IOGATE_", "PYTHON", "MALLOC_", "GLIBC_")
 _HELD = {signal.SIGINT, signal.SIGTERM}
-_LIMITS = tuple(getattr(resource, name) for name in dir(resource) if name.startswith("RLIMIT_"))
-
-
-def _set_pdeathsig(parent: int) -> None:
-    """Die with ``parent``; exit at once when it is already gone."""
-    with contextlib.suppress(OSError, AttributeError):
-        libc = ctypes.CDLL(None, use_errno=True)
-        pr_set_pdeathsig = 1
-        libc.prctl(pr_set_pdeathsig, signal.SIGKILL, 0, 0, 0)
-    if os.getppid() != parent:  # the parent died before prctl took effect
-        os._exit(1)
-
-
-def process_state() -> tuple[str, int, list[tuple[int, tuple[int, int]]]]:
-    umask = os.umask(0o022)
-    os.umask(umask)
-    limits = []
-    for limit in _LIMITS:
-        with contextlib.suppress(OSError, ValueError):
-            limits.append((limit, resource.getrlimit(limit)))
-    return os.getcwd(), umask, limits
-
-
-def take_state(state: tuple[str, int, list[tuple[int, tuple[int, int]]]]) -> None:
-    cwd, umask, limits = state
-    os.chdir(cwd)
-    os.umask(umask)
-    for limit, value in limits:
-        with contextlib.suppress(OSError, ValueError):
-            resource.setrlimit(limit, value)
 
 
 # -- the runner's side ------------------------------------------------------------------------
@@ -307,9 +276,9 @@ def serve(fd: int, parent: int) -> None:
     for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGXFSZ):
         signal.signal(signum, signal.SIG_IGN)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, _HELD)  # blocked by the runner until now
-    _set_pdeathsig(parent)
+    worker.die_with(parent)
     sock = socket.socket(fileno=fd)
-    from iogate.engine import isolated, native
+    from iogate.engine import native
 
     with contextlib.suppress(Exception):
         native.lib()  # loaded once here rather than in every child
@@ -359,7 +328,7 @@ def serve(fd: int, parent: int) -> None:
                 conn = Connection(fds[0])
             except BaseException:  # noqa: BLE001
                 os._exit(1)
-            isolated._worker(conn, state, parent=me)
+            worker.serve(conn, state, parent=me)
         os.close(fds[0])
         _report(sock, ("started", pid))
 

@@ -28,36 +28,23 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import ctypes
 import errno
-import math
 import os
 import signal
-import time
-import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, Pipe
 from typing import Any, Protocol
 
-from iogate.engine.session import Session, job_struct
+from iogate.engine import forkserver, worker
+from iogate.engine.session import job_struct
 from iogate.errors import EngineError
 from iogate.interrupts import read_whole
 from iogate.job import JobSpec
-from iogate.results import Fault, Interval, Progress, RunResult
+from iogate.results import Fault, Interval, Progress, RunResult, SeriesSource
 
-# How often the child looks for a cancel while the engine runs: the bound on how late an
-# interruption reaches the workers (they then stop within one request each).
-CHILD_SLICE_S = 0.02
 # How long a cancelled child may take to hand its result over before it counts as hung.
 CANCEL_GRACE_S = 30.0
-_DIRECTIONS = ("read", "write")  # the directions with a series
-
-
-class SeriesSource(Protocol):
-    """What a judge of a running session reads: the intervals completed so far."""
-
-    def series(self, job: int, direction: str) -> list[Interval]: ...
 
 
 @dataclass
@@ -148,15 +135,15 @@ def run(specs: list[JobSpec], on_progress: Callable[[Progress], None] | None = N
         raise EngineError(errno.EINVAL, "a run needs at least one job")
     for spec in specs:
         job_struct(spec)  # invalid specs fail here, with the library's message, not the child
-    worker = _take_worker()
-    if worker is not None:
-        return _run_on(worker, specs, on_progress, poll_interval, should_stop, stop_when)
+    served = _take_worker()
+    if served is not None:
+        return _run_on(served, specs, on_progress, poll_interval, should_stop, stop_when)
     parent_end, child_end = Pipe(duplex=True)
     parent = os.getpid()
     pid = os.fork()
     if pid == 0:  # pragma: no cover - runs in the child, which never returns
         parent_end.close()
-        _child(child_end, specs, poll_interval, parent=parent)
+        worker.serve_one(child_end, specs, poll_interval, parent=parent)
     child_end.close()
     with parent_end:
         return _supervise(_Forked(pid), parent_end, on_progress, should_stop, stop_when)
@@ -224,21 +211,19 @@ def _take_worker() -> _Worker | None:
     """The idle worker when it can serve this session (alive, of the current fork server,
     started in this process's present state), else a new one; None when there is no fork
     server (the caller then forks a child of its own)."""
-    from iogate.engine import forkserver
-
     global _idle
     if not forkserver.enabled():
         return None
-    state = forkserver.process_state()
-    worker, _idle = _idle, None
-    if worker is not None:
+    state = worker.process_state()
+    idle, _idle = _idle, None
+    if idle is not None:
         server = forkserver.current()
         # An idle worker writes nothing: its pipe is readable only once it is gone.
-        if server is not None and worker.server is server and server.alive() \
-                and worker.state == state and not worker.conn.poll(0):
-            return worker
-        worker.kill()
-        worker.retire()
+        if server is not None and idle.server is server and server.alive() \
+                and idle.state == state and not idle.conn.poll(0):
+            return idle
+        idle.kill()
+        idle.retire()
     parent_end, child_end = Pipe(duplex=True)
     try:
         served = forkserver.spawn(child_end.fileno(), state)
@@ -397,104 +382,3 @@ def _reap(pid: int) -> int:
         except ChildProcessError:
             return 0
         return os.waitstatus_to_exitcode(status)
-
-
-# -- the child ----------------------------------------------------------------------------
-
-
-def _child(conn: Connection, specs: list[JobSpec], poll_interval: float,
-           parent: int | None) -> None:
-    """Run the session and report. A child forked for it (``parent``: the pid of the process
-    that forked it, which it dies with) never returns (os._exit) and never runs the parent's
-    cleanup (atexit handlers, pytest's finalizers, buffered output); a worker (``parent``
-    None, detached already) returns after the result, to serve the next session."""
-    try:
-        if parent is not None:
-            _detach(parent)
-        _serve(conn, specs, poll_interval)
-    except BaseException as exc:  # noqa: BLE001 - everything is reported to the parent
-        with contextlib.suppress(BaseException):
-            if isinstance(exc, EngineError):
-                conn.send(("error", exc.errno, str(exc)))
-            else:
-                # not an engine error but a bug: the whole traceback, to be reported
-                conn.send(("error", errno.EIO, "engine process failed:\n"
-                           + "".join(traceback.format_exception(exc)).strip()))
-        os._exit(1)
-    if parent is not None:
-        os._exit(0)
-
-
-def _worker(conn: Connection, state: Any, parent: int) -> None:
-    """A worker's life: sessions one after another, each asked for with ("run", specs,
-    poll_interval), until its pipe reads end of file. A late cancel (of a session that ended
-    meanwhile) is ignored. After an error it reports, it exits like a one-session child.
-    Never returns (os._exit)."""
-    from iogate.engine import forkserver
-
-    try:
-        _detach(parent)
-        forkserver.take_state(state)
-    except BaseException:  # noqa: BLE001
-        os._exit(1)
-    while True:
-        try:
-            message = conn.recv()
-        except (EOFError, OSError):
-            os._exit(0)
-        except BaseException:  # noqa: BLE001 - an undecodable request: nothing to serve
-            os._exit(1)
-        if message[0] == "run":
-            _child(conn, message[1], message[2], parent=None)
-
-
-def _detach(parent: int) -> None:
-    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGXFSZ):
-        signal.signal(signum, signal.SIG_IGN)
-    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
-    with contextlib.suppress(OSError, AttributeError):
-        libc = ctypes.CDLL(None, use_errno=True)
-        pr_set_pdeathsig = 1
-        libc.prctl(pr_set_pdeathsig, signal.SIGKILL, 0, 0, 0)
-    if os.getppid() != parent:  # the parent died before prctl took effect
-        os._exit(1)
-
-
-def _serve(conn: Connection, specs: list[JobSpec], poll_interval: float) -> None:
-    seen: dict[tuple[int, str], int] = {}
-    with Session(specs) as session:
-        session.start()
-        cancelled = False
-        last_report = -math.inf  # the first progress goes out at once
-        while True:
-            done = session.wait(CHILD_SLICE_S)
-            clock = time.monotonic()
-            if not cancelled and conn.poll(0):
-                if conn.recv()[0] == "cancel":
-                    cancelled = True
-                    session.cancel()
-            fault = session.fault()
-            if fault is not None:
-                conn.send(("fault", fault, session.poll()))
-                os._exit(0)  # the stuck worker would keep the session from ever ending
-            if done:
-                break
-            if clock - last_report >= poll_interval:
-                last_report = clock
-                conn.send(("progress", session.poll(), _new_intervals(session, seen)))
-        conn.send(("progress", session.poll(), _new_intervals(session, seen)))
-        conn.send(("result", session.collect()))
-
-
-def _new_intervals(session: Session, seen: dict[tuple[int, str], int]
-                   ) -> dict[tuple[int, str], list[Interval]]:
-    new: dict[tuple[int, str], list[Interval]] = {}
-    for job in range(session.jobs):
-        for direction in _DIRECTIONS:
-            items = session.series(job, direction)
-            start = seen.get((job, direction), 0)
-            if len(items) > start:
-                new[(job, direction)] = items[start:]
-                seen[(job, direction)] = len(items)
-    return new
-

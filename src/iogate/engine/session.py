@@ -334,46 +334,82 @@ def _direction(h: native.SessionHandle, job: int, d: int) -> DirectionResult:
                            bs_counts=bs_counts, bs_other_ios=st.bs_other_ios)
 
 
+def drive(session: Session, *, slice_s: float, report_s: float,
+          on_progress: Callable[[Progress], None] | None = None,
+          should_stop: Callable[[], bool] | None = None,
+          stop_when: Callable[[Session], str | None] | None = None,
+          on_fault: Callable[[Fault], None] | None = None) -> tuple[bool, str | None]:
+    """Wait for a started session to end: the one loop of every run, in this process or in
+    the engine's (:mod:`iogate.engine.worker`).
+
+    It waits in slices of ``slice_s`` seconds; every ``report_s`` the progress goes to
+    ``on_progress``. After each slice, ``on_fault`` (when given) is told of a fault (an I/O
+    past its timeout), ``should_stop()`` returning True, or Ctrl-C while waiting, cancels
+    the session as interrupted, and ``stop_when(session)`` may judge the series so far: a
+    reason it returns cancels the session on purpose. A cancelled session is waited for
+    (its workers stop within one I/O each; a second Ctrl-C then propagates). Returns
+    (interrupted, the reason it was stopped) once every worker has ended. Ctrl-C before
+    anything started raises KeyboardInterrupt.
+    """
+    interrupted = False
+    stopped: str | None = None
+    last_report = -math.inf  # the first progress goes out at once
+
+    def ended() -> bool:
+        done = session.wait(slice_s)
+        if on_fault is not None and (fault := session.fault()) is not None:
+            on_fault(fault)
+        return done
+
+    try:
+        while not ended():
+            clock = time.monotonic()
+            if on_progress is not None and clock - last_report >= report_s:
+                last_report = clock
+                on_progress(session.poll())
+            if should_stop is not None and should_stop():
+                interrupted = True
+                break
+            if stop_when is not None and (stopped := stop_when(session)):
+                break
+    except KeyboardInterrupt:
+        if session.poll().state == "created":
+            raise  # interrupted before anything started
+        interrupted = True
+    if interrupted or stopped:
+        session.cancel()
+        while not ended():
+            pass
+    return interrupted, stopped
+
+
 def run(specs: list[JobSpec], on_progress: Callable[[Progress], None] | None = None,
         poll_interval: float = 0.2, should_stop: Callable[[], bool] | None = None,
         stop_when: Callable[[Session], str | None] | None = None) -> RunResult:
-    """Run the jobs concurrently to completion and return their results.
+    """Run the jobs concurrently to completion, in this process, and return their results.
 
-    on_progress is called between wait slices of poll_interval seconds and
-    once more at the end. When should_stop() returns True, or Ctrl-C raises
-    KeyboardInterrupt while waiting, the session is cancelled, the workers
-    are waited for, and the partial result is returned with
-    interrupted=True; the caller decides what an interruption means.
-    Errors (invalid spec, unopenable file) raise EngineError; failures
-    after start (file layout, I/O) are job errors in the result. Layout runs
-    in the background, so it can be interrupted like the run itself.
-    stop_when(session) may judge the run as it goes (its series so far): a
-    reason it returns stops the run on purpose, kept in result.stopped
-    (not an interruption: what was measured is judged as usual).
+    on_progress is called every poll_interval seconds and once more at the end. When
+    should_stop() returns True, or Ctrl-C raises KeyboardInterrupt while waiting, the
+    session is cancelled, the workers are waited for, and the partial result is returned
+    with interrupted=True; the caller decides what an interruption means. Errors (invalid
+    spec, unopenable file) raise EngineError; failures after start (file layout, I/O) are
+    job errors in the result. Layout runs in the background, so it can be interrupted like
+    the run itself. stop_when(session) may judge the run as it goes (its series so far): a
+    reason it returns stops the run on purpose, kept in result.stopped (not an
+    interruption: what was measured is judged as usual). See :func:`drive`.
     """
     with Session(specs) as session:
-        interrupted = False
-        stopped: str | None = None
+        early = False  # interrupted while starting, after something started
         try:
             session.start()
-            while not session.wait(poll_interval):
-                if on_progress is not None:
-                    on_progress(session.poll())
-                if should_stop is not None and should_stop():
-                    interrupted = True
-                    break
-                if stop_when is not None and (stopped := stop_when(session)):
-                    break
         except KeyboardInterrupt:
-            interrupted = True
-        if interrupted or stopped:
             if session.poll().state == "created":
-                raise KeyboardInterrupt  # interrupted before anything started
-            session.cancel()
-            # Cancelled workers stop within one I/O; a second Ctrl-C here
-            # propagates, and leaving the with-block still cancels and frees.
-            while not session.wait(poll_interval):
-                pass
+                raise
+            early = True
+        interrupted, stopped = drive(
+            session, slice_s=poll_interval, report_s=poll_interval, on_progress=on_progress,
+            should_stop=lambda: early or (should_stop is not None and should_stop()),
+            stop_when=stop_when)
         result = session.collect(interrupted)
         result.stopped = stopped
         if on_progress is not None:

@@ -29,7 +29,7 @@ from iogate.fio.options import (
 )
 from iogate.job import JobSpec
 from iogate.lower import lower, lower_step
-from iogate.runner import case_id, plan, scratch_dir, seed_for
+from iogate.plan import case_id, plan, scratch_dir, seed_for
 from iogate.spec import Case, LoadedSuite
 from iogate.spec.models import JobFields
 from iogate.units import format_duration

@@ -1,0 +1,116 @@
+"""What a run is made of before anything runs: the cases' ids, seeds and order, their
+target files (a scratch file where the suite names none) and their job specs.
+
+Everything here is decided from the suite alone, so that the fio exporter writes the very
+jobs a run would run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fnmatch
+import os
+import shutil
+import tempfile
+import zlib
+from collections.abc import Iterator, Sequence
+from dataclasses import replace
+from pathlib import Path
+
+from iogate import interrupts
+from iogate.job import JobSpec
+from iogate.lower import lower
+from iogate.spec import Case
+
+# Test only: the engine crashes while running the cases whose id matches this glob, so that
+# tests can prove a crash becomes a `crashed` case and the run goes on.
+TEST_CRASH_ENV = "IOGATE_TEST_CRASH"
+
+
+def case_id(case: Case) -> str:
+    return f"{case.path.name}::{case.id}"
+
+
+def seed_for(case: Case) -> int:
+    # Stable across runs for the same case, different between cases.
+    return zlib.crc32(f"{case.suite_name}/{case.id}".encode()) or 1
+
+
+def scratch_dir() -> str:
+    """Where a workload without a filename gets its temporary file.
+
+    ``IOGATE_TMPDIR`` wins; otherwise /var/tmp, which is disk-backed on common systems
+    (``/tmp`` is often tmpfs, where O_DIRECT is refused), then the platform default.
+    """
+    for candidate in (os.environ.get("IOGATE_TMPDIR"), "/var/tmp", tempfile.gettempdir()):
+        if candidate and os.path.isdir(candidate) and os.access(candidate, os.W_OK):
+            return candidate
+    return tempfile.gettempdir()
+
+
+def plan(cases: Sequence[Case]) -> list[list[Case]]:
+    """Cases in the order they run: each alone (fio's stonewall), except that cases sharing a
+    ``group`` within a suite run together, at the place of the group's first case."""
+    units: list[list[Case]] = []
+    by_group: dict[tuple[Path, str], list[Case]] = {}
+    for case in cases:
+        if case.group is None:
+            units.append([case])
+            continue
+        key = (case.path, case.group)
+        if key not in by_group:
+            by_group[key] = []
+            units.append(by_group[key])
+        by_group[key].append(case)
+    return units
+
+
+def expected_bytes(cases: Sequence[Case]) -> int | None:
+    """Bytes a run that ends by size will move, for progress; None when one ends by time."""
+    if any(c.workload.time_based for c in cases):
+        return None
+    return sum(c.workload.size * c.workload.numjobs for c in cases)
+
+
+@contextlib.contextmanager
+def targets_of(cases: Sequence[Case], override: str | None) -> Iterator[list[list[str]]]:
+    """The files of each case: ``--filename`` if given, else the suite's, else a temporary
+    file (removed afterwards). The null engine needs none."""
+    scratch: str | None = None
+    out: list[list[str]] = []
+    try:
+        for case in cases:
+            w = case.workload
+            if w.ioengine == "null":
+                out.append([])
+            elif override:
+                out.append([override])
+            elif w.filename:
+                out.append([w.filename] if isinstance(w.filename, str) else list(w.filename))
+            else:
+                if scratch is None:
+                    with interrupts.deferred():  # made and remembered, or neither
+                        scratch = tempfile.mkdtemp(prefix="iogate-", dir=scratch_dir())
+                out.append([os.path.join(scratch, f"{case.id}.data")])
+        yield out
+    finally:
+        if scratch:
+            with interrupts.deferred():  # an interrupt does not leave half of it behind
+                shutil.rmtree(scratch, ignore_errors=True)
+
+
+def target_text(files: list[str]) -> str | None:
+    return ", ".join(files) if files else None
+
+
+def spec_for(case: Case, files: list[str]) -> JobSpec:
+    spec = lower(case.workload, filenames=files, seed=seed_for(case))
+    # The series is cut at the interval the windowed expectations judge (the loader made
+    # sure they agree on one).
+    window = next((e.window for e in case.expectations if e.window is not None), None)
+    if window is not None:
+        spec = replace(spec, interval_ns=window.interval_ns)
+    crash = os.environ.get(TEST_CRASH_ENV)
+    if crash and fnmatch.fnmatchcase(case_id(case), crash):
+        spec = replace(spec, test_crash=True)
+    return spec
