@@ -43,8 +43,8 @@ REPORT_RESULT = "iogate_result"
 def _journal(config: pytest.Config) -> Any:
     journal = config.stash.get(JOURNAL_KEY, None)
     if journal is None:
-        from iogate.cli import journal_path
         from iogate.report import Journal
+        from iogate.settings import journal_path
 
         path = config.getoption("iogate_json")
         journal = Journal(journal_path(path) if path else None)
@@ -54,32 +54,9 @@ def _journal(config: pytest.Config) -> Any:
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("iogate", "iogate storage suites")
-    group.addoption("--iogate-filename", metavar="PATH", default=None,
-                    help="run every workload against PATH instead of the suite's filename")
-    group.addoption("--iogate-json", metavar="FILE", default=None,
-                    help="write the iogate results document (JSON) to FILE")
-    group.addoption("--iogate-allow-destructive", action="append", nargs="?", const="",
-                    metavar="DEVICE", dest="iogate_allow_destructive",
-                    help="allow writing blank block devices (never mounted or in-use ones); "
-                     "naming devices allows only those, and a /dev/disk/by-id name matching the "
-                     "device's serial or WWN allows it even when it carries data")
-    group.addoption("--iogate-backend", choices=("native", "fio"), default="native",
-                    help="run the workloads with iogate's engine (native) or with fio")
-    group.addoption("--iogate-hosts", metavar="HOST[:PORT],...|@FILE", default=None,
-                    help="run every case on these fio servers at once (with --iogate-backend fio)")
-    group.addoption("--iogate-baseline", metavar="FILE", default=None,
-                    help="judge expectations that refer to baseline against FILE")
-    group.addoption("--iogate-baseline-match", action="append", metavar="KEY=VALUE",
-                    default=None,
-                    help="judge against the baseline entries recorded with these facts "
-                         "(repeatable; keys: device_model, firmware, host, kernel, "
-                         "iogate_version), e.g. firmware=1.2")
-    group.addoption("--iogate-save-baseline", metavar="FILE", default=None,
-                    help="store this run's results in the baseline FILE (merged if it exists)")
-    group.addoption("--iogate-alpha", type=float, default=0.05, metavar="P",
-                    help="significance of a regression against the baseline (0.05)")
-    group.addoption("--iogate-min-effect", type=float, default=5.0, metavar="PCT",
-                    help="smallest change in percent that counts as a regression (5)")
+    from iogate.settings import add_options
+
+    add_options(group.addoption, lambda name: f"--iogate-{name}")
     from iogate.hooks import collect_options
 
     for option in collect_options():
@@ -93,45 +70,19 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[RESULTS_KEY] = []
     config.stash[TERMINAL_KEY] = sys.stdout
     from iogate import hooks
-    from iogate.baseline import BaselineError
-    from iogate.cli import check_run_outputs, make_gate
     from iogate.files import OutputError
+    from iogate.settings import UsageError, settings
 
     # Every output is checked before anything is collected or run (iogate.files).
     try:
-        check_run_outputs(config.getoption("iogate_json"),
-                          config.getoption("iogate_save_baseline"),
-                          "--iogate-json", "--iogate-save-baseline")
+        run = settings(lambda name: config.getoption("iogate_" + name.replace("-", "_")))
     except OutputError as exc:
         raise pytest.UsageError(exc.message("--iogate-")) from None
-
-    try:
-        gate = make_gate(config.getoption("iogate_baseline"),
-                         config.getoption("iogate_baseline_match"),
-                         alpha=config.getoption("iogate_alpha"),
-                         min_effect_pct=config.getoption("iogate_min_effect"),
-                         recording=bool(config.getoption("iogate_save_baseline")))
-    except BaselineError as exc:
-        raise pytest.UsageError(f"--iogate-baseline: {exc}") from None
-    except ValueError as exc:
+    except UsageError as exc:
         raise pytest.UsageError(f"iogate: {exc}") from None
-    config.stash[GATE_KEY] = gate
-    from iogate import backends
-    from iogate.errors import TargetError
-    from iogate.fio.hosts import parse_hosts
-    from iogate.targets import Policy
-
-    try:
-        config.stash[SAFETY_KEY] = Policy.from_option(
-            config.getoption("iogate_allow_destructive"))
-    except TargetError as exc:
-        raise pytest.UsageError(str(exc)) from None
-    hosts = config.getoption("iogate_hosts")
-    try:
-        config.stash[ENGINE_KEY] = backends.engine_for(config.getoption("iogate_backend"),
-                                                       parse_hosts(hosts) if hosts else ())
-    except (backends.BackendError, ValueError) as exc:
-        raise pytest.UsageError(f"--iogate-hosts/--iogate-backend: {exc}") from None
+    config.stash[GATE_KEY] = run.gate
+    config.stash[SAFETY_KEY] = run.safety
+    config.stash[ENGINE_KEY] = run.engine
     try:
         hooks.configure(lambda o: config.getoption(o.dest, None))
     except OutputError as exc:  # a plugin's output path, checked when it is configured
@@ -432,8 +383,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     results: list[Any] = session.config.stash.get(RESULTS_KEY, [])
     if not (path or save or results):
         return
-    from iogate.baseline import BaselineError
-    from iogate.cli import save_baseline
+    from iogate.baseline import BaselineError, record
     from iogate.report import finish_document, write_results
 
     journal = session.config.stash.get(JOURNAL_KEY, None)
@@ -450,7 +400,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
                     session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
         if save and results:
             try:
-                save_baseline(save, document)
+                record(save, document)
             except BaselineError as exc:
                 session.config.get_terminal_writer().line(f"iogate: {exc}", red=True)
     finally:

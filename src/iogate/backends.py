@@ -1,53 +1,68 @@
-"""What runs the job specs of a case: the native engine, or fio (on this machine or a fleet).
+"""What runs the job specs of a case: the registry of backends.
 
-The runner calls an engine with the signature of :func:`iogate.engine.isolated.run`; this
-module turns the command line's choice (``--backend``, ``--hosts``) into one.
+A backend is found by name (``--backend NAME``; pytest ``--iogate-backend NAME``) among
+those plugins declare through the ``iogate_backends`` hook. The native engine
+(:mod:`iogate.engine.isolated`) and fio (:mod:`iogate.fio.backend`) register there as any
+plugin would. Every engine has the signature of :func:`iogate.engine.isolated.run`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from iogate.engine import isolated
+import pluggy
+
 from iogate.errors import IogateError
+from iogate.hooks import get_plugin_manager
 from iogate.results import RunResult
 
 if TYPE_CHECKING:
     from iogate.fio.hosts import Host
 
-BACKENDS = ("native", "fio")
-
 Engine = Callable[..., RunResult]
+DEFAULT = "native"
 
 
 class BackendError(IogateError):
-    """A backend choice that cannot work (an unknown name, hosts without fio)."""
+    """A backend choice that cannot work (an unknown name, hosts it cannot run on)."""
 
 
-def engine_for(name: str, hosts: Sequence[Host] = ()) -> Engine:
-    """The engine for ``--backend NAME`` (and ``--hosts``, which needs fio)."""
-    if name not in BACKENDS:
-        raise BackendError(f"unknown backend '{name}': use {' or '.join(BACKENDS)}")
-    if name == "native":
-        if hosts:
-            raise BackendError("running on hosts goes through fio's client and server: add "
-                               "--backend fio (pytest: --iogate-backend fio)")
-        return isolated.run
-    return _fio_engine(list(hosts))
+@dataclass(frozen=True)
+class Backend:
+    """One way of running job specs: its name, a line for ``--help``, and how to make its
+    engine for a fleet of hosts (empty: this machine), when it can run on one."""
+
+    name: str
+    help: str
+    make: Callable[[Sequence[Host]], Engine]
+    fleets: bool = False
 
 
-def _fio_engine(hosts: list[Host]) -> Engine:
-    from iogate.fio import backend
+def available(pm: pluggy.PluginManager | None = None) -> dict[str, Backend]:
+    """Every registered backend by name; a name declared twice is refused."""
+    pm = pm or get_plugin_manager()
+    out: dict[str, Backend] = {}
+    for answer in reversed(pm.hook.iogate_backends()):
+        for backend in answer or ():
+            if backend.name in out:
+                raise BackendError(f"backend '{backend.name}' is declared twice")
+            out[backend.name] = backend
+    return out
 
-    def run(specs: list[Any], on_progress: Callable[..., None] | None = None,
-            should_stop: Callable[[], bool] | None = None,
-            stop_when: Callable[..., str | None] | None = None,
-            **_: Any) -> RunResult:
-        # fio's results arrive when it ends: fail_fast (stop_when) judges the whole run.
-        fio_run = backend.run(specs, hosts=hosts, on_progress=on_progress,
-                              should_stop=should_stop)
-        fio_run.result.hosts = dict(fio_run.hosts)
-        return fio_run.result
 
-    return run
+def engine_for(name: str, hosts: Sequence[Host] = (),
+               pm: pluggy.PluginManager | None = None) -> Engine:
+    """The engine for ``--backend NAME`` (and ``--hosts``, for a backend that runs fleets)."""
+    known = available(pm)
+    if name not in known:
+        raise BackendError(f"unknown backend '{name}': use {' or '.join(sorted(known))}")
+    backend = known[name]
+    if hosts and not backend.fleets:
+        fleets = [b.name for b in known.values() if b.fleets]
+        raise BackendError(f"the {name} backend runs on this machine only; running on hosts "
+                           f"needs {' or '.join(fleets) or 'a backend that runs fleets'}: add "
+                           f"--backend {fleets[0] if fleets else 'NAME'} (pytest: "
+                           f"--iogate-backend {fleets[0] if fleets else 'NAME'})")
+    return backend.make(list(hosts))

@@ -34,6 +34,7 @@ from typing import Any
 
 from iogate.errors import IogateError
 from iogate.metrics import parse_metric
+from iogate.outcome import SCHEMA_VERSION
 
 FORMAT = "iogate-baseline"
 VERSION = 1
@@ -265,10 +266,6 @@ class Baseline:
         overridden by a case's own ``environment`` when it has one (the target's device
         facts are per case). ``iogate_version`` falls back to the document's.
         """
-        # The results document's format belongs to iogate.report, which imports this module
-        # (through the runner): its version is asked for here, when a document is read.
-        from iogate.report import SCHEMA_VERSION
-
         if not isinstance(results_document, Mapping):
             raise BaselineError(source, "not a results document: the top level is not an object")
         cases = results_document.get("cases")
@@ -470,3 +467,12 @@ def _impossible(metrics: Mapping[str, float], samples: Mapping[str, list[float]]
                         f"({metrics[high]:g}): percentiles never fall; the file is damaged, "
                         "record the baseline again")
     return None
+
+
+def record(path: str, results_document: Mapping[str, Any]) -> None:
+    """Store a run's results as the baseline ``path``; an existing file keeps its other
+    entries (``--save-baseline``)."""
+    new = Baseline.from_results(results_document)
+    if Path(path).exists():
+        new = Baseline.load(path).merge(new)
+    new.save(path)

@@ -18,7 +18,6 @@ if TYPE_CHECKING:
     import argparse
     from pathlib import Path
 
-    from iogate.judge import Gate
     from iogate.outcome import CaseResult
     from iogate.report import Journal
     from iogate.spec import LoadedSuite
@@ -149,76 +148,27 @@ def cmd_schema(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def save_baseline(path: str, document: dict[str, object]) -> None:
-    """Store a run's results as a baseline; an existing file keeps its other entries."""
-    from pathlib import Path
-
-    from iogate.baseline import Baseline
-
-    new = Baseline.from_results(document)
-    if Path(path).exists():
-        new = Baseline.load(path).merge(new)
-    new.save(path)
-
-
-def make_gate(baseline: str | None, match: Sequence[str] | None, *, alpha: float,
-              min_effect_pct: float, recording: bool) -> Gate:
-    """The gate of a run: the baseline file judged against (if any) with the entries it
-    may choose (``KEY=VALUE`` texts), the significance and minimum effect of a regression,
-    and whether the run records a baseline. Raises BaselineError for an unusable file or
-    criteria no entry meets, ValueError for bad settings."""
-    from iogate.baseline import Baseline, parse_match
-    from iogate.judge import Gate
-
-    criteria = parse_match(match or ())
-    if criteria and not baseline:
-        raise ValueError("--baseline-match chooses entries of a baseline: pass --baseline FILE "
-                         "(pytest: --iogate-baseline FILE)")
-    loaded = Baseline.load(baseline) if baseline else None
-    return Gate(loaded, alpha, min_effect_pct, recording=recording, match=criteria)
-
-
-def journal_path(results_path: str) -> Path:
-    """Where the cases of a run are journaled as they end: beside its results file."""
-    from pathlib import Path
-
-    path = Path(results_path)
-    return path.with_name(path.name + ".journal")
-
-
 def _say(message: str) -> None:
     print(f"iogate: {message}", file=sys.stderr, flush=True)
-
-
-def check_run_outputs(json_path: str | None, baseline_path: str | None,
-                      json_flag: str = "--json",
-                      baseline_flag: str = "--save-baseline") -> None:
-    """Refuse, before anything runs, a results file (and its journal) or a baseline to save
-    that could not be written (:mod:`iogate.files`); an OutputError naming the option."""
-    from iogate.files import check_output
-
-    if json_path:
-        check_output(json_path, json_flag)
-        check_output(journal_path(json_path), json_flag)
-    if baseline_path:
-        check_output(baseline_path, baseline_flag)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
     import time
 
-    from iogate import backends, hooks, report
+    from iogate import hooks, report
     from iogate.baseline import BaselineError
-    from iogate.errors import TargetError
-    from iogate.fio.hosts import parse_hosts
     from iogate.judge import needs_baseline
     from iogate.plan import case_id, expected_bytes, plan
     from iogate.runner import run_cases
-    from iogate.targets import Policy
+    from iogate.settings import UsageError, journal_path, settings
 
     # Every output is checked before any work: a run is never lost to a path found unusable
     # once it is over. Plugins check theirs when configured (an OutputError as well).
-    check_run_outputs(args.json, args.save_baseline)
+    try:
+        run = settings(lambda name: getattr(args, "iogate_" + name.replace("-", "_")))
+    except UsageError as exc:
+        print(f"iogate: {exc}", file=sys.stderr)
+        return EXIT_INVALID
     hooks.configure(lambda o: getattr(args, o.dest, None))
     suites = _load_all(args.paths)
     cases = [c for s in suites for c in s.cases
@@ -226,27 +176,16 @@ def cmd_run(args: argparse.Namespace) -> int:
     if not cases:
         print(f"iogate: no case matches -k {args.k!r}", file=sys.stderr)
         return EXIT_INVALID
+    gate = run.gate
     try:
-        gate = make_gate(args.baseline, args.baseline_match, alpha=args.alpha,
-                         min_effect_pct=args.min_effect, recording=bool(args.save_baseline))
         gate.check(cases)
-    except (BaselineError, ValueError) as exc:
+    except BaselineError as exc:
         print(f"iogate: {exc}", file=sys.stderr)
         return EXIT_INVALID
     if gate.baseline is None and not gate.recording and needs_baseline(cases):
         print("iogate: these expectations refer to baseline, but no baseline is loaded "
               "(--baseline FILE; --save-baseline FILE records one):\n  "
               + "\n  ".join(needs_baseline(cases)), file=sys.stderr)
-        return EXIT_INVALID
-    try:
-        safety = Policy.from_option(args.allow_destructive)
-    except TargetError as exc:
-        print(f"iogate: {exc}", file=sys.stderr)
-        return EXIT_INVALID
-    try:
-        engine = backends.engine_for(args.backend, parse_hosts(args.hosts) if args.hosts else ())
-    except (backends.BackendError, ValueError) as exc:
-        print(f"iogate: {exc}", file=sys.stderr)
         return EXIT_INVALID
     results: list[CaseResult] = []
     journal: Journal | None = None
@@ -256,7 +195,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         # from it. Beside the results file when there is one (left there if the run dies
         # before the document is written), else a temporary file.
         with interrupts.deferred():
-            journal = report.Journal(journal_path(args.json) if args.json else None)
+            journal = report.Journal(journal_path(run.json) if run.json else None)
         started = time.monotonic()  # the summary reports wall time: a group's cases run at once
         interrupted = usage_error = False
         try:
@@ -265,9 +204,9 @@ def cmd_run(args: argparse.Namespace) -> int:
                 line = report.ProgressLine(label, stream=sys.stderr,
                                            total_bytes=expected_bytes(unit))
                 try:
-                    unit_results = run_cases(unit, filename=args.filename, on_progress=line,
+                    unit_results = run_cases(unit, filename=run.filename, on_progress=line,
                                              on_phase=line.set_phase, gate=gate,
-                                             safety=safety, engine=engine, on_wait=_say)
+                                             safety=run.safety, engine=run.engine, on_wait=_say)
                 except BaselineError as exc:  # no entry, or several, for a case: say which
                     print(f"iogate: {exc}", file=sys.stderr)
                     usage_error = True  # the cases that finished are kept all the same
@@ -301,20 +240,21 @@ def cmd_run(args: argparse.Namespace) -> int:
                 raise
             interrupted = True
             print("iogate: interrupted while plugins reported", file=sys.stderr)
-        if args.json:
+        if run.json:
             # Written with interrupts held off: whatever comes next, even another Ctrl-C,
             # the results file is complete and valid (or said to be elsewhere).
             with interrupts.deferred():
-                failure = report.write_results(args.json, document, journal)
+                failure = report.write_results(run.json, document, journal)
             written = failure is None
             if failure:
                 print(failure, file=sys.stderr)
-        code = _report_run(args, cases, results, document, time.monotonic() - started)
+        code = _report_run(run.save_baseline, cases, results, document,
+                           time.monotonic() - started)
         if interrupted:
             return EXIT_INTERRUPTED
         if usage_error:
             return EXIT_INVALID
-        return code if written or not args.json else max(code, EXIT_RUNTIME)
+        return code if written or not run.json else max(code, EXIT_RUNTIME)
     finally:
         if journal is not None:
             # Kept only when the results file was asked for and not written: it holds the
@@ -323,13 +263,13 @@ def cmd_run(args: argparse.Namespace) -> int:
                 journal.close(remove=written or None)
 
 
-def _report_run(args: argparse.Namespace, cases: Sequence[object],
+def _report_run(save_baseline: str | None, cases: Sequence[object],
                 results: Sequence[CaseResult], document: dict[str, object],
                 wall_s: float) -> int:
     """Print the tables and failure reports of a finished run (which took wall_s), save its
     baseline; the exit code."""
     from iogate import report
-    from iogate.baseline import BaselineError
+    from iogate.baseline import BaselineError, record
     from iogate.outcome import OUTCOMES
 
     print(report.results_table(results))
@@ -342,9 +282,9 @@ def _report_run(args: argparse.Namespace, cases: Sequence[object],
         if r.outcome != "passed":
             print()
             print(report.failure_report(r))
-    if args.save_baseline:
+    if save_baseline:
         try:
-            save_baseline(args.save_baseline, document)
+            record(save_baseline, document)
         except BaselineError as exc:
             print(f"iogate: {exc}", file=sys.stderr)
             return EXIT_RUNTIME
@@ -397,31 +337,10 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="run suites and judge their expectations")
     run.add_argument("paths", nargs="+", metavar="PATH",
                      help="suite files, fio job files (.fio) or directories")
-    run.add_argument("--json", metavar="FILE", help="write the results document to FILE")
-    run.add_argument("--filename", metavar="PATH", help="run every workload against PATH")
     run.add_argument("-k", metavar="SUBSTRING", help="only cases whose id contains SUBSTRING")
-    run.add_argument("--allow-destructive", action="append", nargs="?", const="",
-                     metavar="DEVICE",
-                     help="allow writing blank block devices (never mounted or in-use ones); "
-                      "naming devices allows only those, and a /dev/disk/by-id name matching the "
-                      "device's serial or WWN allows it even when it carries data")
-    run.add_argument("--backend", choices=("native", "fio"), default="native",
-                     help="run the workloads with iogate's engine (native) or with fio")
-    run.add_argument("--hosts", metavar="HOST[:PORT],...|@FILE",
-                     help="run every case on these fio servers (fio --server) at once, "
-                          "with --backend fio")
-    run.add_argument("--baseline", metavar="FILE",
-                     help="judge expectations that refer to baseline against FILE")
-    run.add_argument("--baseline-match", action="append", metavar="KEY=VALUE",
-                     help="judge against the baseline entries recorded with these facts "
-                          "(repeatable; keys: device_model, firmware, host, kernel, "
-                          "iogate_version), e.g. firmware=1.2")
-    run.add_argument("--save-baseline", metavar="FILE",
-                     help="store this run's results in the baseline FILE (merged if it exists)")
-    run.add_argument("--alpha", type=float, default=0.05, metavar="P",
-                     help="significance of a regression against the baseline (0.05)")
-    run.add_argument("--min-effect", type=float, default=5.0, metavar="PCT",
-                     help="smallest change in percent that counts as a regression (5)")
+    from iogate.settings import add_options
+
+    add_options(run.add_argument, lambda name: f"--{name}")
     for option in _plugin_options():
         run.add_argument(option.cli_flag, dest=option.dest, default=option.default,
                          help=option.help)

@@ -7,7 +7,9 @@ marked with :data:`hookimpl`. It is found through the ``iogate`` entry-point gro
     myplugin = "my_package.plugin"
 
 The core never imports a plugin: it loads whatever that group lists, first-party plugins
-included. ``IOGATE_DISABLE_PLUGINS=name1,name2`` skips entry points by name.
+included. ``IOGATE_DISABLE_PLUGINS=name1,name2`` skips entry points by name. The core's own
+backends (:data:`CORE_PLUGINS`) are registered the same way, by module name, in every
+manager.
 
 The functions here also fix how the answers of several plugins combine (environment facts,
 metrics, options), so every front end merges them the same way.
@@ -15,6 +17,7 @@ metrics, options), so every front end merges them the same way.
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -24,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 import pluggy
 
 if TYPE_CHECKING:  # only for annotations: the specifications never run core code
+    from iogate.backends import Backend
     from iogate.outcome import CaseResult
     from iogate.results import RunResult
     from iogate.spec import Case
@@ -31,6 +35,8 @@ if TYPE_CHECKING:  # only for annotations: the specifications never run core cod
 PROJECT = "iogate"
 ENTRY_POINT_GROUP = "iogate"
 DISABLE_ENV = "IOGATE_DISABLE_PLUGINS"
+# Modules of the core that implement hooks: the backends that run job specs.
+CORE_PLUGINS = ("iogate.engine.isolated", "iogate.fio.backend")
 
 hookspec = pluggy.HookspecMarker(PROJECT)
 hookimpl = pluggy.HookimplMarker(PROJECT)
@@ -78,6 +84,14 @@ def iogate_report(results: Sequence[CaseResult], document: dict[str, Any]) -> No
     """Called once after a run with every case result and the results document (the JSON
     written by ``--json``), before it is written. A plugin may write its own artifacts or
     add top-level keys to ``document``; it should not change the core's keys."""
+
+
+@hookspec
+def iogate_backends() -> list[Backend] | None:
+    """Backends that run job specs (:class:`iogate.backends.Backend`): each has a name that
+    ``--backend NAME`` (pytest ``--iogate-backend NAME``) chooses and makes the engine that
+    runs a case's job specs. Every plugin's list is merged; a name declared twice is an
+    error."""
 
 
 @hookspec
@@ -142,9 +156,11 @@ def new_plugin_manager(*, load_entrypoints: bool = True,
     """A fresh manager with the specifications registered and, unless told otherwise, every
     plugin of the ``iogate`` entry-point group loaded except the ``disabled`` names (default:
     the comma-separated ``IOGATE_DISABLE_PLUGINS``). Tests use ``load_entrypoints=False`` and
-    register the plugins they want."""
+    register the plugins they want (the core's backends are always there)."""
     pm = pluggy.PluginManager(PROJECT)
     pm.add_hookspecs(sys.modules[__name__])
+    for name in CORE_PLUGINS:
+        pm.register(importlib.import_module(name), name)
     if load_entrypoints:
         if disabled is None:
             disabled = os.environ.get(DISABLE_ENV, "").split(",")

@@ -16,6 +16,10 @@ from iogate.plan import case_id
 from iogate.results import Interval, RunResult
 from iogate.spec import Case
 
+# The version of the results document (``--json``): what a case and the document around it
+# hold. Changed whenever a reader of an older document would misread the new one.
+SCHEMA_VERSION = 1
+
 OUTCOMES = ("passed", "failed", "error", "interrupted", "crashed", "skipped")
 
 

@@ -18,12 +18,10 @@ from iogate import __version__, environment, hooks
 from iogate.expect import Check, format_value
 from iogate.files import OutputError, write_whole
 from iogate.metrics import DIRECTIONS, LATENCIES, Kind, parse_metric
-from iogate.outcome import OUTCOMES, SPREAD_METRICS, CaseResult, host_spread
+from iogate.outcome import OUTCOMES, SCHEMA_VERSION, SPREAD_METRICS, CaseResult, host_spread
 from iogate.results import Progress
 from iogate.textplot import latency_summary
 from iogate.units import format_count, format_duration_exact, format_size_exact
-
-SCHEMA_VERSION = 1
 
 # Metrics shown in the summary when a case has no expectation on them.
 _SUMMARY_METRICS = ("read.iops", "read.bw", "read.clat.p99", "write.iops", "write.bw",

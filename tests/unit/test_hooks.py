@@ -42,7 +42,7 @@ def test_every_hook_is_specified(pm: pluggy.PluginManager) -> None:
     names = {name for name in dir(pm.hook) if name.startswith("iogate_")}
     assert names == {"iogate_environment", "iogate_case_start", "iogate_case_end",
                      "iogate_metrics", "iogate_report", "iogate_add_options",
-                     "iogate_configure"}
+                     "iogate_configure", "iogate_backends"}
 
 
 def test_an_implementation_with_a_wrong_argument_is_refused(pm: pluggy.PluginManager) -> None:
@@ -194,3 +194,45 @@ def test_the_process_wide_manager_is_cached_and_replaceable(
         assert fresh is not pm and hooks.get_plugin_manager() is fresh
     finally:
         hooks.set_plugin_manager(old)
+
+
+# -- backends ----------------------------------------------------------------------------------
+
+def test_the_core_backends_register_like_any_plugin(pm: pluggy.PluginManager) -> None:
+    from iogate import backends
+    from iogate.engine import isolated
+
+    known = backends.available(pm)
+    assert sorted(known) == ["fio", "native"]
+    assert known["fio"].fleets and not known["native"].fleets
+    assert backends.engine_for("native", pm=pm) is isolated.run
+
+
+def test_a_plugin_adds_a_backend_and_a_name_is_declared_once(pm: pluggy.PluginManager) -> None:
+    from iogate import backends
+    from iogate.results import RunResult
+
+    def engine(specs: list[object], **_: object) -> RunResult:
+        raise AssertionError("not run here")
+
+    class Replay:
+        @hookimpl
+        def iogate_backends(self) -> list[backends.Backend]:
+            return [backends.Backend("replay", "replays recorded results", lambda hosts: engine)]
+
+    pm.register(Replay())
+    assert backends.engine_for("replay", pm=pm) is engine
+    with pytest.raises(backends.BackendError, match="unknown backend 'nope': use fio or "
+                       "native or replay"):
+        backends.engine_for("nope", pm=pm)
+    with pytest.raises(backends.BackendError, match="runs on this machine only"):
+        backends.engine_for("replay", hosts=["h"], pm=pm)  # type: ignore[list-item]
+
+    class Again:
+        @hookimpl
+        def iogate_backends(self) -> list[backends.Backend]:
+            return [backends.Backend("native", "another native", lambda hosts: engine)]
+
+    pm.register(Again())
+    with pytest.raises(backends.BackendError, match="'native' is declared twice"):
+        backends.available(pm)

@@ -36,9 +36,11 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, Pipe
 from typing import Any, Protocol
 
+from iogate.backends import Backend
 from iogate.engine import forkserver, worker
 from iogate.engine.session import job_struct
 from iogate.errors import EngineError
+from iogate.hooks import hookimpl
 from iogate.interrupts import read_whole
 from iogate.job import JobSpec
 from iogate.results import Fault, Interval, Progress, RunResult, SeriesSource
@@ -382,3 +384,9 @@ def _reap(pid: int) -> int:
         except ChildProcessError:
             return 0
         return os.waitstatus_to_exitcode(status)
+
+
+@hookimpl
+def iogate_backends() -> list[Backend]:
+    return [Backend("native", "iogate's own engine, in an engine process on this machine",
+                    lambda hosts: run)]

@@ -54,10 +54,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from iogate.backends import Backend
 from iogate.errors import EngineError
 from iogate.fio.hosts import Host
 from iogate.fio.options import FioUnsupported, job_options, render_jobfile
 from iogate.histogram import Histogram, bucket_index
+from iogate.hooks import hookimpl
 from iogate.job import JobSpec, open_pinned
 from iogate.results import CpuUse, DirectionResult, JobResult, LatencyStats, Progress, RunResult
 
@@ -585,3 +587,23 @@ def _host_problem(host: Host, hosts: Sequence[Host], lines: list[str]) -> str:
             said.append(line)
     reason = " | ".join(said[-TAIL_LINES:]) if said else "fio said nothing about it"
     return f"host {host.key} did not report: {reason}"
+
+
+def _engine(hosts: Sequence[Host]) -> Callable[..., RunResult]:
+    """The engine of the fio backend: fio on this machine, or on every host of a fleet."""
+
+    def run_fio(specs: list[JobSpec], on_progress: Callable[[Progress], None] | None = None,
+                should_stop: Callable[[], bool] | None = None,
+                stop_when: Callable[..., str | None] | None = None, **_: Any) -> RunResult:
+        # fio's results arrive when it ends: fail_fast (stop_when) judges the whole run.
+        fio_run = run(specs, hosts=hosts, on_progress=on_progress, should_stop=should_stop)
+        fio_run.result.hosts = dict(fio_run.hosts)
+        return fio_run.result
+
+    return run_fio
+
+
+@hookimpl
+def iogate_backends() -> list[Backend]:
+    return [Backend("fio", "fio, on this machine or on the fio servers of --hosts", _engine,
+                    fleets=True)]

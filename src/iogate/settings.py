@@ -1,0 +1,169 @@
+"""The options of a run, declared once for every front end, and the settings they make.
+
+The command line offers each option as ``--NAME``, pytest as ``--iogate-NAME``, as with
+plugins' options; both build the same :class:`RunSettings` with :func:`settings`: the
+outputs checked before any work, the baseline gate, the target safety policy and the
+backend's engine. A setting that cannot work is a :class:`UsageError` naming its option.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from iogate.errors import IogateError
+
+__all__ = ["OPTIONS", "Option", "RunSettings", "UsageError", "add_options", "journal_path",
+           "settings"]
+
+
+@dataclass(frozen=True)
+class Option:
+    """One option of a run, as argparse and pytest both declare it."""
+
+    name: str
+    help: str
+    metavar: str | None = None
+    default: Any = None
+    type: Callable[[str], Any] | None = None
+    repeat: bool = False  # may be given several times: the values are a list
+    bare: str | None = None  # the value of the flag given alone, if it may be
+
+    @property
+    def dest(self) -> str:
+        return "iogate_" + self.name.replace("-", "_")
+
+    def declaration(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"dest": self.dest, "help": self.help, "default": self.default}
+        if self.metavar:
+            out["metavar"] = self.metavar
+        if self.type is not None:
+            out["type"] = self.type
+        if self.repeat:
+            out["action"] = "append"
+        if self.bare is not None:
+            out.update(nargs="?", const=self.bare)
+        return out
+
+
+OPTIONS = (
+    Option("json", "write the results document (JSON) to FILE", "FILE"),
+    Option("filename", "run every workload against PATH instead of the suite's filename",
+           "PATH"),
+    Option("allow-destructive", "allow writing blank block devices (never mounted or in-use "
+           "ones); naming devices allows only those, and a /dev/disk/by-id name matching the "
+           "device's serial or WWN allows it even when it carries data", "DEVICE",
+           repeat=True, bare=""),
+    Option("backend", "what runs the workloads: iogate's engine (native, the default), fio, "
+           "or a plugin's backend", "NAME", default="native"),
+    Option("hosts", "run every case on these fio servers (fio --server) at once, with the "
+           "fio backend", "HOST[:PORT],...|@FILE"),
+    Option("baseline", "judge expectations that refer to baseline against FILE", "FILE"),
+    Option("baseline-match", "judge against the baseline entries recorded with these facts "
+           "(repeatable; keys: device_model, firmware, host, kernel, iogate_version), e.g. "
+           "firmware=1.2", "KEY=VALUE", repeat=True),
+    Option("save-baseline", "store this run's results in the baseline FILE (merged if it "
+           "exists)", "FILE"),
+    Option("alpha", "significance of a regression against the baseline (0.05)", "P",
+           default=0.05, type=float),
+    Option("min-effect", "smallest change in percent that counts as a regression (5)", "PCT",
+           default=5.0, type=float),
+)
+
+
+def add_options(add: Callable[..., Any], flag: Callable[[str], str]) -> None:
+    """Declare every option with ``add(flag(name), **declaration)``: argparse's
+    ``add_argument`` or pytest's ``addoption``, each with its own spelling of the flag."""
+    for option in OPTIONS:
+        add(flag(option.name), **option.declaration())
+
+
+class UsageError(IogateError):
+    """A setting that cannot work; ``option`` is the option's name (``baseline``), which
+    each front end spells its own way."""
+
+    def __init__(self, option: str, problem: str) -> None:
+        self.option = option
+        self.problem = problem
+        super().__init__(option, problem)
+
+    def __str__(self) -> str:
+        return self.problem
+
+
+@dataclass
+class RunSettings:
+    """What a run's options make."""
+
+    json: str | None
+    filename: str | None
+    save_baseline: str | None
+    gate: Any  # iogate.judge.Gate
+    safety: Any  # iogate.targets.Policy
+    engine: Any  # iogate.backends.Engine
+
+
+def settings(value: Callable[[str], Any]) -> RunSettings:
+    """The settings of a run from its options' values (``value(name)``), checked in this
+    order: the outputs (nothing may be lost to a path found unusable once the run is over:
+    :class:`iogate.files.OutputError`), the baseline, the safety policy, the backend."""
+    from iogate import backends
+    from iogate.baseline import BaselineError
+    from iogate.errors import TargetError
+    from iogate.fio.hosts import parse_hosts
+    from iogate.targets import Policy
+
+    json_path, save = value("json"), value("save-baseline")
+    check_outputs(json_path, save)
+    try:
+        gate = make_gate(value("baseline"), value("baseline-match"), alpha=value("alpha"),
+                         min_effect_pct=value("min-effect"), recording=bool(save))
+    except (BaselineError, ValueError) as exc:
+        raise UsageError("baseline", str(exc)) from None
+    try:
+        safety = Policy.from_option(value("allow-destructive"))
+    except TargetError as exc:
+        raise UsageError("allow-destructive", str(exc)) from None
+    hosts = value("hosts")
+    try:
+        engine = backends.engine_for(value("backend"), parse_hosts(hosts) if hosts else ())
+    except (backends.BackendError, ValueError) as exc:
+        raise UsageError("backend", str(exc)) from None
+    return RunSettings(json_path, value("filename"), save, gate, safety, engine)
+
+
+def check_outputs(json_path: str | None, baseline_path: str | None) -> None:
+    """Refuse, before anything runs, a results file (and its journal) or a baseline to save
+    that could not be written (:mod:`iogate.files`); an OutputError naming the option."""
+    from iogate.files import check_output
+
+    if json_path:
+        check_output(json_path, "json")
+        check_output(journal_path(json_path), "json")
+    if baseline_path:
+        check_output(baseline_path, "save-baseline")
+
+
+def journal_path(results_path: str) -> Path:
+    """Where the cases of a run are journaled as they end: beside its results file."""
+    path = Path(results_path)
+    return path.with_name(path.name + ".journal")
+
+
+def make_gate(baseline: str | None, match: Sequence[str] | None, *, alpha: float,
+              min_effect_pct: float, recording: bool) -> Any:
+    """The gate of a run (:class:`iogate.judge.Gate`): the baseline file judged against (if
+    any) with the entries it may choose (``KEY=VALUE`` texts), the significance and minimum
+    effect of a regression, and whether the run records a baseline. Raises BaselineError
+    for an unusable file or criteria no entry meets, ValueError for bad settings."""
+    from iogate.baseline import Baseline, parse_match
+    from iogate.judge import Gate
+
+    criteria = parse_match(match or ())
+    if criteria and not baseline:
+        raise ValueError("--baseline-match chooses entries of a baseline: pass --baseline FILE "
+                         "(pytest: --iogate-baseline FILE)")
+    loaded = Baseline.load(baseline) if baseline else None
+    return Gate(loaded, alpha, min_effect_pct, recording=recording, match=criteria)
