@@ -53,8 +53,8 @@ _settings = Settings()
 @hookimpl
 def iogate_add_options(add: AddOption) -> None:
     add("artifacts", help="write per-case plots (PNG, needs matplotlib), interval series "
-                          "(CSV) and latency histograms (JSON) under DIR")
-    add("html", help="write a self-contained HTML report of the run to FILE")
+                          "(CSV) and latency histograms (JSON) under DIR", metavar="DIR")
+    add("html", help="write a self-contained HTML report of the run to FILE", metavar="FILE")
 
 
 @hookimpl

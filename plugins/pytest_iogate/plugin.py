@@ -56,12 +56,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("iogate", "iogate storage suites")
     from iogate.settings import add_options
 
-    add_options(group.addoption, lambda name: f"--iogate-{name}")
-    from iogate.hooks import collect_options
-
-    for option in collect_options():
-        group.addoption(option.pytest_flag, dest=option.dest, default=option.default,
-                        help=option.help)
+    add_options(group.addoption, "--iogate-")
     parser.addini("iogate_suite_glob", type="linelist", default=["*.suite.yaml"],
                   help="glob patterns of iogate suite files (default: *.suite.yaml)")
 

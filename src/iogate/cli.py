@@ -307,12 +307,6 @@ def _report_run(save_baseline: str | None, cases: Sequence[object],
     return EXIT_OK
 
 
-def _plugin_options() -> list:  # list[PluginOption]
-    from iogate.hooks import collect_options
-
-    return collect_options()
-
-
 def _parser_class() -> type[argparse.ArgumentParser]:
     """The parser of the command (argparse is imported when the command line is parsed)."""
     import argparse
@@ -340,10 +334,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("-k", metavar="SUBSTRING", help="only cases whose id contains SUBSTRING")
     from iogate.settings import add_options
 
-    add_options(run.add_argument, lambda name: f"--{name}")
-    for option in _plugin_options():
-        run.add_argument(option.cli_flag, dest=option.dest, default=option.default,
-                         help=option.help)
+    add_options(run.add_argument, "--")
     run.set_defaults(func=cmd_run)
 
     compare = sub.add_parser("compare", help="compare two results or baseline files")

@@ -565,3 +565,29 @@ def evaluate_window(exp: Expectation, series_values: Sequence[float | None],
     reason = (f"{pct:.1f}% of {n} intervals had {exp.metric.text} {exp.op} {limit}, "
               f"{'100%' if window.text == 'all' else window.text} needed{skipped}{empty}")
     return Check(exp, pct, t.good >= needed, reason, threshold, n, skipped=t.skipped)
+
+
+# -- how a check is told ------------------------------------------------------------------
+
+
+def verdict(check: Check) -> str:
+    if not check.judged:
+        return "n/a"
+    return "ok" if check.passed else "FAIL"
+
+
+def observed_text(check: Check) -> str:
+    if not check.judged:
+        return check.reason
+    if check.observed is None:
+        return "not measured"
+    return format_value(check.observed_kind, check.observed)
+
+
+def expected_text(check: Check) -> str:
+    """The expectation as written, with the threshold it came to when it is not a literal."""
+    e = check.expectation
+    text = e.describe()
+    if check.threshold is not None and e.literal is None:
+        text += f" (= {format_value(e.kind, check.threshold)})"
+    return text

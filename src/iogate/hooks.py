@@ -96,8 +96,8 @@ def iogate_backends() -> list[Backend] | None:
 
 @hookspec
 def iogate_add_options(add: AddOption) -> None:
-    """Declare command-line options. Call ``add(name, help=..., default=...)`` once per
-    option; ``iogate run`` offers it as ``--NAME`` and pytest as ``--iogate-NAME``. Values
+    """Declare command-line options. Call ``add(name, help=..., default=..., metavar=...)``
+    once per option; ``iogate run`` offers it as ``--NAME`` and pytest as ``--iogate-NAME``. Values
     reach the plugin through :func:`iogate_configure`. Names are lower-case words joined by
     ``-`` and should start with the plugin's name."""
 
@@ -117,6 +117,7 @@ class PluginOption:
     name: str
     help: str
     default: str | None = None
+    metavar: str = "VALUE"  # what the help shows for the value
 
     @property
     def cli_flag(self) -> str:
@@ -138,12 +139,13 @@ class AddOption:
     def __init__(self) -> None:
         self.options: list[PluginOption] = []
 
-    def __call__(self, name: str, *, help: str, default: str | None = None) -> None:
+    def __call__(self, name: str, *, help: str, default: str | None = None,
+                 metavar: str = "VALUE") -> None:
         if not name or not all(part.isalnum() and part.islower() for part in name.split("-")):
             raise ValueError(f"plugin option name {name!r}: use lower-case words joined by '-'")
         if any(o.name == name for o in self.options):
             raise ValueError(f"plugin option --{name} is declared twice")
-        self.options.append(PluginOption(name, help, default))
+        self.options.append(PluginOption(name, help, default, metavar))
 
 
 # -- the plugin manager ------------------------------------------------------------------------

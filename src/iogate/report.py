@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from iogate import __version__, environment, hooks
-from iogate.expect import Check, format_value
+from iogate.expect import Check, expected_text, format_value, observed_text, verdict
 from iogate.files import OutputError, write_whole
 from iogate.metrics import DIRECTIONS, LATENCIES, Kind, parse_metric
 from iogate.outcome import OUTCOMES, SCHEMA_VERSION, SPREAD_METRICS, CaseResult, host_spread
@@ -40,29 +40,6 @@ def table(headers: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
     out = [line(headers), line(["-" * w for w in widths])]
     out += [line(r) for r in rows]
     return "\n".join(out)
-
-
-def verdict(check: Check) -> str:
-    if not check.judged:
-        return "n/a"
-    return "ok" if check.passed else "FAIL"
-
-
-def observed_text(check: Check) -> str:
-    if not check.judged:
-        return check.reason
-    if check.observed is None:
-        return "not measured"
-    return format_value(check.observed_kind, check.observed)
-
-
-def expected_text(check: Check) -> str:
-    """The expectation as written, with the threshold it came to when it is not a literal."""
-    e = check.expectation
-    text = e.describe()
-    if check.threshold is not None and e.literal is None:
-        text += f" (= {format_value(e.kind, check.threshold)})"
-    return text
 
 
 def checks_table(checks: Sequence[Check]) -> str:

@@ -73,11 +73,17 @@ OPTIONS = (
 )
 
 
-def add_options(add: Callable[..., Any], flag: Callable[[str], str]) -> None:
-    """Declare every option with ``add(flag(name), **declaration)``: argparse's
-    ``add_argument`` or pytest's ``addoption``, each with its own spelling of the flag."""
+def add_options(add: Callable[..., Any], prefix: str) -> None:
+    """Declare every option of a run, the core's and the plugins'
+    (:func:`iogate.hooks.collect_options`), with ``add(prefix + name, **declaration)``:
+    argparse's ``add_argument`` with ``--`` or pytest's ``addoption`` with ``--iogate-``."""
+    from iogate.hooks import collect_options
+
     for option in OPTIONS:
-        add(flag(option.name), **option.declaration())
+        add(prefix + option.name, **option.declaration())
+    for plugin_option in collect_options():
+        add(prefix + plugin_option.name, dest=plugin_option.dest, help=plugin_option.help,
+            default=plugin_option.default, metavar=plugin_option.metavar)
 
 
 class UsageError(IogateError):

@@ -1,7 +1,7 @@
 """Statistics for gating on noisy measurements, in pure Python.
 
 Owns: the summary of repeated measurements (median and spread), the Mann-Whitney U
-rank test, a bootstrap interval on a ratio of medians, the regression verdict that
+rank test, the regression verdict that
 combines a significance test with a minimum effect size, and the SNIA PTS steady-state
 rule over measurement rounds. Nothing here knows about metrics or files.
 """
@@ -9,7 +9,6 @@ rule over measurement rounds. Nothing here knows about metrics or files.
 from __future__ import annotations
 
 import math
-import random
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -154,36 +153,6 @@ def mann_whitney_u(a: Sequence[float], b: Sequence[float]) -> tuple[float, float
     return u, min(1.0, math.erfc(z / math.sqrt(2)))
 
 
-# -- bootstrap ------------------------------------------------------------------------------
-
-def bootstrap_median_ratio_ci(old: Sequence[float], new: Sequence[float], *,
-                              confidence: float = 0.95, resamples: int = 2000,
-                              seed: int = 0) -> tuple[float, float]:
-    """Percentile bootstrap interval of median(new) / median(old).
-
-    Each side is resampled with replacement on its own; resamples whose old median is zero
-    are dropped. The same inputs and seed always give the same interval.
-    """
-    if not old or not new:
-        raise ValueError("a bootstrap interval needs values on both sides")
-    if not 0 < confidence < 1:
-        raise ValueError("confidence must lie strictly between 0 and 1")
-    rng = random.Random(seed)
-    ratios = []
-    for _ in range(resamples):
-        base = median(rng.choices(old, k=len(old)))
-        candidate = median(rng.choices(new, k=len(new)))
-        if base != 0:
-            ratios.append(candidate / base)
-    if not ratios:
-        raise ValueError("the old median is zero in every resample: no ratio exists")
-    ratios.sort()
-    tail = (1 - confidence) / 2
-    lo = ratios[min(len(ratios) - 1, int(math.floor(tail * len(ratios))))]
-    hi = ratios[max(0, int(math.ceil((1 - tail) * len(ratios))) - 1)]
-    return lo, hi
-
-
 # -- regression verdict ---------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -302,21 +271,3 @@ def steady_state(values: Sequence[float], *, window: int = 5, range_pct: float =
     steady = (data_excursion <= range_pct * limit and slope_excursion <= slope_pct * limit)
     return SteadyVerdict(steady, start, mean, _pct_of(data_excursion, mean),
                          _pct_of(slope_excursion, mean))
-
-
-def first_steady_window(values: Sequence[float], *, window: int = 5, range_pct: float = 20.0,
-                        slope_pct: float = 10.0) -> SteadyVerdict:
-    """Scan the rounds as they arrived and return the first steady window.
-
-    Equivalent to calling :func:`steady_state` after every round and stopping at the first
-    steady verdict; when no window is steady, the verdict of the last window (not steady).
-    """
-    verdict = SteadyVerdict(False, None, None, None, None)
-    for end in range(window, len(values) + 1):
-        verdict = steady_state(values[:end], window=window, range_pct=range_pct,
-                               slope_pct=slope_pct)
-        if verdict.steady:
-            return verdict
-    if len(values) < window:
-        return steady_state(values, window=window, range_pct=range_pct, slope_pct=slope_pct)
-    return verdict

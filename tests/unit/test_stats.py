@@ -7,9 +7,7 @@ import random
 import pytest
 
 from iogate.stats import (
-    bootstrap_median_ratio_ci,
     exact_p_value,
-    first_steady_window,
     mann_whitney_u,
     median,
     regression,
@@ -122,35 +120,11 @@ def test_empty_sample_rejected():
         mann_whitney_u([], [1.0])
 
 
-# -- bootstrap --------------------------------------------------------------------------------
+# -- samples --------------------------------------------------------------------------------------
 
 def _noisy(centre, n, seed, cv=0.02):
     rng = random.Random(seed)
     return [centre * rng.gauss(1.0, cv) for _ in range(n)]
-
-
-def test_bootstrap_is_deterministic_for_a_seed():
-    old, new = _noisy(100, 7, 1), _noisy(90, 7, 2)
-    assert bootstrap_median_ratio_ci(old, new, seed=4) == bootstrap_median_ratio_ci(
-        old, new, seed=4)
-    # The seed is what varies the resamples: a few small runs do not all agree.
-    assert len({bootstrap_median_ratio_ci(old, new, resamples=40, seed=s)
-                for s in range(6)}) > 1
-
-
-def test_bootstrap_interval_brackets_a_ten_percent_drop():
-    lo, hi = bootstrap_median_ratio_ci(_noisy(100, 9, 1), _noisy(90, 9, 2))
-    assert lo <= 0.9 <= hi
-    assert hi < 1.0
-
-
-def test_bootstrap_of_identical_constant_samples_is_one():
-    assert bootstrap_median_ratio_ci([5.0] * 4, [5.0] * 4) == (1.0, 1.0)
-
-
-def test_bootstrap_rejects_zero_old_median():
-    with pytest.raises(ValueError):
-        bootstrap_median_ratio_ci([0.0, 0.0], [1.0, 2.0])
 
 
 # -- regression verdicts ------------------------------------------------------------------------
@@ -229,24 +203,29 @@ def test_thresholds_are_configurable():
     assert not steady_state([100, 102, 98, 101, 99], range_pct=3).steady
 
 
+def _first_steady(rounds):
+    """Where a run that checks the rule after every round stops (the runner's scan)."""
+    for end in range(1, len(rounds) + 1):
+        v = steady_state(rounds[:end])
+        if v.steady:
+            return end, v
+    return len(rounds), steady_state(rounds)
+
+
 def test_steady_only_after_warm_up():
     rounds = [40, 60, 75, 85, 92, 97, 99, 100, 101, 100, 99, 100]
-    v = first_steady_window(rounds)
-    assert v.steady
-    # Every earlier window fails the rule; this one is where a run would have stopped.
-    assert all(not steady_state(rounds[:end]).steady for end in range(5, v.window_start + 5))
-    assert steady_state(rounds[: v.window_start + 5]) == v
+    end, v = _first_steady(rounds)
+    assert v.steady and v.window_start == end - 5
     assert v.window_start >= 3
 
 
 def test_never_steady_reports_the_last_window():
-    v = first_steady_window([10, 20, 30, 40, 50, 60, 70])
-    assert not v.steady and v.window_start == 2
+    end, v = _first_steady([10, 20, 30, 40, 50, 60, 70])
+    assert not v.steady and v.window_start == 2 and end == 7
 
 
 def test_too_few_rounds():
     v = steady_state([1, 2, 3])
     assert (v.steady, v.window_start, v.mean) == (False, None, None)
-    assert first_steady_window([1, 2, 3]) == v
     with pytest.raises(ValueError):
         steady_state([1, 2, 3], window=1)
