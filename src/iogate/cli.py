@@ -139,6 +139,17 @@ def cmd_import(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_metrics(args: argparse.Namespace) -> int:
+    from iogate.metrics import TABLE, UNITS, pattern
+
+    rows = [(pattern(f), UNITS[f.kind], f.about, f.fio or "not measured") for f in TABLE]
+    widths = [max(len(r[i]) for r in rows) for i in range(2)]
+    print(f"{'metric':<{widths[0]}}  {'unit':<{widths[1]}}  what (fio's source)")
+    for path, unit, about, fio in rows:
+        print(f"{path:<{widths[0]}}  {unit:<{widths[1]}}  {about} ({fio})")
+    return EXIT_OK
+
+
 def cmd_schema(args: argparse.Namespace) -> int:
     import json
 
@@ -364,6 +375,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     schema = sub.add_parser("schema", help="print the JSON Schema of suite files")
     schema.set_defaults(func=cmd_schema)
+
+    metrics = sub.add_parser("metrics", help="list the metrics expectations can use")
+    metrics.set_defaults(func=cmd_metrics)
     return parser
 
 
@@ -402,6 +416,13 @@ def _command(argv: Sequence[str] | None) -> int:
     except OutputError as exc:  # an output path checked before any work: a usage error
         print(f"iogate: {exc}", file=sys.stderr)
         return EXIT_INVALID
+    except BrokenPipeError:
+        # The reader of the output left (``iogate metrics | head``): nothing more to say.
+        # Standard output goes nowhere from now on, so that its last flush fails quietly.
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
     except BaseException as exc:
         if not interrupts.is_interrupt(exc):
             raise

@@ -1,14 +1,9 @@
 """Metric paths: the names that expectations, results JSON and JUnit properties share.
 
-The grammar (``pNN`` is any percentile: ``p50``, ``p99``, ``p99.9``, ``p99.999``)::
-
-    errors
-    {read,write,total}.{iops,bw,ios,bytes,runtime,rate_pct}
-    {read,write}.{slat,clat,lat,resp,lag}.{min,max,mean,stdev,pNN}
-    {read,write}.bs_pct.<bytes>        {read,write}.bs.mean     {read,write}.qd.mean
-    sync.ios                           sync.lat.{min,max,mean,stdev,pNN}
-    mix.read_pct    data.compress_ratio    data.dedupe_pct    offsets.coverage_pct
-    cpu.{user,system,per_io,util_pct}
+Every metric is a row of :data:`TABLE`: its paths, its kind (and so its base unit), how it
+is computed and where fio's figure comes from; ``iogate metrics`` prints it. Paths read
+``scope.name`` with, for latencies, a statistic or any percentile ``pNN`` (``p50``, ``p99``,
+``p99.9``, ``p99.999``): ``read.clat.p99``.
 
 ``sync.clat`` and ``sync.resp`` name the same latency as ``sync.lat``: a sync call is
 one step. Every path has a kind that fixes its base unit, so a latency is never
@@ -43,27 +38,152 @@ class Kind(enum.Enum):
 
 DIRECTIONS = ("read", "write")
 SCOPES = DIRECTIONS + ("total",)
-THROUGHPUT = {"iops": Kind.IOPS, "bw": Kind.BANDWIDTH, "ios": Kind.COUNT, "bytes": Kind.BYTES,
-              "runtime": Kind.DURATION, "rate_pct": Kind.PERCENT}
-LATENCIES = ("slat", "clat", "lat", "resp", "lag")
-SYNC_LATENCIES = ("lat", "clat", "resp")  # all the same: the whole sync call
 LAT_STATS = ("min", "max", "mean", "stdev")
-# Per data direction, one statistic each: name -> (stat, kind).
-SHAPES = {"bs": ("mean", Kind.BYTES), "qd": ("mean", Kind.NUMBER)}
 BS_PCT = "bs_pct"
-# Whole-run metrics outside the directions: scope -> {name: kind}.
-RUN_METRICS = {
-    "mix": {"read_pct": Kind.PERCENT},
-    "data": {"compress_ratio": Kind.NUMBER, "dedupe_pct": Kind.PERCENT},
-    "offsets": {"coverage_pct": Kind.PERCENT},
-    # the engine's own CPU use over the run (its whole process, all threads): user and system
-    # time, their sum per completed I/O, and their sum as a share of one CPU over the run
-    "cpu": {"user": Kind.DURATION, "system": Kind.DURATION, "per_io": Kind.DURATION,
-            "util_pct": Kind.PERCENT},
-    # data verification (jobs with verify): blocks read back, and the failures among them
-    "verify": {"blocks": Kind.COUNT, "failures": Kind.COUNT, "torn": Kind.COUNT,
-               "lost": Kind.COUNT, "misdirected": Kind.COUNT, "read_errors": Kind.COUNT},
-}
+
+
+class Form(enum.Enum):
+    """How a family's paths are written after ``scope.name``."""
+
+    PLAIN = "plain"  # nothing more: read.iops
+    LATENCY = "latency"  # a statistic or a percentile: read.clat.p99
+    MEAN = "mean"  # one statistic, the mean: read.bs.mean
+    SIZE = "size"  # a block size in bytes: read.bs_pct.4096
+
+
+@dataclass(frozen=True)
+class Family:
+    """Metrics of one kind, measured and computed the same way: one row of :data:`TABLE`.
+
+    ``compute`` names how :class:`iogate.results.RunResult` computes them (its method
+    ``_m_<compute>``); ``fio`` says what fio reports them from, None when fio measures none
+    of them (they are then not measured with the fio backend)."""
+
+    scopes: tuple[str, ...]  # "" for the path that has no scope: errors
+    names: tuple[str, ...]
+    kind: Kind
+    form: Form
+    about: str
+    compute: str
+    fio: str | None
+
+
+# The one table of every metric: validation (parse_metric), kinds and units, results
+# (RunResult.metric), the fio backend's coverage, reports and the schema read it.
+TABLE = (
+    Family(("",), ("errors",), Kind.COUNT, Form.PLAIN,
+           "I/O errors of every job and direction, sync calls included", "errors",
+           "the job's error (fio stops at its first one)"),
+    Family(SCOPES, ("iops",), Kind.IOPS, Form.PLAIN,
+           "requests per second over the direction's runtime, summed over jobs", "rate",
+           "iops"),
+    Family(SCOPES, ("bw",), Kind.BANDWIDTH, Form.PLAIN,
+           "bytes per second over the direction's runtime, summed over jobs", "rate",
+           "bw_bytes"),
+    Family(SCOPES, ("ios",), Kind.COUNT, Form.PLAIN,
+           "completed requests (total: read and write)", "sum", "total_ios"),
+    Family(SCOPES, ("bytes",), Kind.BYTES, Form.PLAIN, "bytes moved", "sum", "io_bytes"),
+    Family(SCOPES, ("runtime",), Kind.DURATION, Form.PLAIN,
+           "the longest job's time doing I/O in the direction", "runtime", "runtime"),
+    Family(SCOPES, ("rate_pct",), Kind.PERCENT, Form.PLAIN,
+           "the achieved rate as a percent of rate_iops or rate (jobs weighted by the IOPS "
+           "asked)", "rate_pct", "iops and bw_bytes against the job's rate"),
+    Family(DIRECTIONS, ("slat", "clat", "lat"), Kind.DURATION, Form.LATENCY,
+           "submission, completion and total latency: exact histograms merged over jobs",
+           "latency", "slat_ns, clat_ns, lat_ns and their json+ bins"),
+    Family(DIRECTIONS, ("resp", "lag"), Kind.DURATION, Form.LATENCY,
+           "latency from the request's due time (resp) and how late it was issued (lag)",
+           "latency", None),
+    Family(DIRECTIONS, (BS_PCT,), Kind.PERCENT, Form.SIZE,
+           "requests of that block size, in percent of the direction's", "bs_pct", None),
+    Family(DIRECTIONS, ("bs",), Kind.BYTES, Form.MEAN, "mean block size", "bs_mean",
+           "io_bytes / total_ios"),
+    Family(DIRECTIONS, ("qd",), Kind.NUMBER, Form.MEAN,
+           "mean requests in flight, sampled at each submission", "qd_mean", None),
+    Family(("sync",), ("ios",), Kind.COUNT, Form.PLAIN, "fsync and fdatasync calls",
+           "sync_ios", "sync total_ios"),
+    Family(("sync",), ("lat", "clat", "resp"), Kind.DURATION, Form.LATENCY,
+           "latency of a sync call (one step: the three names are the same)", "latency",
+           "sync lat_ns"),
+    Family(("mix",), ("read_pct",), Kind.PERCENT, Form.PLAIN,
+           "reads in percent of all requests", "read_pct", "read and write total_ios"),
+    Family(("data",), ("compress_ratio",), Kind.NUMBER, Form.PLAIN,
+           "compressed size / size of a sample of written blocks (zlib)", "compress_ratio",
+           None),
+    Family(("data",), ("dedupe_pct",), Kind.PERCENT, Form.PLAIN,
+           "written blocks duplicating an earlier one, in percent", "dedupe_pct", None),
+    Family(("offsets",), ("coverage_pct",), Kind.PERCENT, Form.PLAIN,
+           "the share of the region touched by at least one request", "coverage_pct", None),
+    Family(("cpu",), ("user", "system"), Kind.DURATION, Form.PLAIN,
+           "the engine's CPU time over the run, all its threads", "cpu",
+           "usr_cpu and sys_cpu of fio's job threads"),
+    Family(("cpu",), ("per_io",), Kind.DURATION, Form.PLAIN,
+           "user + system CPU time per completed request", "cpu",
+           "usr_cpu and sys_cpu of fio's job threads"),
+    Family(("cpu",), ("util_pct",), Kind.PERCENT, Form.PLAIN,
+           "user + system CPU time in percent of one CPU over the run", "cpu",
+           "usr_cpu and sys_cpu of fio's job threads"),
+    Family(("verify",), ("blocks", "failures"), Kind.COUNT, Form.PLAIN,
+           "blocks read back to verify, and those that failed", "verify", None),
+    Family(("verify",), ("torn", "lost", "misdirected", "read_errors"), Kind.COUNT,
+           Form.PLAIN, "verification failures of each kind", "verify", None),
+)
+
+
+@functools.lru_cache(maxsize=1)
+def _index() -> dict[tuple[str, str], Family]:
+    out: dict[tuple[str, str], Family] = {}
+    for family in TABLE:
+        for scope in family.scopes:
+            for name in family.names:
+                assert (scope, name) not in out, f"{scope}.{name} is in two rows"
+                out[(scope, name)] = family
+    return out
+
+
+def family_of(scope: str | None, name: str) -> Family:
+    """The row of :data:`TABLE` that a parsed path's scope and name belong to."""
+    return _index()[(scope or "", name)]
+
+
+def _names(form: Form, scopes: tuple[str, ...]) -> dict[str, Kind]:
+    return {n: f.kind for f in TABLE if f.form is form and set(scopes) <= set(f.scopes)
+            for n in f.names}
+
+
+def pattern(family: Family) -> str:
+    """How a family's paths are written: ``{read,write}.clat.{min,max,mean,stdev,pNN}``."""
+    def alternatives(items: tuple[str, ...]) -> str:
+        return items[0] if len(items) == 1 else "{" + ",".join(items) + "}"
+
+    head = alternatives(family.names) if family.scopes == ("",) else \
+        f"{alternatives(family.scopes)}.{alternatives(family.names)}"
+    tail = {Form.PLAIN: "", Form.LATENCY: ".{" + ",".join(LAT_STATS) + ",pNN}",
+            Form.MEAN: ".mean", Form.SIZE: ".<bytes>"}[family.form]
+    return head + tail
+
+
+UNITS = {Kind.COUNT: "count", Kind.BYTES: "bytes", Kind.IOPS: "IOPS",
+         Kind.BANDWIDTH: "bytes/s", Kind.DURATION: "ns", Kind.PERCENT: "%",
+         Kind.NUMBER: "ratio"}
+
+
+def describe(path: MetricPath) -> str:
+    """One line on a metric for people and editors: what it is, its base unit, and where
+    fio's figure comes from."""
+    f = path.family
+    fio = f"fio: {f.fio}" if f.fio else "not measured with fio"
+    return f"{f.about} ({UNITS[f.kind]}; {fio})"
+
+
+# Views of the table, by how paths are written.
+THROUGHPUT = _names(Form.PLAIN, SCOPES)
+LATENCIES = tuple(_names(Form.LATENCY, DIRECTIONS))
+SYNC_LATENCIES = tuple(_names(Form.LATENCY, ("sync",)))  # all the same: the whole sync call
+SHAPES = {n: ("mean", k) for n, k in _names(Form.MEAN, DIRECTIONS).items()}
+RUN_METRICS = {scope: _names(Form.PLAIN, (scope,))
+               for scope in dict.fromkeys(s for f in TABLE for s in f.scopes)
+               if scope not in ("", "sync", *SCOPES)}
 STANDARD_PERCENTILES = (50.0, 90.0, 99.0, 99.9, 99.99)
 
 # Statistics over the repeats of a case; the first is the default.
@@ -93,17 +213,12 @@ class MetricPath:
 
     @property
     def kind(self) -> Kind:
-        if self.scope is None:
-            return Kind.COUNT
-        if self.is_latency:
-            return Kind.DURATION
-        if self.scope in RUN_METRICS:
-            return RUN_METRICS[self.scope][self.name]
-        if self.name == BS_PCT:
-            return Kind.PERCENT
-        if self.name in SHAPES:
-            return SHAPES[self.name][1]
-        return THROUGHPUT[self.name]
+        return self.family.kind
+
+    @property
+    def family(self) -> Family:
+        """The row of :data:`TABLE` the path belongs to."""
+        return family_of(self.scope, self.name)
 
     @property
     def text(self) -> str:

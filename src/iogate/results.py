@@ -37,7 +37,7 @@ import errno
 import functools
 import math
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -489,80 +489,90 @@ class RunResult:
         return LatencyStats.merged(getattr(job.direction(direction), kind) for job in self.jobs)
 
     def metric(self, path: str | MetricPath) -> float | None:
-        """The value of a metric path for the whole run, or None if unmeasured."""
+        """The value of a metric path for the whole run, or None if unmeasured: computed
+        as its row of :data:`iogate.metrics.TABLE` says (``_m_<compute>``)."""
         mp = parse_metric(path) if isinstance(path, str) else path
-        if mp.scope is None:  # errors
-            return float(sum(d.errors for job in self.jobs
-                             for d in (job.read, job.write, job.sync)))
-        if mp.is_latency:
-            return self.latency(mp.scope, mp.name).stat(mp)
-        if mp.scope == "mix":
-            return self._read_pct()
-        if mp.scope == "data":
-            return self._data(mp.name)
-        if mp.scope == "verify":
-            return self._verify(mp.name)
-        if mp.scope == "cpu":
-            return self._cpu(mp.name)
-        if mp.scope == "offsets":
-            return _ratio(sum(j.coverage.touched for j in self.jobs),
-                          sum(j.coverage.total for j in self.jobs), 100.0)
-        if mp.scope == "sync":
-            return float(sum(j.sync.ios for j in self.jobs))
-        if mp.name == BS_PCT:
-            dirs = self._dirs(mp.scope)
-            return _ratio(sum(d.bs_counts.get(mp.size or 0, 0) for d in dirs),
-                          sum(d.bs_ios for d in dirs), 100.0)
-        if mp.name == "bs":
-            dirs = self._dirs(mp.scope)
-            return _ratio(sum(d.bytes for d in dirs), sum(d.ios for d in dirs))
-        if mp.name == "qd":
-            dirs = self._dirs(mp.scope)
-            return _ratio(sum(d.qd_sum for d in dirs), sum(d.qd_samples for d in dirs))
-        if mp.name == "rate_pct":
-            return self._rate_pct(mp.scope)
-        dirs = self._dirs(mp.scope)
-        if mp.name == "runtime":
-            return float(max((d.runtime_ns for d in dirs), default=0))
-        if mp.name in ("ios", "bytes"):
-            return float(sum(getattr(d, mp.name) for d in dirs))
+        compute: Callable[[MetricPath], float | None] = getattr(self, "_m_" + mp.family.compute)
+        return compute(mp)
+
+    # -- the computations of iogate.metrics.TABLE, one per ``compute`` name -----------------
+
+    def _m_errors(self, mp: MetricPath) -> float | None:
+        return float(sum(d.errors for job in self.jobs for d in (job.read, job.write, job.sync)))
+
+    def _m_latency(self, mp: MetricPath) -> float | None:
+        assert mp.scope is not None
+        return self.latency(mp.scope, mp.name).stat(mp)
+
+    def _m_sum(self, mp: MetricPath) -> float | None:
+        return float(sum(getattr(d, mp.name) for d in self._dirs(mp.scope or "")))
+
+    def _m_rate(self, mp: MetricPath) -> float | None:
+        dirs = self._dirs(mp.scope or "")
         if not any(d.ios for d in dirs):
             return None  # iops/bw of a direction that did no I/O
         return float(sum(getattr(d, mp.name) for d in dirs))
 
-    def _read_pct(self) -> float | None:
+    def _m_runtime(self, mp: MetricPath) -> float | None:
+        return float(max((d.runtime_ns for d in self._dirs(mp.scope or "")), default=0))
+
+    def _m_rate_pct(self, mp: MetricPath) -> float | None:
+        return self._rate_pct(mp.scope or "")
+
+    def _m_bs_pct(self, mp: MetricPath) -> float | None:
+        dirs = self._dirs(mp.scope or "")
+        return _ratio(sum(d.bs_counts.get(mp.size or 0, 0) for d in dirs),
+                      sum(d.bs_ios for d in dirs), 100.0)
+
+    def _m_bs_mean(self, mp: MetricPath) -> float | None:
+        dirs = self._dirs(mp.scope or "")
+        return _ratio(sum(d.bytes for d in dirs), sum(d.ios for d in dirs))
+
+    def _m_qd_mean(self, mp: MetricPath) -> float | None:
+        dirs = self._dirs(mp.scope or "")
+        return _ratio(sum(d.qd_sum for d in dirs), sum(d.qd_samples for d in dirs))
+
+    def _m_sync_ios(self, mp: MetricPath) -> float | None:
+        return float(sum(j.sync.ios for j in self.jobs))
+
+    def _m_read_pct(self, mp: MetricPath) -> float | None:
         reads = sum(j.read.ios for j in self.jobs)
         return _ratio(reads, reads + sum(j.write.ios for j in self.jobs), 100.0)
 
-    def _data(self, name: str) -> float | None:
-        if name == "compress_ratio":
-            return _ratio(sum(j.data.compressed_bytes for j in self.jobs),
-                          sum(j.data.sampled_bytes for j in self.jobs))
+    def _m_compress_ratio(self, mp: MetricPath) -> float | None:
+        return _ratio(sum(j.data.compressed_bytes for j in self.jobs),
+                      sum(j.data.sampled_bytes for j in self.jobs))
+
+    def _m_dedupe_pct(self, mp: MetricPath) -> float | None:
         return _ratio(sum(j.data.duplicate_blocks for j in self.jobs),
                       sum(j.data.blocks for j in self.jobs), 100.0)
 
-    def _cpu(self, name: str) -> float | None:
+    def _m_coverage_pct(self, mp: MetricPath) -> float | None:
+        return _ratio(sum(j.coverage.touched for j in self.jobs),
+                      sum(j.coverage.total for j in self.jobs), 100.0)
+
+    def _m_cpu(self, mp: MetricPath) -> float | None:
         c = self.cpu
         if c is None:
             return None
         busy = c.user_ns + c.system_ns
-        if name == "user":
+        if mp.name == "user":
             return float(c.user_ns)
-        if name == "system":
+        if mp.name == "system":
             return float(c.system_ns)
-        if name == "util_pct":
+        if mp.name == "util_pct":
             return _ratio(busy, c.wall_ns, 100.0)
         return _ratio(busy, sum(d.ios for d in self._dirs("total")))  # per_io
 
-    def _verify(self, name: str) -> float | None:
+    def _m_verify(self, mp: MetricPath) -> float | None:
         verified = [j.verify for j in self.jobs if j.verify is not None]
         if not verified:
             return None
-        if name == "blocks":
+        if mp.name == "blocks":
             return float(sum(v.blocks_checked for v in verified))
-        if name == "failures":
+        if mp.name == "failures":
             return float(sum(v.failures for v in verified))
-        kind = "read_error" if name == "read_errors" else name
+        kind = "read_error" if mp.name == "read_errors" else mp.name
         return float(sum(v.by_kind.get(kind, 0) for v in verified))
 
     def _rate_pct(self, scope: str) -> float | None:
