@@ -135,3 +135,27 @@ def test_two_workers_give_the_results_of_one_process(mixed: pytest.Pytester) -> 
     workers = _workers(result)
     assert set(workers) == set(CASES), out
     assert workers["reader"] == workers["writer"]
+
+
+def test_every_group_runs_on_one_worker_wherever_its_members_are(
+        pytester: pytest.Pytester) -> None:
+    """Members of eight groups, each pair nine tests apart: handed out one test (or a few) at
+    a time, the members of most pairs land on different workers; each group is one unit
+    instead."""
+    each = '    expect:\n      read.ios: "== 16"\n'
+    workloads = [f"  - name: a{i}\n    group: g{i}\n{each}" for i in range(8)]
+    workloads += [f"  - name: alone\n{each}"]
+    workloads += [f"  - name: b{i}\n    group: g{i}\n{each}" for i in range(8)]
+    (pytester.path / "pairs.suite.yaml").write_text(
+        "suite: pairs\ndefaults:\n  ioengine: null\n  size: 64KiB\n  rw: randread\n"
+        "workloads:\n" + "".join(workloads))
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-v", "-n", "2")
+    result.assert_outcomes(passed=17)
+    workers = {}
+    for line in result.stdout.lines:
+        m = re.match(r"\[(gw\d+)\].* PASSED pairs\.suite\.yaml::(\S+)\s*$", line)
+        if m:
+            workers[m.group(2)] = m.group(1)
+    assert len(workers) == 17, result.stdout.str()
+    assert all(workers[f"a{i}"] == workers[f"b{i}"] for i in range(8)), workers
+    assert len(set(workers.values())) == 2  # and both workers took groups
