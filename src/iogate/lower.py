@@ -13,17 +13,10 @@ from collections.abc import Sequence
 from fractions import Fraction
 
 from iogate.job import BsEntry, JobSpec, Zone
-from iogate.spec.models import (
-    MIXED,
-    Direction,
-    JobFields,
-    PreconditionStep,
-    Rates,
-    Workload,
-    block_table,
-    directions_of,
-    split_by_mix,
-)
+from iogate.spec.fields import Rates, split_by_mix
+from iogate.spec.models import JobFields, PreconditionStep, Workload
+from iogate.spec.modes import MIXED, Direction, directions_of
+from iogate.spec.rules import block_table
 
 __all__ = ["PPM", "to_ppm", "split_rates", "job_seed", "lower", "lower_step"]
 

@@ -7,7 +7,8 @@ from hypothesis import strategies as st
 
 from iogate.expr import COUNT, SIZE, ExprError, evaluate, parse
 from iogate.lower import PPM, split_rates, to_ppm
-from iogate.spec.models import Rates, Workload, shares_of
+from iogate.spec.fields import Rates, shares_of
+from iogate.spec.models import Workload
 
 # -- expressions agree with Fraction arithmetic ----------------------------------------------
 

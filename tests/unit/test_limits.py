@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-import iogate.spec
+import iogate.spec.suite
 from iogate.errors import SuiteError
 from iogate.expect import ExpectationError, parse_expectation
 from iogate.expr import shown
 from iogate.spec import load_suite
-from iogate.spec.models import NAME_MAX, describe_input
+from iogate.spec.fields import NAME_MAX, describe_input
 from iogate.spec.schema import json_schema
 
 
@@ -160,12 +160,12 @@ def sweep_suite(*sizes: int) -> str:
 
 
 def test_workloads_up_to_the_cap_load(tmp_path, monkeypatch):
-    monkeypatch.setattr(iogate.spec, "MAX_WORKLOADS", 7)
+    monkeypatch.setattr(iogate.spec.suite, "MAX_WORKLOADS", 7)
     assert len(load_suite(write(tmp_path, sweep_suite(3, 1, 3)), env={}).cases) == 7
 
 
 def test_workloads_above_the_cap_are_refused_before_expansion(tmp_path, monkeypatch):
-    monkeypatch.setattr(iogate.spec, "MAX_WORKLOADS", 7)
+    monkeypatch.setattr(iogate.spec.suite, "MAX_WORKLOADS", 7)
     assert problems(tmp_path, sweep_suite(3, 1, 4)) == [
         "F:5:1: workloads: the suite makes 8 workloads, sweep points counted; a suite may "
         "have at most 7; the largest, workloads[2] 'w2' on line 9, makes 4: split the suite "

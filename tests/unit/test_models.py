@@ -6,10 +6,12 @@ from pathlib import Path
 
 import pytest
 
+from iogate.engine import catalog
 from iogate.errors import SuiteError
 from iogate.expect import Expectation
 from iogate.spec import Case, LoadedSuite, load_suite, validate_paths
-from iogate.spec.models import BlockSizes, Workload
+from iogate.spec.fields import BlockSizes
+from iogate.spec.models import Workload
 from iogate.spec.schema import json_schema
 
 KiB, MiB = 1 << 10, 1 << 20
@@ -157,12 +159,8 @@ def test_workload_defaults():
                        "without it"),
     ("iodepth: 0777\n", "F:5:14: workloads[0].iodepth: expected an integer, got the string "
                         "'0777' (a leading zero makes it text"),
-    ("ioengine: posixaio\n", "F:5:15: workloads[0].ioengine: ioengine 'posixaio' is not "
-                             "supported; use libaio or io_uring"),
     ("ioengine: sync\niodepth: 4\n", "F:6:5: workloads[0].iodepth: sync is synchronous: "
                                      "iodepth must be 1"),
-    ("ioengine: spdk\n", "F:5:15: workloads[0].ioengine: expected one of 'io_uring', 'libaio', "
-                         "'psync', 'sync' or 'null'; got the string 'spdk'"),
     ("rw: trim\n", "F:5:9: workloads[0].rw: expected one of 'read', 'write'"),
     ("ioengine: psync\niodepth: 8\n", "F:6:5: workloads[0].iodepth: psync is synchronous: "
                                       "iodepth must be 1; use io_uring or libaio for queue "
@@ -195,6 +193,20 @@ def test_bad_workload(tmp_path, body, expected):
     got = problems(tmp_path, one_workload(body))
     assert len(got) == 1, got
     assert got[0].startswith(expected), got
+
+
+@pytest.mark.parametrize("written, said", [
+    ("posixaio", "ioengine 'posixaio' is not supported; use "),
+    ("spdk", "ioengine 'spdk' is not supported; use "),
+    ("5", "expected an engine: "),
+])
+def test_unknown_engine_names_every_engine_of_the_catalog(tmp_path, written, said):
+    got = problems(tmp_path, one_workload(f"ioengine: {written}\n"))
+    assert len(got) == 1 and got[0].startswith(f"F:5:15: workloads[0].ioengine: {said}"), got
+    for engine in catalog.engines():  # each by name; the queued ones said to be queued
+        assert f" {engine.name}" in got[0]
+        if engine.queued and engine.does_io:
+            assert got[0].index(f" {engine.name}") < got[0].index(" (queued)")
 
 
 def test_name_problems(tmp_path):
@@ -325,6 +337,12 @@ def test_schema_shape():
     assert schema["title"] == "iogate suite"
     assert set(schema["required"]) == {"suite", "workloads"}
     json.dumps(schema)  # serialisable
+
+
+def test_schema_lists_the_catalogs_engines_with_their_summaries():
+    engine = json_schema()["$defs"]["Defaults"]["properties"]["ioengine"]["anyOf"][0]
+    assert engine["oneOf"] == [{"const": e.name, "description": e.summary}
+                               for e in catalog.engines()]
 
 
 def test_schema_agrees_with_the_loader(tmp_path):
@@ -489,7 +507,7 @@ def load_one(tmp_path, body: str, env=None) -> Case:
 def test_bssplit_forms_agree(tmp_path):
     from fractions import Fraction
 
-    from iogate.spec.models import block_table
+    from iogate.spec.rules import block_table
     text = load_one(tmp_path, "bssplit: 4k/10:64k/50:32k\n").workload
     listed = load_one(tmp_path, "bssplit: [{bs: 4k, pct: 10}, {bs: 64k, pct: 50}, "
                                 "{bs: 32k}]\n").workload
@@ -503,7 +521,7 @@ def test_bssplit_forms_agree(tmp_path):
 def test_bssplit_per_direction(tmp_path):
     from fractions import Fraction
 
-    from iogate.spec.models import block_table
+    from iogate.spec.rules import block_table
     w = load_one(tmp_path, "rw: randrw\nbssplit: '4k/50:8k/50,16k/100'\n").workload
     assert block_table(w, "read") == [(4096, 4096, Fraction(50)), (8192, 8192, Fraction(50))]
     assert block_table(w, "write") == [(16384, 16384, Fraction(100))]

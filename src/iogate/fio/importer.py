@@ -61,7 +61,8 @@ from iogate.fio.jobfile import (
     parse_lenient,
     suite_text,
 )
-from iogate.spec.models import DEFAULT_BS, NAME_MAX, JobFields
+from iogate.spec.fields import DEFAULT_BS, NAME_MAX
+from iogate.spec.models import JobFields
 from iogate.units import format_duration_exact, format_size_exact
 
 if TYPE_CHECKING:

@@ -26,8 +26,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from iogate.expr import shown
+from iogate.spec.fields import describe_input
 from iogate.spec.loader import MarkedList, MarkedMap, PathKey
-from iogate.spec.models import JobFields, describe_input
+from iogate.spec.models import JobFields
 from iogate.spec.variables import expand_tree, references
 
 MAX_POINTS = 10_000

@@ -1,0 +1,221 @@
+"""Rules between the fields of a job: what one field's value asks of another's.
+
+Each rule yields the fields it concerns, most specific first, and a message; a job that
+breaks one is reported at the first of those fields the user wrote (psync needs iodepth
+1, direct I/O needs 512-byte aligned blocks, a mixed workload's rate needs both
+directions...). What an engine allows is read from :mod:`iogate.engine.catalog`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from fractions import Fraction
+from typing import TYPE_CHECKING
+
+from iogate.engine import catalog
+from iogate.spec.fields import (
+    BS_KEYS,
+    DEFAULT_BS,
+    SECTOR,
+    VERIFY_HEADER,
+    queued_engines,
+    shares_of,
+    split_by_mix,
+    spoken,
+)
+from iogate.spec.modes import DIRECTIONS, MIXED, RANDOM, Direction, directions_of
+from iogate.units import format_size
+
+if TYPE_CHECKING:
+    from iogate.spec.models import JobFields
+
+
+def _engine(w: JobFields) -> catalog.Engine:
+    engine = catalog.get(w.ioengine)
+    if engine is None:  # IoEngine takes only the catalog's names
+        raise LookupError(f"no engine '{w.ioengine}' in the catalog")
+    return engine
+
+
+def block_table(w: JobFields, direction: Direction) -> list[tuple[int, int, Fraction]]:
+    """The direction's request sizes: (lo, hi, share in percent), shares summing to 100."""
+    if w.bssplit is not None:
+        entries = getattr(w.bssplit, direction)
+        if entries is None:
+            return [(DEFAULT_BS, DEFAULT_BS, Fraction(100))]
+        return [(bs, bs, share) for bs, share in shares_of(entries)]
+    if w.bsrange is not None:
+        r = getattr(w.bsrange, direction)
+        return [(r.lo, r.hi, Fraction(100))]
+    bs = getattr(w.bs, direction)
+    return [(bs, bs, Fraction(100))]
+
+
+def workload_rules(w: JobFields) -> Iterator[tuple[tuple[str, ...], str]]:
+    """Rules between fields: (fields to blame, most specific first; message)."""
+    dirs = directions_of(w.rw)
+    writes = "write" in dirs
+    engine = _engine(w)
+    if w.iodepth > engine.max_depth:
+        if not engine.queued:
+            yield ("iodepth", "ioengine"), (
+                f"{engine.name} is synchronous: iodepth must be {engine.max_depth}; use "
+                f"{queued_engines()} for queue depth")
+        else:
+            yield ("iodepth", "ioengine"), (
+                f"{engine.name} keeps at most {engine.max_depth} requests in flight: iodepth "
+                f"must be at most {engine.max_depth}")
+    given = [k for k in BS_KEYS if k in w.model_fields_set]
+    if len(given) > 1:
+        yield (given[0], given[1]), f"{given[1]} and {given[0]} exclude each other: give one"
+    if w.rwmixwrite is not None and w.rw not in MIXED:
+        yield ("rwmixwrite", "rw"), (
+            f"rwmixwrite applies only to {spoken(MIXED, 'and')}, not to {w.rw}")
+    elif w.rwmixread is not None and w.rw not in MIXED:
+        yield ("rwmixread", "rw"), (
+            f"rwmixread applies only to {spoken(MIXED, 'and')}, not to {w.rw}")
+    elif w.rwmixwrite is not None and w.rwmixread is not None \
+            and w.rwmixread + w.rwmixwrite != 100:
+        yield ("rwmixwrite", "rwmixread"), (f"rwmixread ({w.rwmixread}) and rwmixwrite "
+                                            f"({w.rwmixwrite}) must add up to 100")
+    if w.time_based and w.runtime is None:
+        yield ("time_based", "runtime"), "time_based needs a runtime, e.g. 'runtime: 30s'"
+    tables = {d: block_table(w, d) for d in dirs}
+    if w.direct:
+        for d in dirs:
+            bad = [lo for lo, _, _ in tables[d] if lo % SECTOR]
+            if bad:
+                key = next((k for k in BS_KEYS if k in w.model_fields_set), "bs")
+                yield (key, "direct"), (f"direct I/O needs block sizes that are a multiple of "
+                                        f"{SECTOR} bytes; {d} bs is {bad[0]}")
+                break
+        if w.offset % SECTOR:
+            yield ("offset", "direct"), (f"direct I/O needs an offset that is a multiple of "
+                                         f"{SECTOR} bytes, got {w.offset}")
+        if w.blockalign is not None:
+            for d in dirs:
+                align = getattr(w.blockalign, d)
+                if align % SECTOR:
+                    yield ("blockalign", "direct"), (
+                        f"direct I/O needs a blockalign that is a multiple of {SECTOR} bytes; "
+                        f"{d} blockalign is {align}")
+                    break
+    largest = max(hi for d in dirs for _, hi, _ in tables[d])
+    files = len(w.filename) if isinstance(w.filename, list) else 1
+    if w.size // files < largest:
+        per_file = f" per file ({files} files share it)" if files > 1 else ""
+        yield ("size", "bs"), (f"size{per_file} ({format_size(w.size // files)}) is smaller "
+                               f"than the block size ({format_size(largest)})")
+    yield from _rate_rules(w, dirs)
+    yield from _data_rules(w, writes)
+    yield from _verify_rules(w, tables)
+    if w.random_distribution is not None and w.random_distribution.kind != "random" \
+            and w.rw not in RANDOM:
+        yield ("random_distribution", "rw"), (
+            f"random_distribution applies only to {spoken(RANDOM, 'and')}, not to {w.rw}")
+    if w.randseed is not None and w.randrepeat is False:
+        yield ("randrepeat", "randseed"), ("randrepeat: false asks for a new seed every run, "
+                                           "but randseed fixes it: give one of them")
+    if w.thinktime_blocks is not None and w.thinktime is None:
+        yield ("thinktime_blocks", "thinktime"), "thinktime_blocks needs a thinktime"
+    if w.fsync is not None and w.fdatasync is not None:
+        yield ("fdatasync", "fsync"), "fsync and fdatasync exclude each other: give one"
+    for key in ("fsync", "fdatasync"):
+        if getattr(w, key) is not None and not writes:
+            yield (key, "rw"), f"{key} syncs after writes, but {w.rw} never writes"
+        if getattr(w, key) is not None and not engine.does_io:
+            yield (key, "ioengine"), f"{key} needs a file; the {engine.name} engine has none"
+
+
+def _rate_rules(w: JobFields, dirs: tuple[Direction, ...]
+                ) -> Iterator[tuple[tuple[str, ...], str]]:
+    for key, rates in (("rate_iops", w.rate_iops), ("rate", w.rate)):
+        if rates is None:
+            continue
+        for d in DIRECTIONS:
+            if getattr(rates, d) is not None and d not in dirs:
+                yield (key, "rw"), f"{key} sets a {d} rate, but {w.rw} never {d}s"
+        if rates.total is None and len(dirs) == 2 and (rates.read is None) != (
+                rates.write is None):
+            yield (key,), (f"{key} limits only one direction of a mixed workload: give the "
+                           "total, or both directions")
+        if rates.total is not None and len(dirs) == 2:
+            mix = w.rwmixread if w.rwmixread is not None else 50
+            read, write = split_by_mix(rates.total, mix)
+            if read == 0 or write == 0:
+                starved = "reads" if read == 0 else "writes"
+                yield (key, "rwmixread"), (
+                    f"{key} {rates.total} split by rwmixread {mix} leaves {starved} no rate; "
+                    "raise the total or give both directions")
+    if w.rate_process is not None and w.rate is None and w.rate_iops is None:
+        yield ("rate_process",), "rate_process needs rate or rate_iops"
+
+
+def verifies(w: JobFields) -> bool:
+    """Whether the job checks what it writes."""
+    return w.verify is not None and w.verify != "none"
+
+
+def _verify_rules(w: JobFields, tables: Mapping[Direction, list[tuple[int, int, Fraction]]]
+                  ) -> Iterator[tuple[tuple[str, ...], str]]:
+    if not verifies(w):
+        if w.verify_backlog is not None:
+            yield ("verify_backlog", "verify"), ("verify_backlog needs verify, e.g. "
+                                                 "'verify: crc32c'")
+        if w.verify_fatal:
+            yield ("verify_fatal", "verify"), "verify_fatal needs verify, e.g. 'verify: crc32c'"
+        return
+    if directions_of(w.rw) != ("write",):
+        yield ("verify", "rw"), (f"verify checks the blocks a job writes: it needs rw write or "
+                                 f"randwrite, not {w.rw} (reading or mixed workloads are not "
+                                 "verified)")
+        return
+    table = tables["write"]
+    if len(table) > 1 or table[0][0] != table[0][1]:
+        key = next(k for k in ("bssplit", "bsrange") if getattr(w, k) is not None)
+        yield (key, "verify"), (f"verify needs one block size for writes; {key} gives several: "
+                                "use bs")
+        return
+    bs = table[0][0]
+    if bs < VERIFY_HEADER or bs % 8:
+        key = next((k for k in BS_KEYS if k in w.model_fields_set), "bs")
+        yield (key, "verify"), (f"verify needs a write block size of at least {VERIFY_HEADER} "
+                                f"bytes (its header) and a multiple of 8, got {bs}; e.g. "
+                                "'bs: 4k'")
+    if w.blockalign is not None and 0 < w.blockalign.write < bs:
+        yield ("blockalign", "verify"), (
+            f"verify needs writes that do not overlap: blockalign ({w.blockalign.write}) must "
+            f"be at least the block size ({bs}), or left out")
+    if w.numjobs > 1:
+        yield ("numjobs", "verify"), (f"verify needs numjobs 1: {w.numjobs} threads would "
+                                      "overwrite each other's blocks; raise iodepth for more "
+                                      "load")
+    if not _engine(w).does_io:
+        yield ("ioengine", "verify"), (f"verify needs a file; the {w.ioengine} engine writes "
+                                       "nothing")
+
+
+def _data_rules(w: JobFields, writes: bool) -> Iterator[tuple[tuple[str, ...], str]]:
+    data_keys = ("buffer_compress_percentage", "buffer_compress_chunk", "buffer_pattern",
+                 "dedupe_percentage", "zero_buffers", "refill_buffers")
+    if not writes:
+        for key in data_keys:
+            if key in w.model_fields_set and getattr(w, key) not in (None, False):
+                yield (key, "rw"), f"{key} shapes written data, but {w.rw} never writes"
+                return
+    compress = w.buffer_compress_percentage or 0
+    dedupe = w.dedupe_percentage or 0
+    if w.zero_buffers:
+        for key, value in (("buffer_compress_percentage", compress),
+                           ("dedupe_percentage", dedupe)):
+            if value > 0:
+                yield (key, "zero_buffers"), (f"zero_buffers writes only zeros; it cannot be "
+                                              f"combined with {key}")
+        if w.buffer_pattern is not None:
+            yield ("buffer_pattern", "zero_buffers"), ("zero_buffers writes only zeros; it "
+                                                       "cannot be combined with buffer_pattern")
+    if w.buffer_compress_chunk is not None and w.buffer_compress_percentage is None:
+        yield ("buffer_compress_chunk",), "buffer_compress_chunk needs buffer_compress_percentage"
+    if w.refill_buffers is False and (compress or dedupe):
+        yield ("refill_buffers",), ("compressible or deduplicable data needs new buffer "
+                                    "contents for every write; remove refill_buffers: false")
