@@ -11,6 +11,7 @@ import pytest
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
+from iogate.engine import catalog
 from iogate.fio.options import (
     FLAG_KEYS,
     FORBIDDEN,
@@ -388,7 +389,7 @@ def job_specs(draw: st.DrawFn) -> JobSpec:
                           max_size=3))
     rare = st.sampled_from([False] * 9 + [True])  # true about one time in ten
     return spec(
-        engine=draw(st.sampled_from(["null", "psync", "io_uring", "libaio", "sync"])), rw=rw,
+        engine=draw(st.sampled_from(catalog.names())), rw=rw,
         bs_read=draw(sizes), bs_write=draw(sizes), numjobs=draw(st.integers(1, 4)),
         iodepth=draw(st.integers(1, 64)), size=draw(st.integers(1, 2**40)),
         offset=draw(st.integers(0, 2**30)), runtime_ns=draw(st.integers(0, 10)) * MS,

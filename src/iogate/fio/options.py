@@ -25,17 +25,16 @@ import zlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from decimal import Decimal
 
+from iogate.engine import catalog
 from iogate.errors import EngineError
 from iogate.expr import printable, shown
-from iogate.job import BsEntry, JobSpec
+from iogate.job import PPM, BsEntry, JobSpec
 
-__all__ = ["ENGINES", "FLAG_KEYS", "FORBIDDEN", "FioUnsupported", "KNOWN_KEYS", "VALUE_FORMS",
+__all__ = ["FLAG_KEYS", "FORBIDDEN", "FioUnsupported", "KNOWN_KEYS", "VALUE_FORMS",
            "MAX_LINE_BYTES", "MAX_SECTION_CHARS", "forbidden", "job_options",
            "render_jobfile", "section_name", "split_filenames"]
 
-PPM = 1_000_000  # JobSpec shares are parts per million
 PERCENT_PPM = PPM // 100
-ENGINES = ("null", "psync", "io_uring", "libaio", "sync")
 RW_MODES = ("read", "write", "randread", "randwrite", "rw", "randrw")
 RANDOM_MODES = ("randread", "randwrite", "randrw")
 
@@ -54,9 +53,10 @@ _FLAG = ""
 # Every option iogate writes, with the form its value must have: what job_options writes,
 # what a job file needs to order jobs (stonewall, loops), and reporting options that change
 # no I/O. A form of "" is a flag, written without a value; filename is free text (checked by
-# _text_problem), ioengine one of ENGINES.
+# _text_problem), ioengine a name of the engine catalog (fio names its engines alike; checked
+# by forbidden).
 VALUE_FORMS: Mapping[str, str] = {
-    "ioengine": "|".join(ENGINES), "rw": "|".join(RW_MODES), "rwmixread": _INT,
+    "ioengine": r"[a-z0-9_]+", "rw": "|".join(RW_MODES), "rwmixread": _INT,
     "bs": _PER_DIR, "bsrange": f"{_RANGE}(,{_RANGE})?", "bssplit": f"{_SPLIT}(,{_SPLIT})?",
     "blockalign": _PER_DIR, "iodepth": _INT, "numjobs": _INT, "filename": r"(?s).+",
     "size": _INT, "offset": _INT, "direct": _BOOL, "invalidate": _BOOL, "overwrite": _BOOL,
@@ -112,8 +112,9 @@ def job_options(spec: JobSpec) -> list[tuple[str, str]]:
     """
     problems: list[str] = []
     out: list[tuple[str, str]] = []
-    if spec.engine not in ENGINES:
-        problems.append(f"engine '{spec.engine}' (fio's engines here: {', '.join(ENGINES)})")
+    if catalog.get(spec.engine) is None:
+        problems.append(f"engine '{spec.engine}' (fio's engines here: "
+                        f"{', '.join(catalog.names())})")
     if spec.rw not in RW_MODES:
         problems.append(f"rw mode '{spec.rw}'")
     if problems:
@@ -219,8 +220,9 @@ def _bssplit(table: list[BsEntry], direction: str, problems: list[str]) -> str:
 
 def _files(spec: JobSpec, problems: list[str]) -> list[tuple[str, str]]:
     names = spec.files()
+    engine = catalog.get(spec.engine)
     if not names:
-        if spec.engine != "null":
+        if engine is None or engine.does_io:
             problems.append("a job without a file (fio would make one named after the job)")
         return []
     for i, name in enumerate(names):
@@ -397,12 +399,12 @@ def forbidden(key: str, value: str = "") -> str | None:
     if key in FORBIDDEN or key.lower().startswith("include"):
         return f"option '{key}' runs a command, loads code or reads another file"
     if key == "ioengine":
-        if value in ENGINES:
+        if catalog.get(value) is not None:
             return None
         if value in ("exec", "external") or value.startswith("external:") \
                 or f"ioengine={value}" in FORBIDDEN:
             return f"ioengine '{value}' runs a command or loads code"
-        return f"ioengine '{value}' is not one of {', '.join(ENGINES)}"
+        return f"ioengine '{value}' is not one of {', '.join(catalog.names())}"
     return None
 
 

@@ -1,0 +1,229 @@
+"""fio's vocabulary as iogate reads it: every job option fio has and what it becomes here
+(translated, accepted with a note, accepted at its default value, or refused and why), and
+fio's I/O engine names as iogate's engines.
+
+An ioengine whose name is in the engine catalog (:mod:`iogate.engine.catalog`) is that engine:
+fio and iogate name their engines alike, so the catalog is the one list. fio's other names
+for the same requests (:data:`ENGINE_ALIASES`) are the only engine names kept here.
+"""
+
+from __future__ import annotations
+
+from iogate.engine import catalog
+from iogate.expr import shown
+from iogate.fio.jobfile import ValueProblem
+
+__all__ = ["ALIASES", "AS_IOGATE_DOES", "AT_DEFAULT", "ENGINE_ALIASES", "ENGINE_OPTIONS",
+           "FIO_DEFAULT_ENGINE", "FIO_OPTIONS", "HINTS", "MODES", "OUTPUT_ONLY", "TRIM_MODES",
+           "VERIFY_WAY", "engine_for"]
+
+# -- what fio has -------------------------------------------------------------------------
+
+# fio's job options (fio 3.33, --cmdhelp=all) and their aliases, plus options of its I/O
+# engines that job files often carry: to tell an option iogate refuses from a misspelling.
+FIO_OPTIONS = frozenset("""
+allow_file_create allow_mounted_write allrandrepeat atomic ba block_error_percentiles
+blockalign blocksize blocksize_range blocksize_unaligned bs bs_unaligned bsrange bssplit
+buffer_compress_chunk buffer_compress_percentage buffer_pattern buffered bwavgtime cgroup
+cgroup_nodelete cgroup_weight clat_percentiles clocksource continue_on_error cpumask
+cpus_allowed cpus_allowed_policy create_fsync create_on_open create_only create_serialize
+dedupe_global dedupe_mode dedupe_percentage dedupe_working_set_percentage description direct
+directory disable_bw disable_bw_measurement disable_clat disable_lat disable_slat disk_util
+do_verify end_fsync error_dump exec_postrun exec_prerun exit_what exitall exitall_on_error
+experimental_verify fadvise_hint fallocate fdatasync file_append file_service_type filename
+filename_format fileoffset filesize fill_device fill_fs flow flow_id flow_sleep fsync
+fsync_on_close gid group_reporting gtod_cpu gtod_reduce hugepage-size ignore_error
+ignore_zone_limits invalidate io_limit io_size io_submit_mode iodepth iodepth_batch
+iodepth_batch_complete iodepth_batch_complete_max iodepth_batch_complete_min
+iodepth_batch_submit iodepth_low ioengine iomem iopsavgtime ioscheduler job_max_open_zones
+kb_base lat_percentiles latency_percentile latency_run latency_target latency_window lockfile
+lockmem log_alternate_epoch log_alternate_epoch_clock_id log_avg_msec log_compression
+log_compression_cpus log_entries log_hist_coarseness log_hist_msec log_max_value log_offset
+log_prio log_store_compressed log_unix_epoch loops max_latency max_open_zones mem
+merge_blktrace_file merge_blktrace_iters merge_blktrace_scalars name new_group nice
+norandommap nr_files nrfiles numa_cpu_nodes numa_mem_policy number_ios numjobs offset
+offset_align offset_increment opendir openfiles overwrite per_job_logs percentage_random
+percentile_list pre_read prio prioclass profile ramp_time random_distribution random_generator
+randrepeat randseed rate rate_cycle rate_ignore_thinktime rate_iops rate_iops_min rate_min
+rate_process ratecycle ratemin read_beyond_wp read_iolog read_iolog_chunked readwrite
+refill_buffers replay_align replay_no_stall replay_redirect replay_scale replay_skip
+replay_time_scale runtime rw rw_sequencer rwmixread rwmixwrite scramble_buffers
+serialize_overlap significant_figures size slat_percentiles ss ss_dur ss_ramp startdelay stats
+steadystate steadystate_duration steadystate_ramp_time stonewall sync sync_file_range
+thinktime thinktime_blocks thinktime_blocks_type thinktime_iotime thinktime_spin thread
+time_based timeout trim_backlog trim_backlog_batch trim_percentage trim_verify_zero uid
+unified_rw_reporting unique_filename unit_base unlink unlink_each_loop verify verify_async
+verify_backlog verify_backlog_batch verify_dump verify_fatal verify_interval verify_offset
+verify_only verify_pattern verify_state_load verify_state_save wait_for wait_for_previous
+write_barrier write_bw_log write_hint write_hist_log write_iolog write_iops_log write_lat_log
+zero_buffers zone_reset_frequency zone_reset_threshold zonecapacity zonemode zonerange
+zonesize zoneskip
+hipri hipri_percentage fixedbufs registerfiles sqthread_poll sqthread_poll_cpu nonvectored
+uncached nowait force_async cmdprio cmdprio_percentage cmdprio_class cmdprio_bssplit
+userspace_reap cmd_type sg_write_mode readfua writefua
+""".split())
+
+ENGINE_OPTIONS = frozenset("""
+hipri hipri_percentage fixedbufs registerfiles sqthread_poll sqthread_poll_cpu nonvectored
+uncached nowait force_async cmdprio cmdprio_percentage cmdprio_class cmdprio_bssplit
+userspace_reap cmd_type sg_write_mode readfua writefua
+""".split())
+
+ALIASES = {
+    "readwrite": "rw", "blocksize": "bs", "ba": "blockalign", "blocksize_range": "bsrange",
+    "timeout": "runtime", "wait_for_previous": "stonewall", "fileoffset": "offset",
+    "nr_files": "nrfiles", "blocksize_unaligned": "bs_unaligned", "io_limit": "io_size",
+    "iodepth_batch_submit": "iodepth_batch", "iodepth_batch_complete": "iodepth_batch_complete_min",
+    "iomem": "mem", "fill_fs": "fill_device", "ratemin": "rate_min", "ratecycle": "rate_cycle",
+    "disable_bw": "disable_bw_measurement", "ss": "steadystate", "ss_dur": "steadystate_duration",
+    "ss_ramp": "steadystate_ramp_time",
+}
+
+# Options that only shape fio's own output: accepted, with a comment on what iogate does.
+_OUTPUT = "iogate keeps a per-second series of every workload in its results (--json) and " \
+          "artifacts (--artifacts)"
+_PERCENTILES = "iogate keeps whole latency histograms; an expectation may name any percentile"
+_LATENCY = "iogate always measures every latency"
+OUTPUT_ONLY: dict[str, str] = {
+    "group_reporting": "iogate reports each workload on its own",
+    "new_group": "iogate reports each workload on its own",
+    **dict.fromkeys(("per_job_logs", "write_bw_log", "write_lat_log", "write_iops_log",
+                     "write_hist_log", "log_avg_msec", "log_hist_msec", "log_hist_coarseness",
+                     "log_max_value", "log_offset", "log_prio", "log_compression",
+                     "log_compression_cpus", "log_store_compressed", "log_unix_epoch",
+                     "log_alternate_epoch", "log_alternate_epoch_clock_id", "log_entries",
+                     "bwavgtime", "iopsavgtime"), _OUTPUT),
+    **dict.fromkeys(("clat_percentiles", "lat_percentiles", "slat_percentiles",
+                     "percentile_list", "significant_figures"), _PERCENTILES),
+    **dict.fromkeys(("gtod_reduce", "disable_lat", "disable_clat", "disable_slat",
+                     "disable_bw_measurement"), _LATENCY),
+    "disk_util": "iogate reports the device in the environment of each case, not its "
+                 "utilisation",
+    "unified_rw_reporting": "iogate reports read, write and total for every workload",
+    "unit_base": "iogate's results are in bytes",
+    "error_dump": "iogate names the first error of a case with its errno and offset",
+    "thread": "iogate runs every job as threads of one process",
+    "unlink": "iogate removes the temporary files it creates and never deletes a named file",
+    "unlink_each_loop": "iogate removes the temporary files it creates and never deletes a "
+                        "named file",
+}
+
+# Options that say what iogate does anyway: accepted, with a comment (iogate export writes them
+# so that fio runs a job the way iogate does).
+AS_IOGATE_DOES: dict[str, str] = {
+    "overwrite": "iogate lays a file out before it writes it, as fio does with overwrite=1",
+}
+
+# Options accepted only at fio's default value (as fio would read them), which iogate shares.
+AT_DEFAULT: dict[str, tuple[str, ...]] = {
+    "loops": ("1",), "startdelay": ("0",), "end_fsync": ("0",), "fsync_on_close": ("0",),
+    "sync": ("0", "none"), "exitall": ("0",), "exitall_on_error": ("0",),
+    "continue_on_error": ("none", "0"), "stats": ("1",), "zonemode": ("none",),
+    "io_submit_mode": ("inline",), "do_verify": ("1",), "verify_async": ("0",), "nice": ("0",),
+    "percentage_random": ("100",), "file_service_type": ("roundrobin",),
+    "create_on_open": ("0",), "pre_read": ("0",), "fill_device": ("0",),
+    "allow_file_create": ("1",), "allow_mounted_write": ("0",), "serialize_overlap": ("0",),
+    "verify_only": ("0",), "file_append": ("0",), "atomic": ("0",), "lockfile": ("none",),
+    "offset_increment": ("0",), "number_ios": ("0",), "thinktime_spin": ("0",),
+    "thinktime_iotime": ("0",), "thinktime_blocks_type": ("complete",),
+    "rate_ignore_thinktime": ("0",), "bs_unaligned": ("0",),
+    "random_generator": ("tausworthe", "tausworthe64"),
+}
+
+_NO_TRIM = "iogate does not trim"
+_NO_BATCH = "iogate submits and reaps requests as they come; it has no batching settings"
+_USE_EXPECT = "state the bound as an expectation instead, e.g. read.iops: \">= 1000\" or " \
+              "read.clat.p99: \"<= 2ms\""
+_NO_PIN = "iogate does not pin its threads or memory"
+_NO_ZONES = "iogate does not run zoned block devices in zone mode"
+VERIFY_WAY = "iogate checks every written block with verify: crc32c, xxhash or crc32, after " \
+              "the run or every verify_backlog writes"
+_NO_LOGS = "iogate does not replay or record I/O logs"
+HINTS: dict[str, str] = {
+    "exec_prerun": "it runs a shell command; a suite never runs commands: run it before "
+                   "iogate",
+    "exec_postrun": "it runs a shell command; a suite never runs commands: run it after "
+                    "iogate",
+    "loops": "iogate runs a workload once; 'repeat: N' measures N separate runs",
+    "io_size": "iogate stops at the end of size, or at runtime",
+    "number_ios": "iogate stops at the end of size, or at runtime",
+    "startdelay": "iogate starts the workloads of a group together",
+    "nrfiles": "name each file: filename=a:b:c",
+    "iodepth_batch": _NO_BATCH, "iodepth_batch_complete_min": _NO_BATCH,
+    "iodepth_batch_complete_max": _NO_BATCH, "iodepth_low": _NO_BATCH,
+    "steadystate": "use iogate's steady_state: {metric: read.iops, round: 60s, window: 5}",
+    "steadystate_duration": "use iogate's steady_state", "steadystate_ramp_time":
+    "use iogate's steady_state",
+    **dict.fromkeys(("rate_min", "rate_iops_min", "latency_target", "latency_window",
+                     "latency_percentile", "latency_run", "max_latency", "rate_cycle"),
+                    _USE_EXPECT),
+    "continue_on_error": "an I/O error ends an iogate case as an error",
+    "ignore_error": "an I/O error ends an iogate case as an error",
+    "offset_increment": "iogate's numjobs threads share one region: write one workload per "
+                        "region",
+    **dict.fromkeys(("cpus_allowed", "cpumask", "cpus_allowed_policy", "numa_cpu_nodes",
+                     "numa_mem_policy", "gtod_cpu", "lockmem", "hugepage-size", "mem"),
+                    _NO_PIN),
+    **dict.fromkeys(("zonemode", "zonesize", "zonecapacity", "zonerange", "zoneskip",
+                     "read_beyond_wp", "max_open_zones", "job_max_open_zones",
+                     "ignore_zone_limits", "zone_reset_threshold", "zone_reset_frequency"),
+                    _NO_ZONES),
+    **dict.fromkeys(("verify_pattern", "verify_interval", "verify_offset",
+                     "verify_backlog_batch", "verify_dump", "verify_async", "verify_state_load",
+                     "verify_state_save", "experimental_verify", "verify_only", "do_verify"),
+                    VERIFY_WAY),
+    **dict.fromkeys(("trim_percentage", "trim_verify_zero", "trim_backlog",
+                     "trim_backlog_batch"), _NO_TRIM),
+    **dict.fromkeys(("write_iolog", "read_iolog", "read_iolog_chunked", "replay_no_stall",
+                     "replay_redirect", "replay_scale", "replay_align", "replay_time_scale",
+                     "replay_skip", "merge_blktrace_file", "merge_blktrace_scalars",
+                     "merge_blktrace_iters"), _NO_LOGS),
+    "sync": "iogate does not open files O_SYNC; fsync: N or fdatasync: N sync after every N "
+            "writes",
+    "end_fsync": "iogate does not sync when a job ends; fsync: N syncs during it",
+    "fsync_on_close": "iogate does not sync when a job ends; fsync: N syncs during it",
+    **dict.fromkeys(("exitall", "exitall_on_error", "exit_what"),
+                    "iogate lets every workload of a group run to its end"),
+    "stats": "iogate measures every workload",
+    "filename_format": "name the files in filename",
+    "opendir": "name the files in filename",
+    "unique_filename": "iogate does not run fio's client and server",
+    "profile": "write the profile's jobs out as options",
+    "random_generator": "iogate uses its own generator, as fio's default tausworthe does",
+    "percentage_random": "iogate's random workloads are all random and its sequential ones "
+                         "all sequential",
+    "rw_sequencer": "iogate has no offset modifier",
+    "file_service_type": "iogate goes to the files of a job in turn (fio's roundrobin)",
+    "norandommap": "",  # translated; listed for completeness
+    "bs_unaligned": "iogate's request sizes are multiples of the smallest one",
+}
+
+# -- rw -----------------------------------------------------------------------------------
+
+MODES = ("read", "write", "randread", "randwrite", "rw", "readwrite", "randrw")
+TRIM_MODES = ("trim", "randtrim", "trimwrite", "randtrimwrite")
+
+# -- I/O engines --------------------------------------------------------------------------
+
+FIO_DEFAULT_ENGINE = "psync"  # fio's ioengine when a job names none (on Linux)
+# fio's engines that issue the requests of an engine of the catalog, under another name.
+ENGINE_ALIASES = {"pvsync": "psync", "vsync": "sync", "pvsync2": "psync"}
+
+
+def engine_for(name: str) -> tuple[str, str]:
+    """The iogate engine that runs fio's ``ioengine=name``, and a comment when its name is
+    not fio's; raise ValueProblem saying why no engine does."""
+    if catalog.get(name) is not None:
+        return name, ""
+    if name in ENGINE_ALIASES:
+        return ENGINE_ALIASES[name], f"fio's {name} issues the same requests, one buffer per call"
+    if name == "windowsaio":
+        raise ValueProblem("windowsaio is fio's Windows engine; iogate runs on Linux with "
+                           + catalog.spoken())
+    if name == "exec":
+        raise ValueProblem("the exec engine runs a program; a suite never runs commands")
+    if name.startswith("external"):
+        raise ValueProblem("an external engine loads a shared library; iogate runs only its "
+                           "own engines: " + catalog.spoken())
+    raise ValueProblem(f"ioengine '{shown(name)}' is not supported; iogate runs "
+                       + catalog.spoken())
