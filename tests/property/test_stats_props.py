@@ -7,7 +7,6 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from iogate.stats import (
-    first_steady_window,
     mann_whitney_u,
     median,
     regression,
@@ -91,15 +90,3 @@ def test_steady_state_invariant_under_any_positive_scaling(series, scale):
     b = steady_state([v * scale for v in series])
     assert a.steady == b.steady
     assert math.isclose(a.range_pct, b.range_pct or 0.0, rel_tol=1e-9, abs_tol=1e-9)
-
-
-@given(rounds)
-def test_first_steady_window_is_the_first(series):
-    v = first_steady_window(series)
-    if v.steady:
-        assert v.window_start is not None
-        end = v.window_start + 5
-        assert steady_state(series[:end]) == v
-        assert not any(steady_state(series[:e]).steady for e in range(5, end))
-    else:
-        assert not any(steady_state(series[:e]).steady for e in range(5, len(series) + 1))
