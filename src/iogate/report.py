@@ -48,15 +48,6 @@ def checks_table(checks: Sequence[Check]) -> str:
     return table(("metric", "expected", "observed", "verdict"), rows)
 
 
-def _suite_line(path: Path, line: int | None) -> str:
-    if not line:
-        return ""
-    try:
-        return path.read_text(encoding="utf-8").splitlines()[line - 1]
-    except (OSError, IndexError, UnicodeDecodeError):
-        return ""
-
-
 def latency_plots(result: CaseResult) -> list[str]:
     """A text histogram of each latency distribution a failed check judged, SLO marked."""
     if result.run is None:
@@ -103,7 +94,7 @@ def failure_report(result: CaseResult) -> str:
         parts += ["", f"suite lines ({case.path}):"]
         for c in failing:
             lineno = c.expectation.line or 0
-            parts.append(f"  {lineno:>4} | {_suite_line(case.path, lineno).rstrip()}")
+            parts.append(f"  {lineno:>4} | {case.source_lines.get(lineno, '').rstrip()}")
             if c.reason:
                 parts.append(f"       = {c.reason}")
     parts += latency_plots(result)

@@ -250,3 +250,23 @@ workloads:
     assert case["metrics"]["read.runtime"] < 10e9
     [check] = case["checks"]
     assert not check["passed"] and 7 <= check["intervals"] < 100
+
+
+def test_failure_report_quotes_the_suite_as_it_was_run(tmp_path: Path) -> None:
+    """The suite lines of a failure are those the run read, even when the file changed
+    while it ran; a bound given in a list is quoted once."""
+    from iogate.report import failure_report
+    from iogate.runner import run_case
+    from iogate.spec import load_suite
+
+    path = tmp_path / "f.suite.yaml"
+    path.write_text("suite: f\nworkloads:\n  - name: tight\n    ioengine: null\n"
+                    "    rw: randread\n    size: 1MiB\n    expect:\n"
+                    "      read.iops: ['>= 1', '>= 1000G']\n      read.ios: '== 1'\n")
+    [case] = load_suite(path).cases
+    path.write_text("suite: f\n")  # edited meanwhile: the report does not read it again
+    report = failure_report(run_case(case))
+    quoted = report.split("suite lines")[1].split("workload tight")[0]
+    assert "     8 |       read.iops: ['>= 1', '>= 1000G']" in quoted
+    assert "     9 |       read.ios: '== 1'" in quoted
+    assert quoted.count("read.iops: [") == 1

@@ -69,7 +69,9 @@ class Case:
     # Judged on each host of a fleet alone (and on this machine, as one host, without one).
     per_host_expectations: list[Expectation] = field(default_factory=list)
     # metric text -> (line number, that line of the file), to quote the user's own words
-    source_lines: dict[str, tuple[int, str]] = field(default_factory=dict)
+    # The suite's text of each line an expectation was written on (expect and per_host),
+    # as it was read: reports quote it without reading the file again.
+    source_lines: dict[int, str] = field(default_factory=dict)
     # Cases of one group run together in one engine session; None: the case runs alone.
     group: str | None = None
     # Run in order before the workload, not measured; each one ``loops`` times.
@@ -137,8 +139,8 @@ def _plain(node: Any) -> Any:
     return node
 
 
-def _source_line(lines: list[str], line: int) -> tuple[int, str]:
-    return line, lines[line - 1].rstrip("\r\n") if 0 < line <= len(lines) else ""
+def _source_line(lines: list[str], line: int) -> str:
+    return lines[line - 1].rstrip("\r\n") if 0 < line <= len(lines) else ""
 
 
 def load_suite(path: str | Path, env: Mapping[str, str] | None = None) -> LoadedSuite:
@@ -301,9 +303,10 @@ def _case(out: _Collector, tree: MarkedMap, i: int, entry: dict[str, Any],
                 if checked is not None:
                     preconditions.append(checked)
 
-    source_lines: dict[str, tuple[int, str]] = {}
+    source_lines: dict[int, str] = {}
     expectations = _expectations(out, tree, base, "expect", entry, [], lines, source_lines)
-    per_host = _expectations(out, tree, base, "per_host", entry, expectations, lines, {})
+    per_host = _expectations(out, tree, base, "per_host", entry, expectations, lines,
+                             source_lines)
 
     if workload is None or out.reported > problems_before or not isinstance(
             suite_name, str):
@@ -321,7 +324,7 @@ def _case(out: _Collector, tree: MarkedMap, i: int, entry: dict[str, Any],
 
 def _expectations(out: _Collector, tree: MarkedMap, base: tuple[PathKey, ...], key: str,
                   entry: Mapping[str, Any], earlier: list[Expectation], lines: list[str],
-                  source_lines: dict[str, tuple[int, str]]) -> list[Expectation]:
+                  source_lines: dict[int, str]) -> list[Expectation]:
     """The expectations under ``key`` (expect or per_host) of a workload; ``earlier`` are
     those already read from another key, whose windows these must agree with."""
     expectations: list[Expectation] = []
@@ -351,7 +354,7 @@ def _expectations(out: _Collector, tree: MarkedMap, base: tuple[PathKey, ...], k
                             f"line {line}", value=True)
                     continue
             expectations.append(replace(exp, line=line))
-            source_lines[exp.metric.text] = _source_line(lines, line)
+            source_lines[line] = _source_line(lines, line)
     return expectations
 
 
