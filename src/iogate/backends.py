@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING
 import pluggy
 
 from iogate.errors import IogateError
-from iogate.hooks import get_plugin_manager
 from iogate.results import RunResult
 
 if TYPE_CHECKING:
@@ -40,9 +39,9 @@ class Backend:
     fleets: bool = False
 
 
-def available(pm: pluggy.PluginManager | None = None) -> dict[str, Backend]:
-    """Every registered backend by name; a name declared twice is refused."""
-    pm = pm or get_plugin_manager()
+def available(pm: pluggy.PluginManager) -> dict[str, Backend]:
+    """Every backend the plugins of ``pm`` declare, by name; a name declared twice is
+    refused."""
     out: dict[str, Backend] = {}
     for answer in reversed(pm.hook.iogate_backends()):
         for backend in answer or ():
@@ -52,8 +51,7 @@ def available(pm: pluggy.PluginManager | None = None) -> dict[str, Backend]:
     return out
 
 
-def engine_for(name: str, hosts: Sequence[Host] = (),
-               pm: pluggy.PluginManager | None = None) -> Engine:
+def engine_for(pm: pluggy.PluginManager, name: str, hosts: Sequence[Host] = ()) -> Engine:
     """The engine for ``--backend NAME`` (and ``--hosts``, for a backend that runs fleets)."""
     known = available(pm)
     if name not in known:

@@ -115,7 +115,7 @@ def settings(value: Callable[[str], Any]) -> RunSettings:
     """The settings of a run from its options' values (``value(name)``), checked in this
     order: the outputs (nothing may be lost to a path found unusable once the run is over:
     :class:`iogate.files.OutputError`), the baseline, the safety policy, the backend."""
-    from iogate import backends
+    from iogate import backends, hooks
     from iogate.baseline import BaselineError
     from iogate.errors import TargetError
     from iogate.fio.hosts import parse_hosts
@@ -134,7 +134,8 @@ def settings(value: Callable[[str], Any]) -> RunSettings:
         raise UsageError("allow-destructive", str(exc)) from None
     hosts = value("hosts")
     try:
-        engine = backends.engine_for(value("backend"), parse_hosts(hosts) if hosts else ())
+        engine = backends.engine_for(hooks.get_plugin_manager(), value("backend"),
+                                     parse_hosts(hosts) if hosts else ())
     except (backends.BackendError, ValueError) as exc:
         raise UsageError("backend", str(exc)) from None
     return RunSettings(json_path, value("filename"), save, gate, safety, engine)

@@ -25,6 +25,7 @@ from tests.e2e.test_safety import digest, loop_device, needs_loop
 
 from iogate.backends import engine_for
 from iogate.engine.isolated import run as engine_run
+from iogate.hooks import get_plugin_manager
 from iogate.results import RunResult
 from iogate.runner import run_cases
 from iogate.spec import load_suite_text
@@ -60,7 +61,7 @@ def swapping(swap: Callable[[], None], at_call: int = 0,
 
 
 def fio_run(specs: list, **kwargs: object) -> RunResult:
-    return engine_for("fio")(specs, **kwargs)
+    return engine_for(get_plugin_manager(), "fio")(specs, **kwargs)
 
 
 needs_fio = pytest.mark.skipif(shutil.which("fio") is None, reason="needs fio")

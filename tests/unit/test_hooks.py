@@ -205,7 +205,7 @@ def test_the_core_backends_register_like_any_plugin(pm: pluggy.PluginManager) ->
     known = backends.available(pm)
     assert sorted(known) == ["fio", "native"]
     assert known["fio"].fleets and not known["native"].fleets
-    assert backends.engine_for("native", pm=pm) is isolated.run
+    assert backends.engine_for(pm, "native") is isolated.run
 
 
 def test_a_plugin_adds_a_backend_and_a_name_is_declared_once(pm: pluggy.PluginManager) -> None:
@@ -221,12 +221,12 @@ def test_a_plugin_adds_a_backend_and_a_name_is_declared_once(pm: pluggy.PluginMa
             return [backends.Backend("replay", "replays recorded results", lambda hosts: engine)]
 
     pm.register(Replay())
-    assert backends.engine_for("replay", pm=pm) is engine
+    assert backends.engine_for(pm, "replay") is engine
     with pytest.raises(backends.BackendError, match="unknown backend 'nope': use fio or "
                        "native or replay"):
-        backends.engine_for("nope", pm=pm)
+        backends.engine_for(pm, "nope")
     with pytest.raises(backends.BackendError, match="runs on this machine only"):
-        backends.engine_for("replay", hosts=["h"], pm=pm)  # type: ignore[list-item]
+        backends.engine_for(pm, "replay", hosts=["h"])  # type: ignore[list-item]
 
     class Again:
         @hookimpl
