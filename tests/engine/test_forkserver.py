@@ -32,10 +32,7 @@ print("server", server.process.pid if server else 0)
 
 
 def _spec(**changes: object) -> JobSpec:
-    fields: dict[str, object] = dict(
-        engine="null", rw="read", bs_read=4096, bs_write=4096, iodepth=1, numjobs=1,
-        size=1 << 20, offset=0, runtime_ns=0, ramp_ns=0, time_based=False, direct=False,
-        rwmixread=100, filename="")
+    fields: dict[str, object] = dict(engine="null", size=1 << 20, rwmixread=100)
     fields.update(changes)
     return JobSpec(**fields)  # type: ignore[arg-type]
 

@@ -16,9 +16,8 @@ KiB, MiB = 1024, 1024 * 1024
 
 
 def spec(**overrides) -> JobSpec:
-    base = dict(engine="null", rw="randrw", bs_read=4 * KiB, bs_write=8 * KiB, iodepth=4,
-                numjobs=1, size=1 * MiB, offset=0, runtime_ns=0, ramp_ns=0, time_based=False,
-                direct=False, rwmixread=70, filename="")
+    base = dict(engine="null", rw="randrw", bs_write=8 * KiB, iodepth=4, size=1 * MiB,
+                rwmixread=70)
     base.update(overrides)
     return JobSpec(**base)
 

@@ -16,9 +16,7 @@ KiB, MiB, GiB = 1024, 1024 * 1024, 1024 * 1024 * 1024
 
 
 def spec(**overrides) -> JobSpec:
-    base = dict(engine="null", rw="read", bs_read=4 * KiB, bs_write=4 * KiB, iodepth=1, numjobs=1,
-                size=1 * MiB, offset=0, runtime_ns=0, ramp_ns=0, time_based=False, direct=False,
-                rwmixread=50, filename="")
+    base = dict(engine="null", size=1 * MiB)
     base.update(overrides)
     return JobSpec(**base)
 

@@ -30,9 +30,8 @@ TARGET = "verify-target.bin"  # the shim faults only files whose path contains t
 
 
 def spec(path: Path | str, **overrides) -> JobSpec:
-    base = dict(engine="psync", rw="write", bs_read=BS, bs_write=BS, iodepth=1, numjobs=1,
-                size=BLOCKS * BS, offset=0, runtime_ns=0, ramp_ns=0, time_based=False,
-                direct=False, rwmixread=0, filename=str(path), verify="crc32c")
+    base = dict(engine="psync", rw="write", bs_read=BS, bs_write=BS, size=BLOCKS * BS,
+                rwmixread=0, filename=str(path), verify="crc32c")
     base.update(overrides)
     return JobSpec(**base)
 

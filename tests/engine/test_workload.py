@@ -18,9 +18,7 @@ MS = 1_000_000
 
 
 def spec(**overrides) -> JobSpec:
-    base = dict(engine="null", rw="randread", bs_read=4 * KiB, bs_write=4 * KiB, iodepth=1,
-                numjobs=1, size=64 * MiB, offset=0, runtime_ns=0, ramp_ns=0, time_based=False,
-                direct=False, rwmixread=50, filename="")
+    base = dict(engine="null", rw="randread", size=64 * MiB)
     base.update(overrides)
     return JobSpec(**base)
 

@@ -17,10 +17,7 @@ needs_fio = pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not i
 
 def spec(**kw: Any) -> JobSpec:
     """A 1 MiB null-engine random read, changed by the keywords."""
-    base: dict[str, Any] = dict(
-        engine="null", rw="randread", bs_read=4 * KiB, bs_write=4 * KiB, iodepth=1, numjobs=1,
-        size=1 * MiB, offset=0, runtime_ns=0, ramp_ns=0, time_based=False, direct=False,
-        rwmixread=100, filename="")
+    base: dict[str, Any] = dict(engine="null", rw="randread", size=1 * MiB, rwmixread=100)
     base.update(kw)
     return JobSpec(**base)
 

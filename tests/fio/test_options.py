@@ -34,10 +34,8 @@ needs_fio = pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not i
 
 
 def spec(**kw: object) -> JobSpec:
-    base = dict(engine="io_uring", rw="randread", bs_read=4 * KiB, bs_write=4 * KiB, iodepth=8,
-                numjobs=1, size=64 * KiB * KiB, offset=0, runtime_ns=2 * S, ramp_ns=0,
-                time_based=True, direct=True, rwmixread=100, filename="/var/tmp/t.data",
-                seed=0x1234)
+    base = dict(rw="randread", iodepth=8, size=64 * KiB * KiB, runtime_ns=2 * S,
+                time_based=True, direct=True, rwmixread=100, filename="/var/tmp/t.data")
     base.update(kw)
     return JobSpec(**base)  # type: ignore[arg-type]
 

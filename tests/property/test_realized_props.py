@@ -18,9 +18,7 @@ Z = 5.0  # standard deviations allowed: about 6e-7 false alarms per share checke
 
 
 def spec(**overrides) -> JobSpec:
-    base = dict(engine="null", rw="randread", bs_read=4 * KiB, bs_write=4 * KiB, iodepth=1,
-                numjobs=1, size=256 * 1024 * KiB, offset=0, runtime_ns=0, ramp_ns=0,
-                time_based=False, direct=False, rwmixread=50, filename="")
+    base = dict(engine="null", rw="randread", size=256 * 1024 * KiB)
     base.update(overrides)
     return JobSpec(**base)
 

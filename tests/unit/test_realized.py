@@ -16,9 +16,8 @@ SECOND = 10**9
 
 
 def spec(**overrides) -> JobSpec:
-    base = dict(engine="null", rw="randrw", bs_read=4 * KiB, bs_write=4 * KiB, iodepth=1,
-                numjobs=1, size=1 << 30, offset=0, runtime_ns=SECOND, ramp_ns=0,
-                time_based=True, direct=False, rwmixread=70, filename="")
+    base = dict(engine="null", rw="randrw", size=1 << 30, runtime_ns=SECOND, time_based=True,
+                rwmixread=70)
     base.update(overrides)
     return JobSpec(**base)
 

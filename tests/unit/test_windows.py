@@ -118,9 +118,8 @@ def test_interval_values_are_none_without_completions_for_every_metric():
 
 
 def spec(**overrides) -> JobSpec:
-    base = dict(engine="null", rw="randread", bs_read=4096, bs_write=4096, iodepth=1,
-                numjobs=1, size=1 << 20, offset=0, runtime_ns=10**9, ramp_ns=0,
-                time_based=True, direct=False, rwmixread=100, filename="")
+    base = dict(engine="null", rw="randread", size=1 << 20, runtime_ns=10**9, time_based=True,
+                rwmixread=100)
     base.update(overrides)
     return JobSpec(**base)
 
