@@ -12,15 +12,14 @@ import os
 from collections.abc import Sequence
 from fractions import Fraction
 
-from iogate.job import BsEntry, JobSpec, Zone
+from iogate.job import PPM, BsEntry, JobSpec, Zone
 from iogate.spec.fields import Rates, split_by_mix
 from iogate.spec.models import JobFields, PreconditionStep, Workload
 from iogate.spec.modes import MIXED, Direction, directions_of
 from iogate.spec.rules import block_table
 
-__all__ = ["PPM", "to_ppm", "split_rates", "job_seed", "lower", "lower_step"]
+__all__ = ["to_ppm", "split_rates", "job_seed", "lower", "lower_step"]
 
-PPM = 1_000_000  # IOG_WEIGHT_TOTAL
 
 
 def to_ppm(shares: Sequence[Fraction]) -> list[int]:

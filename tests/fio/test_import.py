@@ -21,8 +21,8 @@ from iogate.errors import SuiteError
 from iogate.fio.importer import import_jobfile, is_jobfile, load_jobfile
 from iogate.fio.jobfile import fio_size
 from iogate.fio.options import forbidden, job_options, render_jobfile
-from iogate.job import BsEntry, JobSpec, Zone
-from iogate.lower import PPM, lower
+from iogate.job import PPM, BsEntry, JobSpec, Zone
+from iogate.lower import lower
 from iogate.plan import plan
 from iogate.spec import LoadedSuite, load_suite_text
 from iogate.spec.variables import BUILTINS

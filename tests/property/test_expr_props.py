@@ -6,7 +6,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from iogate.expr import COUNT, SIZE, ExprError, evaluate, parse
-from iogate.lower import PPM, split_rates, to_ppm
+from iogate.job import PPM
+from iogate.lower import split_rates, to_ppm
 from iogate.spec.fields import Rates, shares_of
 from iogate.spec.models import Workload
 

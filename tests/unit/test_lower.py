@@ -5,8 +5,8 @@ from fractions import Fraction
 
 import pytest
 
-from iogate.job import BsEntry, Zone
-from iogate.lower import PPM, job_seed, lower, lower_step, split_rates, to_ppm
+from iogate.job import PPM, BsEntry, Zone
+from iogate.lower import job_seed, lower, lower_step, split_rates, to_ppm
 from iogate.spec import load_suite
 
 MiB = 1 << 20
