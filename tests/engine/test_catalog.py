@@ -23,7 +23,8 @@ def test_the_catalog_is_what_the_library_describes():
 
 
 def test_known_engines_in_order():
-    assert catalog.names()[:4] == ("io_uring", "libaio", "psync", "sync")
+    known = [n for n in catalog.names() if n in ("io_uring", "libaio", "psync", "sync")]
+    assert known == ["io_uring", "libaio", "psync", "sync"]
     assert catalog.names()[-1] == "null"
     assert catalog.get("psync").max_depth == 1 and not catalog.get("psync").queued
     assert catalog.get("io_uring").queued
