@@ -87,7 +87,7 @@ def test_file_list_that_does_not_fit_is_an_error():
 
 
 @pytest.mark.parametrize("overrides, word", [
-    (dict(engine="posixaio"), "engine"),
+    (dict(engine="spdk"), "engine"),
     (dict(rate_process="bursty"), "rate_process"),
     (dict(dist="gauss"), "distribution"),
     (dict(sync_kind="msync"), "sync kind"),
