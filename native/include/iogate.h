@@ -367,7 +367,7 @@ struct iog_job_spec {
     /* One or more files, each NUL-terminated, the list ending with an empty
      * name (a second NUL); at most IOG_FILES_MAX. Every file gets the region
      * [offset, offset + size / nfiles); requests go to the files in turn
-     * (round robin). Ignored by the null engine. */
+     * (round robin). Ignored by an engine that does no I/O (null). */
     char filename[IOG_PATH_MAX];
 };
 

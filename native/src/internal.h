@@ -130,7 +130,7 @@ struct iog_job {
     struct iog_job_spec spec;
     const struct iog_engine *engine;
     uint32_t index;
-    uint32_t nfiles;                  /* 1 for the null engine */
+    uint32_t nfiles;                  /* 1 for an engine that does no I/O (null) */
     const char *files[IOG_FILES_MAX]; /* into spec.filename */
     uint64_t file_size;               /* each file's region: size / nfiles */
     uint64_t coverage_chunk;          /* bytes per coverage bit, a power of two */
