@@ -15,11 +15,19 @@
  *  - The library never aborts the process on bad input or I/O errors; I/O
  *    errors are counted in the statistics of the job that saw them.
  *  - Every struct exchanged with the library starts with `struct_size`, which
- *    the caller sets to sizeof() of the struct it was compiled against. The
- *    library rejects sizes it does not know with -EINVAL.
+ *    the caller sets to sizeof() of the struct it was compiled against, and
+ *    structs only ever grow at their end. A caller compiled against an older
+ *    header passes a smaller struct: on input its missing tail is taken as
+ *    zero (every field added later means "as before" when zero), on output
+ *    only its prefix is written. A caller compiled against a newer header
+ *    passes a larger struct: on input it is accepted when every byte past
+ *    what this library knows is zero (else -E2BIG: the caller asked for
+ *    something this library cannot do), on output that tail is zeroed. A
+ *    size below the struct's first version (IOG_<NAME>_SIZE_VER0) is -EINVAL.
  *  - Times are nanoseconds, sizes bytes, on CLOCK_MONOTONIC.
- *  - iog_abi_version() changes whenever a struct layout or a function
- *    signature changes; callers must check it before use.
+ *  - iog_abi_version() changes whenever a field moves or changes meaning or
+ *    a function signature changes; callers must check it before use. A
+ *    field appended to a struct does not change it (see struct_size).
  *
  * Latency histograms
  *  Values (ns) below IOG_HIST_LINEAR are counted exactly, one bucket per
@@ -48,7 +56,18 @@ extern "C" {
 #define IOG_API
 #endif
 
-#define IOG_ABI_VERSION 5
+#define IOG_ABI_VERSION 6
+
+/* The size of the first version of each struct with a struct_size: the
+ * smallest the library accepts. These never change; fields added later are
+ * appended after them (see the top). */
+#define IOG_JOB_SPEC_SIZE_VER0     8824
+#define IOG_DIR_STATS_SIZE_VER0    408
+#define IOG_JOB_STATS_SIZE_VER0    72
+#define IOG_VERIFY_STATS_SIZE_VER0 80
+#define IOG_FAULT_SIZE_VER0        56
+#define IOG_PROGRESS_SIZE_VER0     96
+#define IOG_ENGINE_INFO_SIZE_VER0  176
 
 /* Histogram geometry (see the comment at the top). */
 #define IOG_HIST_SUB_BITS    7
@@ -74,13 +93,14 @@ extern "C" {
 #define IOG_VERIFY_HEADER  64       /* bytes of the header at the start of a verified block */
 #define IOG_VERIFY_RECORDS 16       /* verification failures kept in detail per job        */
 
-enum iog_engine {
-    IOG_ENGINE_NULL = 0,     /* no I/O: completes every request at once   */
-    IOG_ENGINE_PSYNC = 1,    /* pread(2) / pwrite(2), iodepth 1           */
-    IOG_ENGINE_IO_URING = 2, /* liburing, iodepth requests in flight      */
-    IOG_ENGINE_LIBAIO = 3,   /* Linux native AIO (libaio), iodepth in flight */
-    IOG_ENGINE_SYNC = 4,     /* lseek(2) + read(2) / write(2), iodepth 1  */
-};
+/* I/O engines are named (iog_job_spec.engine); the library lists the ones
+ * it has with iog_engine_count and iog_engine_describe. */
+#define IOG_ENGINE_NAME_MAX    32  /* bytes of an engine name, with its NUL  */
+#define IOG_ENGINE_SUMMARY_MAX 128 /* bytes of an engine summary, with its NUL */
+
+/* iog_engine_info.flags: what a caller must know of an engine. */
+#define IOG_ENGINE_DOES_IO   (1u << 0) /* touches files (null does not: no file, no verify) */
+#define IOG_ENGINE_NO_DIRECT (1u << 1) /* cannot do O_DIRECT: IOG_JOB_DIRECT is refused     */
 
 enum iog_rw {
     IOG_RW_READ = 0,
@@ -222,9 +242,10 @@ struct iog_file_id {
 
 struct iog_job_spec {
     uint32_t struct_size; /* sizeof(struct iog_job_spec)                              */
-    uint32_t engine;      /* enum iog_engine                                          */
-    uint32_t rw;          /* enum iog_rw                                              */
-    uint32_t rwmixread;   /* 0..100, share of reads for IOG_RW_RW/RANDRW without rate */
+    /* The engine's name, NUL-terminated (see iog_engine_describe). */
+    char engine[IOG_ENGINE_NAME_MAX];
+    uint32_t rw;        /* enum iog_rw                                              */
+    uint32_t rwmixread; /* 0..100, share of reads for IOG_RW_RW/RANDRW without rate */
     /* Block sizes: nbs[d] entries of bs[d] for each direction the rw mode
      * uses (at least one); the other direction's table is ignored. */
     uint32_t nbs[IOG_DATA_DIRS];
@@ -232,7 +253,7 @@ struct iog_job_spec {
     /* Random offsets are multiples of blockalign[d] from the region start;
      * 0: the smallest block size of the direction. */
     uint64_t blockalign[IOG_DATA_DIRS];
-    uint32_t iodepth;     /* >= 1; must be 1 for psync and sync                         */
+    uint32_t iodepth;     /* >= 1, at most the engine's max_depth (iog_engine_info)     */
     uint32_t numjobs;     /* worker threads, >= 1, each runs the whole job              */
     uint64_t size;        /* bytes of the region [offset, offset + size), over all files */
     uint64_t offset;      /* start of the region in each file                           */
@@ -346,7 +367,7 @@ struct iog_job_spec {
     /* One or more files, each NUL-terminated, the list ending with an empty
      * name (a second NUL); at most IOG_FILES_MAX. Every file gets the region
      * [offset, offset + size / nfiles); requests go to the files in turn
-     * (round robin). Ignored by the null engine. */
+     * (round robin). Ignored by an engine that does no I/O (null). */
     char filename[IOG_PATH_MAX];
 };
 
@@ -513,6 +534,16 @@ struct iog_progress {
     uint64_t layout_total; /* bytes layout has to write in total; 0: nothing to lay out */
 };
 
+/* One I/O engine of the library (iog_engine_describe). */
+struct iog_engine_info {
+    uint32_t struct_size;
+    uint32_t max_depth; /* requests one job thread keeps in flight at most; 1: synchronous */
+    uint32_t flags;     /* IOG_ENGINE_* */
+    uint32_t reserved0;
+    char name[IOG_ENGINE_NAME_MAX];       /* what iog_job_spec.engine names it */
+    char summary[IOG_ENGINE_SUMMARY_MAX]; /* one line: what it issues          */
+};
+
 /* A struct's size and field offsets, for bindings to check their layout. */
 struct iog_layout_field {
     const char *name;
@@ -532,19 +563,33 @@ IOG_API const char *iog_version(void);
  * Describes the layout of the public struct named `name` ("iog_job_spec",
  * "iog_bs_entry", "iog_zone", "iog_dir_stats", "iog_lat_summary",
  * "iog_bs_count", "iog_job_stats", "iog_interval", "iog_progress",
- * "iog_verify_stats", "iog_verify_failure", "iog_fault").
+ * "iog_verify_stats", "iog_verify_failure", "iog_fault", "iog_engine_info").
  * Writes its sizeof into *size and a pointer to a static array of fields into
  * *fields, returning the number of fields; -ENOENT for an unknown name.
  */
 IOG_API int iog_describe_struct(const char *name, uint32_t *size,
                                 const struct iog_layout_field **fields);
 
+/* Number of I/O engines this library has. */
+IOG_API int iog_engine_count(void);
+
+/*
+ * Describes engine `index` (0 .. iog_engine_count() - 1, in a fixed order:
+ * the order callers list them in) into *out (its struct_size must be set).
+ * -EINVAL for a bad size, -ENOENT for an index past the last engine.
+ */
+IOG_API int iog_engine_describe(uint32_t index, struct iog_engine_info *out);
+
 /*
  * Validates `njobs` job specs and creates a session. Nothing is opened or
  * written yet. Returns 0 and stores the session in *out, or:
- *  -EINVAL     a spec is invalid (message names the job index and field)
- *  -EOPNOTSUPP an engine that this build does not provide
+ *  -EINVAL     a spec is invalid (message names the job index and field),
+ *              among them an engine the library does not have
+ *  -E2BIG      a spec larger than the library knows with non-zero bytes past
+ *              what it knows (a field this library does not have)
  *  -ENOMEM     out of memory
+ * Every spec of the array has the struct_size of the first (the array's
+ * stride).
  */
 IOG_API int iog_session_create(const struct iog_job_spec *jobs, uint32_t njobs, iog_session **out,
                                char *err, size_t errlen);

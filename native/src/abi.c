@@ -1,12 +1,15 @@
 /*
- * abi.c - version queries and the layout description of every public struct
- * (sizeof and each member's name, offset and size), so that bindings can
- * check at load time that they agree with the library.
+ * abi.c - what the library promises about its public structs: version
+ * queries, the layout description of every public struct (sizeof and each
+ * member's name, offset and size, so that bindings can check at load time
+ * that they agree with the library), and the struct_size convention (a
+ * caller's struct may be smaller or larger than the library's: abi.h).
  */
 #include <errno.h>
 #include <stddef.h>
 #include <string.h>
 
+#include "abi.h"
 #include "iogate.h"
 
 #ifndef IOGATE_VERSION
@@ -155,6 +158,12 @@ static const struct iog_layout_field fault_fields[] = {
     FIELD(iog_fault, timeout_ns),
 };
 
+static const struct iog_layout_field engine_info_fields[] = {
+    FIELD(iog_engine_info, struct_size), FIELD(iog_engine_info, max_depth),
+    FIELD(iog_engine_info, flags),       FIELD(iog_engine_info, reserved0),
+    FIELD(iog_engine_info, name),        FIELD(iog_engine_info, summary),
+};
+
 static const struct iog_layout_field progress_fields[] = {
     FIELD(iog_progress, struct_size),  FIELD(iog_progress, state),
     FIELD(iog_progress, elapsed_ns),   FIELD(iog_progress, counted_ns),
@@ -188,7 +197,54 @@ static const struct struct_desc {
     {"iog_verify_failure", sizeof(struct iog_verify_failure), verify_failure_fields,
      COUNT(verify_failure_fields)},
     {"iog_fault", sizeof(struct iog_fault), fault_fields, COUNT(fault_fields)},
+    {"iog_engine_info", sizeof(struct iog_engine_info), engine_info_fields,
+     COUNT(engine_info_fields)},
 };
+
+/* The first version of a struct is never larger than the struct. */
+_Static_assert(IOG_JOB_SPEC_SIZE_VER0 <= sizeof(struct iog_job_spec), "job spec VER0");
+_Static_assert(IOG_DIR_STATS_SIZE_VER0 <= sizeof(struct iog_dir_stats), "dir stats VER0");
+_Static_assert(IOG_JOB_STATS_SIZE_VER0 <= sizeof(struct iog_job_stats), "job stats VER0");
+_Static_assert(IOG_VERIFY_STATS_SIZE_VER0 <= sizeof(struct iog_verify_stats), "verify VER0");
+_Static_assert(IOG_FAULT_SIZE_VER0 <= sizeof(struct iog_fault), "fault VER0");
+_Static_assert(IOG_PROGRESS_SIZE_VER0 <= sizeof(struct iog_progress), "progress VER0");
+_Static_assert(IOG_ENGINE_INFO_SIZE_VER0 <= sizeof(struct iog_engine_info), "engine info VER0");
+
+int abi_copy_in(void *dst, size_t ksize, const void *user, size_t usize, size_t ver0, size_t *bad)
+{
+    if (usize < ver0)
+        return -EINVAL;
+    const unsigned char *u = user;
+    for (size_t i = ksize; i < usize; i++) {
+        if (u[i] != 0) {
+            if (bad)
+                *bad = i;
+            return -E2BIG;
+        }
+    }
+    size_t n = usize < ksize ? usize : ksize;
+    memcpy(dst, user, n);
+    memset((unsigned char *)dst + n, 0, ksize - n);
+    return 0;
+}
+
+uint32_t abi_out_size(const void *user, size_t ver0)
+{
+    if (!user)
+        return 0;
+    uint32_t size;
+    memcpy(&size, user, sizeof(size));
+    return size < ver0 ? 0 : size;
+}
+
+void abi_copy_out(void *user, uint32_t usize, const void *src, size_t ksize)
+{
+    size_t n = usize < ksize ? usize : ksize;
+    memcpy(user, src, n);
+    if (usize > ksize)
+        memset((unsigned char *)user + ksize, 0, usize - ksize);
+    memcpy(user, &usize, sizeof(usize));
+}
 
 IOG_API uint32_t iog_abi_version(void)
 {

@@ -34,7 +34,7 @@
 #include <unistd.h>
 
 #include "clock.h"
-#include "session.h"
+#include "internal.h"
 
 #define ANALYSIS_ZLIB_PCT 2 /* compressed (and hashed) samples */
 #define ANALYSIS_HASH_PCT 1 /* samples only hashed */

@@ -21,7 +21,7 @@
 
 #include "clock.h"
 #include "engine.h"
-#include "session.h"
+#include "internal.h"
 
 struct libaio_data {
     io_context_t ctx;
@@ -165,12 +165,19 @@ static int libaio_reap(struct iog_worker *w, unsigned min, struct iog_io **out, 
     return rc;
 }
 
-const struct iog_engine_ops engine_libaio_ops = {
+const struct iog_engine engine_libaio = {
     .name = "libaio",
-    .sync = 0,
-    .init = libaio_init,
-    .prep = libaio_prep,
-    .submit = libaio_submit,
-    .reap = libaio_reap,
-    .cleanup = libaio_cleanup,
+    .summary = "Linux native AIO (libaio), iodepth requests in flight",
+    .order = 20,
+    .max_depth = IOG_DEPTH_MAX,
+    .flags = IOG_ENGINE_DOES_IO,
+    .ops =
+        {
+            .init = libaio_init,
+            .prep = libaio_prep,
+            .submit = libaio_submit,
+            .reap = libaio_reap,
+            .cleanup = libaio_cleanup,
+        },
 };
+IOG_ENGINE_REGISTER(engine_libaio);

@@ -5,14 +5,6 @@
  */
 #include "engine.h"
 
-static int null_init(struct iog_worker *w, char *err, size_t errlen)
-{
-    (void)w;
-    (void)err;
-    (void)errlen;
-    return 0;
-}
-
 static int null_prep(struct iog_worker *w, struct iog_io *io)
 {
     (void)w;
@@ -20,15 +12,15 @@ static int null_prep(struct iog_worker *w, struct iog_io *io)
     return 0;
 }
 
-static void null_cleanup(struct iog_worker *w)
-{
-    (void)w;
-}
-
-const struct iog_engine_ops engine_null_ops = {
+const struct iog_engine engine_null = {
     .name = "null",
-    .sync = 1,
-    .init = null_init,
-    .prep = null_prep,
-    .cleanup = null_cleanup,
+    .summary = "no I/O: every request completes at once",
+    .order = 90,
+    .max_depth = IOG_DEPTH_MAX,
+    .flags = 0,
+    .ops =
+        {
+            .prep = null_prep,
+        },
 };
+IOG_ENGINE_REGISTER(engine_null);

@@ -9,15 +9,6 @@
 #include <unistd.h>
 
 #include "engine.h"
-#include "session.h"
-
-static int psync_init(struct iog_worker *w, char *err, size_t errlen)
-{
-    (void)w;
-    (void)err;
-    (void)errlen;
-    return 0;
-}
 
 /* pread(2) or pwrite(2) at the offset: -errno on failure */
 static long psync_step(const struct iog_io *io, char *buf, size_t n, uint64_t off)
@@ -34,15 +25,15 @@ static int psync_prep(struct iog_worker *w, struct iog_io *io)
     return 0;
 }
 
-static void psync_cleanup(struct iog_worker *w)
-{
-    (void)w;
-}
-
-const struct iog_engine_ops engine_psync_ops = {
+const struct iog_engine engine_psync = {
     .name = "psync",
-    .sync = 1,
-    .init = psync_init,
-    .prep = psync_prep,
-    .cleanup = psync_cleanup,
+    .summary = "pread(2) and pwrite(2), one request at a time",
+    .order = 30,
+    .max_depth = 1,
+    .flags = IOG_ENGINE_DOES_IO,
+    .ops =
+        {
+            .prep = psync_prep,
+        },
 };
+IOG_ENGINE_REGISTER(engine_psync);

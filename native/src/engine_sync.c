@@ -15,14 +15,6 @@
 #include "engine.h"
 #include "iogate.h"
 
-static int sync_init(struct iog_worker *w, char *err, size_t errlen)
-{
-    (void)w;
-    (void)err;
-    (void)errlen;
-    return 0;
-}
-
 /* read(2) or write(2) at the file position, which follows the request: an
  * interrupted call that moved nothing left it alone, a short one advanced
  * it. -errno on failure. */
@@ -45,15 +37,15 @@ static int sync_prep(struct iog_worker *w, struct iog_io *io)
     return 0;
 }
 
-static void sync_cleanup(struct iog_worker *w)
-{
-    (void)w;
-}
-
-const struct iog_engine_ops engine_sync_ops = {
+const struct iog_engine engine_sync = {
     .name = "sync",
-    .sync = 1,
-    .init = sync_init,
-    .prep = sync_prep,
-    .cleanup = sync_cleanup,
+    .summary = "lseek(2) then read(2) or write(2), one request at a time",
+    .order = 40,
+    .max_depth = 1,
+    .flags = IOG_ENGINE_DOES_IO,
+    .ops =
+        {
+            .prep = sync_prep,
+        },
 };
+IOG_ENGINE_REGISTER(engine_sync);

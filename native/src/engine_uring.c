@@ -17,7 +17,7 @@
 
 #include "clock.h"
 #include "engine.h"
-#include "session.h"
+#include "internal.h"
 
 struct uring_data {
     struct io_uring ring;
@@ -157,13 +157,20 @@ static void uring_cleanup(struct iog_worker *w)
     w->engine_data = NULL;
 }
 
-const struct iog_engine_ops engine_uring_ops = {
+const struct iog_engine engine_uring = {
     .name = "io_uring",
-    .sync = 0,
-    .init = uring_init,
-    .thread_start = uring_thread_start,
-    .prep = uring_prep,
-    .submit = uring_submit,
-    .reap = uring_reap,
-    .cleanup = uring_cleanup,
+    .summary = "io_uring via liburing, iodepth requests in flight",
+    .order = 10,
+    .max_depth = IOG_DEPTH_MAX,
+    .flags = IOG_ENGINE_DOES_IO,
+    .ops =
+        {
+            .init = uring_init,
+            .thread_start = uring_thread_start,
+            .prep = uring_prep,
+            .submit = uring_submit,
+            .reap = uring_reap,
+            .cleanup = uring_cleanup,
+        },
 };
+IOG_ENGINE_REGISTER(engine_uring);

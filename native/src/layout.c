@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "clock.h"
-#include "session.h"
+#include "internal.h"
 
 #define LAYOUT_CHUNK (1u << 20)
 /* Written chunks are handed to writeback at once and waited for this many
@@ -36,7 +36,7 @@ static int job_writes(const struct iog_job_spec *spec)
 
 static int needs_layout(const struct iog_job *job)
 {
-    return job->ops != &engine_null_ops && !(job->spec.flags & IOG_JOB_NO_LAYOUT);
+    return (job->engine->flags & IOG_ENGINE_DOES_IO) && !(job->spec.flags & IOG_JOB_NO_LAYOUT);
 }
 
 static int pinned(const struct iog_job *job, uint32_t f)
@@ -270,7 +270,7 @@ void layout_invalidate(struct iog_session *s)
 {
     for (uint32_t j = 0; j < s->njobs; j++) {
         struct iog_job *job = &s->jobs[j];
-        if (!(job->spec.flags & IOG_JOB_INVALIDATE) || job->ops == &engine_null_ops)
+        if (!(job->spec.flags & IOG_JOB_INVALIDATE) || !(job->engine->flags & IOG_ENGINE_DOES_IO))
             continue;
         for (uint32_t f = 0; f < job->nfiles; f++) {
             int fd;

@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "clock.h"
-#include "session.h"
+#include "internal.h"
 
 #define HIST_KINDS 3 /* clat, lat, resp */
 static const uint32_t hist_kind_lat[HIST_KINDS] = {IOG_LAT_CLAT, IOG_LAT_LAT, IOG_LAT_RESP};

@@ -56,7 +56,7 @@
 #include <unistd.h>
 
 #include "clock.h"
-#include "session.h"
+#include "internal.h"
 #include "verify.h"
 
 #define SLEEP_SLICE_NS     20000000ull /* waits wake up this often to honour cancel */
@@ -158,7 +158,7 @@ int worker_setup(struct iog_worker *w, char *err, size_t errlen)
     }
 
     int writes = job_uses_dir(spec, IOG_DIR_WRITE);
-    if (w->ops != &engine_null_ops || writes) {
+    if ((w->job->engine->flags & IOG_ENGINE_DOES_IO) || writes) {
         size_t stride = (size_t)((maxbs + 4095) & ~UINT64_C(4095));
         if (posix_memalign(&w->bufmem, 4096, stride * depth) != 0) {
             w->bufmem = NULL;
@@ -194,7 +194,7 @@ int worker_setup(struct iog_worker *w, char *err, size_t errlen)
         if (rc < 0)
             return rc;
     }
-    if (w->ops != &engine_null_ops) {
+    if (w->job->engine->flags & IOG_ENGINE_DOES_IO) {
         for (uint32_t f = 0; f < job->nfiles; f++) {
             rc = layout_open(job, f, &w->fds[f], err, errlen);
             if (rc < 0)
@@ -205,7 +205,7 @@ int worker_setup(struct iog_worker *w, char *err, size_t errlen)
     }
     for (uint32_t i = 0; i < depth; i++)
         w->free_slots[i] = &w->ios[depth - 1 - i];
-    return w->ops->init(w, err, errlen);
+    return w->ops->init ? w->ops->init(w, err, errlen) : 0;
 
 nomem:
     SET_ERR(err, errlen, "job %u: out of memory for worker %u", w->job->index, w->index);
@@ -214,7 +214,7 @@ nomem:
 
 void worker_teardown(struct iog_worker *w)
 {
-    if (w->ops)
+    if (w->ops && w->ops->cleanup)
         w->ops->cleanup(w);
     verify_release(w->verify);
     for (uint32_t f = 0; f < w->nfiles; f++) {
@@ -477,17 +477,21 @@ static inline void after_prepare(struct iog_worker *w, const struct iog_io *io, 
         w->sync_pending = 1;
 }
 
-/* fsync or fdatasync of every file, nothing in flight; one IOG_DIR_SYNC
- * request whose latency is the whole call. */
+/* The engine's sync, else fsync or fdatasync of every file, nothing in
+ * flight; one IOG_DIR_SYNC request whose latency is the whole call. */
 static void do_sync(struct iog_worker *w)
 {
     int kind = (int)w->job->spec.sync_kind;
     uint64_t t0 = clock_now_ns();
     int err = 0;
-    for (uint32_t f = 0; f < w->nfiles; f++) {
-        int r = kind == IOG_SYNC_FDATASYNC ? fdatasync(w->fds[f]) : fsync(w->fds[f]);
-        if (r < 0 && !err)
-            err = errno;
+    if (w->ops->sync) {
+        err = w->ops->sync(w, kind);
+    } else {
+        for (uint32_t f = 0; f < w->nfiles; f++) {
+            int r = kind == IOG_SYNC_FDATASYNC ? fdatasync(w->fds[f]) : fsync(w->fds[f]);
+            if (r < 0 && !err)
+                err = errno;
+        }
     }
     uint64_t t1 = clock_now_ns();
     w->writes_since_sync = 0;
@@ -792,7 +796,7 @@ void *worker_main(void *arg)
     if (rc < 0) /* the engine cannot run here: every request would fail */
         stats_record_error(&w->st[job_fixed_dir(&w->job->spec)], -rc, w->region_start,
                            clock_now_ns());
-    else if (w->ops->sync)
+    else if (!w->ops->submit) /* synchronous: prep() performs the request */
         run_sync(w);
     else
         run_async(w);

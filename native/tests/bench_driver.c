@@ -13,12 +13,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: %s ENGINE RW BS IODEPTH SECONDS [FILE [direct]]\n", argv[0]);
         return 2;
     }
-    static const char *engines[] = {"null", "psync", "io_uring"};
     static const char *rws[] = {"read", "write", "randread", "randwrite", "rw", "randrw"};
-    uint32_t engine = 99, rw = 99;
-    for (uint32_t i = 0; i < 3; i++)
-        if (strcmp(argv[1], engines[i]) == 0)
-            engine = i;
+    const char *engine = argv[1];
+    uint32_t rw = 99;
     for (uint32_t i = 0; i < 6; i++)
         if (strcmp(argv[2], rws[i]) == 0)
             rw = i;

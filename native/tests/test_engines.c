@@ -12,10 +12,13 @@
  */
 #include <sys/stat.h>
 
-#include "session.h"
+#include "internal.h"
 #include "test_util.h"
 
 #define BS 4096u
+
+/* compiled into this program */
+extern const struct iog_engine engine_libaio, engine_sync;
 
 /* O_DIRECT needs a real file system: /tmp may be tmpfs. */
 static int disk_temp_path(char *buf, size_t len)
@@ -113,10 +116,10 @@ static int check_qd(const struct iog_dir_stats *st, uint32_t iodepth, int want_o
 
 /* A sequential write over a zero-filled file, then a random read of the same
  * region; both one pass, without layout. */
-static int write_then_read(uint32_t engine, uint32_t iodepth, uint32_t flags)
+static int write_then_read(const char *engine, uint32_t iodepth, uint32_t flags)
 {
     const uint64_t size = 1 << 20, offset = 64 << 10, tail = 64 << 10;
-    const int want_overlap = engine == IOG_ENGINE_LIBAIO && (flags & IOG_JOB_DIRECT);
+    const int want_overlap = strcmp(engine, "libaio") == 0 && (flags & IOG_JOB_DIRECT);
     char path[IOG_PATH_MAX];
     CHECK(make_zero_file(path, sizeof(path), offset + size + tail) == 0);
     int result = T_FAIL;
@@ -173,26 +176,26 @@ out:
 
 static int test_sync_write_then_read(void)
 {
-    return write_then_read(IOG_ENGINE_SYNC, 1, 0);
+    return write_then_read("sync", 1, 0);
 }
 
 static int test_sync_direct_write_then_read(void)
 {
-    return write_then_read(IOG_ENGINE_SYNC, 1, IOG_JOB_DIRECT);
+    return write_then_read("sync", 1, IOG_JOB_DIRECT);
 }
 
 static int test_libaio_buffered_qd8(void)
 {
-    return write_then_read(IOG_ENGINE_LIBAIO, 8, 0);
+    return write_then_read("libaio", 8, 0);
 }
 
 static int test_libaio_direct_qd8(void)
 {
-    return write_then_read(IOG_ENGINE_LIBAIO, 8, IOG_JOB_DIRECT);
+    return write_then_read("libaio", 8, IOG_JOB_DIRECT);
 }
 
 /* A sequential write over two files: each gets its half of the region. */
-static int two_files(uint32_t engine, uint32_t iodepth)
+static int two_files(const char *engine, uint32_t iodepth)
 {
     const uint64_t half = 128 << 10, tail = 16 << 10;
     char a[IOG_PATH_MAX], b[IOG_PATH_MAX];
@@ -227,16 +230,16 @@ static int two_files(uint32_t engine, uint32_t iodepth)
 
 static int test_sync_two_files(void)
 {
-    return two_files(IOG_ENGINE_SYNC, 1);
+    return two_files("sync", 1);
 }
 
 static int test_libaio_two_files(void)
 {
-    return two_files(IOG_ENGINE_LIBAIO, 4);
+    return two_files("libaio", 4);
 }
 
 /* One block of data, then a read job of 16 blocks: 15 reads find nothing. */
-static int short_file_reads(uint32_t engine, uint32_t iodepth)
+static int short_file_reads(const char *engine, uint32_t iodepth)
 {
     char path[IOG_PATH_MAX];
     CHECK(make_zero_file(path, sizeof(path), 0) == 0);
@@ -269,17 +272,17 @@ static int short_file_reads(uint32_t engine, uint32_t iodepth)
 
 static int test_sync_short_file_errors_counted(void)
 {
-    return short_file_reads(IOG_ENGINE_SYNC, 1);
+    return short_file_reads("sync", 1);
 }
 
 static int test_libaio_short_file_errors_counted(void)
 {
-    return short_file_reads(IOG_ENGINE_LIBAIO, 4);
+    return short_file_reads("libaio", 4);
 }
 
 static int test_sync_rejects_iodepth_above_1(void)
 {
-    struct iog_job_spec j = t_spec(IOG_ENGINE_SYNC, IOG_RW_READ, BS, 1 << 20);
+    struct iog_job_spec j = t_spec("sync", IOG_RW_READ, BS, 1 << 20);
     strcpy(j.filename, "/nonexistent/never-opened");
     char err[IOG_ERR_MAX] = "";
     iog_session *s = NULL;
@@ -290,7 +293,7 @@ static int test_sync_rejects_iodepth_above_1(void)
     j.iodepth = 1;
     CHECK(iog_session_create(&j, 1, &s, err, sizeof(err)) == 0);
     iog_session_destroy(s);
-    j.engine = IOG_ENGINE_LIBAIO;
+    strcpy(j.engine, "libaio");
     j.iodepth = 64;
     s = NULL;
     CHECK(iog_session_create(&j, 1, &s, err, sizeof(err)) == 0);
@@ -350,13 +353,13 @@ static int test_libaio_queue_and_completions(void)
     struct direct d;
     CHECK(direct_open(&d, DEPTH, 2) == 0);
     char err[IOG_ERR_MAX] = "";
-    int rc = engine_libaio_ops.init(&d.w, err, sizeof(err));
+    int rc = engine_libaio.ops.init(&d.w, err, sizeof(err));
     if (rc == -ENOSYS) {
         direct_close(&d);
         return T_SKIP;
     }
     CHECK(rc == 0);
-    CHECK(!engine_libaio_ops.sync);
+    CHECK(engine_libaio.ops.submit && engine_libaio.ops.reap && engine_libaio.max_depth > 1);
     int result = T_FAIL;
     struct iog_io ios[DEPTH + 1], *out[DEPTH];
 
@@ -369,22 +372,22 @@ static int test_libaio_queue_and_completions(void)
     ios[3] = make_io(d.fd, bufs[3], IOG_DIR_WRITE, 2 * BS);
     ios[4] = make_io(d.fd, bufs[4], IOG_DIR_READ, 0);
     for (int i = 0; i < DEPTH; i++)
-        if (engine_libaio_ops.prep(&d.w, &ios[i]) != 0)
+        if (engine_libaio.ops.prep(&d.w, &ios[i]) != 0)
             goto out;
-    if (engine_libaio_ops.prep(&d.w, &ios[DEPTH]) != -EBUSY)
+    if (engine_libaio.ops.prep(&d.w, &ios[DEPTH]) != -EBUSY)
         goto out;
     int submitted = 0;
     while (submitted < DEPTH) {
-        rc = engine_libaio_ops.submit(&d.w);
+        rc = engine_libaio.ops.submit(&d.w);
         if (rc < 0 && rc != -EAGAIN)
             goto out;
         submitted += rc > 0 ? rc : 0;
     }
-    if (submitted != DEPTH || engine_libaio_ops.submit(&d.w) != 0)
+    if (submitted != DEPTH || engine_libaio.ops.submit(&d.w) != 0)
         goto out;
     int got = 0;
     while (got < DEPTH) {
-        rc = engine_libaio_ops.reap(&d.w, 1, out + got, DEPTH, 0);
+        rc = engine_libaio.ops.reap(&d.w, 1, out + got, DEPTH, 0);
         if (rc <= 0)
             goto out;
         got += rc;
@@ -407,19 +410,19 @@ static int test_libaio_queue_and_completions(void)
     /* a refused request (bad descriptor) fails the submit; its iocb is free
      * again, so a full queue still fits afterwards */
     ios[0] = make_io(-1, bufs[0], IOG_DIR_READ, 0);
-    if (engine_libaio_ops.prep(&d.w, &ios[0]) != 0 || engine_libaio_ops.submit(&d.w) != -EBADF)
+    if (engine_libaio.ops.prep(&d.w, &ios[0]) != 0 || engine_libaio.ops.submit(&d.w) != -EBADF)
         goto out;
     for (int i = 0; i < DEPTH; i++) {
         ios[i] = make_io(d.fd, bufs[i], IOG_DIR_READ, 0);
-        if (engine_libaio_ops.prep(&d.w, &ios[i]) != 0)
+        if (engine_libaio.ops.prep(&d.w, &ios[i]) != 0)
             goto out;
     }
     result = T_PASS;
 out:
     if (result != T_PASS)
         fprintf(stderr, "libaio direct: rc %d err '%s'\n", rc, err);
-    engine_libaio_ops.cleanup(&d.w);
-    engine_libaio_ops.cleanup(&d.w); /* a second cleanup is harmless */
+    engine_libaio.ops.cleanup(&d.w);
+    engine_libaio.ops.cleanup(&d.w); /* a second cleanup is harmless */
     CHECK(d.w.engine_data == NULL);
     direct_close(&d);
     return result;
@@ -430,7 +433,7 @@ static int test_libaio_reap_deadline(void)
     struct direct d;
     CHECK(direct_open(&d, 2, 1) == 0);
     char err[IOG_ERR_MAX] = "";
-    int rc = engine_libaio_ops.init(&d.w, err, sizeof(err));
+    int rc = engine_libaio.ops.init(&d.w, err, sizeof(err));
     if (rc == -ENOSYS) {
         direct_close(&d);
         return T_SKIP;
@@ -440,12 +443,12 @@ static int test_libaio_reap_deadline(void)
     /* nothing in flight: a deadline already past returns at once, a future
      * one after waiting for it, and neither waits for the minimum */
     uint64_t t0 = t_now_ns();
-    int past = engine_libaio_ops.reap(&d.w, 1, out, 2, t0 - 1);
+    int past = engine_libaio.ops.reap(&d.w, 1, out, 2, t0 - 1);
     uint64_t t1 = t_now_ns();
     const uint64_t wait = 20000000; /* 20 ms */
-    int future = engine_libaio_ops.reap(&d.w, 1, out, 2, t1 + wait);
+    int future = engine_libaio.ops.reap(&d.w, 1, out, 2, t1 + wait);
     uint64_t t2 = t_now_ns();
-    engine_libaio_ops.cleanup(&d.w);
+    engine_libaio.ops.cleanup(&d.w);
     direct_close(&d);
     CHECK_EQ_U64(past, 0);
     CHECK_EQ_U64(future, 0);
@@ -460,32 +463,30 @@ static int test_sync_moves_file_position(void)
     struct direct d;
     CHECK(direct_open(&d, 1, 3) == 0);
     int result = T_FAIL;
-    char err[IOG_ERR_MAX] = "";
-    if (!engine_sync_ops.sync || engine_sync_ops.init(&d.w, err, sizeof(err)) != 0)
+    if (engine_sync.ops.submit || engine_sync.ops.reap || engine_sync.max_depth != 1)
         goto out;
     struct iog_io io = make_io(d.fd, buf, IOG_DIR_READ, BS);
-    if (engine_sync_ops.prep(&d.w, &io) != 0 || io.res != BS || buf[0] != 7)
+    if (engine_sync.ops.prep(&d.w, &io) != 0 || io.res != BS || buf[0] != 7)
         goto out;
     /* the descriptor's position follows the request, unlike with pread */
     if (lseek(d.fd, 0, SEEK_CUR) != 2 * BS)
         goto out;
     memset(buf, 5, BS);
     io = make_io(d.fd, buf, IOG_DIR_WRITE, 0);
-    if (engine_sync_ops.prep(&d.w, &io) != 0 || io.res != BS || lseek(d.fd, 0, SEEK_CUR) != BS)
+    if (engine_sync.ops.prep(&d.w, &io) != 0 || io.res != BS || lseek(d.fd, 0, SEEK_CUR) != BS)
         goto out;
     char back[BS];
     if (pread(d.fd, back, BS, 0) != BS || back[0] != 5 || back[BS - 1] != 5)
         goto out;
     /* past the end: nothing moved; on a bad descriptor: its errno */
     io = make_io(d.fd, buf, IOG_DIR_READ, 3 * BS);
-    if (engine_sync_ops.prep(&d.w, &io) != 0 || io.res != 0)
+    if (engine_sync.ops.prep(&d.w, &io) != 0 || io.res != 0)
         goto out;
     io = make_io(-1, buf, IOG_DIR_READ, 0);
-    if (engine_sync_ops.prep(&d.w, &io) != 0 || io.res != -EBADF)
+    if (engine_sync.ops.prep(&d.w, &io) != 0 || io.res != -EBADF)
         goto out;
     result = T_PASS;
 out:
-    engine_sync_ops.cleanup(&d.w);
     direct_close(&d);
     return result;
 }

@@ -29,7 +29,7 @@ static int create_only(struct iog_job_spec *j, char *err, size_t errlen)
 
 static int test_io_timeout_validated(void)
 {
-    struct iog_job_spec j = t_spec(IOG_ENGINE_NULL, IOG_RW_READ, BS, 1 << 20);
+    struct iog_job_spec j = t_spec("null", IOG_RW_READ, BS, 1 << 20);
     char err[IOG_ERR_MAX] = "";
     const uint64_t bad[] = {1, MS - 1, UINT64_MAX};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -82,7 +82,7 @@ static int test_fault_api_on_a_clean_run(void)
 {
     char path[IOG_PATH_MAX];
     CHECK(make_file(path, sizeof(path), 16 * BS) == 0);
-    struct iog_job_spec j = t_spec(IOG_ENGINE_PSYNC, IOG_RW_READ, BS, 16 * BS);
+    struct iog_job_spec j = t_spec("psync", IOG_RW_READ, BS, 16 * BS);
     j.flags = IOG_JOB_NO_LAYOUT;
     j.io_timeout_ns = 30 * SECONDS;
     strcpy(j.filename, path);
@@ -142,7 +142,7 @@ static int skip_engine(int rc)
  * past io_timeout_ns, while the worker is still waiting for it (io_uring:
  * in the kernel's queue; libaio: inside io_submit, which reads pipes
  * synchronously). */
-static int stalled_read(uint32_t engine)
+static int stalled_read(const char *engine)
 {
     const uint64_t timeout = 100 * MS;
     char path[IOG_PATH_MAX];
@@ -215,18 +215,18 @@ static int stalled_read(uint32_t engine)
 
 static int test_uring_stalled_read_is_a_fault(void)
 {
-    return stalled_read(IOG_ENGINE_IO_URING);
+    return stalled_read("io_uring");
 }
 
 static int test_libaio_stalled_read_is_a_fault(void)
 {
-    return stalled_read(IOG_ENGINE_LIBAIO);
+    return stalled_read("libaio");
 }
 
 /* A FIFO hands a read what it holds: the first request gets 1000 bytes and
  * must be completed by resubmitting the rest, which waits for more data.
  * The latency of that request covers the wait. */
-static int fifo_short_reads(uint32_t engine)
+static int fifo_short_reads(const char *engine)
 {
     const size_t head = 1000, total = 4 * BS;
     const uint64_t hold = 50 * MS;
@@ -276,19 +276,19 @@ static int fifo_short_reads(uint32_t engine)
 
 static int test_uring_short_reads_resubmitted(void)
 {
-    return fifo_short_reads(IOG_ENGINE_IO_URING);
+    return fifo_short_reads("io_uring");
 }
 
 static int test_libaio_short_reads_resubmitted(void)
 {
-    return fifo_short_reads(IOG_ENGINE_LIBAIO);
+    return fifo_short_reads("libaio");
 }
 
 /* A file of one block and 1000 bytes, read in two blocks: the second read
  * moves 1000 bytes, then nothing (end of file). One request counted, one
  * error at the offset where the transfer stopped; the 1000 bytes count
  * nowhere. */
-static int partial_then_eof(uint32_t engine)
+static int partial_then_eof(const char *engine)
 {
     char path[IOG_PATH_MAX];
     CHECK(make_file(path, sizeof(path), BS + 1000) == 0);
@@ -315,28 +315,28 @@ static int partial_then_eof(uint32_t engine)
 
 static int test_psync_partial_read_then_eof(void)
 {
-    return partial_then_eof(IOG_ENGINE_PSYNC);
+    return partial_then_eof("psync");
 }
 
 static int test_sync_partial_read_then_eof(void)
 {
-    return partial_then_eof(IOG_ENGINE_SYNC);
+    return partial_then_eof("sync");
 }
 
 static int test_uring_partial_read_then_eof(void)
 {
-    return partial_then_eof(IOG_ENGINE_IO_URING);
+    return partial_then_eof("io_uring");
 }
 
 static int test_libaio_partial_read_then_eof(void)
 {
-    return partial_then_eof(IOG_ENGINE_LIBAIO);
+    return partial_then_eof("libaio");
 }
 
 /* Under a file size limit one block and 1000 bytes past the start, the
  * second write of a block moves 1000 bytes and the rest fails with EFBIG:
  * one error where the transfer stopped, the partial bytes counted nowhere. */
-static int partial_write_then_efbig(uint32_t engine)
+static int partial_write_then_efbig(const char *engine)
 {
     char path[IOG_PATH_MAX];
     CHECK(make_file(path, sizeof(path), 0) == 0);
@@ -374,22 +374,22 @@ static int partial_write_then_efbig(uint32_t engine)
 
 static int test_psync_partial_write_then_efbig(void)
 {
-    return partial_write_then_efbig(IOG_ENGINE_PSYNC);
+    return partial_write_then_efbig("psync");
 }
 
 static int test_sync_partial_write_then_efbig(void)
 {
-    return partial_write_then_efbig(IOG_ENGINE_SYNC);
+    return partial_write_then_efbig("sync");
 }
 
 static int test_uring_partial_write_then_efbig(void)
 {
-    return partial_write_then_efbig(IOG_ENGINE_IO_URING);
+    return partial_write_then_efbig("io_uring");
 }
 
 static int test_libaio_partial_write_then_efbig(void)
 {
-    return partial_write_then_efbig(IOG_ENGINE_LIBAIO);
+    return partial_write_then_efbig("libaio");
 }
 
 /* The crash switch in a child process: it must die of SIGSEGV, not return,
@@ -404,7 +404,7 @@ static int test_crash_switch_kills_with_sigsegv(void)
         struct rlimit no_core = {0, 0};
         setrlimit(RLIMIT_CORE, &no_core);
         signal(SIGSEGV, SIG_DFL);
-        struct iog_job_spec j = t_spec(IOG_ENGINE_NULL, IOG_RW_WRITE, BS, 1 << 20);
+        struct iog_job_spec j = t_spec("null", IOG_RW_WRITE, BS, 1 << 20);
         j.flags = IOG_JOB_TEST_CRASH;
         iog_session *s = NULL;
         int rc = t_run(&j, 1, &s);

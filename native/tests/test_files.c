@@ -58,7 +58,7 @@ static int run_or_skip(struct iog_job_spec *j, iog_session **s)
     return iog_session_wait(*s, 60ull * 1000000000ull);
 }
 
-static int one_pass_read(uint32_t engine, uint32_t rw, uint32_t iodepth, uint32_t flags)
+static int one_pass_read(const char *engine, uint32_t rw, uint32_t iodepth, uint32_t flags)
 {
     const uint64_t bs = 4096, size = 4 << 20, offset = 1 << 20;
     CHECK(t_temp_path(path, sizeof(path)) == 0);
@@ -85,7 +85,7 @@ static int one_pass_read(uint32_t engine, uint32_t rw, uint32_t iodepth, uint32_
     CHECK_EQ_U64(st.first_errno, 0);
     CHECK_EQ_U64(st.lat[IOG_LAT_CLAT].count, size / bs);
     CHECK(st.lat[IOG_LAT_LAT].mean_ns >= st.lat[IOG_LAT_CLAT].mean_ns);
-    if (engine == IOG_ENGINE_IO_URING)
+    if (strcmp(engine, "io_uring") == 0)
         CHECK(st.lat[IOG_LAT_SLAT].max_ns > 0);
     iog_session_destroy(s);
     unlink(path);
@@ -94,27 +94,27 @@ static int one_pass_read(uint32_t engine, uint32_t rw, uint32_t iodepth, uint32_
 
 static int test_psync_seq_read(void)
 {
-    return one_pass_read(IOG_ENGINE_PSYNC, IOG_RW_READ, 1, 0);
+    return one_pass_read("psync", IOG_RW_READ, 1, 0);
 }
 
 static int test_psync_rand_read(void)
 {
-    return one_pass_read(IOG_ENGINE_PSYNC, IOG_RW_RANDREAD, 1, 0);
+    return one_pass_read("psync", IOG_RW_RANDREAD, 1, 0);
 }
 
 static int test_uring_rand_read_qd8(void)
 {
-    return one_pass_read(IOG_ENGINE_IO_URING, IOG_RW_RANDREAD, 8, 0);
+    return one_pass_read("io_uring", IOG_RW_RANDREAD, 8, 0);
 }
 
 static int test_uring_direct_qd32(void)
 {
-    return one_pass_read(IOG_ENGINE_IO_URING, IOG_RW_RANDREAD, 32, IOG_JOB_DIRECT);
+    return one_pass_read("io_uring", IOG_RW_RANDREAD, 32, IOG_JOB_DIRECT);
 }
 
 /* A zero-filled file, then a write job without layout: which blocks changed
  * shows which offsets the job wrote. */
-static int write_coverage(uint32_t engine, uint32_t rw, uint32_t iodepth, int *all_written)
+static int write_coverage(const char *engine, uint32_t rw, uint32_t iodepth, int *all_written)
 {
     const uint64_t bs = 8192, size = 1 << 20, offset = 64 << 10;
     CHECK(t_temp_path(path, sizeof(path)) == 0);
@@ -165,7 +165,7 @@ static int write_coverage(uint32_t engine, uint32_t rw, uint32_t iodepth, int *a
 static int test_psync_seq_write_covers_region(void)
 {
     int all = 0;
-    int rc = write_coverage(IOG_ENGINE_PSYNC, IOG_RW_WRITE, 1, &all);
+    int rc = write_coverage("psync", IOG_RW_WRITE, 1, &all);
     if (rc != T_PASS)
         return rc;
     CHECK(all);
@@ -175,7 +175,7 @@ static int test_psync_seq_write_covers_region(void)
 static int test_uring_seq_write_covers_region(void)
 {
     int all = 0;
-    int rc = write_coverage(IOG_ENGINE_IO_URING, IOG_RW_WRITE, 4, &all);
+    int rc = write_coverage("io_uring", IOG_RW_WRITE, 4, &all);
     if (rc != T_PASS)
         return rc;
     CHECK(all);
@@ -185,7 +185,7 @@ static int test_uring_seq_write_covers_region(void)
 static int test_uring_rand_write_aligned(void)
 {
     int all = 1;
-    int rc = write_coverage(IOG_ENGINE_IO_URING, IOG_RW_RANDWRITE, 16, &all);
+    int rc = write_coverage("io_uring", IOG_RW_RANDWRITE, 16, &all);
     if (rc != T_PASS)
         return rc;
     CHECK(!all); /* with replacement, 128 draws over 128 blocks miss some */
@@ -195,7 +195,7 @@ static int test_uring_rand_write_aligned(void)
 static int test_uring_time_based_mixed(void)
 {
     CHECK(t_temp_path(path, sizeof(path)) == 0);
-    struct iog_job_spec j = t_spec(IOG_ENGINE_IO_URING, IOG_RW_RANDRW, 4096, 1 << 20);
+    struct iog_job_spec j = t_spec("io_uring", IOG_RW_RANDRW, 4096, 1 << 20);
     j.iodepth = 4;
     j.numjobs = 2;
     j.flags = IOG_JOB_TIME_BASED;
@@ -239,7 +239,7 @@ static int test_pinned_file(void)
     close(fd);
     struct stat sb;
     CHECK(stat(path, &sb) == 0);
-    struct iog_job_spec j = t_spec(IOG_ENGINE_PSYNC, IOG_RW_WRITE, 4096, 64 << 10);
+    struct iog_job_spec j = t_spec("psync", IOG_RW_WRITE, 4096, 64 << 10);
     strcpy(j.filename, path);
     j.file_ids[0].dev = (uint64_t)sb.st_dev;
     j.file_ids[0].ino = (uint64_t)sb.st_ino;

@@ -69,7 +69,7 @@ static int check_nothing_counted(iog_session *s, uint32_t job)
 /* A 512 MiB layout, then a short time-based read run. */
 static int run_big_layout(const char *path)
 {
-    struct iog_job_spec j = t_spec(IOG_ENGINE_PSYNC, IOG_RW_RANDREAD, 4096, BIG);
+    struct iog_job_spec j = t_spec("psync", IOG_RW_RANDREAD, 4096, BIG);
     j.flags = IOG_JOB_TIME_BASED;
     j.runtime_ns = 200 * MS;
     strcpy(j.filename, path);
@@ -132,7 +132,7 @@ static int test_start_returns_before_layout_finishes(void)
 
 static int cancel_during_layout(const char *path)
 {
-    struct iog_job_spec j = t_spec(IOG_ENGINE_PSYNC, IOG_RW_WRITE, 4096, BIG);
+    struct iog_job_spec j = t_spec("psync", IOG_RW_WRITE, 4096, BIG);
     j.flags = IOG_JOB_TIME_BASED;
     j.runtime_ns = 60 * SECONDS;
     strcpy(j.filename, path);
@@ -179,8 +179,8 @@ static int test_cancel_during_layout_is_prompt(void)
  * background; the session stops without running the other job. */
 static int layout_error(const char *path)
 {
-    struct iog_job_spec j[2] = {t_spec(IOG_ENGINE_PSYNC, IOG_RW_READ, 4096, 4 * MiB),
-                                t_spec(IOG_ENGINE_NULL, IOG_RW_READ, 4096, MiB)};
+    struct iog_job_spec j[2] = {t_spec("psync", IOG_RW_READ, 4096, 4 * MiB),
+                                t_spec("null", IOG_RW_READ, 4096, MiB)};
     strcpy(j[0].filename, path);
     j[1].flags = IOG_JOB_TIME_BASED;
     j[1].runtime_ns = 60 * SECONDS;
@@ -231,8 +231,8 @@ static int test_shared_file_is_laid_out_once(void)
 {
     char path[4096];
     CHECK(t_temp_path(path, sizeof(path)) == 0);
-    struct iog_job_spec j[2] = {t_spec(IOG_ENGINE_PSYNC, IOG_RW_READ, 4096, 2 * MiB),
-                                t_spec(IOG_ENGINE_PSYNC, IOG_RW_RANDREAD, 4096, 3 * MiB)};
+    struct iog_job_spec j[2] = {t_spec("psync", IOG_RW_READ, 4096, 2 * MiB),
+                                t_spec("psync", IOG_RW_RANDREAD, 4096, 3 * MiB)};
     j[1].offset = MiB;
     strcpy(j[0].filename, path);
     strcpy(j[1].filename, path);
@@ -255,7 +255,7 @@ static int test_shared_file_is_laid_out_once(void)
 
 static int test_ramp_state_is_reported(void)
 {
-    struct iog_job_spec j = t_spec(IOG_ENGINE_NULL, IOG_RW_READ, 4096, MiB);
+    struct iog_job_spec j = t_spec("null", IOG_RW_READ, 4096, MiB);
     j.flags = IOG_JOB_TIME_BASED;
     j.ramp_ns = 300 * MS;
     j.runtime_ns = 200 * MS;

@@ -38,7 +38,7 @@ static uint64_t series_ios(iog_session *s, uint32_t job, uint32_t dir, int *nout
 static int test_exact_count(void)
 {
     const uint64_t n = 100000;
-    struct iog_job_spec j = t_spec(IOG_ENGINE_NULL, IOG_RW_RANDREAD, 4096, 4096 * n);
+    struct iog_job_spec j = t_spec("null", IOG_RW_RANDREAD, 4096, 4096 * n);
     iog_session *s = NULL;
     CHECK(t_run(&j, 1, &s) == 0);
     struct iog_dir_stats st;
@@ -75,8 +75,8 @@ static int test_exact_count(void)
 
 static int test_numjobs_and_two_jobs(void)
 {
-    struct iog_job_spec j[2] = {t_spec(IOG_ENGINE_NULL, IOG_RW_READ, 4096, 4096 * 1000),
-                                t_spec(IOG_ENGINE_NULL, IOG_RW_WRITE, 512, 512 * 700)};
+    struct iog_job_spec j[2] = {t_spec("null", IOG_RW_READ, 4096, 4096 * 1000),
+                                t_spec("null", IOG_RW_WRITE, 512, 512 * 700)};
     j[0].numjobs = 4;
     iog_session *s = NULL;
     CHECK(t_run(j, 2, &s) == 0);
@@ -99,7 +99,7 @@ static int test_numjobs_and_two_jobs(void)
 static int test_rwmix_share(void)
 {
     const uint64_t n = 200000;
-    struct iog_job_spec j = t_spec(IOG_ENGINE_NULL, IOG_RW_RANDRW, 4096, 4096 * n);
+    struct iog_job_spec j = t_spec("null", IOG_RW_RANDRW, 4096, 4096 * n);
     j.rwmixread = 70;
     iog_session *s = NULL;
     CHECK(t_run(&j, 1, &s) == 0);
@@ -115,7 +115,7 @@ static int test_rwmix_share(void)
 
 static int test_time_based_ramp_excluded(void)
 {
-    struct iog_job_spec j = t_spec(IOG_ENGINE_NULL, IOG_RW_RANDREAD, 4096, 1 << 30);
+    struct iog_job_spec j = t_spec("null", IOG_RW_RANDREAD, 4096, 1 << 30);
     j.flags = IOG_JOB_TIME_BASED;
     j.runtime_ns = 200000000;
     j.ramp_ns = 300000000;
@@ -154,7 +154,7 @@ static int test_time_based_ramp_excluded(void)
 
 static int test_cancel_is_prompt(void)
 {
-    struct iog_job_spec j = t_spec(IOG_ENGINE_NULL, IOG_RW_READ, 4096, 1 << 30);
+    struct iog_job_spec j = t_spec("null", IOG_RW_READ, 4096, 1 << 30);
     j.flags = IOG_JOB_TIME_BASED;
     j.runtime_ns = 600ull * 1000000000ull;
     j.numjobs = 2;
@@ -192,7 +192,7 @@ static int test_series_while_running(void)
 {
     /* A long run cut into 50 ms intervals: the intervals completed so far can be
      * read while it runs, they only grow, and the run goes on meanwhile. */
-    struct iog_job_spec j = t_spec(IOG_ENGINE_NULL, IOG_RW_READ, 4096, 1 << 30);
+    struct iog_job_spec j = t_spec("null", IOG_RW_READ, 4096, 1 << 30);
     j.flags = IOG_JOB_TIME_BASED;
     j.runtime_ns = 600ull * 1000000000ull;
     j.interval_ns = 50ull * 1000000ull;
@@ -220,7 +220,7 @@ static int test_series_while_running(void)
 
 static int test_destroy_while_running(void)
 {
-    struct iog_job_spec j = t_spec(IOG_ENGINE_NULL, IOG_RW_READ, 4096, 1 << 30);
+    struct iog_job_spec j = t_spec("null", IOG_RW_READ, 4096, 1 << 30);
     j.flags = IOG_JOB_TIME_BASED;
     j.runtime_ns = 600ull * 1000000000ull;
     iog_session *s = NULL;
@@ -237,7 +237,7 @@ static int test_seed_repeatable_mix(void)
     /* same seed, same mix of directions; another seed, another mix */
     uint64_t reads[3];
     for (int i = 0; i < 3; i++) {
-        struct iog_job_spec j = t_spec(IOG_ENGINE_NULL, IOG_RW_RANDRW, 4096, 4096 * 10000);
+        struct iog_job_spec j = t_spec("null", IOG_RW_RANDRW, 4096, 4096 * 10000);
         j.seed = i == 2 ? 99 : 7;
         iog_session *s = NULL;
         CHECK(t_run(&j, 1, &s) == 0);

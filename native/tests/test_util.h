@@ -60,12 +60,13 @@ static inline uint64_t t_now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static inline struct iog_job_spec t_spec(uint32_t engine, uint32_t rw, uint64_t bs, uint64_t size)
+static inline struct iog_job_spec t_spec(const char *engine, uint32_t rw, uint64_t bs,
+                                         uint64_t size)
 {
     struct iog_job_spec j;
     memset(&j, 0, sizeof(j));
     j.struct_size = sizeof(j);
-    j.engine = engine;
+    snprintf(j.engine, sizeof(j.engine), "%s", engine);
     j.rw = rw;
     j.rwmixread = 50;
     for (int d = 0; d < IOG_DATA_DIRS; d++) {

@@ -1,10 +1,9 @@
 /*
  * test_workload.c - the workload language as realized by the engine: block
  * size tables (weights, ranges, alignment), rate limits and their lateness
- * (lag, resp), rate-limited jobs running for their runtime, offset distributions, several files, sync every N writes,
- * invalidate, and the realized counters (queue depth, block sizes,
- * coverage). Statistical checks use tolerances of a few standard deviations
- * of the binomial count they test.
+ * (lag, resp), rate-limited jobs running for their runtime, offset distributions, several files,
+ * sync every N writes, invalidate, and the realized counters (queue depth, block sizes, coverage).
+ * Statistical checks use tolerances of a few standard deviations of the binomial count they test.
  */
 #include <math.h>
 
@@ -52,7 +51,7 @@ static int job_stats(iog_session *s, struct iog_job_stats *js)
 
 static struct iog_job_spec timed_null(uint32_t rw, uint64_t runtime_ns)
 {
-    struct iog_job_spec j = t_spec(IOG_ENGINE_NULL, rw, 4096, 1 << 30);
+    struct iog_job_spec j = t_spec("null", rw, 4096, 1 << 30);
     j.flags = IOG_JOB_TIME_BASED;
     j.runtime_ns = runtime_ns;
     return j;
@@ -111,7 +110,7 @@ static int test_blockalign(void)
 {
     /* 512-byte requests on 4 KiB boundaries over 64 KiB: coverage chunks are
      * 512 bytes, so only the first chunk of each 4 KiB block is touched */
-    struct iog_job_spec j = t_spec(IOG_ENGINE_NULL, IOG_RW_RANDREAD, 512, 64 << 10);
+    struct iog_job_spec j = t_spec("null", IOG_RW_RANDREAD, 512, 64 << 10);
     j.flags = IOG_JOB_TIME_BASED;
     j.runtime_ns = 20000000;
     j.blockalign[0] = 4096;
@@ -199,7 +198,7 @@ static int test_stall_shows_in_resp(void)
 
 static int test_no_rate_resp_is_lat(void)
 {
-    struct iog_job_spec j = t_spec(IOG_ENGINE_NULL, IOG_RW_RANDREAD, 4096, 4096 * 10000);
+    struct iog_job_spec j = t_spec("null", IOG_RW_RANDREAD, 4096, 4096 * 10000);
     iog_session *s = NULL;
     CHECK(t_run(&j, 1, &s) == 0);
     struct iog_dir_stats st;
@@ -218,7 +217,7 @@ static int test_psync_rate_resp(void)
 {
     char path[IOG_PATH_MAX];
     CHECK(t_temp_path(path, sizeof(path)) == 0);
-    struct iog_job_spec j = t_spec(IOG_ENGINE_PSYNC, IOG_RW_RANDRW, 4096, 1 << 20);
+    struct iog_job_spec j = t_spec("psync", IOG_RW_RANDRW, 4096, 1 << 20);
     j.flags = IOG_JOB_TIME_BASED;
     j.runtime_ns = 300000000;
     j.rate_iops[0] = 2000;
@@ -245,7 +244,7 @@ static int test_psync_rate_resp(void)
  * size it does not finish): its due times are 0, 0.25, 0.5 and 0.75 s, the
  * next one is at the end of the runtime, and the job still runs until then,
  * so 4 requests over at least 1 s (4 IOPS, not 4 over 0.75 s). */
-static int rate_runs_for_runtime(uint32_t engine, uint32_t flags)
+static int rate_runs_for_runtime(const char *engine, uint32_t flags)
 {
     char path[IOG_PATH_MAX];
     CHECK(t_temp_path_in(path, sizeof(path), "IOGATE_TEST_DISK_DIR", "/var/tmp") == 0);
@@ -253,13 +252,13 @@ static int rate_runs_for_runtime(uint32_t engine, uint32_t flags)
     j.flags = flags;
     j.runtime_ns = 1000000000;
     j.rate_iops[IOG_DIR_WRITE] = 4;
-    j.iodepth = engine == IOG_ENGINE_IO_URING ? 4 : 1;
-    if (engine != IOG_ENGINE_NULL)
+    j.iodepth = strcmp(engine, "io_uring") == 0 ? 4 : 1;
+    if (strcmp(engine, "null") != 0)
         strcpy(j.filename, path);
     iog_session *s = NULL;
     int rc = t_run(&j, 1, &s);
     unlink(path);
-    if (engine == IOG_ENGINE_IO_URING && (rc == -ENOSYS || rc == -EPERM)) {
+    if (strcmp(engine, "io_uring") == 0 && (rc == -ENOSYS || rc == -EPERM)) {
         iog_session_destroy(s);
         return T_SKIP;
     }
@@ -276,19 +275,19 @@ static int rate_runs_for_runtime(uint32_t engine, uint32_t flags)
 static int test_rate_runs_for_runtime(void)
 {
     /* the synchronous loop and the asynchronous one */
-    CHECK(rate_runs_for_runtime(IOG_ENGINE_NULL, IOG_JOB_TIME_BASED) == T_PASS);
-    CHECK(rate_runs_for_runtime(IOG_ENGINE_NULL, 0) == T_PASS);
-    int rc = rate_runs_for_runtime(IOG_ENGINE_IO_URING, IOG_JOB_TIME_BASED);
+    CHECK(rate_runs_for_runtime("null", IOG_JOB_TIME_BASED) == T_PASS);
+    CHECK(rate_runs_for_runtime("null", 0) == T_PASS);
+    int rc = rate_runs_for_runtime("io_uring", IOG_JOB_TIME_BASED);
     if (rc != T_PASS)
         return rc;
-    return rate_runs_for_runtime(IOG_ENGINE_IO_URING, 0);
+    return rate_runs_for_runtime("io_uring", 0);
 }
 
 /* A rate-limited job that issues its whole size before the runtime ends
  * stops then: 2 requests of its 8 KiB. */
 static int test_rate_size_done_stops(void)
 {
-    struct iog_job_spec j = t_spec(IOG_ENGINE_NULL, IOG_RW_WRITE, 4096, 8192);
+    struct iog_job_spec j = t_spec("null", IOG_RW_WRITE, 4096, 8192);
     j.runtime_ns = 1000000000;
     j.rate_iops[IOG_DIR_WRITE] = 4;
     iog_session *s = NULL;
@@ -304,7 +303,7 @@ static int test_rate_size_done_stops(void)
 static int coverage_of(uint32_t dist, double param, double *frac)
 {
     const uint64_t n = 20000;
-    struct iog_job_spec j = t_spec(IOG_ENGINE_NULL, IOG_RW_RANDREAD, 4096, 4096 * n);
+    struct iog_job_spec j = t_spec("null", IOG_RW_RANDREAD, 4096, 4096 * n);
     j.dist = dist;
     j.dist_param = param;
     iog_session *s = NULL;
@@ -339,7 +338,7 @@ static int test_zoned_share(void)
      * zone 1: the other half, rarely on the same block twice, so the
      * touched count tells how many accesses zone 1 got */
     const uint64_t blocks = 1000000;
-    struct iog_job_spec j = t_spec(IOG_ENGINE_NULL, IOG_RW_RANDREAD, 512, 512 * blocks);
+    struct iog_job_spec j = t_spec("null", IOG_RW_RANDREAD, 512, 512 * blocks);
     j.dist = IOG_DIST_ZONED;
     j.nzones = 2;
     j.zones[0] = (struct iog_zone){500000, 100};
@@ -367,7 +366,7 @@ static int test_zoned_share(void)
 
 static int test_sequential_coverage_full(void)
 {
-    struct iog_job_spec j = t_spec(IOG_ENGINE_NULL, IOG_RW_WRITE, 4096, 3 << 20);
+    struct iog_job_spec j = t_spec("null", IOG_RW_WRITE, 4096, 3 << 20);
     iog_session *s = NULL;
     CHECK(t_run(&j, 1, &s) == 0);
     struct iog_job_stats js;
@@ -385,7 +384,7 @@ static int test_sequential_coverage_full(void)
  * wrapping to the start. */
 static int test_coverage_spanning_words(void)
 {
-    struct iog_job_spec j = t_spec(IOG_ENGINE_NULL, IOG_RW_WRITE, 12288, 1 << 20);
+    struct iog_job_spec j = t_spec("null", IOG_RW_WRITE, 12288, 1 << 20);
     iog_session *s = NULL;
     CHECK(t_run(&j, 1, &s) == 0);
     struct iog_job_stats js;
@@ -399,7 +398,7 @@ static int test_coverage_spanning_words(void)
 
 static int test_sync_every(void)
 {
-    struct iog_job_spec j = t_spec(IOG_ENGINE_NULL, IOG_RW_RANDWRITE, 4096, 4096 * 1000);
+    struct iog_job_spec j = t_spec("null", IOG_RW_RANDWRITE, 4096, 4096 * 1000);
     j.sync_kind = IOG_SYNC_FSYNC;
     j.sync_every = 7;
     iog_session *s = NULL;
@@ -416,7 +415,7 @@ static int test_sync_every(void)
     /* io_uring on a file: everything in flight completes before each sync */
     char path[IOG_PATH_MAX];
     CHECK(t_temp_path(path, sizeof(path)) == 0);
-    j = t_spec(IOG_ENGINE_IO_URING, IOG_RW_RANDWRITE, 4096, 4096 * 256);
+    j = t_spec("io_uring", IOG_RW_RANDWRITE, 4096, 4096 * 256);
     j.iodepth = 8;
     j.sync_kind = IOG_SYNC_FDATASYNC;
     j.sync_every = 10;
@@ -443,7 +442,7 @@ static int test_several_files(void)
     char a[IOG_PATH_MAX], b[IOG_PATH_MAX];
     CHECK(t_temp_path(a, sizeof(a)) == 0);
     CHECK(t_temp_path(b, sizeof(b)) == 0);
-    struct iog_job_spec j = t_spec(IOG_ENGINE_PSYNC, IOG_RW_WRITE, 4096, 2 << 20);
+    struct iog_job_spec j = t_spec("psync", IOG_RW_WRITE, 4096, 2 << 20);
     memset(j.filename, 0, sizeof(j.filename));
     strcpy(j.filename, a);
     strcpy(j.filename + strlen(a) + 1, b);
@@ -491,7 +490,7 @@ static int test_uring_queue_depth(void)
 {
     char path[IOG_PATH_MAX];
     CHECK(t_temp_path_in(path, sizeof(path), "IOGATE_TEST_DISK_DIR", "/var/tmp") == 0);
-    struct iog_job_spec j = t_spec(IOG_ENGINE_IO_URING, IOG_RW_RANDREAD, 4096, 4 << 20);
+    struct iog_job_spec j = t_spec("io_uring", IOG_RW_RANDREAD, 4096, 4 << 20);
     j.iodepth = 8;
     j.flags = IOG_JOB_TIME_BASED | IOG_JOB_DIRECT;
     j.runtime_ns = 100000000;

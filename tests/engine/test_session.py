@@ -199,7 +199,7 @@ def test_invalid_spec_is_an_engine_error_naming_the_field(overrides, word):
 
 
 def test_unknown_names_and_negative_numbers_are_rejected_before_the_library():
-    for bad in (dict(engine="posixaio"), dict(rw="readwrite"), dict(size=-1)):
+    for bad in (dict(engine="spdk"), dict(rw="readwrite"), dict(size=-1)):
         with pytest.raises(EngineError) as exc:
             job_struct(spec(**bad))
         assert exc.value.errno == errno.EINVAL

@@ -29,19 +29,12 @@ class Engine:
         return self.max_depth > 1
 
 
-_KNOWN = {
-    "io_uring": ("io_uring via liburing, iodepth requests in flight", 4096, True),
-    "libaio": ("Linux native AIO (libaio), iodepth requests in flight", 4096, True),
-    "psync": ("pread(2) and pwrite(2), one request at a time", 1, True),
-    "sync": ("lseek(2) then read(2) or write(2), one request at a time", 1, True),
-    "null": ("no I/O: every request completes at once", 4096, False),
-}
-
-
 @cache
 def engines() -> tuple[Engine, ...]:
-    """Every engine, in the library's order."""
-    return tuple(Engine(name, *_KNOWN[name]) for name in native.ENGINES)
+    """Every engine, in the library's order (iog_engine_describe)."""
+    return tuple(Engine(info.name.decode(), info.summary.decode(), int(info.max_depth),
+                        bool(info.flags & native.ENGINE_DOES_IO))
+                 for info in native.engine_infos())
 
 
 def names() -> tuple[str, ...]:

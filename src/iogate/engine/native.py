@@ -36,7 +36,7 @@ from iogate.errors import EngineError
 
 UINT64_MAX = (1 << 64) - 1
 
-ABI_VERSION = 5
+ABI_VERSION = 6
 
 # The histogram geometry (IOG_HIST_*) is owned by iogate.histogram; the parity tests check it
 # against the library.
@@ -54,10 +54,11 @@ WEIGHT_TOTAL = 1_000_000  # weights are parts per million
 VERIFY_HEADER = 64  # bytes of the header at the start of a verified block
 VERIFY_RECORDS = 16  # verification failures kept in detail per job
 
-# enum iog_engine
-ENGINE_NULL, ENGINE_PSYNC, ENGINE_IO_URING, ENGINE_LIBAIO, ENGINE_SYNC = range(5)
-ENGINES = {"null": ENGINE_NULL, "psync": ENGINE_PSYNC, "io_uring": ENGINE_IO_URING,
-           "libaio": ENGINE_LIBAIO, "sync": ENGINE_SYNC}
+# I/O engines are named; the library lists its own (engine_infos).
+ENGINE_NAME_MAX = 32
+ENGINE_SUMMARY_MAX = 128
+ENGINE_DOES_IO = 1 << 0  # touches files (null does not)
+ENGINE_NO_DIRECT = 1 << 1  # cannot do O_DIRECT
 
 # enum iog_rw
 RW_READ, RW_WRITE, RW_RANDREAD, RW_RANDWRITE, RW_RW, RW_RANDRW = range(6)
@@ -137,7 +138,7 @@ class IogFileId(ctypes.Structure):
 class IogJobSpec(ctypes.Structure):
     _fields_ = [
         ("struct_size", c_uint32),
-        ("engine", c_uint32),
+        ("engine", c_char * ENGINE_NAME_MAX),
         ("rw", c_uint32),
         ("rwmixread", c_uint32),
         ("nbs", c_uint32 * DATA_DIRS),
@@ -311,6 +312,17 @@ class IogFault(ctypes.Structure):
     ]
 
 
+class IogEngineInfo(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", c_uint32),
+        ("max_depth", c_uint32),
+        ("flags", c_uint32),
+        ("reserved0", c_uint32),
+        ("name", c_char * ENGINE_NAME_MAX),
+        ("summary", c_char * ENGINE_SUMMARY_MAX),
+    ]
+
+
 class IogLayoutField(ctypes.Structure):
     _fields_ = [
         ("name", c_char_p),
@@ -334,6 +346,7 @@ STRUCTS: dict[str, type[ctypes.Structure]] = {
     "iog_verify_stats": IogVerifyStats,
     "iog_verify_failure": IogVerifyFailure,
     "iog_fault": IogFault,
+    "iog_engine_info": IogEngineInfo,
 }
 
 SessionHandle = c_void_p
@@ -373,6 +386,8 @@ def _declare(lib: ctypes.CDLL) -> None:
     fn("iog_version", c_char_p, [], None)
     fn("iog_describe_struct", c_int,
        [c_char_p, POINTER(c_uint32), POINTER(POINTER(IogLayoutField))])
+    fn("iog_engine_count", c_int, [])
+    fn("iog_engine_describe", c_int, [c_uint32, POINTER(IogEngineInfo)])
     fn("iog_session_create", c_int, [POINTER(IogJobSpec), c_uint32, POINTER(SessionHandle), *err])
     fn("iog_session_start", c_int, [SessionHandle, *err])
     fn("iog_session_poll", c_int, [SessionHandle, POINTER(IogProgress)])
@@ -484,6 +499,16 @@ def hist_percentiles(counts: Sequence[int], first: int, ps: Sequence[float],
 
 
 # --- session calls -----------------------------------------------------------
+
+def engine_infos() -> list[IogEngineInfo]:
+    """The library's I/O engines, in its order."""
+    out = []
+    for i in range(lib().iog_engine_count()):
+        info = IogEngineInfo(struct_size=ctypes.sizeof(IogEngineInfo))
+        lib().iog_engine_describe(i, byref(info))
+        out.append(info)
+    return out
+
 
 def session_create(specs: list[IogJobSpec]) -> SessionHandle:
     arr = (IogJobSpec * len(specs))(*specs)

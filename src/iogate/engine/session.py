@@ -15,7 +15,7 @@ import resource
 import time
 from collections.abc import Callable
 
-from iogate.engine import native
+from iogate.engine import catalog, native
 from iogate.errors import EngineError
 from iogate.histogram import Histogram
 from iogate.job import JobSpec
@@ -40,7 +40,10 @@ U32, U64 = 1 << 32, 1 << 64
 def job_struct(spec: JobSpec) -> native.IogJobSpec:
     """The C struct. Names and integer ranges are checked here, so that nothing wraps
     around silently; the meaning of the values is checked by the library."""
-    engine = _choice("engine", spec.engine, native.ENGINES)
+    if catalog.get(spec.engine) is None:
+        raise EngineError(errno.EINVAL, f"unknown engine '{spec.engine}'; expected one of "
+                                        f"{', '.join(catalog.names())}")
+    engine = spec.engine.encode()
     rw = _choice("rw mode", spec.rw, native.RW_MODES)
     rate_process = _choice("rate_process", spec.rate_process, native.RATE_PROCESSES)
     dist = _choice("random distribution", spec.dist, native.DISTS)

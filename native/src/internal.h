@@ -1,13 +1,15 @@
 /*
- * session.h - the private data model of a session: jobs, their worker
- * threads with per-thread statistics, and the per-job interval series kept by
- * the background (monitor) thread. Shared by session.c (lifecycle and
- * accessors), worker.c (the I/O loop), monitor.c (the background thread:
+ * internal.h - the library's private data model of a session: jobs, their
+ * worker threads with per-thread statistics, and the per-job interval series
+ * kept by the background (monitor) thread, with the functions the private
+ * modules call on each other. Never installed: the public API is iogate.h.
+ * Shared by validate.c (job specs), session.c (lifecycle), query.c
+ * (accessors), worker.c (the I/O loop), monitor.c (the background thread:
  * layout, run start, series and completion), analysis.c (the measurement of
- * written data) and layout.c.
+ * written data), layout.c and the engines.
  */
-#ifndef IOGATE_SESSION_H
-#define IOGATE_SESSION_H
+#ifndef IOGATE_INTERNAL_H
+#define IOGATE_INTERNAL_H
 
 #include <pthread.h>
 #include <stddef.h>
@@ -72,9 +74,9 @@ struct iog_worker {
     struct thread_dir_stats st[IOG_DIR_COUNT]; /* written only by this worker */
     struct iog_session *s;
     struct iog_job *job;
-    const struct iog_engine_ops *ops;
-    uint32_t index; /* thread index within the job */
-    int fd;         /* the first file's descriptor (fds[0]), -1 when none */
+    const struct iog_engine_ops *ops; /* the job's engine's */
+    uint32_t index;                   /* thread index within the job */
+    int fd;                           /* the first file's descriptor (fds[0]), -1 when none */
     int fds[IOG_FILES_MAX];
     uint32_t nfiles; /* descriptors open in fds */
     void *engine_data;
@@ -126,9 +128,9 @@ struct mon_snap {
 
 struct iog_job {
     struct iog_job_spec spec;
-    const struct iog_engine_ops *ops;
+    const struct iog_engine *engine;
     uint32_t index;
-    uint32_t nfiles;                  /* 1 for the null engine */
+    uint32_t nfiles;                  /* 1 for an engine that does no I/O (null) */
     const char *files[IOG_FILES_MAX]; /* into spec.filename */
     uint64_t file_size;               /* each file's region: size / nfiles */
     uint64_t coverage_chunk;          /* bytes per coverage bit, a power of two */
@@ -207,8 +209,12 @@ static inline int job_uses_dir(const struct iog_job_spec *spec, uint32_t dir)
     }
 }
 
-/* session.c: splits a spec's filename list; the count, or -EINVAL. */
+/* validate.c: splits a spec's filename list; the count, or -EINVAL. */
 int job_file_names(const struct iog_job_spec *spec, const char *names[IOG_FILES_MAX]);
+/* validate.c: copies job i of the caller's array (whatever its struct_size)
+ * into *out and checks it; 0 or a negative errno with a message. */
+int job_spec_read(const struct iog_job_spec *jobs, uint32_t i, struct iog_job_spec *out, char *err,
+                  size_t errlen);
 
 /* worker.c */
 int worker_setup(struct iog_worker *w, char *err, size_t errlen);
