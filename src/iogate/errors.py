@@ -1,4 +1,5 @@
-"""The exceptions iogate raises, and Problem: one located complaint about a suite file."""
+"""The exceptions iogate raises, Problem (one located complaint about a suite file), and
+how a message lists choices (:func:`spoken`)."""
 
 from __future__ import annotations
 
@@ -61,3 +62,9 @@ class RealizedWorkloadWarning(UserWarning):
 
 class TargetError(IogateError):
     """The target file or device of a workload is unusable."""
+
+
+def spoken(words: Iterable[str], conjunction: str = "or") -> str:
+    """Words as a sentence lists them: 'a, b or c'."""
+    all_ = list(words)
+    return f"{', '.join(all_[:-1])} {conjunction} {all_[-1]}" if len(all_) > 1 else "".join(all_)

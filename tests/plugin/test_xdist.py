@@ -89,6 +89,14 @@ def _run(pytester: pytest.Pytester, *args: str) -> tuple[pytest.RunResult, dict]
     return result, json.loads((pytester.path / "results.json").read_text())
 
 
+@pytest.fixture(autouse=True)
+def _not_a_worker_here(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pytest runs below are their own: when this test itself runs in an xdist worker,
+    its variables must not make their controller look like a worker."""
+    for name in ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_XDIST_TESTRUNUID"):
+        monkeypatch.delenv(name, raising=False)
+
+
 @pytest.fixture
 def mixed(pytester: pytest.Pytester, disk_dir: Path) -> pytest.Pytester:
     pytester.makeconftest(SPY)

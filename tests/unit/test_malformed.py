@@ -27,8 +27,6 @@ from iogate.spec.loader import (
     read_suite_text,
 )
 
-SRC = Path(__file__).resolve().parents[2] / "src"
-
 # A valid workload whose next line is line 6.
 HEAD = "suite: s\nworkloads:\n  - name: a\n    rw: randread\n    size: 1m\n"
 # CPU seconds (of this process: what the loader works, not what other processes take from
@@ -371,7 +369,7 @@ CLI_CASES = ["tag-python-object-apply", "billion-laughs", "nul-in-text", "bad-in
 def test_validate_command_reports_a_location(tmp_path, name):
     bad = BY_ID[name]
     path = write(tmp_path, bad.text)
-    env = {**os.environ, "PYTHONPATH": str(SRC)}
+    env = dict(os.environ)
     run = subprocess.run([sys.executable, "-m", "iogate", "validate", str(path)],
                          capture_output=True, text=True, env=env, timeout=30, check=False)
     assert run.returncode == 2, run.stderr
@@ -481,7 +479,7 @@ def test_ten_megabyte_suite_of_10000_workloads_is_bounded(tmp_path):
     script = ("import sys; from iogate.spec import load_suite; "
               "print(len(load_suite(sys.argv[1], env={}).cases))")
     run = subprocess.run([sys.executable, "-c", script, str(path)], capture_output=True,
-                         text=True, env={**os.environ, "PYTHONPATH": str(SRC)}, timeout=600,
+                         text=True, env=dict(os.environ), timeout=600,
                          check=True)
     peak_kib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     # Measured: about 4 s and 170-400 MiB here, most of both validating the 10000 workloads.
@@ -510,7 +508,7 @@ def test_a_suite_of_too_many_workloads_is_refused_as_it_is_read(tmp_path):
 
     def load(file: Path) -> tuple[str, int]:
         run = subprocess.run([sys.executable, "-c", script, str(file)], capture_output=True,
-                             text=True, env={**os.environ, "PYTHONPATH": str(SRC)},
+                             text=True, env=dict(os.environ),
                              timeout=600, check=True)
         message, peak_kib = run.stdout.splitlines()
         return message, int(peak_kib)

@@ -163,7 +163,7 @@ def test_workload_defaults():
                                      "iodepth must be 1"),
     ("rw: trim\n", "F:5:9: workloads[0].rw: expected one of 'read', 'write'"),
     ("ioengine: psync\niodepth: 8\n", "F:6:5: workloads[0].iodepth: psync is synchronous: "
-                                      "iodepth must be 1; use io_uring or libaio for queue "
+                                      "iodepth must be 1; use io_uring, libaio or posixaio for queue "
                                       "depth"),
     ("direct: true\nbs: 1000\n", "F:6:5: workloads[0].bs: direct I/O needs block sizes that are "
                                  "a multiple of 512 bytes; read bs is 1000"),
@@ -196,7 +196,7 @@ def test_bad_workload(tmp_path, body, expected):
 
 
 @pytest.mark.parametrize("written, said", [
-    ("posixaio", "ioengine 'posixaio' is not supported; use "),
+    ("windowsaio", "ioengine 'windowsaio' is not supported; use "),
     ("spdk", "ioengine 'spdk' is not supported; use "),
     ("5", "expected an engine: "),
 ])
@@ -269,8 +269,8 @@ def test_rule_blames_the_workload_when_defaults_set_every_field(tmp_path):
     text = ("suite: s\ndefaults:\n  ioengine: psync\n  iodepth: 4\n"
             "workloads:\n  - name: a\n    size: 1m\n")
     assert problems(tmp_path, text) == [
-        "F:6:5: workloads[0]: psync is synchronous: iodepth must be 1; use io_uring or "
-        "libaio for queue depth"]
+        "F:6:5: workloads[0]: psync is synchronous: iodepth must be 1; use io_uring, "
+        "libaio or posixaio for queue depth"]
 
 
 def test_all_problems_are_collected(tmp_path):
@@ -353,7 +353,7 @@ def test_schema_agrees_with_the_loader(tmp_path):
     good = yaml.safe_load(GOOD.replace("${SIZE:-64MiB}", "64MiB").replace("${ncpus}", "2"))
     assert list(validator.iter_errors(good)) == []
     for bad in ({"iodepth": "32"}, {"size": "10Q"}, {"bs": "4MB"}, {"iodepht": 1},
-                {"runtime": "5d"}, {"ioengine": "posixaio"}):
+                {"runtime": "5d"}, {"ioengine": "windowsaio"}):
         doc = {"suite": "s", "workloads": [{"name": "w", "size": "1m", **bad}]}
         assert list(validator.iter_errors(doc)), bad
 
@@ -465,8 +465,8 @@ def test_schema_agrees_with_the_loader(tmp_path):
     ('fsync: 4\n',
      'F:5:5: workloads[0].fsync: fsync syncs after writes, but read never writes'),
     ('ioengine: sync\niodepth: 2\n',
-     'F:6:5: workloads[0].iodepth: sync is synchronous: iodepth must be 1; use io_uring or '
-     'libaio for queue depth'),
+     'F:6:5: workloads[0].iodepth: sync is synchronous: iodepth must be 1; use io_uring, '
+     'libaio or posixaio for queue depth'),
     ('filename: [a, a]\n',
      "F:5:15: workloads[0].filename: file 2: 'a' is listed twice"),
     ('filename: []\n',
@@ -603,7 +603,7 @@ def test_precondition_rule_blames_the_step(tmp_path):
     text = one_workload("precondition:\n  - {rw: write, ioengine: psync, iodepth: 4}\n")
     assert problems(tmp_path, text) == [
         "F:6:38: workloads[0].precondition[0].iodepth: psync is synchronous: iodepth must be 1; "
-        "use io_uring or libaio for queue depth"]
+        "use io_uring, libaio or posixaio for queue depth"]
 
 
 def test_a_list_sets_several_bounds_on_one_metric(tmp_path):

@@ -1,5 +1,6 @@
 """The native engine's I/O engines, as the library describes them: name, what each is,
-how many requests it keeps in flight, whether it does I/O at all.
+how many requests it keeps in flight, whether it does I/O at all and whether it can
+bypass the page cache (O_DIRECT).
 
 Everything above the engine that names or checks an ioengine (the suite model, the
 schema, the fio importer and exporter) reads this catalog rather than a list of its own.
@@ -10,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cache
 
+from iogate import errors
 from iogate.engine import native
 
 __all__ = ["Engine", "engines", "get", "names", "spoken"]
@@ -23,6 +25,7 @@ class Engine:
     summary: str  # one line: what it issues
     max_depth: int  # requests one job keeps in flight at most; 1 for a synchronous engine
     does_io: bool  # False for an engine that completes requests without touching a file
+    direct: bool = True  # whether ``direct`` (O_DIRECT) can apply to it
 
     @property
     def queued(self) -> bool:
@@ -33,7 +36,8 @@ class Engine:
 def engines() -> tuple[Engine, ...]:
     """Every engine, in the library's order (iog_engine_describe)."""
     return tuple(Engine(info.name.decode(), info.summary.decode(), int(info.max_depth),
-                        bool(info.flags & native.ENGINE_DOES_IO))
+                        bool(info.flags & native.ENGINE_DOES_IO),
+                        not info.flags & native.ENGINE_NO_DIRECT)
                  for info in native.engine_infos())
 
 
@@ -47,5 +51,4 @@ def get(name: str) -> Engine | None:
 
 def spoken(conjunction: str = "or") -> str:
     """The names as a sentence lists them: 'io_uring, libaio, psync, sync or null'."""
-    all_ = names()
-    return f"{', '.join(all_[:-1])} {conjunction} {all_[-1]}" if len(all_) > 1 else all_[0]
+    return errors.spoken(names(), conjunction)

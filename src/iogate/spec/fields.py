@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Annotated, Any, Literal
@@ -31,6 +31,7 @@ from pydantic import (
 
 from iogate import expr
 from iogate.engine import catalog
+from iogate.errors import spoken
 from iogate.expr import shown
 from iogate.metrics import LATENCIES, parse_metric
 from iogate.spec.modes import DIRECTIONS
@@ -75,11 +76,6 @@ def describe_input(value: Any) -> str:
         return "a list"
     return type(value).__name__
 
-
-def spoken(words: Iterable[str], conjunction: str = "or") -> str:
-    """Words as a sentence lists them: 'a, b or c'."""
-    all_ = list(words)
-    return f"{', '.join(all_[:-1])} {conjunction} {all_[-1]}" if len(all_) > 1 else "".join(all_)
 
 # A number of expr.MAX_DIGITS digits and a unit; anything longer cannot be one quantity.
 MAX_LITERAL_CHARS = 64

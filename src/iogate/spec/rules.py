@@ -13,6 +13,7 @@ from fractions import Fraction
 from typing import TYPE_CHECKING
 
 from iogate.engine import catalog
+from iogate.errors import spoken
 from iogate.spec.fields import (
     BS_KEYS,
     DEFAULT_BS,
@@ -21,7 +22,6 @@ from iogate.spec.fields import (
     queued_engines,
     shares_of,
     split_by_mix,
-    spoken,
 )
 from iogate.spec.modes import DIRECTIONS, MIXED, RANDOM, Direction, directions_of
 from iogate.units import format_size
@@ -65,6 +65,10 @@ def workload_rules(w: JobFields) -> Iterator[tuple[tuple[str, ...], str]]:
             yield ("iodepth", "ioengine"), (
                 f"{engine.name} keeps at most {engine.max_depth} requests in flight: iodepth "
                 f"must be at most {engine.max_depth}")
+    if w.direct and not engine.direct:
+        yield ("direct", "ioengine"), (
+            f"{engine.name} cannot bypass the page cache: direct does not apply to it; remove "
+            f"direct or use {spoken(e.name for e in catalog.engines() if e.direct and e.does_io)}")
     given = [k for k in BS_KEYS if k in w.model_fields_set]
     if len(given) > 1:
         yield (given[0], given[1]), f"{given[1]} and {given[0]} exclude each other: give one"
