@@ -163,8 +163,8 @@ def test_workload_defaults():
                                      "iodepth must be 1"),
     ("rw: trim\n", "F:5:9: workloads[0].rw: expected one of 'read', 'write'"),
     ("ioengine: psync\niodepth: 8\n", "F:6:5: workloads[0].iodepth: psync is synchronous: "
-                                      "iodepth must be 1; use io_uring, libaio or posixaio for queue "
-                                      "depth"),
+                                      "iodepth must be 1; use io_uring, libaio or posixaio "
+                                      "for queue depth"),
     ("direct: true\nbs: 1000\n", "F:6:5: workloads[0].bs: direct I/O needs block sizes that are "
                                  "a multiple of 512 bytes; read bs is 1000"),
     ("direct: true\noffset: 100\n", "F:6:5: workloads[0].offset: direct I/O needs an offset that "
