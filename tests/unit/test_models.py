@@ -622,3 +622,16 @@ def test_a_bad_bound_in_a_list_is_located_at_its_item(tmp_path):
     with pytest.raises(SuiteError) as info:
         load_suite(write(tmp_path, text), env={})
     assert "s.suite.yaml:10:11: workloads[0].expect.write.iops[1]:" in str(info.value)
+
+
+def test_direct_is_refused_for_an_engine_that_cannot_bypass_the_cache(tmp_path):
+    from iogate.engine import catalog
+
+    cached = [e for e in catalog.engines() if not e.direct]
+    assert cached, "the catalog has an engine without O_DIRECT (mmap)"
+    for engine in cached:
+        [line] = problems(tmp_path, one_workload(f"ioengine: {engine.name}\ndirect: true\n"))
+        assert line.startswith(f"F:6:5: workloads[0].direct: {engine.name} cannot bypass the "
+                               "page cache: direct does not apply to it; remove direct or use ")
+    # and the same engine without direct is a valid workload
+    load_suite(write(tmp_path, one_workload(f"ioengine: {cached[0].name}\n")), env={})
