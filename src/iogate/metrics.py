@@ -371,3 +371,28 @@ def series_paths() -> list[str]:
     out += [f"{d}.{lat}.{st}" for d in DIRECTIONS for lat in SERIES_LATENCIES
             for st in SERIES_LAT_STATS]
     return out
+
+
+# -- for editors: the keys an expectation may have -----------------------------------------
+
+# A percentile in (0, 100]: not p0, p00, p0.0...
+_PERCENTILE_RE = r"p(?!0{1,2}(\.0+)?(@|$))([0-9]{1,2}(\.[0-9]+)?|100)"
+
+
+def key_patterns() -> list[tuple[str, str]]:
+    """(regular expression, description) of the expectation keys of each row of
+    :data:`TABLE`: its paths, with or without an ``@statistic`` over repeats. What
+    :func:`parse_metric` and :func:`split_statistic` accept, as a schema can say it."""
+    def alternatives(items: tuple[str, ...]) -> str:
+        return "(" + "|".join(re.escape(i) for i in items) + ")"
+
+    repeat = "(@" + alternatives(REPEAT_STATS) + ")?"
+    out = []
+    for family in TABLE:
+        head = alternatives(family.names) if family.scopes == ("",) else \
+            alternatives(family.scopes) + r"\." + alternatives(family.names)
+        tail = {Form.PLAIN: "", Form.MEAN: r"\.mean", Form.SIZE: r"\.[1-9][0-9]*",
+                Form.LATENCY: r"\.(" + "|".join(LAT_STATS) + "|" + _PERCENTILE_RE + ")"}
+        out.append((f"^{head}{tail[family.form]}{repeat}$",
+                    f"{pattern(family)}: {family.about} ({UNITS[family.kind]})"))
+    return out

@@ -82,3 +82,52 @@ def test_the_command_lists_every_row(capsys: pytest.CaptureFixture[str]) -> None
     out = capsys.readouterr().out
     for family in TABLE:
         assert metrics.pattern(family) in out and family.about in out
+
+
+def _accepted(key: str) -> bool:
+    try:
+        path, _ = metrics.split_statistic(key)
+        parse_metric(path)
+    except ValueError:
+        return False
+    return True
+
+
+_TOKENS = ["read", "total", "sync", "cpu", "errors", "iops", "clat", "bs_pct", "mean",
+           "p99.9", "p0", "0", "util_pct"]
+
+
+@pytest.mark.parametrize("key", [
+    "read.clat.p99", "read.clat.p99.999", "read.iops@min", "errors", "errors@cv",
+    "read.bs_pct.4096", "read.bs_pct.0", "sync.clat.mean", "total.clat.p99", "read.clat",
+    "read.iops@p90", "cpu.util_pct", "verify.read_errors", "write.qd.mean", "write.qd.max",
+    "read.clat.p0", "read.clat.p00.0", "read.clat.p0.5", "read.clat.p0@min", "read.clat.p100",
+    "read.clat.p100.0", "read.iopz", "mix.read_pct.x"])
+def test_the_schema_keys_are_the_loaders(key: str) -> None:
+    import re
+
+    matched = any(re.search(regex, key) for regex, _ in metrics.key_patterns())
+    assert matched == _accepted(key), key
+
+
+def test_the_schema_keys_are_the_loaders_for_any_key() -> None:
+    """Every key of up to four tokens of the metric vocabulary, with or without a statistic:
+    the schema's patterns accept exactly what the loader accepts."""
+    import itertools
+    import re
+
+    patterns = [re.compile(regex) for regex, _ in metrics.key_patterns()]
+    for n in (1, 2, 3):
+        for parts in itertools.product(_TOKENS, repeat=n):
+            for suffix in ("", "@min", "@p50"):
+                key = ".".join(parts) + suffix
+                assert any(p.search(key) for p in patterns) == _accepted(key), key
+
+
+def test_the_schema_names_every_standard_path_with_its_meaning() -> None:
+    from iogate.spec.schema import json_schema
+
+    keys = json_schema()["$defs"]["Expectations"]
+    assert set(keys["properties"]) == set(standard_paths())
+    assert keys["properties"]["read.clat.p99"]["description"].startswith("submission, completion")
+    assert keys["additionalProperties"] is False

@@ -27,6 +27,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+from iogate.metrics import describe, key_patterns, parse_metric, standard_paths
 from iogate.spec.fields import (
     BS_KEYS,
     DEFAULT_ENGINE,
@@ -246,8 +247,17 @@ SWEEP_SCHEMA = {
 }
 
 
-_EXPECT_SCHEMA: dict[str, Any] = {"additionalProperties": {"anyOf": [
-    {"type": "string"}, {"type": "array", "items": {"type": "string"}, "minItems": 1}]}}
+def _expect_schema(schema: dict[str, Any]) -> None:
+    """Expectation keys as the metric table has them (iogate.metrics): every standard path
+    named, with what it measures, so that an editor completes them; any other path of the
+    table by its pattern; nothing else."""
+    comparison = {"anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"},
+                                                "minItems": 1}]}
+    schema["properties"] = {path: {**comparison, "description": describe(parse_metric(path))}
+                            for path in standard_paths()}
+    schema["patternProperties"] = {regex: {**comparison, "description": about}
+                                   for regex, about in key_patterns()}
+    schema["additionalProperties"] = False
 
 
 class WorkloadEntry(Defaults):
@@ -261,11 +271,11 @@ class WorkloadEntry(Defaults):
     # Values are checked by iogate.expect, which explains a bare number better.
     expect: dict[str, Any] = Field(default_factory=dict, description=(
         "metric -> comparison, e.g. 'read.clat.p99': '<= 1.2ms', or a list of comparisons "
-        "on the same metric, e.g. ['>= 0.45', '<= 0.55']"), json_schema_extra=_EXPECT_SCHEMA)
+        "on the same metric, e.g. ['>= 0.45', '<= 0.55']"), json_schema_extra=_expect_schema)
     per_host: dict[str, Any] = Field(default_factory=dict, description=(
         "expectations like expect's, judged on each host of a fleet on its own (expect "
         "judges the fleet as a whole); a run on this machine is one host"),
-        json_schema_extra=_EXPECT_SCHEMA)
+        json_schema_extra=_expect_schema)
 
 
 class SuiteFile(BaseModel):
