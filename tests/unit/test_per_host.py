@@ -87,8 +87,8 @@ def test_per_host_takes_sweep_variables(tmp_path):
 
 def test_schema_has_per_host_like_expect():
     workload = json_schema()["$defs"]["WorkloadEntry"]["properties"]
-    assert workload["per_host"]["additionalProperties"] == \
-        workload["expect"]["additionalProperties"]
+    assert workload["per_host"]["$ref"] == workload["expect"]["$ref"] == \
+        "#/$defs/Expectations"
     assert workload["per_host"]["type"] == "object"
     assert "per_host" not in json_schema()["$defs"]["Defaults"]["properties"]
 
