@@ -36,11 +36,12 @@ struct iog_io {
     uint8_t counted; /* prepared after the ramp ended */
 };
 
-/* What an engine does. init and prep are required; every other operation is
+/* What an engine does. prep is required; every other operation is
  * optional (NULL: not needed). A synchronous engine performs a request in
  * prep() and has no submit/reap; an asynchronous one has both. */
 struct iog_engine_ops {
-    /* Per-worker setup after its files are open; message into err on failure. */
+    /* Optional: per-worker setup after its files are open; message into err on
+     * failure. */
     int (*init)(struct iog_worker *w, char *err, size_t errlen);
     /* Optional: runs in the worker thread before its first request. */
     int (*thread_start)(struct iog_worker *w);
