@@ -23,19 +23,7 @@ static int temp_path(char *buf, size_t len)
 /* A file of `blocks` blocks whose block i is all byte (i & 0xff). */
 static int make_file(const char *path, uint32_t blocks)
 {
-    int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
-    if (fd < 0)
-        return -1;
-    char block[BS];
-    for (uint32_t i = 0; i < blocks; i++) {
-        memset(block, (int)(i & 0xff), sizeof(block));
-        if (pwrite(fd, block, BS, (off_t)i * BS) != (ssize_t)BS) {
-            close(fd);
-            return -1;
-        }
-    }
-    close(fd);
-    return 0;
+    return t_make_file(path, blocks, BS, -1);
 }
 
 static int test_writes_land_in_the_file(void)

@@ -15,18 +15,7 @@ static int temp_path(char *buf, size_t len)
 
 static int make_file(const char *path, uint32_t blocks, char byte)
 {
-    int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
-    if (fd < 0)
-        return -1;
-    char block[BS];
-    memset(block, byte, sizeof(block));
-    for (uint32_t i = 0; i < blocks; i++)
-        if (pwrite(fd, block, BS, (off_t)i * BS) != (ssize_t)BS) {
-            close(fd);
-            return -1;
-        }
-    close(fd);
-    return 0;
+    return t_make_file(path, blocks, BS, (unsigned char)byte);
 }
 
 static int test_verify_passes(void)

@@ -101,6 +101,25 @@ static inline int t_temp_path(char *buf, size_t len)
 }
 
 /* Creates, starts and waits for a session of njobs specs. */
+/* Creates path with `blocks` blocks of `bs` bytes: block i all `byte`, or all
+ * (i & 0xff) when byte is negative. 0 or -1. */
+static inline int t_make_file(const char *path, uint32_t blocks, uint32_t bs, int byte)
+{
+    int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0)
+        return -1;
+    char *block = malloc(bs);
+    int rc = block ? 0 : -1;
+    for (uint32_t i = 0; rc == 0 && i < blocks; i++) {
+        memset(block, byte < 0 ? (int)(i & 0xff) : byte, bs);
+        if (pwrite(fd, block, bs, (off_t)i * bs) != (ssize_t)bs)
+            rc = -1;
+    }
+    free(block);
+    close(fd);
+    return rc;
+}
+
 static inline int t_run(const struct iog_job_spec *jobs, uint32_t njobs, iog_session **out)
 {
     char err[IOG_ERR_MAX];
