@@ -54,7 +54,7 @@ class JobSpec:
     Every field but ``size`` has a default.
     """
 
-    size: int
+    size: int  # bytes of the region; 0 only in a job file exported without size
     engine: str = "io_uring"  # a name of iogate.engine.catalog
     rw: str = "read"  # read | write | randread | randwrite | rw | randrw
     bs_read: int = 4096

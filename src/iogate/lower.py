@@ -107,7 +107,7 @@ def _job(job: JobFields, filenames: Sequence[str], seed: int) -> JobSpec:
         bs_write=bs_write,
         iodepth=job.iodepth,
         numjobs=job.numjobs,
-        size=job.size,
+        size=job.size or 0,  # none: the target's, resolved before a run (plan.sized)
         offset=job.offset,
         runtime_ns=job.runtime or 0,
         ramp_ns=job.ramp_time or 0,

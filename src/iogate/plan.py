@@ -18,6 +18,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from iogate import interrupts
+from iogate.errors import TargetError
 from iogate.job import JobSpec
 from iogate.lower import lower
 from iogate.spec import Case
@@ -66,10 +67,51 @@ def plan(cases: Sequence[Case]) -> list[list[Case]]:
 
 
 def expected_bytes(cases: Sequence[Case]) -> int | None:
-    """Bytes a run that ends by size will move, for progress; None when one ends by time."""
-    if any(c.workload.time_based for c in cases):
+    """Bytes a run that ends by size will move, for progress; None when one ends by time
+    (or its size is the target's, known once the run starts)."""
+    if any(c.workload.time_based or c.workload.size is None for c in cases):
         return None
-    return sum(c.workload.size * c.workload.numjobs for c in cases)
+    return sum((c.workload.size or 0) * c.workload.numjobs for c in cases)
+
+
+def sized(case: Case, files: Sequence[str]) -> Case:
+    """The case with the size its workload (and each precondition step) leaves to the
+    target, fio's rule: from offset to the end of the file or device, which must exist;
+    over several files, the smallest one's, per file. TargetError when it cannot be."""
+    def whole(offset: int) -> int:
+        ends = [_size_of(path) for path in files]
+        if not ends:
+            raise TargetError(f"{case_id(case)}: no size and no file to take it from: give size")
+        shortest = min(ends)
+        per_file = shortest - offset
+        if per_file <= 0:
+            path = files[ends.index(shortest)]
+            raise TargetError(f"{case_id(case)}: no size given, and '{path}' ({shortest} "
+                              f"bytes) ends before offset {offset}: give size")
+        return per_file * len(files)
+
+    w = case.workload
+    if w.size is None:
+        w = w.model_copy(update={"size": whole(w.offset)})
+    steps = [s if s.size is not None else s.model_copy(update={"size": whole(s.offset)})
+             for s in case.preconditions]
+    if w is case.workload and all(a is b for a, b in zip(steps, case.preconditions, strict=True)):
+        return case
+    return replace(case, workload=w, preconditions=steps)
+
+
+def _size_of(path: str) -> int:
+    """The size of a file, or of a block device (its end), that must exist."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK | os.O_NOCTTY)
+    except OSError as exc:
+        raise TargetError(f"'{path}': no size given, so the workload uses the file whole, "
+                          f"but it cannot be opened ({exc.strerror}); give size, or create "
+                          "the file first") from None
+    try:
+        return os.lseek(fd, 0, os.SEEK_END)  # a regular file's length, a device's capacity
+    finally:
+        os.close(fd)
 
 
 @contextlib.contextmanager

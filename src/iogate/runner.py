@@ -29,7 +29,7 @@ from iogate.job import JobSpec
 from iogate.judge import Gate, fail_fast, io_error, judge, needs_baseline, tracked
 from iogate.lower import lower_step
 from iogate.outcome import CaseResult, SteadyRounds
-from iogate.plan import seed_for, spec_for, target_text, targets_of
+from iogate.plan import seed_for, sized, spec_for, target_text, targets_of
 from iogate.results import Progress, RunResult
 from iogate.spec import Case
 from iogate.spec.models import SteadyState
@@ -89,6 +89,8 @@ def run_cases(
                           "loaded: pass --baseline FILE (pytest: --iogate-baseline FILE)",
                           targets)
         try:
+            # A workload without size takes its target's (fio's rule): known from here on.
+            cases = [sized(c, files) for c, files in zip(cases, targets, strict=True)]
             held = stack.enter_context(guard(cases, targets, safety or Policy(), on_wait))
             envs = [environment.capture(files[0] if files else None) for files in targets]
             # Before anything runs: a case without a baseline entry to judge it against, or

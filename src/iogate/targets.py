@@ -159,6 +159,8 @@ def _writes(case: Case) -> bool:
 
 def _region_end(case: Case, nfiles: int) -> int:
     w = case.workload
+    if w.size is None:  # the target's own size (plan.sized): the run stays within it
+        return w.offset
     return w.offset + w.size // max(1, nfiles)
 
 

@@ -360,7 +360,7 @@ def test_global_name_and_later_descriptions_are_noted() -> None:
 BAD = {
     # The size before the section belongs to no job: the job has none.
     "bad-no-section.fio": [(2, "option 'size' comes before any [section]"),
-                           (3, "no size (or filesize)")],
+                           (3, "no size (or filesize) and no filename")],
     "bad-unterminated.fio": [(3, "'[job' is not a section header")],
     "bad-unknown-option.fio": [(3, "unknown fio option 'blocksizee'; did you mean 'blocksize'"),
                                (4, "unknown fio option 'BS'; did you mean 'bs'"),
@@ -393,7 +393,6 @@ BAD = {
     "bad-wait-for.fio": [(5, "no job named 'b' comes before this one"),
                          (8, "no job named 'nobody'"),
                          (10, "fio starts 'd' when 'b' ends, while 'a', 'c' may still run")],
-    "bad-no-size.fio": [(3, "no size (or filesize)")],
     "bad-global-only.fio": [(0, "no job section")],
     "bad-iogate-rules.fio": [(6, "direct I/O needs block sizes that are a multiple of 512"),
                              (8, "must be at most 1024, got 2000"),

@@ -218,9 +218,18 @@ def test_name_problems(tmp_path):
     ]
 
 
-def test_size_is_required(tmp_path):
+def test_size_is_required_without_a_file_to_take_it_from(tmp_path):
     assert problems(tmp_path, "suite: s\nworkloads:\n  - name: a\n") == [
-        "F:3:5: workloads[0].size: size is required"]
+        "F:3:5: workloads[0]: size is required: without a filename the workload runs on a "
+        "temporary file, which has no size of its own; give size (only an existing file or "
+        "device is used whole without one)"]
+    assert problems(tmp_path, "suite: s\nworkloads:\n  - name: a\n    ioengine: null\n"
+                    "    filename: /x\n")[0].endswith(
+        "size is required: the null engine has no file to take a size from")
+    # with a file, the file's size is taken when the case runs
+    suite = load_suite(write(tmp_path, "suite: s\nworkloads:\n  - name: a\n"
+                                       "    filename: /var/tmp/x.data\n"), env={})
+    assert suite.cases[0].workload.size is None
 
 
 def test_duplicate_workload_names(tmp_path):

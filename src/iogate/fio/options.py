@@ -135,7 +135,8 @@ def job_options(spec: JobSpec) -> list[tuple[str, str]]:
     out.append(("iodepth", str(spec.iodepth)))
     out.append(("numjobs", str(spec.numjobs)))
     out += _files(spec, problems)
-    out.append(("size", str(spec.size)))
+    if spec.size:  # without one, fio uses the file or device whole, as iogate does
+        out.append(("size", str(spec.size)))
     if spec.offset:
         out.append(("offset", str(spec.offset)))
     if spec.direct:

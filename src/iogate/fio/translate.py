@@ -412,12 +412,14 @@ class _Job:
             self.put("size", self.size_text(total), filesize, "; ".join(comments))
         elif size_value is not None:
             self.put("size", self.size_text(size_value), size)
-        elif size is None:
-            self.w.notes.append("no size: fio uses the whole file or device; iogate needs "
-                                "one")
+        elif size is None and self.get("filename") is None:
             self.problems.add(self.w.section.line, f"[{self.w.section.name}]",
-                              "no size (or filesize): fio uses the whole file or device; "
-                              "iogate needs a size: add size= to the job or to [global]")
+                              "no size (or filesize) and no filename: fio needs one, to know "
+                              "how much to lay out or which file to use whole: add size= to "
+                              "the job or to [global]")
+        elif size is None:
+            self.w.notes.append("no size: the whole file or device, from offset to its end, "
+                                "as fio")
         if offset is not None and (text := self.value(offset)) is not None:
             try:
                 n = self.number(offset, text, "size")

@@ -78,7 +78,9 @@ class JobFields(BaseModel):
     blockalign: BlockAlign | None = None
     iodepth: Annotated[Integer, Field(ge=1, le=4096)] = 1  # the engine's limits
     numjobs: Annotated[Integer, Field(ge=1, le=1024)] = 1
-    size: PositiveSize
+    size: PositiveSize | None = Field(default=None, description=(
+        "bytes of the region each job covers; omitted: from offset to the end of the file or "
+        "block device, which must exist (fio's rule); required for a temporary file"))
     offset: Size = 0
     runtime: PositiveDuration | None = None
     time_based: bool = False

@@ -106,7 +106,15 @@ def workload_rules(w: JobFields) -> Iterator[tuple[tuple[str, ...], str]]:
                     break
     largest = max(hi for d in dirs for _, hi, _ in tables[d])
     files = len(w.filename) if isinstance(w.filename, list) else 1
-    if w.size // files < largest:
+    if w.size is None:
+        if not engine.does_io:
+            yield ("size",), (f"size is required: the {engine.name} engine has no file to "
+                              "take a size from")
+        elif not w.filename:
+            yield ("size",), ("size is required: without a filename the workload runs on a "
+                              "temporary file, which has no size of its own; give size (only "
+                              "an existing file or device is used whole without one)")
+    elif w.size // files < largest:
         per_file = f" per file ({files} files share it)" if files > 1 else ""
         yield ("size", "bs"), (f"size{per_file} ({format_size(w.size // files)}) is smaller "
                                f"than the block size ({format_size(largest)})")
