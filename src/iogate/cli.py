@@ -71,7 +71,7 @@ def _overrides(args: argparse.Namespace) -> Overrides:
     """The workload keys set with ``--set`` (a UsageError for one that cannot work)."""
     from iogate.settings import overrides
 
-    return overrides(args.iogate_set)  # type: ignore[no-any-return]
+    return overrides(args.iogate_set)
 
 
 def cmd_validate(args: argparse.Namespace) -> int:

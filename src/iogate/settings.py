@@ -13,9 +13,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from iogate.errors import IogateError
+
+if TYPE_CHECKING:
+    from iogate.spec.overrides import Overrides
 
 __all__ = ["OPTIONS", "Option", "RunSettings", "UsageError", "add_option", "add_options",
            "journal_path", "overrides", "settings"]
@@ -124,10 +127,10 @@ class RunSettings:
     gate: Any  # iogate.judge.Gate
     safety: Any  # iogate.targets.Policy
     engine: Any  # iogate.backends.Engine
-    overrides: Any  # iogate.spec.overrides.Overrides
+    overrides: Overrides
 
 
-def overrides(values: Sequence[str] | None, prefix: str = "--") -> Any:
+def overrides(values: Sequence[str] | None, prefix: str = "--") -> Overrides:
     """The workload keys set with ``set`` (:class:`iogate.spec.overrides.Overrides`);
     UsageError for one that cannot work, spelt with ``prefix`` as the front end spells it."""
     from iogate.spec.overrides import OverrideError, parse_overrides

@@ -24,7 +24,7 @@ workloads:
     filename: {target}
     precondition:
       - rw: write
-        size: 10GiB
+        size: 64MiB
   - name: scan
     ioengine: psync
     rw: read
@@ -58,7 +58,7 @@ def test_set_shrinks_a_suite_to_a_smoke_run(disk_dir: Path) -> None:
                   "--set", f"filename={other}", "--json", "r.json", cwd=disk_dir)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert not (disk_dir / "big.data").exists()  # the target was overridden too
-    assert other.stat().st_size == 16 * MiB  # the precondition's 10GiB as well
+    assert other.stat().st_size == 16 * MiB  # the precondition's 64MiB as well
     got = metrics(disk_dir / "r.json")
     assert got["fill"]["write.bytes"] == 16 * MiB
     assert 0 < got["scan"]["read.bytes"] <= 16 * MiB
@@ -122,6 +122,7 @@ def test_a_set_that_meets_a_workload_is_judged_with_it(tmp_path: Path) -> None:
     assert proc.returncode == 2
     assert "s.suite.yaml:3:5: workloads[0]: verify checks the blocks a job writes" \
         in proc.stderr, proc.stderr
+    assert "(verify set on the command line)" in proc.stderr
 
 
 def test_allow_overwrite_lets_a_run_write_an_unmarked_file(disk_dir: Path) -> None:

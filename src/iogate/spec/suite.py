@@ -17,7 +17,7 @@ Messages quote what was written cut short and with control characters escaped
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -117,9 +117,15 @@ class _Collector:
             self.problems.append(problem)
 
     def add_errors(self, errors: Iterable[FieldError],
-                   origin: Mapping[str, tuple[PathKey, ...]], base: tuple[PathKey, ...]) -> None:
-        """Add errors found in a merged workload; ``origin`` says where each key came from."""
+                   origin: Mapping[str, tuple[PathKey, ...]], base: tuple[PathKey, ...],
+                   forced: Collection[str] = ()) -> None:
+        """Add errors found in a merged workload; ``origin`` says where each key came from,
+        ``forced`` which keys the command line set (reported at the workload they meet)."""
         for err in errors:
+            named = [k for k in (*err.blame, *err.loc[:1]) if k in forced]
+            if named:
+                keys = ", ".join(dict.fromkeys(str(k) for k in named))
+                err = err._replace(message=f"{err.message} ({keys} set on the command line)")
             if err.blame:
                 # Fields written in the workload (or its sweep), not in the defaults.
                 own = [f for f in err.blame if origin.get(f, ())[:len(base)] == base]
@@ -305,7 +311,7 @@ def _case(out: _Collector, tree: MarkedMap, i: int, entry: dict[str, Any],
         workload = Workload.model_validate(merged)
     except ValidationError as exc:
         errors = translate(exc, merged, lambda loc: fields_for(("workloads", 0) + loc))
-        out.add_errors(errors, origin, base)
+        out.add_errors(errors, origin, base, forced)
 
     preconditions: list[PreconditionStep] = []
     if isinstance(steps, list):
@@ -388,7 +394,7 @@ def _precondition(out: _Collector, step: dict[str, Any], workload: dict[str, Any
     except ValidationError as exc:
         errors = translate(exc, {**inherited, **step},
                            lambda loc: fields_for(("workloads", 0, "precondition", 0) + loc))
-        out.add_errors(errors, step_origin, base)
+        out.add_errors(errors, step_origin, base, forced)
     return None
 
 
