@@ -30,6 +30,7 @@ GROUP_RESULTS_KEY = pytest.StashKey[dict[Any, Any]]()
 GATE_KEY = pytest.StashKey[Any]()
 ENGINE_KEY = pytest.StashKey[Any]()
 SAFETY_KEY = pytest.StashKey[Any]()  # iogate.targets.Policy
+OVERRIDES_KEY = pytest.StashKey[Any]()  # iogate.spec.overrides.Overrides (--iogate-set)
 # The terminal as it was before capturing began; live progress goes there.
 TERMINAL_KEY = pytest.StashKey[Any]()
 # The journal every finished case is appended to (iogate.report.Journal), made at the first.
@@ -70,13 +71,15 @@ def pytest_configure(config: pytest.Config) -> None:
 
     # Every output is checked before anything is collected or run (iogate.files).
     try:
-        run = settings(lambda name: config.getoption("iogate_" + name.replace("-", "_")))
+        run = settings(lambda name: config.getoption("iogate_" + name.replace("-", "_")),
+                       "--iogate-")
     except OutputError as exc:
         raise pytest.UsageError(exc.message("--iogate-")) from None
     except UsageError as exc:
         raise pytest.UsageError(f"iogate: {exc}") from None
     config.stash[GATE_KEY] = run.gate
     config.stash[SAFETY_KEY] = run.safety
+    config.stash[OVERRIDES_KEY] = run.overrides
     config.stash[ENGINE_KEY] = run.engine
     try:
         hooks.configure(lambda o: config.getoption(o.dest, None))
@@ -114,7 +117,7 @@ class SuiteFile(pytest.File):
         from iogate.spec import load_suite
 
         try:
-            suite = load_suite(self.path)
+            suite = load_suite(self.path, overrides=self.config.stash.get(OVERRIDES_KEY, None))
         except SuiteError as exc:
             # CollectError renders its message alone, without a traceback.
             raise self.CollectError(str(exc)) from None

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from iogate.outcome import CaseResult
     from iogate.report import Journal
     from iogate.spec import LoadedSuite
+    from iogate.spec.overrides import Overrides
 
 EXIT_OK, EXIT_FAILED, EXIT_INVALID, EXIT_RUNTIME, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 SUITE_GLOB = "*.suite.yaml"
@@ -45,9 +46,11 @@ def _suite_files(paths: Sequence[str]) -> list[Path]:
     return files
 
 
-def _load_all(paths: Sequence[str]) -> list[LoadedSuite]:
-    """Every suite, fio job files (``.fio``, or starting with a [section]) imported; one
-    SuiteError with the problems of all of them."""
+def _load_all(paths: Sequence[str], overrides: Overrides | None = None
+              ) -> list[LoadedSuite]:
+    """Every suite, fio job files (``.fio``, or starting with a [section]) imported, with
+    ``overrides`` (``--set``) over their workloads' keys; one SuiteError with the problems
+    of all of them."""
     from iogate.errors import SuiteError
     from iogate.fio.importer import is_jobfile, load_jobfile
     from iogate.spec import load_suite
@@ -55,7 +58,8 @@ def _load_all(paths: Sequence[str]) -> list[LoadedSuite]:
     suites, problems = [], []
     for path in _suite_files(paths):
         try:
-            suites.append(load_jobfile(path) if is_jobfile(path) else load_suite(path))
+            suites.append(load_jobfile(path, overrides=overrides) if is_jobfile(path)
+                          else load_suite(path, overrides=overrides))
         except SuiteError as exc:
             problems += exc.problems
     if problems:
@@ -63,8 +67,15 @@ def _load_all(paths: Sequence[str]) -> list[LoadedSuite]:
     return suites
 
 
+def _overrides(args: argparse.Namespace) -> Overrides:
+    """The workload keys set with ``--set`` (a UsageError for one that cannot work)."""
+    from iogate.settings import overrides
+
+    return overrides(args.iogate_set)
+
+
 def cmd_validate(args: argparse.Namespace) -> int:
-    suites = _load_all(args.paths)
+    suites = _load_all(args.paths, _overrides(args))
     for s in suites:
         print(f"{s.path}: ok, {len(s.cases)} case(s): {', '.join(c.id for c in s.cases)}")
     return EXIT_OK
@@ -77,7 +88,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 
     if args.output:
         check_output(args.output, "--output")
-    suites = _load_all([args.suite])
+    suites = _load_all([args.suite], _overrides(args))
     if len(suites) != 1:
         print(f"iogate: export takes one suite file; {args.suite} holds {len(suites)}",
               file=sys.stderr)
@@ -181,7 +192,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"iogate: {exc}", file=sys.stderr)
         return EXIT_INVALID
     hooks.configure(lambda o: getattr(args, o.dest, None))
-    suites = _load_all(args.paths)
+    suites = _load_all(args.paths, run.overrides)
     cases = [c for s in suites for c in s.cases
              if not args.k or args.k in case_id(c)]
     if not cases:
@@ -343,7 +354,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("paths", nargs="+", metavar="PATH",
                      help="suite files, fio job files (.fio) or directories")
     run.add_argument("-k", metavar="SUBSTRING", help="only cases whose id contains SUBSTRING")
-    from iogate.settings import add_options
+    from iogate.settings import add_option, add_options
 
     add_options(run.add_argument, "--")
     run.set_defaults(func=cmd_run)
@@ -361,6 +372,7 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("-k", metavar="SUBSTRING", help="only cases whose id contains SUBSTRING")
     export.add_argument("--filename", metavar="PATH",
                         help="the target of every case, as with run --filename")
+    add_option(export.add_argument, "--", "set")
     export.set_defaults(func=cmd_export)
 
     imp = sub.add_parser("import", help="turn a fio job file into a suite")
@@ -371,6 +383,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     validate = sub.add_parser("validate", help="check suites without running them")
     validate.add_argument("paths", nargs="+", metavar="PATH")
+    add_option(validate.add_argument, "--", "set")
     validate.set_defaults(func=cmd_validate)
 
     schema = sub.add_parser("schema", help="print the JSON Schema of suite files")
@@ -401,6 +414,7 @@ def main(argv: Sequence[str] | None = None, *, hold_signals: bool = False) -> in
 def _command(argv: Sequence[str] | None) -> int:
     from iogate.errors import SuiteError
     from iogate.files import OutputError
+    from iogate.settings import UsageError
 
     try:
         args = build_parser().parse_args(argv)
@@ -413,7 +427,7 @@ def _command(argv: Sequence[str] | None) -> int:
     except SuiteError as exc:
         print(str(exc), file=sys.stderr)
         return EXIT_INVALID
-    except OutputError as exc:  # an output path checked before any work: a usage error
+    except (OutputError, UsageError) as exc:  # checked before any work: a usage error
         print(f"iogate: {exc}", file=sys.stderr)
         return EXIT_INVALID
     except BrokenPipeError:

@@ -2,8 +2,10 @@
 
 The command line offers each option as ``--NAME``, pytest as ``--iogate-NAME``, as with
 plugins' options; both build the same :class:`RunSettings` with :func:`settings`: the
-outputs checked before any work, the baseline gate, the target safety policy and the
-backend's engine. A setting that cannot work is a :class:`UsageError` naming its option.
+outputs checked before any work, the baseline gate, the target safety policy, the backend's
+engine and the workload keys set on the command line. A setting that cannot work is a
+:class:`UsageError` naming its option. Commands that load suites without running them
+declare the options they share with a run by name (:func:`add_option`).
 """
 
 from __future__ import annotations
@@ -11,12 +13,15 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from iogate.errors import IogateError
 
-__all__ = ["OPTIONS", "Option", "RunSettings", "UsageError", "add_options", "journal_path",
-           "settings"]
+if TYPE_CHECKING:
+    from iogate.spec.overrides import Overrides
+
+__all__ = ["OPTIONS", "Option", "RunSettings", "UsageError", "add_option", "add_options",
+           "journal_path", "overrides", "settings"]
 
 
 @dataclass(frozen=True)
@@ -52,10 +57,17 @@ OPTIONS = (
     Option("json", "write the results document (JSON) to FILE", "FILE"),
     Option("filename", "run every workload against PATH instead of the suite's filename",
            "PATH"),
+    Option("set", "set a workload key in every workload (and precondition step) of every "
+           "suite and job file, over what they say, as fio's command-line options do "
+           "(repeatable; the value as a suite writes it), e.g. size=16m", "KEY=VALUE",
+           repeat=True),
     Option("allow-destructive", "allow writing blank block devices (never mounted or in-use "
            "ones); naming devices allows only those, and a /dev/disk/by-id name matching the "
            "device's serial or WWN allows it even when it carries data", "DEVICE",
            repeat=True, bare=""),
+    Option("allow-overwrite", "write the existing file PATH even though iogate did not "
+           "create it, as if its workloads said allow_overwrite: true (repeatable)", "PATH",
+           repeat=True),
     Option("backend", "what runs the workloads: iogate's engine (native, the default), fio, "
            "or a plugin's backend", "NAME", default="native"),
     Option("hosts", "run every case on these fio servers (fio --server) at once, with the "
@@ -80,10 +92,16 @@ def add_options(add: Callable[..., Any], prefix: str) -> None:
     from iogate.hooks import collect_options
 
     for option in OPTIONS:
-        add(prefix + option.name, **option.declaration())
+        add_option(add, prefix, option.name)
     for plugin_option in collect_options():
         add(prefix + plugin_option.name, dest=plugin_option.dest, help=plugin_option.help,
             default=plugin_option.default, metavar=plugin_option.metavar)
+
+
+def add_option(add: Callable[..., Any], prefix: str, name: str) -> None:
+    """Declare the option ``name`` of :data:`OPTIONS` with ``add`` (as :func:`add_options`)."""
+    [option] = [o for o in OPTIONS if o.name == name]
+    add(prefix + option.name, **option.declaration())
 
 
 class UsageError(IogateError):
@@ -109,12 +127,25 @@ class RunSettings:
     gate: Any  # iogate.judge.Gate
     safety: Any  # iogate.targets.Policy
     engine: Any  # iogate.backends.Engine
+    overrides: Overrides
 
 
-def settings(value: Callable[[str], Any]) -> RunSettings:
-    """The settings of a run from its options' values (``value(name)``), checked in this
-    order: the outputs (nothing may be lost to a path found unusable once the run is over:
-    :class:`iogate.files.OutputError`), the baseline, the safety policy, the backend."""
+def overrides(values: Sequence[str] | None, prefix: str = "--") -> Overrides:
+    """The workload keys set with ``set`` (:class:`iogate.spec.overrides.Overrides`);
+    UsageError for one that cannot work, spelt with ``prefix`` as the front end spells it."""
+    from iogate.spec.overrides import OverrideError, parse_overrides
+
+    try:
+        return parse_overrides(values, prefix + "set")
+    except OverrideError as exc:
+        raise UsageError("set", str(exc)) from None
+
+
+def settings(value: Callable[[str], Any], prefix: str = "--") -> RunSettings:
+    """The settings of a run from its options' values (``value(name)``), as spelt with
+    ``prefix`` in messages, checked in this order: the outputs (nothing may be lost to a path
+    found unusable once the run is over: :class:`iogate.files.OutputError`), the workload
+    keys set, the baseline, the safety policy, the backend."""
     from iogate import backends, hooks
     from iogate.baseline import BaselineError
     from iogate.errors import TargetError
@@ -123,13 +154,14 @@ def settings(value: Callable[[str], Any]) -> RunSettings:
 
     json_path, save = value("json"), value("save-baseline")
     check_outputs(json_path, save)
+    overridden = overrides(value("set"), prefix)
     try:
         gate = make_gate(value("baseline"), value("baseline-match"), alpha=value("alpha"),
                          min_effect_pct=value("min-effect"), recording=bool(save))
     except (BaselineError, ValueError) as exc:
         raise UsageError("baseline", str(exc)) from None
     try:
-        safety = Policy.from_option(value("allow-destructive"))
+        safety = Policy.from_option(value("allow-destructive"), value("allow-overwrite"))
     except TargetError as exc:
         raise UsageError("allow-destructive", str(exc)) from None
     hosts = value("hosts")
@@ -138,7 +170,7 @@ def settings(value: Callable[[str], Any]) -> RunSettings:
                                      parse_hosts(hosts) if hosts else ())
     except (backends.BackendError, ValueError) as exc:
         raise UsageError("backend", str(exc)) from None
-    return RunSettings(json_path, value("filename"), save, gate, safety, engine)
+    return RunSettings(json_path, value("filename"), save, gate, safety, engine, overridden)
 
 
 def check_outputs(json_path: str | None, baseline_path: str | None) -> None:

@@ -10,7 +10,9 @@ was checked is what gets written.
 - Files: iogate writes, extends or truncates only files it created itself, which it marks
   (an extended attribute, or a ``.iogate`` note beside the file where the filesystem has no
   extended attributes). An existing file without the mark is refused for any workload that
-  would write or extend it, unless the suite says ``allow_overwrite: true``. Reading such a
+  would write or extend it, unless the suite says ``allow_overwrite: true`` or the command
+  line names it with ``--allow-overwrite PATH`` (matched by the path it resolves to: a fio
+  job file has no way to say it). Reading such a
   file never changes it: it must already be long enough, since iogate will not extend it.
 - Block devices: reading is allowed. Writing needs ``--allow-destructive`` on the command line
   (a suite alone cannot wipe a disk), and even then is refused while the device, one of its
@@ -53,18 +55,24 @@ WRITE_MODES = ("write", "randwrite", "rw", "randrw")
 @dataclass(frozen=True)
 class Policy:
     """What the command line allows: ``--allow-destructive`` (``allow_destructive``), and the
-    devices named by it (``devices``): when any is named, only those may be written."""
+    devices named by it (``devices``): when any is named, only those may be written; the
+    existing files ``--allow-overwrite`` names (``overwrite``, resolved paths), written as if
+    their workloads said ``allow_overwrite: true``."""
 
     allow_destructive: bool = False
     devices: tuple[str, ...] = ()
+    overwrite: frozenset[str] = frozenset()
 
     @classmethod
-    def from_option(cls, values: Sequence[str] | None) -> Policy:
-        """From a repeatable ``--allow-destructive[=DEVICE]`` option: None when absent, an
-        empty string for the bare flag. A named device must exist and be a block device
-        (TargetError otherwise: a usage error, before anything runs)."""
+    def from_option(cls, values: Sequence[str] | None,
+                    overwrite: Sequence[str] | None = None) -> Policy:
+        """From a repeatable ``--allow-destructive[=DEVICE]`` option (None when absent, an
+        empty string for the bare flag) and a repeatable ``--allow-overwrite PATH``. A named
+        device must exist and be a block device (TargetError otherwise: a usage error,
+        before anything runs)."""
+        files = frozenset(os.path.realpath(p) for p in overwrite or () if "\0" not in p)
         if not values:
-            return cls()
+            return cls(overwrite=files)
         devices = tuple(v for v in values if v)
         for name in devices:
             if _rdev(name) is None:
@@ -73,7 +81,7 @@ class Policy:
                     f"--allow-destructive={name}: {why}; name the device to be written "
                     "(/dev/disk/by-id/... to also allow one that carries data), or give "
                     "--allow-destructive alone to allow any blank device")
-        return cls(True, devices)
+        return cls(True, devices, files)
 
 
 @dataclass(frozen=True)
@@ -244,7 +252,7 @@ def _check(case: Case, path: str, nfiles: int, policy: Policy, held: Guard) -> N
         raise TargetError(f"{where}: resolves to {real}, outside target_root {root}")
     held.names[path] = Pin(real, *key)
     if stat.S_ISREG(st.st_mode) and not created:
-        _check_file(case, where, fd, real, st, nfiles)
+        _check_file(case, where, fd, real, st, nfiles, policy)
 
 
 def _beneath(root: str, path: str) -> bool:
@@ -306,19 +314,22 @@ def _lock_holder(fd: int) -> int | None:
 
 
 def _check_file(case: Case, where: str, fd: int, path: str, st: os.stat_result,
-                nfiles: int) -> None:
-    if case.workload.allow_overwrite or _marked(fd, path):
+                nfiles: int, policy: Policy) -> None:
+    """``path``: what the target resolved to (its descriptor's path)."""
+    if case.workload.allow_overwrite or path in policy.overwrite or _marked(fd, path):
         return
     if _writes(case):
         raise TargetError(
             f"{where}: an existing file iogate did not create; the workload writes, so it is "
-            "refused. Set 'allow_overwrite: true' for this workload to write it anyway, or "
+            "refused. Set 'allow_overwrite: true' for this workload to write it anyway (or "
+            f"pass --allow-overwrite {path}; pytest: --iogate-allow-overwrite {path}), or "
             "point filename at a new file")
     if st.st_size < _region_end(case, nfiles):
         raise TargetError(
             f"{where}: an existing file iogate did not create is {st.st_size} bytes, shorter "
             f"than the region read ({_region_end(case, nfiles)} bytes); iogate will not extend "
-            "it. Lower size, or set 'allow_overwrite: true'")
+            "it. Lower size, or set 'allow_overwrite: true' (or pass --allow-overwrite "
+            f"{path}; pytest: --iogate-allow-overwrite {path})")
 
 
 def _exclusive(where: str, fd: int, st: os.stat_result, policy: Policy) -> int:

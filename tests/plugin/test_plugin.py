@@ -197,3 +197,21 @@ workloads:
     result = pytester.runpytest("-p", "no:cacheprovider")
     result.assert_outcomes(passed=1, warnings=1)
     result.stdout.fnmatch_lines(["*RealizedWorkloadWarning*read.rate_pct*could not keep up*"])
+
+
+def test_iogate_set_overrides_every_workload(pytester: pytest.Pytester) -> None:
+    write_suite(pytester, NULL_SUITE.replace('      read.ios: "== 1024"',
+                                             '      read.ios: "== 256"'))
+    result = pytester.runpytest("-p", "no:cacheprovider", "-k", "fast")
+    result.assert_outcomes(failed=1, deselected=1)
+    result = pytester.runpytest("-p", "no:cacheprovider", "-k", "fast",
+                                "--iogate-set", "size=1m", "--iogate-set=bs=4k")
+    result.assert_outcomes(passed=1, deselected=1)
+
+
+def test_a_bad_iogate_set_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    write_suite(pytester, NULL_SUITE)
+    result = pytester.runpytest("-p", "no:cacheprovider", "--iogate-set", "sise=1m")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--iogate-set sise=1m: unknown key 'sise'; did you mean "
+                                 "'size'?*"])

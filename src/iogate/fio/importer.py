@@ -31,6 +31,7 @@ from iogate.fio.translate import effective, workload
 
 if TYPE_CHECKING:
     from iogate.spec import LoadedSuite
+    from iogate.spec.overrides import Overrides
 
 __all__ = ["import_jobfile", "is_jobfile", "load_jobfile"]
 
@@ -66,14 +67,14 @@ def _convert(path: str, text: str | None) -> Imported:
 _UNSET = re.compile(r"variable '[A-Za-z_][A-Za-z0-9_]*' is not set")
 
 
-def _check(imported: Imported, env: Mapping[str, str] | None, *, strict: bool
-           ) -> LoadedSuite | None:
+def _check(imported: Imported, env: Mapping[str, str] | None, *, strict: bool,
+           overrides: Overrides | None = None) -> LoadedSuite | None:
     """Load the suite; report what the loader finds at the fio line each value came from.
     Unless ``strict``, an unset variable is left for the run to report."""
     from iogate.spec import load_suite_text
 
     try:
-        return load_suite_text(imported.text, imported.path, env)
+        return load_suite_text(imported.text, imported.path, env, overrides)
     except SuiteError as exc:
         problems = Problems(imported.path)
         for p in exc.problems:
@@ -97,10 +98,12 @@ def import_jobfile(path: Path | str, text: str | None = None) -> str:
 
 
 def load_jobfile(path: Path | str, text: str | None = None,
-                 env: Mapping[str, str] | None = None) -> LoadedSuite:
-    """Import a job file and load the suite, as :func:`iogate.spec.load_suite` loads one."""
+                 env: Mapping[str, str] | None = None, overrides: Overrides | None = None
+                 ) -> LoadedSuite:
+    """Import a job file and load the suite, as :func:`iogate.spec.load_suite` loads one
+    (``overrides``, ``--set``, over every workload's keys)."""
     imported = _convert(str(path), text)
-    suite = _check(imported, env, strict=True)
+    suite = _check(imported, env, strict=True, overrides=overrides)
     assert suite is not None
     return suite
 

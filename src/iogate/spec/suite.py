@@ -4,6 +4,9 @@
 in a file is collected into one :class:`~iogate.errors.SuiteError`, each located as
 ``file:line:col: path: message``.
 
+Keys set on the command line (``--set``, :mod:`iogate.spec.overrides`) are the last layer
+of every workload's keys: defaults, then the workload, then its sweep point, then those.
+
 A workload with ``sweep:`` becomes one case per point (:mod:`iogate.spec.sweep`): the
 workload is expanded again for each point, its variables winning over the environment. A
 suite makes at most :data:`MAX_WORKLOADS` cases, counted before any sweep is expanded.
@@ -14,7 +17,7 @@ Messages quote what was written cut short and with control characters escaped
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -42,6 +45,7 @@ from iogate.spec.models import (
     SuiteFile,
     Workload,
 )
+from iogate.spec.overrides import Overrides
 from iogate.spec.sweep import MAX_POINTS, SweepPoint, read_sweep, sweep_size
 from iogate.spec.translate import FieldError, fields_for, translate
 from iogate.spec.variables import expand_tree
@@ -113,9 +117,15 @@ class _Collector:
             self.problems.append(problem)
 
     def add_errors(self, errors: Iterable[FieldError],
-                   origin: Mapping[str, tuple[PathKey, ...]], base: tuple[PathKey, ...]) -> None:
-        """Add errors found in a merged workload; ``origin`` says where each key came from."""
+                   origin: Mapping[str, tuple[PathKey, ...]], base: tuple[PathKey, ...],
+                   forced: Collection[str] = ()) -> None:
+        """Add errors found in a merged workload; ``origin`` says where each key came from,
+        ``forced`` which keys the command line set (reported at the workload they meet)."""
         for err in errors:
+            named = [k for k in (*err.blame, *err.loc[:1]) if k in forced]
+            if named:
+                keys = ", ".join(dict.fromkeys(str(k) for k in named))
+                err = err._replace(message=f"{err.message} ({keys} set on the command line)")
             if err.blame:
                 # Fields written in the workload (or its sweep), not in the defaults.
                 own = [f for f in err.blame if origin.get(f, ())[:len(base)] == base]
@@ -143,17 +153,20 @@ def _source_line(lines: list[str], line: int) -> str:
     return lines[line - 1].rstrip("\r\n") if 0 < line <= len(lines) else ""
 
 
-def load_suite(path: str | Path, env: Mapping[str, str] | None = None) -> LoadedSuite:
-    """Load, expand and validate a suite file; raise SuiteError listing every problem."""
+def load_suite(path: str | Path, env: Mapping[str, str] | None = None,
+               overrides: Overrides | None = None) -> LoadedSuite:
+    """Load, expand and validate a suite file, with ``overrides`` (``--set``) over every
+    workload's keys; raise SuiteError listing every problem."""
     path = Path(path)
     text = read_suite_text(path)  # SuiteError, located, for unreadable or undecodable files
-    return load_suite_text(text, path, env)
+    return load_suite_text(text, path, env, overrides)
 
 
-def load_suite_text(text: str, path: str | Path, env: Mapping[str, str] | None = None
-                    ) -> LoadedSuite:
+def load_suite_text(text: str, path: str | Path, env: Mapping[str, str] | None = None,
+                    overrides: Overrides | None = None) -> LoadedSuite:
     """Like :func:`load_suite`, for a suite already read (or made, e.g. from a fio job
     file); ``path`` names it in messages and in the cases."""
+    overrides = overrides or Overrides()
     path = Path(path)
     filename = str(path)
     # Workloads beyond the limit are refused as they are read; sweeps are counted below.
@@ -209,12 +222,13 @@ def load_suite_text(text: str, path: str | Path, env: Mapping[str, str] | None =
                     # Without its sweep, which every point holds whole and _case drops.
                     own = {k: v for k, v in point_entry.items() if k != "sweep"}
                     case = _case(out, tree, i, _plain(own), defaults, path, lines,
-                                 data.get("suite"), point)
+                                 data.get("suite"), overrides, point)
                     if case is not None:
                         cases.append(case)
                 case = None
             else:
-                case = _case(out, tree, i, entry, defaults, path, lines, data.get("suite"))
+                case = _case(out, tree, i, entry, defaults, path, lines, data.get("suite"),
+                             overrides)
             name = entry.get("name")
             if isinstance(name, str):
                 if name in first_line:
@@ -270,7 +284,7 @@ def _add_expansion(out: _Collector, problems: list[Problem]) -> None:
 
 def _case(out: _Collector, tree: MarkedMap, i: int, entry: dict[str, Any],
           defaults: dict[str, Any], path: Path, lines: list[str], suite_name: Any,
-          point: SweepPoint | None = None) -> Case | None:
+          overrides: Overrides, point: SweepPoint | None = None) -> Case | None:
     base: tuple[PathKey, ...] = ("workloads", i)
     entry = {k: v for k, v in entry.items() if k != "sweep"}
     origin: dict[str, tuple[PathKey, ...]] = {}
@@ -284,6 +298,11 @@ def _case(out: _Collector, tree: MarkedMap, i: int, entry: dict[str, Any],
     merged = {**inherited, **entry}
     origin.update({k: ("defaults", k) for k in inherited})
     origin.update({k: base + (k,) for k in entry if k not in origin})
+    # The command line's keys come last; their values were checked alone when given
+    # (iogate.spec.overrides), so what is left to say is about the workload they meet.
+    forced = overrides.for_workload()
+    merged = {**_without_replaced(merged, forced), **forced}
+    origin.update({k: base for k in forced})
     steps = merged.pop("precondition", None)
 
     problems_before = out.reported
@@ -292,14 +311,15 @@ def _case(out: _Collector, tree: MarkedMap, i: int, entry: dict[str, Any],
         workload = Workload.model_validate(merged)
     except ValidationError as exc:
         errors = translate(exc, merged, lambda loc: fields_for(("workloads", 0) + loc))
-        out.add_errors(errors, origin, base)
+        out.add_errors(errors, origin, base, forced)
 
     preconditions: list[PreconditionStep] = []
     if isinstance(steps, list):
         where = origin.get("precondition", base + ("precondition",))
         for j, step in enumerate(steps):
             if isinstance(step, dict):  # anything else: reported by the file's validation
-                checked = _precondition(out, step, merged, origin, where + (j,))
+                checked = _precondition(out, step, merged, origin, where + (j,),
+                                        overrides.for_step())
                 if checked is not None:
                     preconditions.append(checked)
 
@@ -359,29 +379,32 @@ def _expectations(out: _Collector, tree: MarkedMap, base: tuple[PathKey, ...], k
 
 
 def _precondition(out: _Collector, step: dict[str, Any], workload: dict[str, Any],
-                  origin: Mapping[str, tuple[PathKey, ...]], base: tuple[PathKey, ...]
-                  ) -> PreconditionStep | None:
-    """Validate one step, with the keys it takes from its workload filled in."""
+                  origin: Mapping[str, tuple[PathKey, ...]], base: tuple[PathKey, ...],
+                  forced: Mapping[str, Any]) -> PreconditionStep | None:
+    """Validate one step, with the keys it takes from its workload filled in and the
+    command line's (``forced``) over them."""
     inherited = _without_replaced(
         {k: workload[k] for k in STEP_INHERITS if k in workload}, step)
     step_origin = {k: origin.get(k, base + (k,)) for k in inherited}
     step_origin.update({k: base + (k,) for k in step})
+    step = {**_without_replaced(step, forced), **forced}
+    step_origin.update({k: base for k in forced})
     try:
         return PreconditionStep.model_validate({**inherited, **step})
     except ValidationError as exc:
         errors = translate(exc, {**inherited, **step},
                            lambda loc: fields_for(("workloads", 0, "precondition", 0) + loc))
-        out.add_errors(errors, step_origin, base)
+        out.add_errors(errors, step_origin, base, forced)
     return None
 
 
-def validate_paths(paths: Iterable[str | Path], env: Mapping[str, str] | None = None
-                   ) -> list[LoadedSuite]:
+def validate_paths(paths: Iterable[str | Path], env: Mapping[str, str] | None = None,
+                   overrides: Overrides | None = None) -> list[LoadedSuite]:
     """Load several suites; raise one SuiteError with the problems of all of them."""
     suites, problems = [], []
     for p in paths:
         try:
-            suites.append(load_suite(p, env))
+            suites.append(load_suite(p, env, overrides))
         except SuiteError as exc:
             problems += exc.problems
     if problems:
