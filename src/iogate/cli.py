@@ -265,11 +265,13 @@ def cmd_run(args: argparse.Namespace) -> int:
         if run.json:
             # Written with interrupts held off: whatever comes next, even another Ctrl-C,
             # the results file is complete and valid (or said to be elsewhere).
+            # ``written`` is known inside: an interrupt held meanwhile comes as the block
+            # ends, and the journal must then still be removed, the results being complete.
             with interrupts.deferred():
                 failure = report.write_results(run.json, document, journal)
-            written = failure is None
-            if failure:
-                print(failure, file=sys.stderr)
+                written = failure is None
+                if failure:
+                    print(failure, file=sys.stderr)
         code = _report_run(run.save_baseline, cases, results, document,
                            time.monotonic() - started)
         if interrupted:

@@ -183,3 +183,32 @@ except KeyboardInterrupt:
                           timeout=60, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert done.stdout == "interrupted\n" and done.stderr == ""
+
+
+def test_an_interrupt_while_the_results_are_written_keeps_them_and_drops_the_journal(
+        tmp_path: Path) -> None:
+    """The interrupt comes while the results file is being written (held until it is
+    complete): the file is whole, the command ends interrupted, and the journal that held
+    the cases meanwhile is removed, the results being written."""
+    (tmp_path / "five.suite.yaml").write_text(SUITE)
+    script = """\
+import signal, sys
+import iogate.report
+from iogate.cli import main
+
+write = iogate.report.write_results
+
+def interrupted_while_writing(*args, **kwargs):
+    signal.raise_signal(signal.SIGINT)  # held: the file is written whole first
+    return write(*args, **kwargs)
+
+iogate.report.write_results = interrupted_while_writing
+sys.exit(main(sys.argv[1:]))
+"""
+    proc = subprocess.run([sys.executable, "-c", script, "run", "five.suite.yaml", "--json",
+                           "r.json"], cwd=tmp_path, capture_output=True, text=True,
+                          stdin=subprocess.DEVNULL, timeout=600)
+    assert proc.returncode == 130, proc.stderr
+    document = json.loads((tmp_path / "r.json").read_text())
+    assert len(document["cases"]) == 5
+    assert not (tmp_path / "r.json.journal").exists(), proc.stderr
