@@ -18,6 +18,8 @@ import unicodedata
 from dataclasses import dataclass, field
 from typing import Any
 
+from pydantic import TypeAdapter, ValidationError
+
 from iogate.engine import catalog
 from iogate.expr import COUNT, DURATION, SIZE, ExprError, evaluate_int, shown
 from iogate.fio.jobfile import (
@@ -49,7 +51,7 @@ from iogate.fio.vocabulary import (
     VERIFY_WAY,
     engine_for,
 )
-from iogate.spec.fields import DEFAULT_BS, NAME_MAX
+from iogate.spec.fields import DEFAULT_BS, NAME_MAX, RandomDistribution
 from iogate.units import format_duration_exact, format_size_exact
 
 __all__ = ["NAME_BAD", "Entry", "Workload", "effective", "suite_name", "workload"]
@@ -716,6 +718,8 @@ class _Job:
                             "random, zipf:THETA, pareto:H, normal:SIGMA or zoned:...")
             elif not random_rw and text != "random":
                 self.note(src, f"fio ignores it for rw={self.rw}")
+            elif re.search(r"/\s*(:|$)", text) and text.startswith("zoned:"):
+                self._open_zone(src, text)
             else:
                 self.put("random_distribution", text, src)
         randseed = self.get("randseed")
@@ -736,6 +740,17 @@ class _Job:
         elif random_rw and self.rw is not None:
             self.w.notes.append("fio touches each block once per pass (its random map); "
                                 "iogate draws offsets independently, like fio's norandommap")
+
+    def _open_zone(self, src: Option, text: str) -> None:
+        """fio's zone without a size (``zoned:50/5:30/15:20/``) takes the rest of the region:
+        written out, as the suite's own parser reads it."""
+        try:
+            dist = _DISTRIBUTION.validate_python(text)
+        except ValidationError:
+            self.put("random_distribution", text, src)  # the loader says what is wrong
+            return
+        self.put("random_distribution", str(dist), src, "fio gives the zone without a size "
+                 "the rest of the region")
 
     def _thinktime(self) -> None:
         src = self.get("thinktime")
@@ -889,6 +904,9 @@ class _Job:
                     difflib.get_close_matches(src.key, sorted(FIO_OPTIONS), 1, 0.75)
                 self.refuse(src, f"unknown fio option '{shown(src.key)}'" + (
                     f"; did you mean '{close[0]}'?" if close else ""))
+
+
+_DISTRIBUTION: TypeAdapter[Any] = TypeAdapter(RandomDistribution)
 
 
 def _operand(value: int | str) -> str:
