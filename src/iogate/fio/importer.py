@@ -44,8 +44,8 @@ def _convert(path: str, text: str | None) -> Imported:
                      f"include {shown(inc.value or '')}: iogate imports one file; copy the "
                      "included options into this section")
     used_names: set[str] = set()
-    workloads = [workload(section, options, problems, used_names)
-                 for section, options in effective(jobfile.sections)]
+    workloads = [w for section, options in effective(jobfile.sections)
+                 for w in workload(section, options, problems, used_names)]
     assign_groups(workloads, problems)
     problems.raise_any()
     # The first global description describes the suite; fio names jobs by their sections.

@@ -15,7 +15,7 @@ from __future__ import annotations
 import difflib
 import re
 import unicodedata
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
@@ -81,6 +81,7 @@ class Workload:
     group: str | None = None
     stonewall: bool = False
     wait_for: Option | None = None
+    clone: int | None = None  # fio's clone number, when each clone is a workload of its own
 
 
 # -- one job ------------------------------------------------------------------------------
@@ -120,6 +121,10 @@ class _Job:
         self.engine = FIO_DEFAULT_ENGINE  # "": set by a variable, unknown until run time
         self.files = 1
         self.numjobs: int | str = 1
+        # fio's clones each with their own files (directory without filename): the files of
+        # each clone, one workload per clone; empty when the clones share the job's files.
+        self.clone_files: list[list[str]] = []
+        self.size_per_file = False  # fio's nrfiles files: size/nrfiles each
 
     # helpers
     def get(self, name: str) -> Option | None:
@@ -302,8 +307,26 @@ class _Job:
 
     def _numjobs(self) -> None:
         n = self.int_key("numjobs")
-        if n is not None:
-            self.numjobs = n
+        if n is None:
+            return
+        if n != 1 and "directory" in self.opts and "filename" not in self.opts:
+            # fio names each clone's files after it (JOB.N.F); iogate's threads share the
+            # files of their workload, so each clone becomes a workload (see _files).
+            src = self.w.keys.pop("numjobs").src
+            assert src is not None
+            if not isinstance(n, int):
+                self.refuse(src, "under directory, fio gives each clone its own file "
+                            f"({self.w.fio_name}.N.0); iogate's threads share their "
+                            "workload's files, so the import makes a workload per clone and "
+                            "needs their number: write numjobs as a number")
+                return
+            self.clone_files = [[] for _ in range(n)]
+            self.note(src, f"fio gives each of its {n} clones its own files in the directory; "
+                      "iogate's threads would share one workload's files, so each clone is a "
+                      "workload of its own, one thread, all run together (fio reports each "
+                      "clone on its own too, unless group_reporting)")
+            return
+        self.numjobs = n
 
     def _files(self) -> None:
         src = self.get("filename")
@@ -330,6 +353,15 @@ class _Job:
                                 f"in the working directory, write ./{shown(escaped)})")
                     return
                 names.append(name)
+        count = 1
+        if nrfiles is not None:
+            try:
+                count = fio_size(nrfiles.value or "")
+            except ValueProblem as exc:
+                self.refuse(nrfiles, str(exc))
+            if count == 0:
+                self.refuse(nrfiles, "fio's nrfiles is at least 1")
+                count = 1
         if directory is not None:
             dtext = self.value(directory)
             if dtext is None:
@@ -338,23 +370,31 @@ class _Job:
                 self.refuse(directory, "several directories: iogate takes one; name the "
                             "files in filename")
                 return
-            dtext = dtext.replace("\\:", ":")
+            dtext = dtext.replace("\\:", ":").rstrip("/")
             if names:
-                names = [dtext.rstrip("/") + "/" + n for n in names]
+                names = [dtext + "/" + n for n in names]
                 self.note(directory, "joined to the file names")
             else:
-                names = [dtext.rstrip("/") + f"/{self.w.fio_name}.0.0"]
-                self.note(directory, f"fio's file name for the job, {self.w.fio_name}.0.0, "
-                          "in that directory")
-        if nrfiles is not None:
-            try:
-                count = fio_size(nrfiles.value or "")
-            except ValueProblem as exc:
-                self.refuse(nrfiles, str(exc))
-                count = 1
-            if names and count != 1:
+                # fio's default filename_format, $jobname.$jobnum.$filenum.
+                def files_of(clone: int) -> list[str]:
+                    return [f"{dtext}/{self.w.fio_name}.{clone}.{f}" for f in range(count)]
+                names = files_of(0)
+                self.size_per_file = count > 1
+                if nrfiles is not None:
+                    self.note(nrfiles, f"fio's {count} {'files' if count > 1 else 'file'} of "
+                              "the job, named in filename")
+                for k in range(len(self.clone_files)):
+                    self.clone_files[k] = files_of(k)
+                num = "N" if self.clone_files else "0"
+                first, last = (f"{self.w.fio_name}.{num}.{f}" for f in (0, count - 1))
+                self.note(directory, f"fio's file {'names' if count > 1 else 'name'} for the "
+                          f"job, {first}" + (f" to {last}" if count > 1 else "")
+                          + (" for its clone N" if self.clone_files else "")
+                          + " ($jobname.$jobnum.$filenum), in that directory")
+        if nrfiles is not None and count != 1:
+            if src is not None:
                 self.note(nrfiles, "fio ignores nrfiles when filename is given")
-            elif count != 1:
+            elif directory is None:
                 self.refuse(nrfiles, f"fio's nrfiles={count} makes {count} files named after "
                             "the job; iogate needs them named: filename=a:b:c")
         if not names:
@@ -412,6 +452,14 @@ class _Job:
                 comments.append(f"size={size.value} (line {size.line}) is the amount fio "
                                 "moves; time_based runs past it")
             self.put("size", self.size_text(total), filesize, "; ".join(comments))
+        elif size_value is not None and self.size_per_file:
+            per_file = f"size/{self.files}"
+            if isinstance(size_value, int):
+                per_file = format_size_exact(size_value // self.files)
+                size_value = size_value // self.files * self.files
+            self.put("size", self.size_text(size_value), size, f"fio makes each of the "
+                     f"{self.files} files {per_file}; iogate's size is the total over them, "
+                     "split equally")
         elif size_value is not None:
             self.put("size", self.size_text(size_value), size)
         elif size is None:
@@ -962,20 +1010,15 @@ def effective(sections: list[Section]) -> list[tuple[Section, dict[str, Option]]
 
 
 def workload(section: Section, options: dict[str, Option], problems: Problems,
-             used_names: set[str]) -> Workload:
+             used_names: set[str]) -> list[Workload]:
     """The workload of one job, named apart from ``used_names`` (the name is added to it);
-    every option that cannot be kept is added to ``problems``."""
+    every option that cannot be kept is added to ``problems``. A job whose clones fio gives
+    files of their own is one workload per clone."""
     fio_name = (options["name"].value or "") if "name" in options and \
         options["name"].section == section.name and options["name"].value else \
         section.name
     w = Workload(section, fio_name)
-    base = suite_name(fio_name, "job")
-    name, n = base, 1
-    while name in used_names:
-        n += 1
-        name = f"{base[:NAME_MAX - len(str(n)) - 1]}-{n}"
-    used_names.add(name)
-    w.name = name
+    w.name = _unique(suite_name(fio_name, "job"), used_names)
     stonewall = options.get("stonewall")
     if stonewall is not None:
         try:
@@ -991,4 +1034,26 @@ def workload(section: Section, options: dict[str, Option], problems: Problems,
         job.convert()
     except ValueProblem as exc:  # a value problem outside the steps' own handling
         problems.add(section.line, f"[{section.name}]", str(exc))
-    return w
+    if not job.clone_files:
+        return [w]
+    # One workload per fio clone, each on its own files; they run together (one group).
+    used_names.discard(w.name)
+    clones = []
+    where = w.keys["filename"].src if "filename" in w.keys else None
+    for k, files in enumerate(job.clone_files):
+        keys = dict(w.keys)
+        if files:
+            keys["filename"] = Entry(files[0] if len(files) == 1 else files, where)
+        clones.append(replace(w, name=_unique(f"{w.name}.{k}", used_names), keys=keys,
+                              notes=list(w.notes), clone=k, stonewall=w.stonewall and k == 0))
+    return clones
+
+
+def _unique(base: str, used_names: set[str]) -> str:
+    """``base``, or ``base-N`` when taken, within iogate's name length; added to the set."""
+    name, n = base[:NAME_MAX], 1
+    while name in used_names:
+        n += 1
+        name = f"{base[:NAME_MAX - len(str(n)) - 1]}-{n}"
+    used_names.add(name)
+    return name
