@@ -703,22 +703,24 @@ def test_fio_accepts_the_open_last_zone(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("rw", ["randread", "read"])
-def test_refill_buffers_of_a_job_that_never_writes_is_dropped(rw: str) -> None:
+def test_refill_buffers_of_a_job_that_never_writes_is_dropped(
+        rw: str, monkeypatch: pytest.MonkeyPatch) -> None:
     # A template: the same options for read and write runs; fio ignores refill_buffers
-    # for a job that reads.
-    body = "[global]\nrefill_buffers\nsize=1m\n[job]\nrw=${RW}\n"
-    suite, text = suite_of(body, {"RW": rw})
-    assert "fio ignores it" in text
-    text = import_jobfile("one.fio", body)  # the environment of the import
-    for rw_now, refill in ((rw, False), ("randwrite", True)):
-        os.environ["RW"] = rw_now
-        try:
-            suite = load_jobfile("one.fio", body, {"RW": rw_now})
-        finally:
-            del os.environ["RW"]
-        assert lower(suite.cases[0].workload, filenames=["/var/tmp/x"], seed=1).refill is refill
+    # (and syncs) for a job that only reads.
+    body = "[global]\nrefill_buffers\nfsync=4\nsize=1m\n[job]\nrw=${RW}\n"
+    for rw_now, writes in ((rw, False), ("randwrite", True)):
+        suite = load_jobfile("one.fio", body, {"RW": rw_now})
+        spec = lower(suite.cases[0].workload, filenames=["/var/tmp/x"], seed=1)
+        assert (spec.refill, spec.sync_every) == ((True, 4) if writes else (False, 0))
+    monkeypatch.setenv("RW", rw)
+    text = import_jobfile("one.fio", body)  # in the environment of the import
+    flat = " ".join(line.strip().lstrip("# ") for line in text.splitlines())
+    assert f"rw=${{RW}} is {rw} here, which never writes: fio ignores it" in flat
+    assert "refill_buffers:" not in text and "fsync:" not in text
+    monkeypatch.delenv("RW")
+    assert "refill_buffers: true" in import_jobfile("one.fio", body)  # not known: kept
     spec, text = one(f"rw={rw}\nrefill_buffers\n")
-    assert spec.refill is False and "fio ignores it" in text
+    assert spec.refill is False and "this job never writes: fio ignores it" in text
 
 
 def test_the_random_map_comment_says_what_it_changes() -> None:

@@ -1,12 +1,15 @@
 """One fio job to one iogate workload: the job's options, its global ones merged in, as
 workload keys with comments where iogate spells fio's meaning differently, notes on what
-has no effect, and a problem for each option that cannot be kept.
+has no effect, and a problem for each option that cannot be kept. (A job under
+``directory`` whose clones fio gives files of their own, ``JOB.N.F``, is one workload per
+clone: iogate's threads share their workload's files.)
 
 Sizes and counts are fio's (``4k`` is 4096, ``4KiB`` is 4000 with the default ``kb_base``,
 ``rate_iops=20k`` is 20480) and are written exactly; ``rate`` and ``rate_iops`` are per fio
 clone and per direction, so the workload spells out the mapping and multiplies by
 ``numjobs``; a synchronous engine (one the engine catalog says keeps one request in flight)
-ignores ``iodepth``; options fio ignores for the job's ``rw`` are left out with a note;
+ignores ``iodepth``; options fio ignores for the job's ``rw`` are left out with a note
+(for ``rw`` from a variable, with its value in the environment the suite is loaded with);
 ``${VAR}`` stays a reference, read from the environment when the suite runs.
 """
 
@@ -16,6 +19,7 @@ import difflib
 import re
 import unicodedata
 from dataclasses import dataclass, field, replace
+from collections.abc import Mapping
 from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
@@ -52,6 +56,7 @@ from iogate.fio.vocabulary import (
     engine_for,
 )
 from iogate.spec.fields import DEFAULT_BS, NAME_MAX, RandomDistribution
+from iogate.spec.variables import expand_tree
 from iogate.units import format_duration_exact, format_size_exact
 
 __all__ = ["NAME_BAD", "Entry", "Workload", "effective", "suite_name", "workload"]
@@ -111,8 +116,9 @@ class _Job:
     """The conversion of one fio job (its global options merged) to workload keys."""
 
     def __init__(self, problems: Problems, workload: Workload,
-                 options: dict[str, Option]) -> None:
+                 options: dict[str, Option], env: Mapping[str, str] | None) -> None:
         self.problems = problems
+        self.env = env  # the environment the suite is loaded with; None: os.environ
         self.w = workload
         self.opts = options
         self.used: set[str] = set()
@@ -284,6 +290,20 @@ class _Job:
     def writes(self) -> bool:
         d = self.dirs()
         return d is None or "write" in d
+
+    def never_writes(self) -> str | None:
+        """Why the job never writes (the words for a note), or None when it may: rw from a
+        variable counts with the variable's value in this environment, as the suite will
+        be loaded with it (a template shares its options between read and write runs)."""
+        if self.rw is not None:
+            return None if self.writes() else "this job never writes"
+        src = self.opts["rw"]
+        text = suite_text((src.value or "").strip())
+        value, unset = expand_tree(text, "", self.env)
+        mode = str(value).strip()
+        if unset or mode not in ("read", "randread"):
+            return None
+        return f"rw={src.value} is {mode} here, which never writes"
 
     def _engine(self) -> None:
         src = self.get("ioengine")
@@ -838,9 +858,9 @@ class _Job:
             if src is None:
                 self.used.add(name)
                 continue
-            if not self.writes():
+            if (why := self.never_writes()) is not None:
                 self.used.add(name)
-                self.note(src, "the job never writes: fio never syncs")
+                self.note(src, f"{why}: fio never syncs")
             elif (ioengine := catalog.get(self.engine)) is not None and not ioengine.does_io:
                 self.used.add(name)
                 self.note(src, f"the {self.engine} engine has no file to sync")
@@ -850,10 +870,10 @@ class _Job:
     def _data(self) -> None:
         data = ("buffer_compress_percentage", "buffer_compress_chunk", "buffer_pattern",
                 "zero_buffers", "refill_buffers", "dedupe_percentage", "scramble_buffers")
-        if not self.writes():
+        if (why := self.never_writes()) is not None:
             for name in data:
                 if (src := self.get(name)) is not None:
-                    self.note(src, "shapes written data; this job never writes")
+                    self.note(src, f"shapes written data, and {why}: fio ignores it")
             return
         self.int_key("buffer_compress_percentage")
         chunk = self.get("buffer_compress_chunk")
@@ -1010,7 +1030,7 @@ def effective(sections: list[Section]) -> list[tuple[Section, dict[str, Option]]
 
 
 def workload(section: Section, options: dict[str, Option], problems: Problems,
-             used_names: set[str]) -> list[Workload]:
+             used_names: set[str], env: Mapping[str, str] | None = None) -> list[Workload]:
     """The workload of one job, named apart from ``used_names`` (the name is added to it);
     every option that cannot be kept is added to ``problems``. A job whose clones fio gives
     files of their own is one workload per clone."""
@@ -1029,7 +1049,7 @@ def workload(section: Section, options: dict[str, Option], problems: Problems,
     desc = options.get("description")
     if desc is not None and desc.section != "global" and desc.value:
         w.notes.insert(0, desc.value)
-    job = _Job(problems, w, options)
+    job = _Job(problems, w, options, env)
     try:
         job.convert()
     except ValueProblem as exc:  # a value problem outside the steps' own handling
