@@ -18,8 +18,8 @@ from __future__ import annotations
 import difflib
 import re
 import unicodedata
-from dataclasses import dataclass, field, replace
 from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
