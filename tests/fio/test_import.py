@@ -729,3 +729,15 @@ def test_the_random_map_comment_says_what_it_changes() -> None:
     assert "shortens requests" in flat and "number of requests" in flat
     _, text = one("rw=randread\nbssplit=4k/50:64k/50\nnorandommap\n")
     assert "shortens" not in text
+
+
+@pytest.mark.parametrize("body, message", [
+    ("nrfiles=65\n", "nrfiles=65: iogate's workload has 1 to 64 files"),
+    ("nrfiles=0\n", "nrfiles=0: iogate's workload has 1 to 64 files"),
+    ("numjobs=1000\n", "would be 1000 workloads, one per clone; the import makes at most 256"),
+])
+def test_directory_files_and_clones_are_bounded(body: str, message: str) -> None:
+    with pytest.raises(SuiteError) as info:
+        import_jobfile("one.fio", "[job]\nsize=1m\ndirectory=/var/tmp/d\n" + body)
+    (problem,) = info.value.problems
+    assert message in str(problem)

@@ -55,7 +55,7 @@ from iogate.fio.vocabulary import (
     VERIFY_WAY,
     engine_for,
 )
-from iogate.spec.fields import DEFAULT_BS, NAME_MAX, RandomDistribution
+from iogate.spec.fields import DEFAULT_BS, FILES_MAX, NAME_MAX, RandomDistribution
 from iogate.spec.variables import expand_tree
 from iogate.units import format_duration_exact, format_size_exact
 
@@ -90,6 +90,8 @@ class Workload:
 
 
 # -- one job ------------------------------------------------------------------------------
+
+_CLONES_MAX = 256  # workloads one job under directory may become, one per fio clone
 
 _LONE_REF = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*\}|\$(?:" + "|".join(KEYWORDS) + r")")
 # A drive letter (F:...) or a device namespace path (\\.\PhysicalDrive0, \\?\...).
@@ -340,6 +342,10 @@ class _Job:
                             "workload's files, so the import makes a workload per clone and "
                             "needs their number: write numjobs as a number")
                 return
+            if n > _CLONES_MAX:
+                self.refuse(src, f"numjobs={n} under directory would be {n} workloads, one "
+                            f"per clone; the import makes at most {_CLONES_MAX}")
+                return
             self.clone_files = [[] for _ in range(n)]
             self.note(src, f"fio gives each of its {n} clones its own files in the directory; "
                       "iogate's threads would share one workload's files, so each clone is a "
@@ -379,8 +385,9 @@ class _Job:
                 count = fio_size(nrfiles.value or "")
             except ValueProblem as exc:
                 self.refuse(nrfiles, str(exc))
-            if count == 0:
-                self.refuse(nrfiles, "fio's nrfiles is at least 1")
+            if src is None and (count == 0 or count > FILES_MAX):
+                self.refuse(nrfiles, f"nrfiles={count}: iogate's workload has 1 to "
+                            f"{FILES_MAX} files")
                 count = 1
         if directory is not None:
             dtext = self.value(directory)
