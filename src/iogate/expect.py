@@ -433,7 +433,9 @@ class Check:
             self.expectation.kind
 
 
-def _why_unmeasured(metric: MetricPath) -> str:
+def _why_unmeasured(metric: MetricPath, backend: str) -> str:
+    if backend == "fio" and metric.family.fio is None:
+        return f"fio does not measure {metric.name} (the native backend does)"
     scope = metric.scope
     if metric.name == "rate_pct":
         which = "" if scope == "total" else f"{scope} "
@@ -458,14 +460,15 @@ def _resolve(exp: Expectation, names: Mapping[str, float]) -> tuple[float | None
 
 
 def evaluate(exp: Expectation, observed: float | None, *,
-             names: Mapping[str, float] = _EMPTY) -> Check:
+             names: Mapping[str, float] = _EMPTY, backend: str = "native") -> Check:
     """Compare a measured value with an expectation. Unmeasured or NaN values fail, and so
-    does an expectation whose names (``baseline``) have no value."""
+    does an expectation whose names (``baseline``) have no value; ``backend``, the one that
+    measured the run, says why a value is missing."""
     threshold, why = _resolve(exp, names)
     if threshold is None:
         return Check(exp, observed, False, why)
     if observed is None:
-        return Check(exp, None, False, f"not measured: {_why_unmeasured(exp.metric)}",
+        return Check(exp, None, False, f"not measured: {_why_unmeasured(exp.metric, backend)}",
                      threshold)
     if isinstance(observed, float) and math.isnan(observed):
         return Check(exp, observed, False, "not measured: the value is not a number",
@@ -530,7 +533,7 @@ def _empty_text(empty: Sequence[int], spans: Sequence[str] | None) -> str:
 def evaluate_window(exp: Expectation, series_values: Sequence[float | None],
                     whole_run: float | None, *, names: Mapping[str, float] = _EMPTY,
                     due: Sequence[float] | None = None,
-                    spans: Sequence[str] | None = None) -> Check:
+                    spans: Sequence[str] | None = None, backend: str = "native") -> Check:
     """Judge a windowed expectation on the metric's per-interval values (base units).
 
     ``mean`` is ``whole_run``. Passes when at least ceil(share * n) of the n judged intervals
@@ -556,7 +559,7 @@ def evaluate_window(exp: Expectation, series_values: Sequence[float | None],
     skipped = f", {t.skipped} skipped: nothing was due" if t.skipped else ""
     n = t.judged
     if n == 0:
-        return Check(exp, None, False, f"not measured: {_why_unmeasured(exp.metric)}"
+        return Check(exp, None, False, f"not measured: {_why_unmeasured(exp.metric, backend)}"
                      f" (no interval had completions{skipped})", threshold, 0, skipped=t.skipped)
     needed = window.needed(n)
     pct = 100.0 * t.good / n

@@ -268,12 +268,14 @@ def _check(e: Expectation, runs: list[RunResult], metrics: Mapping[str, float],
             names["baseline"] = _statistic(old, e.stat)
     if "baseline" in e.names and entry is None and gate.recording:
         return Check(e, None, True, "not judged: recording the baseline", judged=False)
+    backend = runs[0].backend if runs else "native"
     if e.window is not None:
         series = _window_series(runs, e.metric)
         return evaluate_window(e, series.values, metrics.get(path), names=names,
-                               due=series.due, spans=series.spans)
+                               due=series.due, spans=series.spans, backend=backend)
     values = samples.get(path) or ([metrics[path]] if path in metrics else [])
-    check = evaluate(e, _statistic(values, e.stat) if values else None, names=names)
+    check = evaluate(e, _statistic(values, e.stat) if values else None, names=names,
+                     backend=backend)
     if check.passed or "baseline" not in names:
         return check
     small = _within_min_effect(e, check, names, gate.min_effect_pct)

@@ -469,6 +469,9 @@ class RunResult:
     # The engine's CPU use over the run; None when unmeasured (and for one job of several:
     # the threads of a run share one process).
     cpu: CpuUse | None = None
+    # The backend that measured the run ("native", "fio", or a plugin's): what it cannot
+    # measure is missing for that reason, not because the workload did no such I/O.
+    backend: str = "native"
 
     def job_result(self, index: int) -> RunResult:
         """The run as seen by one job alone (its statistics and its spec)."""
@@ -476,7 +479,8 @@ class RunResult:
         return RunResult(jobs=[self.jobs[index]], interrupted=self.interrupted,
                          elapsed_ns=self.elapsed_ns, specs=specs, stopped=self.stopped,
                          hosts={k: r.job_result(index) for k, r in self.hosts.items()},
-                         cpu=self.cpu if len(self.jobs) == 1 else None)
+                         cpu=self.cpu if len(self.jobs) == 1 else None,
+                         backend=self.backend)
 
     def _dirs(self, scope: str) -> list[DirectionResult]:
         names = DIRECTIONS if scope == "total" else (scope,)

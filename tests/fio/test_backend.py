@@ -310,3 +310,17 @@ def test_output_after_text_and_with_a_missing_thread():
     assert run.result.jobs[0].read.clat.percentiles([50.0]) == [5.0]
     with pytest.raises(EngineError, match=r"fio reported 1 of the 2 threads of job 1"):
         backend.parse_output(raw, [replace(spec(), numjobs=2)])
+
+
+@needs_fio
+def test_a_metric_fio_does_not_measure_is_said_so(tmp_path):
+    from iogate.cli import main
+
+    suite = tmp_path / "s.yaml"
+    suite.write_text("suite: s\nworkloads:\n  - name: r\n    rw: randread\n    size: 1m\n"
+                     "    ioengine: psync\n    expect:\n      read.iops: '> 0'\n"
+                     "      read.resp.p99: '< 1s'\n")
+    out = tmp_path / "r.json"
+    main(["run", str(suite), "--backend", "fio", "--json", str(out)])
+    text = out.read_text()
+    assert "fio does not measure" in text and "did no reads" not in text

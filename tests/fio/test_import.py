@@ -620,3 +620,123 @@ def test_rate_shares_add_up_like_fio_clones() -> None:
     assert ncpus is not None
     assert (spec.rate_iops_read, spec.rate_iops_write) == (10 * ncpus, 10 * ncpus)
     assert Fraction(spec.rate_iops_read, ncpus) == 10
+
+
+# -- fio's own file names, distributions and defaults -----------------------------------
+
+def suite_of(body: str, env: dict[str, str] | None = None) -> tuple[LoadedSuite, str]:
+    text = import_jobfile("one.fio", body)
+    return load_suite_text(text, "one.fio", env or {}), text
+
+
+def test_directory_with_nrfiles_is_fio_s_files_each_a_share_of_size() -> None:
+    suite, text = suite_of("[job]\nrw=randread\nsize=1m\ndirectory=/var/tmp/d\nnrfiles=3\n")
+    (case,) = suite.cases
+    # fio's filename_format $jobname.$jobnum.$filenum, each file size/nrfiles (349525 bytes).
+    assert case.workload.filenames == [f"/var/tmp/d/job.0.{i}" for i in range(3)]
+    assert case.workload.size == 3 * (MiB // 3)
+    assert case.workload.size // 3 == MiB // 3
+    assert "ignores nrfiles" not in text
+    assert "nrfiles=3" in text and "job.0.0" in text
+
+
+def test_directory_with_nrfiles_and_filesize_is_per_file() -> None:
+    suite, _ = suite_of("[job]\nrw=read\nfilesize=64k\ndirectory=/var/tmp/d\nnrfiles=4\n")
+    (case,) = suite.cases
+    assert case.workload.filenames == [f"/var/tmp/d/job.0.{i}" for i in range(4)]
+    assert case.workload.size == 4 * 64 * KiB
+
+
+@pytest.mark.skipif(FIO is None, reason="fio is not installed")
+def test_directory_files_are_the_ones_fio_makes(tmp_path: Path) -> None:
+    body = f"[job]\nrw=read\nsize=1m\ndirectory={tmp_path}\nnrfiles=3\nnumjobs=2\n"
+    (tmp_path / "job.fio").write_text(body)
+    subprocess.run([FIO or "fio", "--create_only=1", str(tmp_path / "job.fio")],
+                   capture_output=True, check=True, timeout=60, cwd=tmp_path)
+    made = {p.name: p.stat().st_size for p in tmp_path.glob("job.*.*")}
+    suite, _ = suite_of(body)
+    named = {}
+    for case in suite.cases:
+        files = case.workload.filenames or [case.workload.filename]
+        for f in files:
+            named[Path(f).name] = case.workload.size // len(files)
+    assert named == made
+
+
+def test_directory_with_numjobs_gives_each_clone_its_own_file() -> None:
+    suite, text = suite_of("[job]\nrw=randwrite\nsize=1m\ndirectory=/var/tmp/d\nnumjobs=3\n"
+                           "rate_iops=100\n")
+    cases = suite.cases
+    assert [c.workload.filename for c in cases] == [f"/var/tmp/d/job.{n}.0" for n in range(3)]
+    # One workload per clone, each a single thread at fio's per-clone rate, run together.
+    assert all(c.workload.numjobs == 1 for c in cases)
+    assert [lower(c.workload, filenames=[c.workload.filename], seed=1).rate_iops_write
+            for c in cases] == [100, 100, 100]
+    assert [[c.id for c in u] for u in plan(cases)] == [[c.id for c in cases]]
+    assert "its own files" in text
+
+
+def test_directory_with_numjobs_from_a_variable_is_refused() -> None:
+    with pytest.raises(SuiteError) as info:
+        import_jobfile("one.fio", "[job]\nsize=1m\ndirectory=/var/tmp/d\nnumjobs=${N}\n")
+    (problem,) = info.value.problems
+    assert "numjobs" in str(problem) and "its own file" in str(problem)
+
+
+def test_fio_s_rand_zones_example_with_an_open_last_zone() -> None:
+    spec, text = one("rw=randread\nrandom_distribution=zoned:50/5:30/15:20/\n")
+    assert spec.dist == "zoned"
+    assert [(z.access, z.size) for z in spec.zones] == [
+        (50 * PPM // 100, 5 * PPM // 100), (30 * PPM // 100, 15 * PPM // 100),
+        (20 * PPM // 100, 80 * PPM // 100)]
+    assert "the rest of the region" in text
+
+
+@pytest.mark.skipif(FIO is None, reason="fio is not installed")
+def test_fio_accepts_the_open_last_zone(tmp_path: Path) -> None:
+    job = tmp_path / "z.fio"
+    job.write_text("[z]\nrw=randread\nsize=1m\nrandom_distribution=zoned:50/5:30/15:20/\n")
+    result = subprocess.run([FIO or "fio", "--parse-only", str(job)], capture_output=True,
+                            text=True, timeout=30)
+    assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.parametrize("rw", ["randread", "read"])
+def test_refill_buffers_of_a_job_that_never_writes_is_dropped(
+        rw: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A template: the same options for read and write runs; fio ignores refill_buffers
+    # (and syncs) for a job that only reads.
+    body = "[global]\nrefill_buffers\nfsync=4\nsize=1m\n[job]\nrw=${RW}\n"
+    for rw_now, writes in ((rw, False), ("randwrite", True)):
+        suite = load_jobfile("one.fio", body, {"RW": rw_now})
+        spec = lower(suite.cases[0].workload, filenames=["/var/tmp/x"], seed=1)
+        assert (spec.refill, spec.sync_every) == ((True, 4) if writes else (False, 0))
+    monkeypatch.setenv("RW", rw)
+    text = import_jobfile("one.fio", body)  # in the environment of the import
+    flat = " ".join(line.strip().lstrip("# ") for line in text.splitlines())
+    assert f"rw=${{RW}} is {rw} here, which never writes: fio ignores it" in flat
+    assert "refill_buffers:" not in text and "fsync:" not in text
+    monkeypatch.delenv("RW")
+    assert "refill_buffers: true" in import_jobfile("one.fio", body)  # not known: kept
+    spec, text = one(f"rw={rw}\nrefill_buffers\n")
+    assert spec.refill is False and "this job never writes: fio ignores it" in text
+
+
+def test_the_random_map_comment_says_what_it_changes() -> None:
+    _, text = one("rw=randread\nbssplit=4k/50:64k/50\n")
+    flat = " ".join(line.lstrip("# ").strip() for line in text.splitlines())
+    assert "shortens requests" in flat and "number of requests" in flat
+    _, text = one("rw=randread\nbssplit=4k/50:64k/50\nnorandommap\n")
+    assert "shortens" not in text
+
+
+@pytest.mark.parametrize("body, message", [
+    ("nrfiles=65\n", "nrfiles=65: iogate's workload has 1 to 64 files"),
+    ("nrfiles=0\n", "nrfiles=0: iogate's workload has 1 to 64 files"),
+    ("numjobs=1000\n", "would be 1000 workloads, one per clone; the import makes at most 256"),
+])
+def test_directory_files_and_clones_are_bounded(body: str, message: str) -> None:
+    with pytest.raises(SuiteError) as info:
+        import_jobfile("one.fio", "[job]\nsize=1m\ndirectory=/var/tmp/d\n" + body)
+    (problem,) = info.value.problems
+    assert message in str(problem)

@@ -108,6 +108,16 @@ def test_not_measured_fails(metric, reason):
     assert (check.passed, check.observed, check.reason) == (False, None, reason)
 
 
+@pytest.mark.parametrize("metric, backend, reason", [
+    ("read.resp.p99", "fio", "not measured: fio does not measure resp (the native backend does)"),
+    ("read.clat.p99", "fio", "not measured: the workload did no reads"),
+    ("read.resp.p99", "native", "not measured: the workload did no reads"),
+])
+def test_not_measured_by_the_backend_says_so(metric, backend, reason):
+    check = evaluate(parse_expectation(metric, "<= 1ms"), None, backend=backend)
+    assert (check.passed, check.reason) == (False, reason)
+
+
 def test_nan_fails_even_for_not_equal():
     check = evaluate(parse_expectation("read.iops", "!= 5"), math.nan)
     assert not check.passed and "not a number" in check.reason

@@ -446,6 +446,12 @@ def test_schema_agrees_with_the_loader(tmp_path):
     ('rw: randread\nrandom_distribution: zoned:60/10:30/20\n',
      "F:6:26: workloads[0].random_distribution: 'zoned:60/10:30/20': the access percentages "
      'add up to 90, not 100'),
+    ('rw: randread\nrandom_distribution: zoned:50/5:30/:20/\n',
+     "F:6:26: workloads[0].random_distribution: 'zoned:50/5:30/:20/': only one zone may leave "
+     'its size out (it takes the rest of the region)'),
+    ('rw: randread\nrandom_distribution: zoned:50/60:30/50:20/\n',
+     "F:6:26: workloads[0].random_distribution: 'zoned:50/60:30/50:20/': the sizes given add "
+     'up to 110, leaving nothing for the zone without one'),
     ('random_distribution: zipf:1.2\n',
      'F:5:5: workloads[0].random_distribution: random_distribution applies only to randread, '
      'randwrite and randrw, not to read'),
@@ -592,6 +598,15 @@ def test_data_distribution_files_engines_phases(tmp_path):
     assert dumped["buffer_pattern"] == "0xdeadbeef"
     assert dumped["random_distribution"] == "zoned:60/10:30/20:10/70"
     json.dumps(dumped)
+
+
+@pytest.mark.parametrize("text, shown", [
+    ("zoned:50/5:30/15:20/", "zoned:50/5:30/15:20/80"),  # fio's rand-zones.fio
+    ("zoned:50/:50/66.7", "zoned:50/33.3:50/66.7"),
+])
+def test_a_zoned_distribution_zone_without_a_size_takes_the_rest(tmp_path, text, shown):
+    w = load_one(tmp_path, f"rw: randread\nrandom_distribution: {text!r}\n").workload
+    assert str(w.random_distribution) == shown
 
 
 def test_buffer_pattern_as_text(tmp_path):

@@ -396,7 +396,8 @@ def _results(doc: dict[str, Any] | None, messages: str, status: int,
             raise EngineError(errno.EPROTO, f"fio's output is not what iogate reads: {exc!r}"
                               ) from None
         by_host[key] = RunResult(jobs=results, interrupted=interrupted, elapsed_ns=elapsed_ns,
-                                 specs=list(specs), cpu=_cpu([c for cs in jobs for c in cs]))
+                                 specs=list(specs), cpu=_cpu([c for cs in jobs for c in cs]),
+                                 backend="fio")
     if short is not None:
         failed = f" (fio {_status(status)})" if status else ""
         raise EngineError(errno.EIO, f"{short}{failed}{_tail(lines)}")
@@ -410,7 +411,8 @@ def _results(doc: dict[str, Any] | None, messages: str, status: int,
     fleet = {h.key: by_host[h.key] for h in hosts}
     aggregate = RunResult(
         jobs=[_sum_hosts([r.jobs[i] for r in fleet.values()]) for i in range(len(specs))],
-        interrupted=interrupted, elapsed_ns=elapsed_ns, specs=list(specs), hosts=dict(fleet))
+        interrupted=interrupted, elapsed_ns=elapsed_ns, specs=list(specs), hosts=dict(fleet),
+        backend="fio")
     return FioRun(result=aggregate, hosts=fleet)
 
 

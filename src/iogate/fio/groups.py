@@ -45,7 +45,7 @@ def assign_groups(workloads: list[Workload], problems: Problems) -> None:
                 if not earlier:
                     problems.option(w.wait_for, f"no job named '{shown(target)}' comes before "
                                     "this one: fio waits only for a job defined earlier")
-                elif len(by_name[target]) > 1:
+                elif len({id(v.section) for v in by_name[target]}) > 1:
                     problems.option(w.wait_for, f"several jobs are named '{shown(target)}': "
                                     "fio needs the job waited for to have a unique name")
                 elif earlier[0] in seg:
@@ -57,11 +57,12 @@ def assign_groups(workloads: list[Workload], problems: Problems) -> None:
         depth = max(level.values())
         units = [[w for w in seg if level[id(w)] == k] for k in range(depth + 1)]
         for k, unit in enumerate(units[:-1]):
-            if len(unit) > 1:
+            if len({id(w.section) for w in unit}) > 1:  # a job's clones wait together
                 waiter = next(w for w in units[k + 1])
                 assert waiter.wait_for is not None
                 waited = (waiter.wait_for.value or "").strip()
-                others = ", ".join(f"'{w.fio_name}'" for w in unit if w.fio_name != waited)
+                others = ", ".join(dict.fromkeys(f"'{w.fio_name}'" for w in unit
+                                                 if w.fio_name != waited))
                 problems.option(waiter.wait_for, f"fio starts '{waiter.fio_name}' when "
                                 f"'{waited}' ends, while "
                                 f"{others} may still run; iogate runs workloads together "

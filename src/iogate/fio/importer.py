@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 __all__ = ["import_jobfile", "is_jobfile", "load_jobfile"]
 
 
-def _convert(path: str, text: str | None) -> Imported:
+def _convert(path: str, text: str | None, env: Mapping[str, str] | None) -> Imported:
     jobfile, syntax = parse_lenient(path, text)
     problems = Problems(path)
     problems.items += syntax
@@ -45,8 +45,8 @@ def _convert(path: str, text: str | None) -> Imported:
                      f"include {shown(inc.value or '')}: iogate imports one file; copy the "
                      "included options into this section")
     used_names: set[str] = set()
-    workloads = [workload(section, options, problems, used_names)
-                 for section, options in effective(jobfile.sections)]
+    workloads = [w for section, options in effective(jobfile.sections)
+                 for w in workload(section, options, problems, used_names, env)]
     assign_groups(workloads, problems)
     problems.raise_any()
     # The first global description describes the suite; fio names jobs by their sections.
@@ -92,7 +92,7 @@ def import_jobfile(path: Path | str, text: str | None = None) -> str:
 
     The suite is checked with the current environment; a variable that is not set is left
     for the run to report."""
-    imported = _convert(str(path), text)
+    imported = _convert(str(path), text, None)
     _check(imported, None, strict=False)
     return imported.text
 
@@ -102,7 +102,7 @@ def load_jobfile(path: Path | str, text: str | None = None,
                  ) -> LoadedSuite:
     """Import a job file and load the suite, as :func:`iogate.spec.load_suite` loads one
     (``overrides``, ``--set``, over every workload's keys)."""
-    imported = _convert(str(path), text)
+    imported = _convert(str(path), text, env)
     suite = _check(imported, env, strict=True, overrides=overrides)
     assert suite is not None
     return suite

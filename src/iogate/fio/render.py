@@ -146,7 +146,9 @@ def render(path: str, jobfile: JobFile, workloads: list[Workload],
         title = f"[{w.section.name}], line {w.section.line}"
         if w.fio_name != w.section.name:
             title += f", named {w.fio_name}"
-        if w.name != w.fio_name:
+        if w.clone is not None:
+            title += f", its clone {w.clone}"
+        elif w.name != w.fio_name:
             title += f" (renamed: iogate's names are {NAME_BAD.pattern[2:-2]})"
         lines.comment("  ", f"fio job {title}", origin)
         for note in w.notes:

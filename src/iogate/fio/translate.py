@@ -1,12 +1,15 @@
 """One fio job to one iogate workload: the job's options, its global ones merged in, as
 workload keys with comments where iogate spells fio's meaning differently, notes on what
-has no effect, and a problem for each option that cannot be kept.
+has no effect, and a problem for each option that cannot be kept. (A job under
+``directory`` whose clones fio gives files of their own, ``JOB.N.F``, is one workload per
+clone: iogate's threads share their workload's files.)
 
 Sizes and counts are fio's (``4k`` is 4096, ``4KiB`` is 4000 with the default ``kb_base``,
 ``rate_iops=20k`` is 20480) and are written exactly; ``rate`` and ``rate_iops`` are per fio
 clone and per direction, so the workload spells out the mapping and multiplies by
 ``numjobs``; a synchronous engine (one the engine catalog says keeps one request in flight)
-ignores ``iodepth``; options fio ignores for the job's ``rw`` are left out with a note;
+ignores ``iodepth``; options fio ignores for the job's ``rw`` are left out with a note
+(for ``rw`` from a variable, with its value in the environment the suite is loaded with);
 ``${VAR}`` stays a reference, read from the environment when the suite runs.
 """
 
@@ -15,8 +18,11 @@ from __future__ import annotations
 import difflib
 import re
 import unicodedata
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from typing import Any
+
+from pydantic import TypeAdapter, ValidationError
 
 from iogate.engine import catalog
 from iogate.expr import COUNT, DURATION, SIZE, ExprError, evaluate_int, shown
@@ -49,7 +55,8 @@ from iogate.fio.vocabulary import (
     VERIFY_WAY,
     engine_for,
 )
-from iogate.spec.fields import DEFAULT_BS, NAME_MAX
+from iogate.spec.fields import DEFAULT_BS, FILES_MAX, NAME_MAX, RandomDistribution
+from iogate.spec.variables import expand_tree
 from iogate.units import format_duration_exact, format_size_exact
 
 __all__ = ["NAME_BAD", "Entry", "Workload", "effective", "suite_name", "workload"]
@@ -79,9 +86,12 @@ class Workload:
     group: str | None = None
     stonewall: bool = False
     wait_for: Option | None = None
+    clone: int | None = None  # fio's clone number, when each clone is a workload of its own
 
 
 # -- one job ------------------------------------------------------------------------------
+
+_CLONES_MAX = 256  # workloads one job under directory may become, one per fio clone
 
 _LONE_REF = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*\}|\$(?:" + "|".join(KEYWORDS) + r")")
 # A drive letter (F:...) or a device namespace path (\\.\PhysicalDrive0, \\?\...).
@@ -108,8 +118,9 @@ class _Job:
     """The conversion of one fio job (its global options merged) to workload keys."""
 
     def __init__(self, problems: Problems, workload: Workload,
-                 options: dict[str, Option]) -> None:
+                 options: dict[str, Option], env: Mapping[str, str] | None) -> None:
         self.problems = problems
+        self.env = env  # the environment the suite is loaded with; None: os.environ
         self.w = workload
         self.opts = options
         self.used: set[str] = set()
@@ -118,6 +129,10 @@ class _Job:
         self.engine = FIO_DEFAULT_ENGINE  # "": set by a variable, unknown until run time
         self.files = 1
         self.numjobs: int | str = 1
+        # fio's clones each with their own files (directory without filename): the files of
+        # each clone, one workload per clone; empty when the clones share the job's files.
+        self.clone_files: list[list[str]] = []
+        self.size_per_file = False  # fio's nrfiles files: size/nrfiles each
 
     # helpers
     def get(self, name: str) -> Option | None:
@@ -278,6 +293,20 @@ class _Job:
         d = self.dirs()
         return d is None or "write" in d
 
+    def never_writes(self) -> str | None:
+        """Why the job never writes (the words for a note), or None when it may: rw from a
+        variable counts with the variable's value in this environment, as the suite will
+        be loaded with it (a template shares its options between read and write runs)."""
+        if self.rw is not None:
+            return None if self.writes() else "this job never writes"
+        src = self.opts["rw"]
+        text = suite_text((src.value or "").strip())
+        value, unset = expand_tree(text, "", self.env)
+        mode = str(value).strip()
+        if unset or mode not in ("read", "randread"):
+            return None
+        return f"rw={src.value} is {mode} here, which never writes"
+
     def _engine(self) -> None:
         src = self.get("ioengine")
         if src is None:
@@ -300,8 +329,30 @@ class _Job:
 
     def _numjobs(self) -> None:
         n = self.int_key("numjobs")
-        if n is not None:
-            self.numjobs = n
+        if n is None:
+            return
+        if n != 1 and "directory" in self.opts and "filename" not in self.opts:
+            # fio names each clone's files after it (JOB.N.F); iogate's threads share the
+            # files of their workload, so each clone becomes a workload (see _files).
+            src = self.w.keys.pop("numjobs").src
+            assert src is not None
+            if not isinstance(n, int):
+                self.refuse(src, "under directory, fio gives each clone its own file "
+                            f"({self.w.fio_name}.N.0); iogate's threads share their "
+                            "workload's files, so the import makes a workload per clone and "
+                            "needs their number: write numjobs as a number")
+                return
+            if n > _CLONES_MAX:
+                self.refuse(src, f"numjobs={n} under directory would be {n} workloads, one "
+                            f"per clone; the import makes at most {_CLONES_MAX}")
+                return
+            self.clone_files = [[] for _ in range(n)]
+            self.note(src, f"fio gives each of its {n} clones its own files in the directory; "
+                      "iogate's threads would share one workload's files, so each clone is a "
+                      "workload of its own, one thread, all run together (fio reports each "
+                      "clone on its own too, unless group_reporting)")
+            return
+        self.numjobs = n
 
     def _files(self) -> None:
         src = self.get("filename")
@@ -328,6 +379,16 @@ class _Job:
                                 f"in the working directory, write ./{shown(escaped)})")
                     return
                 names.append(name)
+        count = 1
+        if nrfiles is not None:
+            try:
+                count = fio_size(nrfiles.value or "")
+            except ValueProblem as exc:
+                self.refuse(nrfiles, str(exc))
+            if src is None and (count == 0 or count > FILES_MAX):
+                self.refuse(nrfiles, f"nrfiles={count}: iogate's workload has 1 to "
+                            f"{FILES_MAX} files")
+                count = 1
         if directory is not None:
             dtext = self.value(directory)
             if dtext is None:
@@ -336,23 +397,31 @@ class _Job:
                 self.refuse(directory, "several directories: iogate takes one; name the "
                             "files in filename")
                 return
-            dtext = dtext.replace("\\:", ":")
+            dtext = dtext.replace("\\:", ":").rstrip("/")
             if names:
-                names = [dtext.rstrip("/") + "/" + n for n in names]
+                names = [dtext + "/" + n for n in names]
                 self.note(directory, "joined to the file names")
             else:
-                names = [dtext.rstrip("/") + f"/{self.w.fio_name}.0.0"]
-                self.note(directory, f"fio's file name for the job, {self.w.fio_name}.0.0, "
-                          "in that directory")
-        if nrfiles is not None:
-            try:
-                count = fio_size(nrfiles.value or "")
-            except ValueProblem as exc:
-                self.refuse(nrfiles, str(exc))
-                count = 1
-            if names and count != 1:
+                # fio's default filename_format, $jobname.$jobnum.$filenum.
+                def files_of(clone: int) -> list[str]:
+                    return [f"{dtext}/{self.w.fio_name}.{clone}.{f}" for f in range(count)]
+                names = files_of(0)
+                self.size_per_file = count > 1
+                if nrfiles is not None:
+                    self.note(nrfiles, f"fio's {count} {'files' if count > 1 else 'file'} of "
+                              "the job, named in filename")
+                for k in range(len(self.clone_files)):
+                    self.clone_files[k] = files_of(k)
+                num = "N" if self.clone_files else "0"
+                first, last = (f"{self.w.fio_name}.{num}.{f}" for f in (0, count - 1))
+                self.note(directory, f"fio's file {'names' if count > 1 else 'name'} for the "
+                          f"job, {first}" + (f" to {last}" if count > 1 else "")
+                          + (" for its clone N" if self.clone_files else "")
+                          + " ($jobname.$jobnum.$filenum), in that directory")
+        if nrfiles is not None and count != 1:
+            if src is not None:
                 self.note(nrfiles, "fio ignores nrfiles when filename is given")
-            elif count != 1:
+            elif directory is None:
                 self.refuse(nrfiles, f"fio's nrfiles={count} makes {count} files named after "
                             "the job; iogate needs them named: filename=a:b:c")
         if not names:
@@ -410,6 +479,14 @@ class _Job:
                 comments.append(f"size={size.value} (line {size.line}) is the amount fio "
                                 "moves; time_based runs past it")
             self.put("size", self.size_text(total), filesize, "; ".join(comments))
+        elif size_value is not None and self.size_per_file:
+            per_file = f"size/{self.files}"
+            if isinstance(size_value, int):
+                per_file = format_size_exact(size_value // self.files)
+                size_value = size_value // self.files * self.files
+            self.put("size", self.size_text(size_value), size, f"fio makes each of the "
+                     f"{self.files} files {per_file}; iogate's size is the total over them, "
+                     "split equally")
         elif size_value is not None:
             self.put("size", self.size_text(size_value), size)
         elif size is None and self.get("filename") is None:
@@ -718,6 +795,8 @@ class _Job:
                             "random, zipf:THETA, pareto:H, normal:SIGMA or zoned:...")
             elif not random_rw and text != "random":
                 self.note(src, f"fio ignores it for rw={self.rw}")
+            elif re.search(r"/\s*(:|$)", text) and text.startswith("zoned:"):
+                self._open_zone(src, text)
             else:
                 self.put("random_distribution", text, src)
         randseed = self.get("randseed")
@@ -738,6 +817,25 @@ class _Job:
         elif random_rw and self.rw is not None:
             self.w.notes.append("fio touches each block once per pass (its random map); "
                                 "iogate draws offsets independently, like fio's norandommap")
+            if "bssplit" in self.w.keys or "bsrange" in self.w.keys:
+                self.w.notes.append(
+                    "with several block sizes fio's random map also shortens requests to the "
+                    "untouched blocks left at an offset, so fio issues smaller requests and "
+                    "more of them than the split says (one bssplit job measured a mean read "
+                    "of 4835 bytes with the map, 11528 with norandommap and in iogate): "
+                    "sizes, IOPS and the number of requests differ; add norandommap to the "
+                    "fio job to compare them")
+
+    def _open_zone(self, src: Option, text: str) -> None:
+        """fio's zone without a size (``zoned:50/5:30/15:20/``) takes the rest of the region:
+        written out, as the suite's own parser reads it."""
+        try:
+            dist = _DISTRIBUTION.validate_python(text)
+        except ValidationError:
+            self.put("random_distribution", text, src)  # the loader says what is wrong
+            return
+        self.put("random_distribution", str(dist), src, "fio gives the zone without a size "
+                 "the rest of the region")
 
     def _thinktime(self) -> None:
         src = self.get("thinktime")
@@ -769,9 +867,9 @@ class _Job:
             if src is None:
                 self.used.add(name)
                 continue
-            if not self.writes():
+            if (why := self.never_writes()) is not None:
                 self.used.add(name)
-                self.note(src, "the job never writes: fio never syncs")
+                self.note(src, f"{why}: fio never syncs")
             elif (ioengine := catalog.get(self.engine)) is not None and not ioengine.does_io:
                 self.used.add(name)
                 self.note(src, f"the {self.engine} engine has no file to sync")
@@ -781,10 +879,10 @@ class _Job:
     def _data(self) -> None:
         data = ("buffer_compress_percentage", "buffer_compress_chunk", "buffer_pattern",
                 "zero_buffers", "refill_buffers", "dedupe_percentage", "scramble_buffers")
-        if not self.writes():
+        if (why := self.never_writes()) is not None:
             for name in data:
                 if (src := self.get(name)) is not None:
-                    self.note(src, "shapes written data; this job never writes")
+                    self.note(src, f"shapes written data, and {why}: fio ignores it")
             return
         self.int_key("buffer_compress_percentage")
         chunk = self.get("buffer_compress_chunk")
@@ -893,6 +991,9 @@ class _Job:
                     f"; did you mean '{close[0]}'?" if close else ""))
 
 
+_DISTRIBUTION: TypeAdapter[Any] = TypeAdapter(RandomDistribution)
+
+
 def _operand(value: int | str) -> str:
     """A value as one term of a product: numbers and references as they are."""
     text = str(value)
@@ -938,20 +1039,15 @@ def effective(sections: list[Section]) -> list[tuple[Section, dict[str, Option]]
 
 
 def workload(section: Section, options: dict[str, Option], problems: Problems,
-             used_names: set[str]) -> Workload:
+             used_names: set[str], env: Mapping[str, str] | None = None) -> list[Workload]:
     """The workload of one job, named apart from ``used_names`` (the name is added to it);
-    every option that cannot be kept is added to ``problems``."""
+    every option that cannot be kept is added to ``problems``. A job whose clones fio gives
+    files of their own is one workload per clone."""
     fio_name = (options["name"].value or "") if "name" in options and \
         options["name"].section == section.name and options["name"].value else \
         section.name
     w = Workload(section, fio_name)
-    base = suite_name(fio_name, "job")
-    name, n = base, 1
-    while name in used_names:
-        n += 1
-        name = f"{base[:NAME_MAX - len(str(n)) - 1]}-{n}"
-    used_names.add(name)
-    w.name = name
+    w.name = _unique(suite_name(fio_name, "job"), used_names)
     stonewall = options.get("stonewall")
     if stonewall is not None:
         try:
@@ -962,9 +1058,31 @@ def workload(section: Section, options: dict[str, Option], problems: Problems,
     desc = options.get("description")
     if desc is not None and desc.section != "global" and desc.value:
         w.notes.insert(0, desc.value)
-    job = _Job(problems, w, options)
+    job = _Job(problems, w, options, env)
     try:
         job.convert()
     except ValueProblem as exc:  # a value problem outside the steps' own handling
         problems.add(section.line, f"[{section.name}]", str(exc))
-    return w
+    if not job.clone_files:
+        return [w]
+    # One workload per fio clone, each on its own files; they run together (one group).
+    used_names.discard(w.name)
+    clones = []
+    where = w.keys["filename"].src if "filename" in w.keys else None
+    for k, files in enumerate(job.clone_files):
+        keys = dict(w.keys)
+        if files:
+            keys["filename"] = Entry(files[0] if len(files) == 1 else files, where)
+        clones.append(replace(w, name=_unique(f"{w.name}.{k}", used_names), keys=keys,
+                              notes=list(w.notes), clone=k, stonewall=w.stonewall and k == 0))
+    return clones
+
+
+def _unique(base: str, used_names: set[str]) -> str:
+    """``base``, or ``base-N`` when taken, within iogate's name length; added to the set."""
+    name, n = base[:NAME_MAX], 1
+    while name in used_names:
+        n += 1
+        name = f"{base[:NAME_MAX - len(str(n)) - 1]}-{n}"
+    used_names.add(name)
+    return name

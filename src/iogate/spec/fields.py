@@ -708,16 +708,31 @@ def _distribution(value: Any) -> Any:
 def _zones(value: str, rest: str) -> list[dict[str, Any]]:
     if not rest.strip():
         raise ValueError("zoned needs zones, e.g. 'zoned:60/10:30/20:10/70' (access%/size%)")
-    zones = []
+    zones: list[dict[str, Any]] = []
+    open_zone: int | None = None  # a zone without a size (fio's '20/') takes the rest
     for raw in rest.split(":"):
         access, slash, size = raw.partition("/")
         if not slash:
             raise ValueError(f"zone '{shown(raw.strip())}': write ACCESS/SIZE in percent, "
                              "e.g. 60/10")
         where = f"zone '{shown(raw.strip())}'"
+        if not size.strip():
+            if open_zone is not None:
+                raise ValueError(f"'{shown(value)}': only one zone may leave its size out "
+                                 "(it takes the rest of the region)")
+            open_zone = len(zones)
+            zones.append({"access": _pct_number(access, where), "size": 0})
+            continue
         zones.append({"access": _pct_number(access, where), "size": _pct_number(size, where)})
     if len(zones) > ZONES_MAX:
         raise ValueError(f"at most {ZONES_MAX} zones, got {len(zones)}")
+    if open_zone is not None:
+        given = sum((_exact(z["size"]) for z in zones), Fraction(0))
+        if given > 100:
+            raise ValueError(f"'{shown(value)}': the sizes given add up to "
+                             f"{_format_pct(given)}, leaving nothing for the zone without one")
+        left = 100 - given
+        zones[open_zone]["size"] = int(left) if left.denominator == 1 else float(left)
     for column in ("access", "size"):
         total = sum((_exact(z[column]) for z in zones), Fraction(0))
         if total != 100:
