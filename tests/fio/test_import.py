@@ -740,3 +740,26 @@ def test_directory_files_and_clones_are_bounded(body: str, message: str) -> None
         import_jobfile("one.fio", "[job]\nsize=1m\ndirectory=/var/tmp/d\n" + body)
     (problem,) = info.value.problems
     assert message in str(problem)
+
+
+@pytest.mark.parametrize("option, comment", [
+    ("io_submit_mode=offload", "which is what fio's offload mode does"),
+    ("allrandrepeat=1", "the same on every run unless randrepeat: false"),
+    ("fadvise_hint=0", "iogate gives the kernel no access-pattern hint"),
+    ("fadvise_hint=1", "reads are measured without it"),
+    ("fallocate=posix", "never holes"),
+    ("create_serialize=0", "lays out the files of a case"),
+])
+def test_options_that_mean_what_iogate_does_import_with_that_said(option: str,
+                                                                 comment: str) -> None:
+    suite, text = suite_of(f"[job]\nrw=randread\nsize=1m\n{option}\n")
+    assert len(suite.cases) == 1
+    assert comment in " ".join(text.split())
+
+
+@pytest.mark.parametrize("option", ["io_submit_mode=bogus", "allrandrepeat=2",
+                                    "fadvise_hint=sequential"])
+def test_other_values_of_those_options_are_refused(option: str) -> None:
+    with pytest.raises(SuiteError) as info:
+        suite_of(f"[job]\nrw=randread\nsize=1m\n{option}\n")
+    assert f"{option}: fio's {option.split('=')[0]} is not supported" in str(info.value)

@@ -51,6 +51,7 @@ from iogate.fio.vocabulary import (
     HINTS,
     MODES,
     OUTPUT_ONLY,
+    SAME_MEANING,
     TRIM_MODES,
     VERIFY_WAY,
     engine_for,
@@ -978,6 +979,9 @@ class _Job:
                 self.note(src, AS_IOGATE_DOES[name])
             elif name in AT_DEFAULT and _default_value(src) in AT_DEFAULT[name]:
                 self.note(src, "fio's default")
+            elif name in SAME_MEANING and (meaning := SAME_MEANING[name].get(
+                    _default_value(src), SAME_MEANING[name].get(None))) is not None:
+                self.note(src, meaning)
             elif name in FIO_OPTIONS:
                 hint = HINTS.get(name) or ("an option of fio's I/O engines; iogate's engines "
                                            "take none" if name in ENGINE_OPTIONS else "")

@@ -114,6 +114,24 @@ AS_IOGATE_DOES: dict[str, str] = {
     "overwrite": "iogate lays a file out before it writes it, as fio does with overwrite=1",
 }
 
+# Options whose value means what iogate does anyway: option -> {value: what iogate does}
+# (the key None: any value). Accepted with that comment; any other value is refused.
+SAME_MEANING: dict[str, dict[str | None, str]] = {
+    "io_submit_mode": {"offload": "iogate issues every request at its due time from the "
+                                  "job's own thread, which is what fio's offload mode does"},
+    "allrandrepeat": {"1": "iogate seeds every random choice (offsets, sizes, the mix) from "
+                           "the job's seed: the same on every run unless randrepeat: false",
+                      "0": "fio's default; iogate draws sizes and the mix from the job's "
+                           "seed like its offsets: the same kind of random, repeated"},
+    "fadvise_hint": {"0": "iogate gives the kernel no access-pattern hint",
+                     "1": "iogate gives the kernel no access-pattern hint (fio's "
+                          "POSIX_FADV_RANDOM/SEQUENTIAL): reads are measured without it"},
+    "fallocate": {None: "iogate lays a file out by writing every byte (never holes), so how "
+                        "its blocks are allocated first does not change what is measured"},
+    "create_serialize": {None: "iogate lays out the files of a case before its run starts, "
+                               "one after another"},
+}
+
 # Options accepted only at fio's default value (as fio would read them), which iogate shares.
 AT_DEFAULT: dict[str, tuple[str, ...]] = {
     "loops": ("1",), "startdelay": ("0",), "end_fsync": ("0",), "fsync_on_close": ("0",),
