@@ -15,11 +15,6 @@
 
 #define BS 4096u
 
-static int temp_path(char *buf, size_t len)
-{
-    return t_temp_path_in(buf, len, "IOGATE_TEST_DISK_DIR", "/var/tmp");
-}
-
 /* A file of `blocks` blocks whose block i is all byte (i & 0xff). */
 static int make_file(const char *path, uint32_t blocks)
 {
@@ -29,7 +24,7 @@ static int make_file(const char *path, uint32_t blocks)
 static int test_writes_land_in_the_file(void)
 {
     char path[IOG_PATH_MAX];
-    CHECK(temp_path(path, sizeof(path)) == 0);
+    CHECK(t_disk_path(path, sizeof(path)) == 0);
     CHECK(make_file(path, 72) == 0);
     struct iog_job_spec j = t_spec("mmap", IOG_RW_WRITE, BS, 64 * BS);
     strcpy(j.filename, path);
@@ -73,7 +68,7 @@ static int test_writes_land_in_the_file(void)
 static int test_reads_see_the_file(void)
 {
     char path[IOG_PATH_MAX];
-    CHECK(temp_path(path, sizeof(path)) == 0);
+    CHECK(t_disk_path(path, sizeof(path)) == 0);
     CHECK(make_file(path, 32) == 0);
     struct iog_job_spec j = t_spec("mmap", IOG_RW_RANDREAD, BS, 32 * BS);
     strcpy(j.filename, path);
@@ -95,7 +90,7 @@ static int test_reads_see_the_file(void)
 static int test_verify_passes(void)
 {
     char path[IOG_PATH_MAX];
-    CHECK(temp_path(path, sizeof(path)) == 0);
+    CHECK(t_disk_path(path, sizeof(path)) == 0);
     for (uint32_t backlog = 0; backlog <= 8; backlog += 8) {
         struct iog_job_spec j = t_spec("mmap", IOG_RW_RANDWRITE, BS, 128 * BS);
         strcpy(j.filename, path);
@@ -145,7 +140,7 @@ static int test_direct_and_depth_refused(void)
 static int test_short_file(void)
 {
     char path[IOG_PATH_MAX];
-    CHECK(temp_path(path, sizeof(path)) == 0);
+    CHECK(t_disk_path(path, sizeof(path)) == 0);
     for (uint32_t rw = IOG_RW_READ; rw <= IOG_RW_WRITE; rw++) {
         CHECK(make_file(path, 4) == 0);
         struct iog_job_spec j = t_spec("mmap", rw, BS, 16 * BS);
@@ -198,7 +193,7 @@ static int some_errors(const struct iog_progress *p)
 static int test_truncated_under_a_running_job(void)
 {
     char path[IOG_PATH_MAX];
-    CHECK(temp_path(path, sizeof(path)) == 0);
+    CHECK(t_disk_path(path, sizeof(path)) == 0);
     for (uint32_t rw = IOG_RW_RANDREAD; rw <= IOG_RW_RANDWRITE; rw++) {
         CHECK(make_file(path, 256) == 0);
         struct iog_job_spec j = t_spec("mmap", rw, BS, 256 * BS);
@@ -276,7 +271,7 @@ static int own_sigbus(const char *path, int own_handler)
 static int test_other_sigbus_is_handed_on(void)
 {
     char path[IOG_PATH_MAX];
-    CHECK(temp_path(path, sizeof(path)) == 0);
+    CHECK(t_disk_path(path, sizeof(path)) == 0);
     CHECK(make_file(path, 16) == 0);
     int status = own_sigbus(path, 1);
     CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 42);

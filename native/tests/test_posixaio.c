@@ -8,11 +8,6 @@
 
 #define BS 4096u
 
-static int temp_path(char *buf, size_t len)
-{
-    return t_temp_path_in(buf, len, "IOGATE_TEST_DISK_DIR", "/var/tmp");
-}
-
 static int make_file(const char *path, uint32_t blocks, char byte)
 {
     return t_make_file(path, blocks, BS, (unsigned char)byte);
@@ -21,7 +16,7 @@ static int make_file(const char *path, uint32_t blocks, char byte)
 static int test_verify_passes(void)
 {
     char path[IOG_PATH_MAX];
-    CHECK(temp_path(path, sizeof(path)) == 0);
+    CHECK(t_disk_path(path, sizeof(path)) == 0);
     for (uint32_t backlog = 0; backlog <= 16; backlog += 16) {
         struct iog_job_spec j = t_spec("posixaio", IOG_RW_RANDWRITE, BS, 256 * BS);
         strcpy(j.filename, path);
@@ -49,7 +44,7 @@ static int test_verify_passes(void)
 static int test_writes_land_in_the_file(void)
 {
     char path[IOG_PATH_MAX];
-    CHECK(temp_path(path, sizeof(path)) == 0);
+    CHECK(t_disk_path(path, sizeof(path)) == 0);
     CHECK(make_file(path, 40, 'o') == 0);
     struct iog_job_spec j = t_spec("posixaio", IOG_RW_WRITE, BS, 32 * BS);
     strcpy(j.filename, path);
@@ -75,7 +70,7 @@ static int test_writes_land_in_the_file(void)
 static int test_reads_and_short_file(void)
 {
     char path[IOG_PATH_MAX];
-    CHECK(temp_path(path, sizeof(path)) == 0);
+    CHECK(t_disk_path(path, sizeof(path)) == 0);
     CHECK(make_file(path, 64, 1) == 0);
     struct iog_job_spec j = t_spec("posixaio", IOG_RW_RANDREAD, BS, 64 * BS);
     strcpy(j.filename, path);

@@ -120,6 +120,13 @@ static inline int t_make_file(const char *path, uint32_t blocks, uint32_t bs, in
     return rc;
 }
 
+/* A temporary file name on a disk-backed filesystem ($IOGATE_TEST_DISK_DIR, else
+ * /var/tmp), where O_DIRECT works and a file may be large. */
+static inline int t_disk_path(char *buf, size_t len)
+{
+    return t_temp_path_in(buf, len, "IOGATE_TEST_DISK_DIR", "/var/tmp");
+}
+
 static inline int t_run(const struct iog_job_spec *jobs, uint32_t njobs, iog_session **out)
 {
     char err[IOG_ERR_MAX];
