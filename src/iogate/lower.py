@@ -107,8 +107,9 @@ def _job(job: JobFields, filenames: Sequence[str], seed: int) -> JobSpec:
         bs_write=bs_write,
         iodepth=job.iodepth,
         numjobs=job.numjobs,
-        size=job.size or 0,  # none: the target's, resolved before a run (plan.sized)
-        offset=job.offset,
+        # none or a share: the target's, resolved before a run (plan.sized)
+        size=job.size if isinstance(job.size, int) else 0,
+        offset=job.offset if isinstance(job.offset, int) else 0,
         runtime_ns=job.runtime or 0,
         ramp_ns=job.ramp_time or 0,
         time_based=job.time_based,

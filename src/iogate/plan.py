@@ -16,16 +16,23 @@ import zlib
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import TypeVar
 
 from iogate import interrupts
 from iogate.errors import TargetError
 from iogate.job import JobSpec
 from iogate.lower import lower
 from iogate.spec import Case
+from iogate.spec.fields import Share
+from iogate.spec.models import JobFields
+from iogate.spec.modes import directions_of
+from iogate.spec.rules import block_table
 
 # Test only: the engine crashes while running the cases whose id matches this glob, so that
 # tests can prove a crash becomes a `crashed` case and the run goes on.
 TEST_CRASH_ENV = "IOGATE_TEST_CRASH"
+
+JobT = TypeVar("JobT", bound=JobFields)
 
 
 def case_id(case: Case) -> str:
@@ -69,32 +76,56 @@ def plan(cases: Sequence[Case]) -> list[list[Case]]:
 def expected_bytes(cases: Sequence[Case]) -> int | None:
     """Bytes a run that ends by size will move, for progress; None when one ends by time
     (or its size is the target's, known once the run starts)."""
-    if any(c.workload.time_based or c.workload.size is None for c in cases):
+    if any(c.workload.time_based or not isinstance(c.workload.size, int) for c in cases):
         return None
-    return sum((c.workload.size or 0) * c.workload.numjobs for c in cases)
+    return sum(c.workload.size * c.workload.numjobs for c in cases
+               if isinstance(c.workload.size, int))
 
 
 def sized(case: Case, files: Sequence[str]) -> Case:
-    """The case with the size its workload (and each precondition step) leaves to the
-    target, fio's rule: from offset to the end of the file or device, which must exist;
-    over several files, the smallest one's, per file. TargetError when it cannot be."""
-    def whole(offset: int) -> int:
-        ends = [_size_of(path) for path in files]
-        if not ends:
-            raise TargetError(f"{case_id(case)}: no size and no file to take it from: give size")
-        shortest = min(ends)
-        per_file = shortest - offset
-        if per_file <= 0:
-            path = files[ends.index(shortest)]
-            raise TargetError(f"{case_id(case)}: no size given, and '{path}' ({shortest} "
-                              f"bytes) ends before offset {offset}: give size")
-        return per_file * len(files)
+    """The case with its region in bytes for its workload and each precondition step, by
+    fio's rules where it depends on the target (which must exist): no size is from offset
+    to the end of the file or device; a share size (``50%``) is that share of it, at most
+    to the end and rounded down to the smallest block size; a share offset (``25%``) is
+    rounded up to ``offset_align`` (default: the smallest block size). Over several files,
+    the smallest one's, per file. TargetError when it cannot be."""
+    end_of: list[tuple[int, str]] = []  # the smallest file's end and path, once looked up
 
-    w = case.workload
-    if w.size is None:
-        w = w.model_copy(update={"size": whole(w.offset)})
-    steps = [s if s.size is not None else s.model_copy(update={"size": whole(s.offset)})
-             for s in case.preconditions]
+    def target() -> tuple[int, str]:
+        if not end_of:
+            if not files:
+                raise TargetError(f"{case_id(case)}: no size and no file to take it from: "
+                                  "give size")
+            ends = [_size_of(path) for path in files]
+            end_of.append((min(ends), files[ends.index(min(ends))]))
+        return end_of[0]
+
+    def resolve(job: JobT) -> JobT:
+        if isinstance(job.size, int) and isinstance(job.offset, int):
+            return job
+        end, path = target()
+        smallest = min(lo for d in directions_of(job.rw) for lo, _, _ in block_table(job, d))
+        offset = job.offset
+        if isinstance(offset, Share):
+            align = job.offset_align or smallest
+            offset = -(-offset.of(end) // align) * align
+        room = end - offset
+        if room <= 0:
+            raise TargetError(f"{case_id(case)}: '{path}' ({end} bytes) ends before offset "
+                              f"{offset}: give a smaller offset or a size")
+        size = job.size
+        if not isinstance(size, int):
+            per_file = room if size is None else min(size.of(end), room)
+            if size is not None:
+                per_file -= per_file % smallest
+                if per_file <= 0:
+                    raise TargetError(f"{case_id(case)}: size {size} of '{path}' ({end} "
+                                      f"bytes) is less than one block ({smallest} bytes)")
+            size = per_file * len(files)
+        return job.model_copy(update={"size": size, "offset": offset})
+
+    w = resolve(case.workload)
+    steps = [resolve(s) for s in case.preconditions]
     if w is case.workload and all(a is b for a, b in zip(steps, case.preconditions, strict=True)):
         return case
     return replace(case, workload=w, preconditions=steps)

@@ -127,7 +127,7 @@ def workload_lines(result: CaseResult) -> list[str]:
         data["filename"] = result.target
     lines = []
     for key, value in data.items():
-        if key in _SIZE_KEYS:
+        if key in _SIZE_KEYS and isinstance(value, int):  # else a share: '50%'
             text = format_size_exact(value)
         elif key in _DURATION_KEYS:
             text = format_duration_exact(value)

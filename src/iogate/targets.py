@@ -167,7 +167,9 @@ def _writes(case: Case) -> bool:
 
 def _region_end(case: Case, nfiles: int) -> int:
     w = case.workload
-    if w.size is None:  # the target's own size (plan.sized): the run stays within it
+    if not isinstance(w.offset, int):  # a share of the target (plan.sized): within it
+        return 0
+    if not isinstance(w.size, int):  # the target's size or a share (plan.sized): within it
         return w.offset
     return w.offset + w.size // max(1, nfiles)
 

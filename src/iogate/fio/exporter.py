@@ -31,6 +31,7 @@ from iogate.job import JobSpec
 from iogate.lower import lower, lower_step
 from iogate.plan import case_id, plan, scratch_dir, seed_for
 from iogate.spec import Case, LoadedSuite
+from iogate.spec.fields import Share
 from iogate.spec.models import JobFields
 from iogate.units import format_duration
 
@@ -161,6 +162,14 @@ def _options(spec: JobSpec, job: JobFields, problems: list[str], prefix: str) ->
     if fresh_seed:
         # A new seed every run: fio's randrepeat=0, not the seed this export happened to draw.
         options = [o if o[0] != "randseed" else ("randrepeat", "0") for o in options]
+    # A share of the target is fio's N%, resolved by fio as iogate resolves it.
+    for key in ("size", "offset"):
+        if isinstance(share := getattr(job, key), Share):
+            if share.percent.denominator != 1:
+                problems.append(f"{prefix}{key} {share}: fio takes whole percentages only")
+            options.append((key, str(share)))
+    if job.offset_align is not None and isinstance(job.offset, Share):
+        options.append(("offset_align", str(job.offset_align)))
     return options
 
 

@@ -99,6 +99,12 @@ _LONE_REF = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*\}|\$(?:" + "|".join(KEYWORDS
 _WINDOWS_PATH = re.compile(r"[A-Za-z]:|\\\\[.?]\\")
 
 
+def _share(text: str) -> str | None:
+    """fio's percentage of the file or device ('20%') as the suite writes it, or None."""
+    m = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]+)?)\s*%\s*", text)
+    return f"{m.group(1)}%" if m else None
+
+
 def _flag(src: Option) -> bool:
     """fio's boolean: a bare flag is set (for the options that take one); else 0 or 1."""
     if src.value is None:
@@ -447,7 +453,10 @@ class _Job:
         filesize = self.get("filesize")
         offset = self.get("offset")
         size_value: int | str | None = None
-        if size is not None and (text := self.value(size)) is not None:
+        if size is not None and (text := self.value(size)) is not None and _share(text):
+            # A share of every file's size: the same meaning in iogate (plan.sized).
+            self.put("size", _share(text), size)
+        elif size is not None and (text := self.value(size)) is not None:
             try:
                 size_value = self.number(size, text, "size")
             except ValueProblem as exc:
@@ -498,13 +507,28 @@ class _Job:
         elif size is None:
             self.w.notes.append("no size: the whole file or device, from offset to its end, "
                                 "as fio")
-        if offset is not None and (text := self.value(offset)) is not None:
+        if offset is not None and (text := self.value(offset)) is not None and _share(text):
+            self.put("offset", _share(text), offset)
+        elif offset is not None and (text := self.value(offset)) is not None:
             try:
                 n = self.number(offset, text, "size")
             except ValueProblem as exc:
                 self.refuse(offset, str(exc))
                 return
             self.put("offset", self.size_text(n) if n else 0, offset)
+        align = self.get("offset_align")
+        if align is not None and (text := self.value(align)) is not None:
+            if offset is None or offset.value is None or not _share(offset.value):
+                self.note(align, "offset_align only rounds an offset given as a percentage: "
+                          "fio ignores it here, and so does iogate")
+                return
+            try:
+                n = self.number(align, text, "size")
+            except ValueProblem as exc:
+                self.refuse(align, str(exc))
+                return
+            if n:  # 0: fio's default, the smallest block size, as iogate's
+                self.put("offset_align", self.size_text(n), align)
 
     def _block_sizes(self) -> None:
         given = [(name, src) for name in ("bs", "bsrange", "bssplit")

@@ -26,6 +26,7 @@ from pydantic import (
     ConfigDict,
     Field,
     PlainSerializer,
+    PlainValidator,
     WithJsonSchema,
 )
 
@@ -140,6 +141,61 @@ AtLeastOne = Annotated[Integer, Field(ge=1)]
 Percent = Annotated[Integer, Field(ge=0, le=100)]
 PositiveSize = Annotated[Size, Field(gt=0)]
 PositiveDuration = Annotated[Duration, Field(gt=0)]
+
+
+@dataclass(frozen=True)
+class Share:
+    """A share of the target's size, fio's ``size=N%`` and ``offset=N%``: resolved
+    against the file or device before a run (:func:`iogate.plan.sized`)."""
+
+    percent: Fraction  # above 0, at most 100
+
+    def of(self, total: int) -> int:
+        """This share of ``total`` bytes, rounded down."""
+        return total * self.percent.numerator // (100 * self.percent.denominator)
+
+    def __str__(self) -> str:
+        p = self.percent
+        return f"{p.numerator if p.denominator == 1 else float(p):g}%"
+
+
+_SHARE = re.compile(r"\s*([0-9]+(\.[0-9]*)?|\.[0-9]+)\s*%\s*")
+SHARE_SCHEMA = {"type": "string", "pattern": r"^" + _SHARE.pattern + r"$",
+                "description": "a share of the file's or device's size, e.g. '50%' (fio's "
+                               "N%): the target must exist"}
+
+
+def _sized_or_share(size: Callable[[Any], int], lowest: int, what: str) -> Callable[[Any], Any]:
+    """A size, or a percentage of the target's size ('25%')."""
+    def validate(value: Any) -> Any:
+        if isinstance(value, Share):
+            return value
+        if isinstance(value, str) and "%" in value:
+            m = _SHARE.fullmatch(value)
+            if m is None:
+                raise ValueError(f"expected {what} like '4KiB' or a share of the target like "
+                                 f"'50%', got {describe_input(value)}")
+            pct = Fraction(m.group(1))
+            if not 0 < pct <= 100:
+                raise ValueError(f"the share {shown(value.strip())} is not above 0% and at "
+                                 "most 100%")
+            return Share(pct)
+        n = size(value)
+        if not lowest <= n <= MAX_QUANTITY:
+            raise ValueError(f"{what} must be at least {lowest} and at most {MAX_QUANTITY} "
+                             f"bytes, got {n}")
+        return n
+    return validate
+
+
+_size = _quantity("a size", "4KiB", parse_size, expr.SIZE)
+# The region's size and offset: bytes, or a share of the target (fio's size=N%, offset=N%).
+RegionSize = Annotated[int | Share, PlainValidator(_sized_or_share(_size, 1, "a size")),
+                       PlainSerializer(lambda v: str(v) if isinstance(v, Share) else v),
+                       WithJsonSchema({"anyOf": [SIZE_SCHEMA, SHARE_SCHEMA]})]
+RegionOffset = Annotated[int | Share, PlainValidator(_sized_or_share(_size, 0, "an offset")),
+                         PlainSerializer(lambda v: str(v) if isinstance(v, Share) else v),
+                         WithJsonSchema({"anyOf": [SIZE_SCHEMA, SHARE_SCHEMA]})]
 
 
 # -- names --------------------------------------------------------------------------------

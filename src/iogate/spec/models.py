@@ -53,8 +53,9 @@ from iogate.spec.fields import (
     RandomDistribution,
     RateBytes,
     RateIops,
+    RegionOffset,
+    RegionSize,
     Seed,
-    Size,
     SteadyMetric,
     Verify,
 )
@@ -78,10 +79,16 @@ class JobFields(BaseModel):
     blockalign: BlockAlign | None = None
     iodepth: Annotated[Integer, Field(ge=1, le=4096)] = 1  # the engine's limits
     numjobs: Annotated[Integer, Field(ge=1, le=1024)] = 1
-    size: PositiveSize | None = Field(default=None, description=(
-        "bytes of the region each job covers; omitted: from offset to the end of the file or "
-        "block device, which must exist (fio's rule); required for a temporary file"))
-    offset: Size = 0
+    size: RegionSize | None = Field(default=None, description=(
+        "bytes of the region each job covers, or a share of the file or device ('50%', "
+        "rounded down to the smallest block size); omitted: from offset to the end of the "
+        "file or block device, which must exist (fio's rule); required for a temporary file"))
+    offset: RegionOffset = Field(default=0, description=(
+        "where the region starts in each file: bytes, or a share of the file or device "
+        "('25%', rounded up to offset_align)"))
+    offset_align: PositiveSize | None = Field(default=None, description=(
+        "what a share offset is rounded up to a multiple of; default: the smallest block "
+        "size"))
     runtime: PositiveDuration | None = None
     time_based: bool = False
     ramp_time: Duration = 0

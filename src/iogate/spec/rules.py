@@ -93,7 +93,7 @@ def workload_rules(w: JobFields) -> Iterator[tuple[tuple[str, ...], str]]:
                 yield (key, "direct"), (f"direct I/O needs block sizes that are a multiple of "
                                         f"{SECTOR} bytes; {d} bs is {bad[0]}")
                 break
-        if w.offset % SECTOR:
+        if isinstance(w.offset, int) and w.offset % SECTOR:
             yield ("offset", "direct"), (f"direct I/O needs an offset that is a multiple of "
                                          f"{SECTOR} bytes, got {w.offset}")
         if w.blockalign is not None:
@@ -106,14 +106,16 @@ def workload_rules(w: JobFields) -> Iterator[tuple[tuple[str, ...], str]]:
                     break
     largest = max(hi for d in dirs for _, hi, _ in tables[d])
     files = len(w.filename) if isinstance(w.filename, list) else 1
-    if w.size is None:
+    if not isinstance(w.size, int):  # the target's size, or a share of it (plan.sized)
+        what, fix = ("size is required", "give size") if w.size is None else (
+            f"size {w.size} is a share of the target", "give size in bytes")
         if not engine.does_io:
-            yield ("size",), (f"size is required: the {engine.name} engine has no file to "
-                              "take a size from")
+            yield ("size",), (f"{what}: the {engine.name} engine has no file to take a size "
+                              f"from" + ("" if w.size is None else f"; {fix}"))
         elif not w.filename:
-            yield ("size",), ("size is required: without a filename the workload runs on a "
-                              "temporary file, which has no size of its own; give size (only "
-                              "an existing file or device is used whole without one)")
+            yield ("size",), (f"{what}: without a filename the workload runs on a temporary "
+                              f"file, which has no size of its own; {fix} (only an existing "
+                              "file or device is used whole without one)")
     elif w.size // files < largest:
         per_file = f" per file ({files} files share it)" if files > 1 else ""
         yield ("size", "bs"), (f"size{per_file} ({format_size(w.size // files)}) is smaller "
