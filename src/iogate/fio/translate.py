@@ -241,6 +241,7 @@ class _Job:
         self._direct()
         self._mix()
         self._rates()
+        self._rate_floors()
         self._randomness()
         self._thinktime()
         self._syncs()
@@ -760,12 +761,15 @@ class _Job:
             else:
                 self.note(src, "no rate is set: fio ignores it")
 
-    def _rate(self, name: str, kind: str, src: Option, text: str) -> None:
+    def _rate_values(self, name: str, kind: str, src: Option,
+                     text: str) -> dict[str, int | str] | None:
+        """fio's per-direction rate ('r,w') for the directions the job issues, zeros left
+        out; None when refused."""
         dirs = self.dirs()
         if dirs is None:
             self.refuse(src, f"{name} with rw from a variable: fio's rate is per direction, "
                         "iogate's single rate is split by the mix; set rw in the file")
-            return
+            return None
         try:
             parts = directions(text, "rates")
             values: dict[str, int | str] = {}
@@ -777,6 +781,57 @@ class _Job:
                         values[d] = v
         except ValueProblem as exc:
             self.refuse(src, str(exc))
+            return None
+        return values
+
+    def _rate_floors(self) -> None:
+        """fio's rate_min and rate_iops_min end a job that falls below them over a
+        rate_cycle: in iogate, an expectation on every interval of that length."""
+        cycle_ns = 1_000_000_000
+        cycle = self.get("rate_cycle")
+        if cycle is not None and (text := self.value(cycle)) is not None:
+            try:
+                n = self.number(cycle, text, "count")  # milliseconds
+            except ValueProblem as exc:
+                self.refuse(cycle, str(exc))
+                return
+            if not isinstance(n, int) or n <= 0:
+                self.refuse(cycle, "rate_cycle is a whole number of milliseconds, above 0")
+                return
+            cycle_ns = n * 1_000_000
+        expect: dict[str, str] = {}
+        first: Option | None = None
+        for name, metric, kind in (("rate_min", "bw", "size"), ("rate_iops_min", "iops",
+                                                                "count")):
+            src = self.get(name)
+            if src is None or (text := self.value(src)) is None:
+                continue
+            values = self._rate_values(name, kind, src, text)
+            if values is None:
+                continue
+            first = first or src
+            for d, v in values.items():
+                total = v if self.numjobs == 1 else (
+                    v * self.numjobs if isinstance(v, int) and isinstance(self.numjobs, int)
+                    else f"{_operand(v)} * {_operand(self.numjobs)}")
+                shown_v = (format_size_exact(total) + "/s" if isinstance(total, int)
+                           and kind == "size" else str(total))
+                expect[f"{d}.{metric}"] = f">= {shown_v} in all of " \
+                                          f"{format_duration_exact(cycle_ns)}"
+        if first is None:
+            if cycle is not None:
+                self.note(cycle, "no rate_min or rate_iops_min: fio ignores it")
+            return
+        self.put("expect", expect, first, "fio ends a job that falls below its minimum rate "
+                 "over a rate_cycle; iogate runs on and fails the case if any interval of that "
+                 "length fell below it" + (f" (fio's minimum is per clone: times "
+                                           f"numjobs={self.numjobs})"
+                                           if self.numjobs != 1 else ""))
+
+    def _rate(self, name: str, kind: str, src: Option, text: str) -> None:
+        dirs = self.dirs()
+        values = self._rate_values(name, kind, src, text)
+        if values is None or dirs is None:
             return
         if not values:
             self.note(src, "no limit for the directions this job issues")

@@ -22,7 +22,7 @@ __all__ = ["ALIASES", "AS_IOGATE_DOES", "AT_DEFAULT", "ENGINE_ALIASES", "ENGINE_
 # fio's job options (fio 3.33, --cmdhelp=all) and their aliases, plus options of its I/O
 # engines that job files often carry: to tell an option iogate refuses from a misspelling.
 FIO_OPTIONS = frozenset("""
-allow_file_create allow_mounted_write allrandrepeat atomic ba block_error_percentiles
+allow_file_create allow_mounted_write allrandrepeat threads atomic ba block_error_percentiles
 blockalign blocksize blocksize_range blocksize_unaligned bs bs_unaligned bsrange bssplit
 buffer_compress_chunk buffer_compress_percentage buffer_pattern buffered bwavgtime cgroup
 cgroup_nodelete cgroup_weight clat_percentiles clocksource continue_on_error cpumask
@@ -130,6 +130,9 @@ SAME_MEANING: dict[str, dict[str | None, str]] = {
                         "its blocks are allocated first does not change what is measured"},
     "create_serialize": {None: "iogate lays out the files of a case before its run starts, "
                                "one after another"},
+    "threads": {None: "fio reads 'threads' as an option of its tiobench profile, which this "
+                      "job does not use: it changes nothing (fio's option for threads is "
+                      "'thread')"},
 }
 
 # Options accepted only at fio's default value (as fio would read them), which iogate shares.
@@ -172,8 +175,8 @@ HINTS: dict[str, str] = {
     "steadystate": "use iogate's steady_state: {metric: read.iops, round: 60s, window: 5}",
     "steadystate_duration": "use iogate's steady_state", "steadystate_ramp_time":
     "use iogate's steady_state",
-    **dict.fromkeys(("rate_min", "rate_iops_min", "latency_target", "latency_window",
-                     "latency_percentile", "latency_run", "max_latency", "rate_cycle"),
+    **dict.fromkeys(("latency_target", "latency_window", "latency_percentile", "latency_run",
+                     "max_latency"),
                     _USE_EXPECT),
     "continue_on_error": "an I/O error ends an iogate case as an error",
     "ignore_error": "an I/O error ends an iogate case as an error",
