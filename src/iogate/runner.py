@@ -196,11 +196,14 @@ def _rounds_until_steady(engine: Engine, steady: SteadyState, specs: list[JobSpe
             break
         value = tracked(result, steady.metric)
         values.append(float("nan") if value is None else value)
-        verdict = stats.steady_state(values, window=steady.window, range_pct=steady.range_pct,
-                                     slope_pct=steady.slope_pct)
+        skip = steady.ramp_rounds
+        verdict = stats.steady_state(values[skip:], window=steady.window,
+                                     range_pct=steady.range_pct, slope_pct=steady.slope_pct,
+                                     deviation_pct=steady.deviation_pct)
         if verdict.steady:
             break
-    start = verdict.window_start if verdict is not None else None
+    start = None if verdict is None or verdict.window_start is None else \
+        verdict.window_start + steady.ramp_rounds
     judged = runs[start:start + steady.window] if start is not None else runs
     rounds = SteadyRounds(steady.metric, values, bool(verdict and verdict.steady), start,
                           steady.window, steady.on_unsteady)

@@ -230,6 +230,7 @@ class SteadyVerdict:
     mean: float | None
     range_pct: float | None  # (max - min) / |mean| * 100
     slope_pct_of_mean: float | None  # |slope| * (window - 1) / |mean| * 100
+    deviation_pct: float | None = None  # max |y - mean| / |mean| * 100
 
 
 def _pct_of(excursion: float, mean: float) -> float:
@@ -238,12 +239,13 @@ def _pct_of(excursion: float, mean: float) -> float:
     return excursion / abs(mean) * 100.0
 
 
-def steady_state(values: Sequence[float], *, window: int = 5, range_pct: float = 20.0,
-                 slope_pct: float = 10.0) -> SteadyVerdict:
+def steady_state(values: Sequence[float], *, window: int = 5, range_pct: float | None = 20.0,
+                 slope_pct: float | None = 10.0,
+                 deviation_pct: float | None = None) -> SteadyVerdict:
     """Apply the SNIA PTS steady-state rule to the last ``window`` rounds of ``values``.
 
     With y the tracked metric of each round in the window and x the round index (one per
-    round), the window is steady when both hold:
+    round), the window is steady when each limit given (not None) holds:
 
     - data excursion: max(y) - min(y) <= ``range_pct`` % of the window mean;
     - slope excursion: the least-squares line through (x, y) rises or falls by at most
@@ -251,6 +253,8 @@ def steady_state(values: Sequence[float], *, window: int = 5, range_pct: float =
       i.e. |slope| * (window - 1) <= ``slope_pct`` % of the mean. This is the difference
       between the fitted line's largest and smallest value over the window, which is how
       SNIA PTS defines the excursion of the best linear fit.
+    - deviation: every y within ``deviation_pct`` % of the window mean (fio's steady state
+      on iops or bw, where SNIA PTS's range is not asked).
 
     Both are relative to the mean's magnitude, so the verdict does not change when every
     value is multiplied by the same positive constant.
@@ -267,7 +271,9 @@ def steady_state(values: Sequence[float], *, window: int = 5, range_pct: float =
     slope = sum((x - x_mean) * (y - mean) for x, y in enumerate(ys)) / sxx
     data_excursion = max(ys) - min(ys)
     slope_excursion = abs(slope) * (window - 1)
+    deviation = max(abs(y - mean) for y in ys)
     limit = abs(mean) / 100.0
-    steady = (data_excursion <= range_pct * limit and slope_excursion <= slope_pct * limit)
+    steady = all(pct is None or excursion <= pct * limit for excursion, pct in (
+        (data_excursion, range_pct), (slope_excursion, slope_pct), (deviation, deviation_pct)))
     return SteadyVerdict(steady, start, mean, _pct_of(data_excursion, mean),
-                         _pct_of(slope_excursion, mean))
+                         _pct_of(slope_excursion, mean), _pct_of(deviation, mean))

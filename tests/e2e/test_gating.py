@@ -189,6 +189,45 @@ workloads:
     assert len(never["steady_state"]["rounds"]) == 3
 
 
+def test_steady_state_rounds_within_the_ramp_are_in_no_window(tmp_path: Path) -> None:
+    (tmp_path / "ss.suite.yaml").write_text("""\
+suite: ss
+workloads:
+  - name: ramped
+    ioengine: null
+    rw: randread
+    size: 1MiB
+    rate_iops: 5000
+    steady_state: {metric: read.iops, round: 100ms, window: 3, max_rounds: 9, ramp: 250ms,
+                   range_pct: ~, slope_pct: ~, deviation_pct: 50}
+""")
+    proc = iogate("run", "ss.suite.yaml", "--json", "r.json", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    [case] = json.loads((tmp_path / "r.json").read_text())["cases"]
+    # The three rounds that start within the ramp (at 0, 100 and 200 ms) are in no window,
+    # however steady they were; the run stops at the first steady window after them.
+    ss = case["steady_state"]
+    assert ss["steady"] is True
+    assert ss["window_start"] >= 3 and ss["window_start"] + 3 == len(ss["rounds"])
+
+
+def test_steady_state_needs_a_limit_and_room_after_its_ramp(tmp_path: Path) -> None:
+    (tmp_path / "ss.suite.yaml").write_text("""\
+suite: ss
+defaults: {ioengine: null, rw: randread, size: 1MiB}
+workloads:
+  - name: no-limit
+    steady_state: {metric: read.iops, range_pct: ~, slope_pct: ~}
+  - name: no-room
+    steady_state: {metric: read.iops, round: 1s, window: 5, max_rounds: 6, ramp: 2s}
+""")
+    proc = iogate("validate", "ss.suite.yaml", cwd=tmp_path)
+    assert proc.returncode == 2
+    assert "steady state needs a limit: range_pct, slope_pct or deviation_pct" in proc.stderr
+    assert "max_rounds (6) must be at least 2 ramp rounds and the window (5 rounds)" \
+        in proc.stderr
+
+
 def test_failure_report_draws_the_latency_distribution(tmp_path: Path) -> None:
     (tmp_path / "f.suite.yaml").write_text("""\
 suite: f

@@ -388,7 +388,7 @@ BAD = {
                             (10, "iodepth_batch is not supported"),
                             (12, "fio's nrfiles=4 makes 4 files"),
                             (15, "hipri is not supported: an option of fio's I/O engines"),
-                            (17, "steadystate is not supported: use iogate's steady_state"),
+                            (17, "steadystate needs ss_dur of at least 2s"),
                             (19, "io_size is not supported")],
     "bad-wait-for.fio": [(5, "no job named 'b' comes before this one"),
                          (8, "no job named 'nobody'"),

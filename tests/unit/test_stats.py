@@ -229,3 +229,20 @@ def test_too_few_rounds():
     assert (v.steady, v.window_start, v.mean) == (False, None, None)
     with pytest.raises(ValueError):
         steady_state([1, 2, 3], window=1)
+
+
+def test_fios_deviation_rule_asks_every_round_near_the_mean():
+    # fio's iops:5%: every round within 5% of the mean; no range or slope asked.
+    near = [100, 104, 96, 103, 97]
+    v = steady_state(near, range_pct=None, slope_pct=None, deviation_pct=5)
+    assert v.steady and v.deviation_pct == pytest.approx(4.0)
+    assert not steady_state(near, range_pct=None, slope_pct=None, deviation_pct=3.9).steady
+    # The range (8% of the mean) would fail a 5% range limit: deviation is another rule.
+    assert not steady_state(near, range_pct=5, slope_pct=None).steady
+
+
+def test_a_limit_set_to_none_is_not_asked():
+    trend = [94, 97, 100, 103, 106]  # slope 12% of the mean across the window
+    assert not steady_state(trend).steady
+    assert steady_state(trend, slope_pct=None).steady
+    assert not steady_state(trend, slope_pct=None, range_pct=10).steady

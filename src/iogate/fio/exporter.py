@@ -203,10 +203,12 @@ def _case_comment(case: Case, unit: Sequence[Case], placeholder: bool, spec: Job
                      "judges the median; run fio as many times")
     steady = case.steady_state
     if steady is not None:
+        limits = ", ".join(f"{name} {pct:g}%" for name, pct in (
+            ("range", steady.range_pct), ("slope", steady.slope_pct),
+            ("deviation", steady.deviation_pct)) if pct is not None)
         lines.append(f"steady state: iogate runs rounds of {format_duration(steady.round)} "
-                     f"until {steady.metric} is steady over {steady.window} rounds (range "
-                     f"{steady.range_pct:g}%, slope {steady.slope_pct:g}%), at most "
-                     f"{steady.max_rounds}; this is one round")
+                     f"until {steady.metric} is steady over {steady.window} rounds "
+                     f"({limits}), at most {steady.max_rounds}; this is one round")
     for e in case.expectations:
         lines.append(f"expect {e.key} {e.describe()}")
     for metric, value in case.workload.per_host.items():

@@ -46,8 +46,10 @@ _KEY_ORDER = list(JobFields.model_fields)
 def _scalar(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
+    if value is None:
+        return "~"  # the bare word null is a string in a suite (ioengine: null)
+    if isinstance(value, (int, float)):
+        return str(value) if isinstance(value, int) or not value.is_integer() else str(int(value))
     text = str(value)
     # Plain only when any YAML reader takes it for this very string (YAML 1.1 reads more
     # words as numbers, booleans and dates than 1.2 does: the stricter test).

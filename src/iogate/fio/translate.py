@@ -140,6 +140,7 @@ class _Job:
         # each clone, one workload per clone; empty when the clones share the job's files.
         self.clone_files: list[list[str]] = []
         self.size_per_file = False  # fio's nrfiles files: size/nrfiles each
+        self.runtime_ns: int | None = None  # when known in the file
 
     # helpers
     def get(self, name: str) -> Option | None:
@@ -242,6 +243,7 @@ class _Job:
         self._mix()
         self._rates()
         self._rate_floors()
+        self._steady_state()
         self._randomness()
         self._thinktime()
         self._syncs()
@@ -690,6 +692,8 @@ class _Job:
                           "0 is fio's default: none")
                 continue
             self.put(name, format_duration_exact(n) if isinstance(n, int) else n, src)
+            if name == "runtime" and isinstance(n, int):
+                self.runtime_ns = n
         time_based = self.opts.get("time_based")
         if time_based is not None and "runtime" not in self.w.keys:
             self.used.add("time_based")
@@ -827,6 +831,74 @@ class _Job:
                  "length fell below it" + (f" (fio's minimum is per clone: times "
                                            f"numjobs={self.numjobs})"
                                            if self.numjobs != 1 else ""))
+
+    def _steady_state(self) -> None:
+        """fio's steadystate (ss): the job ends early once the last ss_dur of per-second
+        samples of its IOPS or bandwidth are steady; in iogate, rounds of one second until
+        a window of ss_dur is, at most the runtime."""
+        src = self.get("steadystate")
+        others = [o for name in ("steadystate_duration", "steadystate_ramp_time")
+                  if (o := self.get(name)) is not None]
+        if src is None or (text := self.value(src)) is None:
+            for other in others:
+                self.note(other, "no steadystate: fio ignores it")
+            return
+        m = re.fullmatch(r"(iops|bw)(_slope)?:([0-9]+(?:\.[0-9]+)?)(%?)", text)
+        dirs = self.dirs()
+        if m is None:
+            self.refuse(src, "fio's steadystate is iops, iops_slope, bw or bw_slope and a limit, "
+                        "e.g. iops:10% or bw_slope:0.1%")
+            return
+        if not m.group(4):
+            self.refuse(src, "an absolute limit: iogate's steady-state limits are percentages "
+                        "of the mean; write it as N%")
+            return
+        if dirs is None:
+            self.refuse(src, "steadystate with rw from a variable: set rw in the file")
+            return
+        times: dict[str, int] = {}
+        for name in ("steadystate_duration", "steadystate_ramp_time"):
+            if (opt := self.opts.get(name)) is None:
+                continue
+            if (t := self.value(opt)) is None:
+                return
+            try:
+                n = self.number(opt, t, "time_s")
+            except ValueProblem as exc:
+                self.refuse(opt, str(exc))
+                return
+            if not isinstance(n, int):
+                self.refuse(opt, "a duration from a variable: set it in the file")
+                return
+            times[name] = n
+        runtime = self.w.keys.get("runtime")
+        interval = 1_000_000_000  # fio's steadystate_check_interval
+        duration = times.get("steadystate_duration", 0)
+        if duration < 2 * interval:
+            self.refuse(src, "steadystate needs ss_dur of at least 2s: the window of "
+                        "one-second samples it judges")
+            return
+        runtime_ns = self.runtime_ns
+        if runtime is None or runtime_ns is None:
+            self.refuse(src, "steadystate needs a runtime, its longest run, set in the file")
+            return
+        metric = f"{dirs[0] if len(dirs) == 1 else 'total'}.{m.group(1)}"
+        limit = float(m.group(3))
+        window = duration // interval
+        steady: dict[str, Any] = {"metric": metric, "round": "1s", "window": window,
+                                  "max_rounds": max(1, runtime_ns // interval)}
+        if m.group(2):  # fio: |slope per sample| / mean; iogate: across the window
+            steady.update(range_pct=None, slope_pct=round(limit * (window - 1), 9))
+        else:
+            steady.update(range_pct=None, slope_pct=None, deviation_pct=limit)
+        if times.get("steadystate_ramp_time"):
+            steady["ramp"] = format_duration_exact(times["steadystate_ramp_time"])
+        self.put("steady_state", steady, src,
+                 "fio samples the job every second and ends it once the last ss_dur of samples "
+                 "are steady; iogate runs one-second rounds until a window of them is, at most "
+                 f"runtime={format_duration_exact(runtime_ns)} (each round "
+                 "is a run of its own); fio keeps the results when steady state is not "
+                 "reached, iogate fails the case (on_unsteady: skip to skip it)")
 
     def _rate(self, name: str, kind: str, src: Option, text: str) -> None:
         dirs = self.dirs()

@@ -172,9 +172,6 @@ HINTS: dict[str, str] = {
     "nrfiles": "name each file: filename=a:b:c",
     "iodepth_batch": _NO_BATCH, "iodepth_batch_complete_min": _NO_BATCH,
     "iodepth_batch_complete_max": _NO_BATCH, "iodepth_low": _NO_BATCH,
-    "steadystate": "use iogate's steady_state: {metric: read.iops, round: 60s, window: 5}",
-    "steadystate_duration": "use iogate's steady_state", "steadystate_ramp_time":
-    "use iogate's steady_state",
     **dict.fromkeys(("latency_target", "latency_window", "latency_percentile", "latency_run",
                      "max_latency"),
                     _USE_EXPECT),

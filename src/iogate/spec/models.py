@@ -19,10 +19,8 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
-    ValidationInfo,
     WithJsonSchema,
     create_model,
-    field_validator,
     model_validator,
 )
 from pydantic_core import PydanticCustomError
@@ -158,25 +156,37 @@ class JobFields(BaseModel):
 class SteadyState(BaseModel):
     """Measurement rounds until a window of them is steady (SNIA PTS): the tracked metric's
     range within ``range_pct`` of the window mean and its least-squares slope across the
-    window within ``slope_pct`` of the mean, in at most ``max_rounds`` rounds."""
+    window within ``slope_pct`` of the mean (each limit set to null is not asked; a
+    ``deviation_pct`` asks every round to be that close to the mean, fio's rule), in at
+    most ``max_rounds`` rounds; rounds that start within ``ramp`` are in no window."""
 
     model_config = STRICT
     metric: SteadyMetric
     round: PositiveDuration = 60 * 10**9
     window: Annotated[Integer, Field(ge=2)] = 5
     max_rounds: AtLeastOne = 25
-    range_pct: PositiveNumber = 20.0
-    slope_pct: PositiveNumber = 10.0
+    range_pct: PositiveNumber | None = 20.0
+    slope_pct: PositiveNumber | None = 10.0
+    deviation_pct: PositiveNumber | None = None
+    ramp: Duration = 0
     on_unsteady: Literal["fail", "skip"] = "fail"
 
-    @field_validator("max_rounds")
-    @classmethod
-    def _room_for_a_window(cls, value: int, info: ValidationInfo) -> int:
-        window = info.data.get("window")
-        if isinstance(window, int) and value < window:
-            raise ValueError(f"max_rounds ({value}) must be at least the window ({window} "
-                             "rounds), or steady state could never be judged")
-        return value
+    @property
+    def ramp_rounds(self) -> int:
+        """Rounds run before any window may start: those that start within ``ramp``."""
+        return -(-self.ramp // self.round)
+
+    @model_validator(mode="after")
+    def _judgeable(self) -> SteadyState:
+        if self.range_pct is None and self.slope_pct is None and self.deviation_pct is None:
+            raise ValueError("steady state needs a limit: range_pct, slope_pct or "
+                             "deviation_pct")
+        if self.max_rounds < self.ramp_rounds + self.window:
+            ramp = f"{self.ramp_rounds} ramp rounds and " if self.ramp_rounds else ""
+            raise ValueError(f"max_rounds ({self.max_rounds}) must be at least {ramp}the "
+                             f"window ({self.window} rounds), or steady state could never "
+                             "be judged")
+        return self
 
 
 class Workload(JobFields):
