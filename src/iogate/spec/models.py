@@ -19,8 +19,10 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    ValidationInfo,
     WithJsonSchema,
     create_model,
+    field_validator,
     model_validator,
 )
 from pydantic_core import PydanticCustomError
@@ -164,11 +166,11 @@ class SteadyState(BaseModel):
     metric: SteadyMetric
     round: PositiveDuration = 60 * 10**9
     window: Annotated[Integer, Field(ge=2)] = 5
+    ramp: Duration = 0
     max_rounds: AtLeastOne = 25
     range_pct: PositiveNumber | None = 20.0
     slope_pct: PositiveNumber | None = 10.0
     deviation_pct: PositiveNumber | None = None
-    ramp: Duration = 0
     on_unsteady: Literal["fail", "skip"] = "fail"
 
     @property
@@ -176,16 +178,24 @@ class SteadyState(BaseModel):
         """Rounds run before any window may start: those that start within ``ramp``."""
         return -(-self.ramp // self.round)
 
+    @field_validator("max_rounds")
+    @classmethod
+    def _room_for_a_window(cls, value: int, info: ValidationInfo) -> int:
+        window, ramp, round_ = (info.data.get(k) for k in ("window", "ramp", "round"))
+        if not isinstance(window, int):
+            return value
+        skip = -(-ramp // round_) if isinstance(ramp, int) and isinstance(round_, int) else 0
+        if value < skip + window:
+            ramp_text = f"{skip} ramp rounds and " if skip else ""
+            raise ValueError(f"max_rounds ({value}) must be at least {ramp_text}the window "
+                             f"({window} rounds), or steady state could never be judged")
+        return value
+
     @model_validator(mode="after")
-    def _judgeable(self) -> SteadyState:
+    def _a_limit(self) -> SteadyState:
         if self.range_pct is None and self.slope_pct is None and self.deviation_pct is None:
             raise ValueError("steady state needs a limit: range_pct, slope_pct or "
                              "deviation_pct")
-        if self.max_rounds < self.ramp_rounds + self.window:
-            ramp = f"{self.ramp_rounds} ramp rounds and " if self.ramp_rounds else ""
-            raise ValueError(f"max_rounds ({self.max_rounds}) must be at least {ramp}the "
-                             f"window ({self.window} rounds), or steady state could never "
-                             "be judged")
         return self
 
 
