@@ -386,7 +386,6 @@ BAD = {
                        (29, "with a minimum that is not a power of two")],
     "bad-unsupported.fio": [(4, "loops is not supported"), (6, "cpus_allowed is not supported"),
                             (10, "iodepth_batch is not supported"),
-                            (12, "fio's nrfiles=4 makes 4 files"),
                             (15, "hipri is not supported: an option of fio's I/O engines"),
                             (17, "steadystate needs ss_dur of at least 2s"),
                             (19, "io_size is not supported")],

@@ -99,6 +99,11 @@ _LONE_REF = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*\}|\$(?:" + "|".join(KEYWORDS
 _WINDOWS_PATH = re.compile(r"[A-Za-z]:|\\\\[.?]\\")
 
 
+# fio's default file names, and the keywords filename_format takes.
+_FILENAME_FORMAT = "$jobname.$jobnum.$filenum"
+_FORMAT_KEYS = ("$jobname", "$jobnum", "$filenum")
+
+
 def _share(text: str) -> str | None:
     """fio's percentage of the file or device ('20%') as the suite writes it, or None."""
     m = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]+)?)\s*%\s*", text)
@@ -337,27 +342,40 @@ class _Job:
             return
         self.put("ioengine", self.engine, src, comment)
 
+    def names_files(self) -> bool:
+        """Whether fio names the job's files itself: no filename, and a directory, several
+        files or a filename_format. The import then names them as fio does."""
+        if "filename" in self.opts:
+            return False
+        nrfiles = self.opts.get("nrfiles")
+        several = nrfiles is not None and (nrfiles.value or "").strip() not in ("", "1")
+        return "directory" in self.opts or several or "filename_format" in self.opts
+
+    def filename_format(self) -> str:
+        src = self.opts.get("filename_format")
+        return (src.value or "").strip() if src is not None else _FILENAME_FORMAT
+
     def _numjobs(self) -> None:
         n = self.int_key("numjobs")
         if n is None:
             return
-        if n != 1 and "directory" in self.opts and "filename" not in self.opts:
+        if n != 1 and self.names_files() and "$jobnum" in self.filename_format():
             # fio names each clone's files after it (JOB.N.F); iogate's threads share the
             # files of their workload, so each clone becomes a workload (see _files).
             src = self.w.keys.pop("numjobs").src
             assert src is not None
             if not isinstance(n, int):
-                self.refuse(src, "under directory, fio gives each clone its own file "
+                self.refuse(src, "with files it names, fio gives each clone its own file "
                             f"({self.w.fio_name}.N.0); iogate's threads share their "
                             "workload's files, so the import makes a workload per clone and "
                             "needs their number: write numjobs as a number")
                 return
             if n > _CLONES_MAX:
-                self.refuse(src, f"numjobs={n} under directory would be {n} workloads, one "
+                self.refuse(src, f"numjobs={n} with files fio names would be {n} workloads, one "
                             f"per clone; the import makes at most {_CLONES_MAX}")
                 return
             self.clone_files = [[] for _ in range(n)]
-            self.note(src, f"fio gives each of its {n} clones its own files in the directory; "
+            self.note(src, f"fio gives each of its {n} clones its own files; "
                       "iogate's threads would share one workload's files, so each clone is a "
                       "workload of its own, one thread, all run together (fio reports each "
                       "clone on its own too, unless group_reporting)")
@@ -399,6 +417,7 @@ class _Job:
                 self.refuse(nrfiles, f"nrfiles={count}: iogate's workload has 1 to "
                             f"{FILES_MAX} files")
                 count = 1
+        dtext: str | None = None
         if directory is not None:
             dtext = self.value(directory)
             if dtext is None:
@@ -407,42 +426,30 @@ class _Job:
                 self.refuse(directory, "several directories: iogate takes one; name the "
                             "files in filename")
                 return
-            dtext = dtext.replace("\\:", ":").rstrip("/")
+            dtext = dtext.replace("\\:", ":").rstrip("/") or "/"
             if names:
                 names = [dtext + "/" + n for n in names]
                 self.note(directory, "joined to the file names")
-            else:
-                # fio's default filename_format, $jobname.$jobnum.$filenum.
-                def files_of(clone: int) -> list[str]:
-                    return [f"{dtext}/{self.w.fio_name}.{clone}.{f}" for f in range(count)]
-                names = files_of(0)
-                self.size_per_file = count > 1
-                if nrfiles is not None:
-                    self.note(nrfiles, f"fio's {count} {'files' if count > 1 else 'file'} of "
-                              "the job, named in filename")
-                for k in range(len(self.clone_files)):
-                    self.clone_files[k] = files_of(k)
-                num = "N" if self.clone_files else "0"
-                first, last = (f"{self.w.fio_name}.{num}.{f}" for f in (0, count - 1))
-                self.note(directory, f"fio's file {'names' if count > 1 else 'name'} for the "
-                          f"job, {first}" + (f" to {last}" if count > 1 else "")
-                          + (" for its clone N" if self.clone_files else "")
-                          + " ($jobname.$jobnum.$filenum), in that directory")
-        if nrfiles is not None and count != 1:
-            if src is not None:
-                self.note(nrfiles, "fio ignores nrfiles when filename is given")
-            elif directory is None:
-                self.refuse(nrfiles, f"fio's nrfiles={count} makes {count} files named after "
-                            "the job; iogate needs them named: filename=a:b:c")
+        fmt_src = self.get("filename_format")
+        if names and fmt_src is not None:
+            self.note(fmt_src, "fio ignores filename_format when filename is given")
+        elif not names and self.names_files():
+            names = self._named_files(dtext, count, fmt_src or directory or nrfiles)
+            if not names:
+                return
+            if nrfiles is not None:
+                self.note(nrfiles, f"fio's {count} {'files' if count > 1 else 'file'} of the "
+                          "job, named in filename")
+        if nrfiles is not None and count != 1 and src is not None:
+            self.note(nrfiles, "fio ignores nrfiles when filename is given")
+        self._open_files(count if not src else len(names))
         if not names:
             self.w.notes.append("no filename: fio makes a file per job and clone in the "
                                 "working directory (JOB.0.0); iogate a temporary one per "
                                 "workload, shared by its threads, in $IOGATE_TMPDIR (else "
                                 "/var/tmp), removed afterwards")
             return
-        assert src is not None or directory is not None
-        where = src if src is not None else directory
-        assert where is not None
+        where = src or directory or self.opts.get("filename_format") or nrfiles
         self.files = len(names)
         values = [suite_text(n) for n in names]
         comment = ""
@@ -450,6 +457,71 @@ class _Job:
             comment = "fio splits a variable's value at ':' into several files; iogate reads " \
                       "it as one name"
         self.put("filename", values[0] if len(values) == 1 else values, where, comment)
+
+    def _named_files(self, directory: str | None, count: int, where: Option | None) -> list[str]:
+        """The files fio names for the job (filename_format in directory, else in the
+        working directory), for its first clone; each clone's in clone_files. Empty when
+        refused."""
+        fmt = self.filename_format()
+        unknown = sorted(set(re.findall(r"\$\w+", fmt)) - set(_FORMAT_KEYS))
+        assert where is not None
+        if unknown:
+            self.refuse(where, f"filename_format: {', '.join(unknown)} "
+                        + ("is fio's client id: iogate runs on one host"
+                           if unknown == ["$clientuid"] else "is not one of fio's keywords "
+                           "($jobname, $jobnum, $filenum)"))
+            return []
+
+        def files_of(clone: int) -> list[str]:
+            out = []
+            for f in range(count):
+                name = fmt
+                for key, value in (("$jobname", self.w.fio_name), ("$jobnum", str(clone)),
+                                   ("$filenum", str(f))):
+                    name = name.replace(key, value)
+                out.append(name if directory is None else f"{directory}/{name}")
+            return out
+
+        names = files_of(0)
+        if len(set(names)) < len(names):
+            self.refuse(where, f"filename_format={fmt} gives the {count} files of the job one "
+                        "name: add $filenum")
+            return []
+        self.size_per_file = count > 1
+        for k in range(len(self.clone_files)):
+            self.clone_files[k] = files_of(k)
+        first, last = (path.rsplit("/", 1)[-1] for path in (names[0], names[-1]))
+        self.note(where, f"fio's file {'names' if count > 1 else 'name'} for the job, {first}"
+                  + (f" to {last}" if count > 1 else "")
+                  + (" for its first clone, each clone its own" if self.clone_files else "")
+                  + f" ({fmt}), in " + ("that directory" if directory is not None else
+                                        "the working directory, where fio makes them too"))
+        return names
+
+    def _open_files(self, count: int) -> None:
+        """fio's openfiles and file_service_type: how the job goes from file to file."""
+        src = self.get("openfiles")
+        if src is not None and (text := self.value(src)) is not None:
+            try:
+                n = fio_size(text)
+            except ValueProblem as exc:
+                self.refuse(src, str(exc))
+                return
+            if n and n < count:
+                self.refuse(src, f"openfiles={n} of {count} files: fio then finishes a file "
+                            "before it opens the next; iogate keeps every file of a workload "
+                            "open and goes to them in turn (fio's roundrobin): remove it")
+            else:
+                self.note(src, "iogate keeps every file of the workload open, as fio does "
+                          "with this many")
+        service = self.get("file_service_type")
+        if service is not None and (text := self.value(service)) is not None:
+            if text.strip() in ("roundrobin", "roundrobin:1"):
+                self.note(service, "iogate goes to the files of a workload in turn, as fio's "
+                          "roundrobin")
+            else:
+                self.refuse(service, f"file_service_type={text}: iogate goes to the files of "
+                            "a workload in turn, one request each (fio's roundrobin)")
 
     def _sizes(self) -> None:
         size = self.get("size")
