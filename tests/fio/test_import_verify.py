@@ -11,6 +11,7 @@ import pytest
 
 from iogate.errors import SuiteError
 from iogate.fio.importer import import_jobfile
+from iogate.fio.options import FioUnsupported, job_options
 from iogate.job import JobSpec
 from iogate.lower import lower
 from iogate.spec import load_suite_text
@@ -207,3 +208,22 @@ def test_atomic_verify_fails_only_on_atomic_and_the_unknown_option() -> None:
     assert "atomic=1: fio's atomic is not supported" in found[0]
     assert "unknown fio option 'verify_write_sequence'" in found[1]
 
+
+
+# -- and back to fio -----------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("iogate", "fio"), [
+    ("md5", "md5"), ("sha1", "sha1"), ("sha256", "sha256"), ("sha512", "sha512"),
+    ("crc64", "crc64"), ("crc32c", "crc32c"), ("crc32", "crc32"), ("xxh32", "xxhash"),
+    ("meta", "meta"),
+])
+def test_every_kind_fio_has_is_exported_under_fio_name(iogate: str, fio: str) -> None:
+    spec = JobSpec(rw="write", size=1 << 20, filename="/var/tmp/t.data", verify=iogate)
+    assert dict(job_options(spec))["verify"] == fio
+
+
+@pytest.mark.parametrize("kind", ["xxhash", "xxh64"])
+def test_xxh64_is_not_exported(kind: str) -> None:
+    spec = JobSpec(rw="write", size=1 << 20, filename="/var/tmp/t.data", verify=kind)
+    with pytest.raises(FioUnsupported, match="fio's verify=xxhash is XXH32, iogate's xxh32"):
+        job_options(spec)
