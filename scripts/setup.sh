@@ -25,6 +25,7 @@ need_pkgs=()
 [ -f /usr/include/zlib.h ] || need_pkgs+=(zlib1g-dev)
 [ -f /usr/include/isa-l/crc.h ] || need_pkgs+=(libisal-dev)
 [ -f /usr/include/xxhash.h ] || need_pkgs+=(libxxhash-dev)
+[ -f /usr/include/openssl/evp.h ] || need_pkgs+=(libssl-dev)
 if [ "$mode" = test ]; then
     # fault injection in the tests: a FUSE filesystem
     [ -f /usr/include/fuse3/fuse.h ] || need_pkgs+=(libfuse3-dev)

@@ -183,6 +183,19 @@ enum iog_verify {
     IOG_VERIFY_CRC32C = 1, /* CRC-32C (Castagnoli), ISA-L crc32_iscsi */
     IOG_VERIFY_XXH64 = 2,  /* XXH64 of libxxhash, seed 0             */
     IOG_VERIFY_CRC32 = 3,  /* CRC-32 (IEEE), zlib crc32              */
+    /* Digests of OpenSSL's libcrypto (EVP), kept whole after the header. */
+    IOG_VERIFY_MD5 = 4,    /* MD5, 16 bytes                          */
+    IOG_VERIFY_SHA1 = 5,   /* SHA-1, 20 bytes                        */
+    IOG_VERIFY_SHA256 = 6, /* SHA-256, 32 bytes                      */
+    IOG_VERIFY_SHA512 = 7, /* SHA-512, 64 bytes                      */
+    /* CRC-64 with the polynomial of fio's crc64 (0xad93d23594c935a9, "Jones",
+     * reflected), initial value 0 and no final inversion: ISA-L
+     * crc64_jones_refl. */
+    IOG_VERIFY_CRC64 = 8,
+    IOG_VERIFY_XXH32 = 9,  /* XXH32 of libxxhash, seed 0 (fio's xxhash) */
+    /* No data checksum: the header fields (offset, length, generation,
+     * sequence, file, job) and every sector's stamp are checked (fio's meta). */
+    IOG_VERIFY_META = 10,
 };
 
 /* What a read-back found wrong with a block (iog_verify_failure.kind). */
@@ -307,16 +320,28 @@ struct iog_job_spec {
 
     /* Verification (verify != IOG_VERIFY_NONE): for write and randwrite
      * jobs with one block size per write (no range, no split) of at least
-     * IOG_VERIFY_HEADER bytes, and numjobs 1. Every written block begins with
-     * a header, little endian:
-     *   0  u32 magic 0x5647_4f49 ("IOGV")   4 u16 header version (2)
+     * IOG_VERIFY_HEADER bytes (more for the long digests, see below), and
+     * numjobs 1. Every written block begins with a header, little endian:
+     *   0  u32 magic 0x5647_4f49 ("IOGV")   4 u16 header version (3)
      *   6  u16 checksum kind (enum iog_verify)
      *   8  u64 file offset of the block    16 u64 block length
      *  24  u64 generation (random per session, the same for all its jobs)
      *  32  u64 sequence number of the write in its thread (from 1)
      *  40  u32 file index in the job       44 u32 job index
-     *  48  u64 checksum of the whole block, computed with this field 0
+     *  48  u64 checksum of the whole block, computed with this field (and
+     *      the digest area below) 0
      *  56  u64 reserved, 0
+     * A checksum of at most 8 bytes (CRC32C, CRC32, XXH32, XXH64, CRC64) is
+     * the number the algorithm gives, zero-extended, at 48. A longer digest
+     * (MD5 16, SHA1 20, SHA256 32, SHA512 64 bytes) is kept whole right after
+     * the header, in its digest area of its length rounded up to 8 bytes
+     * (64 .. 64 + area), as the algorithm outputs it, and 48 holds its first
+     * 8 bytes read as a little-endian u64 (what iog_verify_failure's
+     * checksums show). The smallest block of a kind is therefore 64 bytes
+     * plus its digest area: 80 for MD5, 88 for SHA1, 96 for SHA256, 128 for
+     * SHA512 (the area lies in the first sector, before any stamp). META has
+     * no checksum: 48 is 0, and the header and the stamps are what is checked.
+     * Version 2 (before the long digests) had no digest area.
      * Every later 512-byte sector begins with an 8-byte stamp (u64): a
      * function of the generation, sequence number, offset, file and job of the
      * header and of the sector's index, so that every sector of a write differs

@@ -167,7 +167,7 @@ static int validate_data(const struct iog_job_spec *j, uint32_t i, char *err, si
 static int validate_verify(const struct iog_job_spec *j, uint32_t i, const struct iog_engine *eng,
                            uint32_t nfiles, char *err, size_t errlen)
 {
-    if (j->verify > IOG_VERIFY_CRC32)
+    if (j->verify != IOG_VERIFY_NONE && !verify_kind_known(j->verify))
         INVALID("job %u: verify %u is unknown", i, j->verify);
     if (j->verify == IOG_VERIFY_NONE) {
         if (j->verify_backlog != 0)
@@ -183,9 +183,9 @@ static int validate_verify(const struct iog_job_spec *j, uint32_t i, const struc
     const struct iog_bs_entry *e = &j->bs[IOG_DIR_WRITE][0];
     if (j->nbs[IOG_DIR_WRITE] != 1 || e->lo != e->hi)
         INVALID("job %u: verify needs one write block size (no bs range or split)", i);
-    if (e->lo < IOG_VERIFY_HEADER || e->lo % 8 != 0)
+    if (e->lo < verify_min_block(j->verify) || e->lo % 8 != 0)
         INVALID("job %u: bs[1] must be a multiple of 8 and >= %u with verify, got %llu", i,
-                IOG_VERIFY_HEADER, (unsigned long long)e->lo);
+                verify_min_block(j->verify), (unsigned long long)e->lo);
     if (j->blockalign[IOG_DIR_WRITE] != 0 && j->blockalign[IOG_DIR_WRITE] != e->lo)
         INVALID("job %u: blockalign[1] must be 0 or the block size (%llu) with verify, got %llu", i,
                 (unsigned long long)e->lo, (unsigned long long)j->blockalign[IOG_DIR_WRITE]);

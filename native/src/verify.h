@@ -46,7 +46,7 @@
 #include "iogate.h"
 
 #define VERIFY_MAGIC       0x56474f49u /* "IOGV" read as a little-endian u32 */
-#define VERIFY_VERSION     2   /* 2: sector stamps */
+#define VERIFY_VERSION     3   /* 2: sector stamps; 3: long digests after the header */
 #define VERIFY_SECTOR      512 /* every sector after the first begins with a stamp */
 #define VERIFY_STAMP       8   /* bytes of a stamp */
 #define VERIFY_MAX_BLOCKS  (1ull << 26) /* block positions per job: 512 MiB of state */
@@ -64,6 +64,9 @@
 #define VH_JOB        44
 #define VH_CHECKSUM   48
 #define VH_RESERVED   56
+#define VH_DIGEST     64 /* the digest area of a digest longer than 8 bytes */
+
+#define VERIFY_DIGEST_MAX 64 /* bytes of the longest digest (SHA-512) */
 
 struct verify_header {
     uint32_t magic;
@@ -82,13 +85,49 @@ struct verify_header {
 void verify_header_encode(void *block, const struct verify_header *h);
 void verify_header_decode(const void *block, struct verify_header *h);
 
-/* The checksum of `kind` (IOG_VERIFY_CRC32C, _XXH64, _CRC32; 32-bit ones
- * zero-extended) of len bytes. */
+/* Whether kind is a checksum kind of enum iog_verify (not NONE). */
+int verify_kind_known(uint32_t kind);
+
+/* Bytes of the digest of a kind: 0 for META (and unknown kinds), 4 or 8 for
+ * the checksums kept in the header, 16 to 64 for the long digests. */
+uint32_t verify_digest_len(uint32_t kind);
+
+/* The smallest block of a kind: the header and the digest area (iogate.h). */
+uint32_t verify_min_block(uint32_t kind);
+
+/*
+ * What computes one kind's checksums. The OpenSSL digests need a context
+ * and a fetched algorithm: made once (verify_hasher_init, with the
+ * verification state of a worker), so that no checksum on the write path
+ * allocates. A hasher is used by one thread at a time.
+ */
+struct verify_hasher {
+    uint32_t kind;
+    void *md;  /* EVP_MD *, OpenSSL digests only */
+    void *ctx; /* EVP_MD_CTX * */
+};
+
+/* 0, or -ENOMEM (-EINVAL for an unknown kind). */
+int verify_hasher_init(struct verify_hasher *vh, uint32_t kind);
+void verify_hasher_fini(struct verify_hasher *vh);
+
+/* The digest of len bytes into out (verify_digest_len bytes: for the kinds
+ * of at most 8 bytes, the number as a little-endian u64, 8 bytes written);
+ * returns it as the header's checksum field holds it. */
+uint64_t verify_digest(struct verify_hasher *vh, const void *buf, size_t len, unsigned char *out);
+
+/* The checksum of `kind` of len bytes as the header's field holds it (the
+ * 32-bit ones zero-extended, the long digests' first 8 bytes; META 0). Makes
+ * a hasher of its own: not for the write path. */
 uint64_t verify_checksum(uint32_t kind, const void *buf, size_t len);
 
-/* The checksum of a block of len bytes as its header defines it: computed
- * with the checksum field zero (the block is restored before returning). */
-uint64_t verify_block_checksum(uint32_t kind, void *block, size_t len);
+/* The digest of a block of len bytes as its header defines it: computed
+ * with the checksum field and the digest area zero (the block is restored
+ * before returning), into digest (VERIFY_DIGEST_MAX bytes, may be NULL);
+ * returns it as the checksum field holds it. vh NULL: a hasher of kind is
+ * made for the call. */
+uint64_t verify_block_checksum(struct verify_hasher *vh, uint32_t kind, void *block, size_t len,
+                               unsigned char *digest);
 
 /* The stamp of sector `sector` (from 1) of the block h describes. */
 uint64_t verify_stamp(const struct verify_header *h, uint64_t sector);
@@ -98,9 +137,11 @@ uint64_t verify_stamp(const struct verify_header *h, uint64_t sector);
 uint64_t verify_stale_sector(const void *block, size_t len, const struct verify_header *h);
 
 /* Writes the sector stamps of h and h itself into the block, with the
- * block's checksum (h->checksum is ignored): the contents after the header
- * are kept but for the first VERIFY_STAMP bytes of every later sector. */
-void verify_seal(void *block, size_t len, const struct verify_header *h);
+ * block's checksum (h->checksum is ignored) and digest: the contents after
+ * the header are kept but for the digest area and the first VERIFY_STAMP
+ * bytes of every later sector. vh (of h->kind) NULL: a hasher is made for
+ * the call. */
+void verify_seal(struct verify_hasher *vh, void *block, size_t len, const struct verify_header *h);
 
 /* What a block read back should be. seq 0: writes raced, any sequence of
  * this generation passes. */
@@ -123,17 +164,20 @@ struct verify_expect {
  *    generation for this offset with a lower sequence than expected; or a
  *    header that claims a length the block cannot hold, of another
  *    generation (older data written with another block size);
- *  - TORN: the checksum does not match, or a sector's stamp is not the one
+ *  - TORN: the checksum (or the whole long digest) does not match, or a
+ *    sector's stamp is not the one
  *    the header calls for (a sector of another write), or the header of
  *    this generation claims a length the block cannot hold;
  *  - MISDIRECTED: a valid block of this generation written for another
  *    offset, file, job or block size.
  * A block of this generation with a higher sequence than expected passes:
  * nothing acknowledged was lost. The block may be changed (its checksum
- * field is zeroed and restored while the checksum is computed).
+ * field is zeroed and restored while the checksum is computed). vh computes
+ * the checksum when it is of the block's kind; else (a block of another
+ * kind, or vh NULL) a hasher is made for the call.
  */
-int verify_classify(void *block, int64_t got, const struct verify_expect *e,
-                    struct iog_verify_failure *f);
+int verify_classify(struct verify_hasher *vh, void *block, int64_t got,
+                    const struct verify_expect *e, struct iog_verify_failure *f);
 
 /* A worker thread's verification state and results. */
 struct verify_state;

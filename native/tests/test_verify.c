@@ -56,9 +56,9 @@ static int test_header_layout(void)
                               .seq = 42,
                               .file = 3,
                               .job = 7};
-    verify_seal(block, BS, &h);
+    verify_seal(NULL, block, BS, &h);
     CHECK(memcmp(block, "IOGV", 4) == 0);
-    CHECK(block[4] == 2 && block[5] == 0);                /* version 2, little endian */
+    CHECK(block[4] == 3 && block[5] == 0);                /* version 3, little endian */
     CHECK(block[6] == IOG_VERIFY_XXH64 && block[7] == 0); /* checksum kind */
     CHECK(block[8] == 0x08 && block[15] == 0x01);         /* offset, little endian */
     CHECK(block[24] == 0x88 && block[31] == 0x11);        /* generation */
@@ -89,7 +89,7 @@ static int test_header_layout(void)
     memcpy(copy, block, BS);
     memset(copy + 48, 0, 8);
     CHECK_EQ_U64(d.checksum, XXH64(copy, BS, 0));
-    CHECK_EQ_U64(verify_block_checksum(IOG_VERIFY_XXH64, block, BS), d.checksum);
+    CHECK_EQ_U64(verify_block_checksum(NULL, IOG_VERIFY_XXH64, block, BS, NULL), d.checksum);
     CHECK(memcmp(block + 48, copy + 48, 8) != 0); /* restored after computing */
     return T_PASS;
 }
@@ -111,7 +111,7 @@ static void craft(unsigned char *block, uint32_t kind, uint64_t gen, uint64_t of
                               .seq = seq,
                               .file = file,
                               .job = job};
-    verify_seal(block, BS, &h);
+    verify_seal(NULL, block, BS, &h);
 }
 
 static const struct verify_expect expect_at_8k = {
@@ -123,16 +123,16 @@ static int test_classify_pass(void)
     struct iog_verify_failure f;
     for (unsigned k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
         craft(block, kinds[k], GEN, 8192, 5, 1, 2);
-        CHECK(verify_classify(block, BS, &expect_at_8k, &f) == 1);
+        CHECK(verify_classify(NULL, block, BS, &expect_at_8k, &f) == 1);
     }
     /* a newer write than the last acknowledged one: nothing was lost */
     craft(block, IOG_VERIFY_CRC32C, GEN, 8192, 6, 1, 2);
-    CHECK(verify_classify(block, BS, &expect_at_8k, &f) == 1);
+    CHECK(verify_classify(NULL, block, BS, &expect_at_8k, &f) == 1);
     /* raced writes: any sequence of this generation */
     struct verify_expect raced = expect_at_8k;
     raced.seq = 0;
     craft(block, IOG_VERIFY_CRC32C, GEN, 8192, 2, 1, 2);
-    CHECK(verify_classify(block, BS, &raced, &f) == 1);
+    CHECK(verify_classify(NULL, block, BS, &raced, &f) == 1);
     return T_PASS;
 }
 
@@ -143,7 +143,7 @@ static int test_classify_torn(void)
     for (unsigned k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
         craft(block, kinds[k], GEN, 8192, 5, 1, 2);
         block[BS / 2 + 100] ^= 0x40; /* the second half is not what was written */
-        CHECK(verify_classify(block, BS, &expect_at_8k, &f) == 0);
+        CHECK(verify_classify(NULL, block, BS, &expect_at_8k, &f) == 0);
         CHECK_EQ_U64(f.kind, IOG_VERIFY_TORN);
         CHECK_EQ_U64(f.offset, 8192);
         CHECK_EQ_U64(f.file, 1);
@@ -166,13 +166,13 @@ static int test_classify_torn(void)
     memcpy(block + BS / 2, old + BS / 2, BS / 2);
     struct verify_expect raced = expect_at_8k;
     raced.seq = 0;
-    CHECK(verify_classify(block, BS, &raced, &f) == 0);
+    CHECK(verify_classify(NULL, block, BS, &raced, &f) == 0);
     CHECK_EQ_U64(f.kind, IOG_VERIFY_TORN);
     CHECK_EQ_U64(f.expected_seq, 0);
     /* a header of this run claiming more than the block holds */
     craft(block, IOG_VERIFY_CRC32C, GEN, 8192, 5, 1, 2);
     block[16 + 2] = 1; /* len += 64 KiB */
-    CHECK(verify_classify(block, BS, &expect_at_8k, &f) == 0);
+    CHECK(verify_classify(NULL, block, BS, &expect_at_8k, &f) == 0);
     CHECK_EQ_U64(f.kind, IOG_VERIFY_TORN);
     return T_PASS;
 }
@@ -183,29 +183,32 @@ static int test_classify_lost(void)
     struct iog_verify_failure f;
     /* no header at all: found fields stay 0 */
     memset(block, 0x5a, BS);
-    CHECK(verify_classify(block, BS, &expect_at_8k, &f) == 0);
+    CHECK(verify_classify(NULL, block, BS, &expect_at_8k, &f) == 0);
     CHECK_EQ_U64(f.kind, IOG_VERIFY_LOST);
     CHECK_EQ_U64(f.found_generation, 0);
     CHECK_EQ_U64(f.found_seq, 0);
     CHECK_EQ_U64(f.expected_seq, 5);
     memset(block, 0, BS);
-    CHECK(verify_classify(block, BS, &expect_at_8k, &f) == 0);
+    CHECK(verify_classify(NULL, block, BS, &expect_at_8k, &f) == 0);
     CHECK_EQ_U64(f.kind, IOG_VERIFY_LOST);
     /* an unknown version or checksum kind is no header either */
-    for (unsigned v = 1; v <= 3; v += 2) { /* version 1: before sector stamps */
+    for (unsigned v = 1; v <= 4; v += v == 2 ? 2 : 1) { /* 1: before stamps, 2: before digests */
         craft(block, IOG_VERIFY_CRC32C, GEN, 8192, 5, 1, 2);
         block[4] = (unsigned char)v;
-        CHECK(verify_classify(block, BS, &expect_at_8k, &f) == 0);
+        CHECK(verify_classify(NULL, block, BS, &expect_at_8k, &f) == 0);
         CHECK_EQ_U64(f.kind, IOG_VERIFY_LOST);
         CHECK_EQ_U64(f.found_generation, 0);
     }
-    craft(block, IOG_VERIFY_CRC32C, GEN, 8192, 5, 1, 2);
-    block[6] = 9;
-    CHECK(verify_classify(block, BS, &expect_at_8k, &f) == 0);
-    CHECK_EQ_U64(f.kind, IOG_VERIFY_LOST);
+    static const unsigned char unknown_kinds[] = {IOG_VERIFY_NONE, IOG_VERIFY_META + 1};
+    for (unsigned u = 0; u < sizeof(unknown_kinds); u++) {
+        craft(block, IOG_VERIFY_CRC32C, GEN, 8192, 5, 1, 2);
+        block[6] = unknown_kinds[u];
+        CHECK(verify_classify(NULL, block, BS, &expect_at_8k, &f) == 0);
+        CHECK_EQ_U64(f.kind, IOG_VERIFY_LOST);
+    }
     /* an older generation: the write never reached the block */
     craft(block, IOG_VERIFY_XXH64, 0x99, 8192, 77, 1, 2);
-    CHECK(verify_classify(block, BS, &expect_at_8k, &f) == 0);
+    CHECK(verify_classify(NULL, block, BS, &expect_at_8k, &f) == 0);
     CHECK_EQ_U64(f.kind, IOG_VERIFY_LOST);
     CHECK_EQ_U64(f.found_generation, 0x99);
     CHECK_EQ_U64(f.found_seq, 77);
@@ -213,18 +216,18 @@ static int test_classify_lost(void)
     CHECK(f.stored_checksum == f.computed_checksum);
     /* an older generation, even at another offset, is a lost write here */
     craft(block, IOG_VERIFY_XXH64, 0x99, 4096, 77, 1, 2);
-    CHECK(verify_classify(block, BS, &expect_at_8k, &f) == 0);
+    CHECK(verify_classify(NULL, block, BS, &expect_at_8k, &f) == 0);
     CHECK_EQ_U64(f.kind, IOG_VERIFY_LOST);
     /* this generation, an earlier write of the block */
     craft(block, IOG_VERIFY_CRC32, GEN, 8192, 4, 1, 2);
-    CHECK(verify_classify(block, BS, &expect_at_8k, &f) == 0);
+    CHECK(verify_classify(NULL, block, BS, &expect_at_8k, &f) == 0);
     CHECK_EQ_U64(f.kind, IOG_VERIFY_LOST);
     CHECK_EQ_U64(f.found_seq, 4);
     CHECK_EQ_U64(f.expected_seq, 5);
     /* an older run with a larger block size */
     craft(block, IOG_VERIFY_CRC32C, 0x99, 8192, 5, 1, 2);
     block[16 + 2] = 1;
-    CHECK(verify_classify(block, BS, &expect_at_8k, &f) == 0);
+    CHECK(verify_classify(NULL, block, BS, &expect_at_8k, &f) == 0);
     CHECK_EQ_U64(f.kind, IOG_VERIFY_LOST);
     return T_PASS;
 }
@@ -234,18 +237,18 @@ static int test_classify_misdirected(void)
     unsigned char block[BS];
     struct iog_verify_failure f;
     craft(block, IOG_VERIFY_CRC32C, GEN, 4096, 5, 1, 2); /* for the previous block */
-    CHECK(verify_classify(block, BS, &expect_at_8k, &f) == 0);
+    CHECK(verify_classify(NULL, block, BS, &expect_at_8k, &f) == 0);
     CHECK_EQ_U64(f.kind, IOG_VERIFY_MISDIRECTED);
     CHECK_EQ_U64(f.found_offset, 4096);
     CHECK_EQ_U64(f.offset, 8192);
     CHECK_EQ_U64(f.found_generation, GEN);
     craft(block, IOG_VERIFY_CRC32C, GEN, 8192, 5, 0, 2); /* for another file */
-    CHECK(verify_classify(block, BS, &expect_at_8k, &f) == 0);
+    CHECK(verify_classify(NULL, block, BS, &expect_at_8k, &f) == 0);
     CHECK_EQ_U64(f.kind, IOG_VERIFY_MISDIRECTED);
     CHECK_EQ_U64(f.found_file, 0);
     CHECK_EQ_U64(f.file, 1);
     craft(block, IOG_VERIFY_CRC32C, GEN, 8192, 5, 1, 3); /* of another job */
-    CHECK(verify_classify(block, BS, &expect_at_8k, &f) == 0);
+    CHECK(verify_classify(NULL, block, BS, &expect_at_8k, &f) == 0);
     CHECK_EQ_U64(f.kind, IOG_VERIFY_MISDIRECTED);
     /* a smaller block of this run (another job's size) with a valid checksum */
     struct verify_header h = {.magic = VERIFY_MAGIC,
@@ -257,8 +260,8 @@ static int test_classify_misdirected(void)
                               .seq = 5,
                               .file = 1,
                               .job = 2};
-    verify_seal(block, BS / 2, &h);
-    CHECK(verify_classify(block, BS, &expect_at_8k, &f) == 0);
+    verify_seal(NULL, block, BS / 2, &h);
+    CHECK(verify_classify(NULL, block, BS, &expect_at_8k, &f) == 0);
     CHECK_EQ_U64(f.kind, IOG_VERIFY_MISDIRECTED);
     CHECK(f.stored_checksum == f.computed_checksum);
     return T_PASS;
@@ -269,12 +272,12 @@ static int test_classify_read_error(void)
     unsigned char block[BS];
     struct iog_verify_failure f;
     craft(block, IOG_VERIFY_CRC32C, GEN, 8192, 5, 1, 2);
-    CHECK(verify_classify(block, -EIO, &expect_at_8k, &f) == 0);
+    CHECK(verify_classify(NULL, block, -EIO, &expect_at_8k, &f) == 0);
     CHECK_EQ_U64(f.kind, IOG_VERIFY_READ_ERROR);
     CHECK_EQ_U64(f.error, EIO);
-    CHECK(verify_classify(block, -ENXIO, &expect_at_8k, &f) == 0);
+    CHECK(verify_classify(NULL, block, -ENXIO, &expect_at_8k, &f) == 0);
     CHECK_EQ_U64(f.error, ENXIO);
-    CHECK(verify_classify(block, BS / 2, &expect_at_8k, &f) == 0); /* short */
+    CHECK(verify_classify(NULL, block, BS / 2, &expect_at_8k, &f) == 0); /* short */
     CHECK_EQ_U64(f.kind, IOG_VERIFY_READ_ERROR);
     CHECK_EQ_U64(f.error, EIO);
     CHECK_EQ_U64(f.offset, 8192);
@@ -495,7 +498,7 @@ static int every_stale_sector_is_torn(const unsigned char *before, const unsigne
     for (unsigned s = 0; s < BS / SECTOR; s++) {
         memcpy(block, now, BS);
         memcpy(block + s * SECTOR, before + s * SECTOR, SECTOR);
-        if (verify_classify(block, BS, e, &f)) {
+        if (verify_classify(NULL, block, BS, e, &f)) {
             fprintf(stderr, "    stale sector %u passed\n", s);
             ok = 0;
         } else if (f.kind != IOG_VERIFY_TORN) {
@@ -558,7 +561,7 @@ static int test_rewrites_differ_in_every_sector(void)
     for (int i = 0; i < 8; i++)
         block[48 + i] = (unsigned char)(sum >> (8 * i));
     struct iog_verify_failure f;
-    CHECK(verify_classify(block, BS, &e, &f) == 0);
+    CHECK(verify_classify(NULL, block, BS, &e, &f) == 0);
     CHECK_EQ_U64(f.kind, IOG_VERIFY_TORN);
     CHECK_EQ_U64(f.stored_checksum, f.computed_checksum);
     rig_close(&r);
@@ -763,7 +766,7 @@ static int test_headers_on_disk(void)
             CHECK_EQ_U64(h.file, f);
             CHECK_EQ_U64(h.job, 1);
             CHECK_EQ_U64(h.reserved, 0);
-            CHECK_EQ_U64(h.checksum, verify_block_checksum(IOG_VERIFY_CRC32, block, BS));
+            CHECK_EQ_U64(h.checksum, verify_block_checksum(NULL, IOG_VERIFY_CRC32, block, BS, NULL));
             unsigned char zero[8] = {0};
             memcpy(block + 48, zero, 8);
             CHECK_EQ_U64(h.checksum, crc32(0, block, BS));
@@ -862,8 +865,8 @@ static int test_validation(void)
     iog_session_destroy(s);
 
     j = verify_spec();
-    j.verify = 4;
-    CHECK(expect_invalid(&j, "verify 4 is unknown") == T_PASS);
+    j.verify = IOG_VERIFY_META + 1;
+    CHECK(expect_invalid(&j, "verify 11 is unknown") == T_PASS);
     j = verify_spec();
     j.rw = IOG_RW_RANDRW;
     CHECK(expect_invalid(&j, "rw write or randwrite") == T_PASS);

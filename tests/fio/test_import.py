@@ -313,7 +313,7 @@ def one(body: str, env: dict[str, str] | None = None) -> tuple[JobSpec, str]:
     ("directory=/var/tmp/d\n", "filename", "/var/tmp/d/j.0.0", "fio's file name"),
     ("filename=/var/tmp/a:/var/tmp/b\nfilesize=2m\nsize=1g\nruntime=1\ntime_based\n",
      "size", 4 * MiB, "time_based runs past it"),
-    ("verify=xxhash\nrw=write\n", "verify", "xxhash", "XXH32"),
+    ("verify=xxhash\nrw=write\n", "verify", "xxh32", "XXH32"),
     ("verify=0\nverify_fatal=1\nrw=write\n", "verify", "none", "no verify"),
     ("randseed=9\nrandrepeat=0\nrw=randread\n", "seed", 9, "fio ignores randrepeat"),
 ])
@@ -377,7 +377,7 @@ BAD = {
                        (8, "unknown rw 'randred'; did you mean 'randread'"),
                        (10, "fio needs a value: direct=1 or direct=0"),
                        (12, "fio takes 0 or 1 for direct, not 2"),
-                       (15, "verify 'md5' is not supported"),
+                       (15, "verify 'sha3-256' is not supported"),
                        (17, "iogate does not trim"),
                        (19, "unknown time unit 'x'"),
                        (21, "'20%' is a percentage"),

@@ -297,8 +297,9 @@ CORPUS = [
                      "one interval: 1s at line 8, 500ms at line 9", 9),
                  id="windows-of-two-intervals"),
     # -- verification -------------------------------------------------------------------
-    pytest.param(Bad(w("    verify: md5\n"), "use crc32c, xxhash, crc32 or none", 6),
-                 id="verify-md5"),
+    pytest.param(Bad(w("    verify: sha3-256\n"), "use crc32c, crc32, crc64, xxhash, xxh32, "
+                     "xxh64, md5, sha1, sha256, sha512, meta or none", 6),
+                 id="verify-sha3"),
     pytest.param(Bad(w("    verify: crc32c\n"), "needs rw write or randwrite", 6),
                  id="verify-of-reads"),
     pytest.param(Bad(w("    verify_fatal: true\n"), "verify_fatal needs verify", 6),

@@ -122,17 +122,18 @@ def test_verify_with_the_header_sized_block_and_a_whole_block_alignment(tmp_path
 # -- refusals, each at the key to change ----------------------------------------------------
 
 @pytest.mark.parametrize("body, expected", [
-    ("rw: randwrite\nverify: md5\n",
-     "F:6:13: workloads[0].verify: verify 'md5' is not supported; use crc32c, xxhash, crc32 "
-     "or none"),
-    ("rw: randwrite\nverify: sha256\n",
-     "F:6:13: workloads[0].verify: verify 'sha256' is not supported; use crc32c, xxhash, "
-     "crc32 or none"),
+    ("rw: randwrite\nverify: sha3-256\n",
+     "F:6:13: workloads[0].verify: verify 'sha3-256' is not supported; use crc32c, crc32, "
+     "crc64, xxhash, xxh32, xxh64, md5, sha1, sha256, sha512, meta or none"),
+    ("rw: randwrite\nverify: pattern\n",
+     "F:6:13: workloads[0].verify: verify 'pattern' is not supported; use crc32c, crc32, "
+     "crc64, xxhash, xxh32, xxh64, md5, sha1, sha256, sha512, meta or none"),
     ("rw: randwrite\nverify: crc33\n",
-     "F:6:13: workloads[0].verify: unknown verify 'crc33'; use crc32c, xxhash, crc32 or none"),
-    ("rw: randwrite\nverify: true\n",
-     "F:6:13: workloads[0].verify: expected one of 'crc32c', 'xxhash', 'crc32' or 'none'; got "
-     "true"),
+     "F:6:13: workloads[0].verify: unknown verify 'crc33'; use crc32c, crc32, crc64, xxhash, "
+     "xxh32, xxh64, md5, sha1, sha256, sha512, meta or none"),
+    ("rw: randwrite\nverify: sha512\nbs: 64\n",
+     "F:7:5: workloads[0].bs: verify needs a write block size of at least 128 bytes (its "
+     "header and sha512 digest) and a multiple of 8, got 64; e.g. 'bs: 4k'"),
     ("rw: randread\nverify: crc32c\n",
      "F:6:5: workloads[0].verify: verify checks the blocks a job writes: it needs rw write or "
      "randwrite, not randread (reading or mixed workloads are not verified)"),
@@ -201,5 +202,5 @@ def test_schema_knows_the_keys():
     workload = defs["WorkloadEntry"]["properties"]
     assert "verify" in workload and "io_timeout" in workload
     verify = json.dumps(workload["verify"])
-    assert all(name in verify for name in VERIFIERS) and "md5" not in verify
+    assert all(name in verify for name in VERIFIERS) and "sha3" not in verify
     assert "description" in workload["verify_backlog"]

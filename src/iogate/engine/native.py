@@ -91,9 +91,13 @@ STATE_CREATED, STATE_LAYOUT, STATE_RAMP, STATE_RUNNING, STATE_VERIFY, STATE_DONE
 STATES = ("created", "layout", "ramp", "running", "verify", "done")
 
 # enum iog_verify
-VERIFY_NONE, VERIFY_CRC32C, VERIFY_XXH64, VERIFY_CRC32 = range(4)
+(VERIFY_NONE, VERIFY_CRC32C, VERIFY_XXH64, VERIFY_CRC32, VERIFY_MD5, VERIFY_SHA1, VERIFY_SHA256,
+ VERIFY_SHA512, VERIFY_CRC64, VERIFY_XXH32, VERIFY_META) = range(11)
+# iogate's xxhash is XXH64 (xxh64 names it plainly); fio's xxhash is xxh32.
 VERIFIERS = {"none": VERIFY_NONE, "crc32c": VERIFY_CRC32C, "xxhash": VERIFY_XXH64,
-             "crc32": VERIFY_CRC32}
+             "crc32": VERIFY_CRC32, "md5": VERIFY_MD5, "sha1": VERIFY_SHA1,
+             "sha256": VERIFY_SHA256, "sha512": VERIFY_SHA512, "crc64": VERIFY_CRC64,
+             "xxh32": VERIFY_XXH32, "xxh64": VERIFY_XXH64, "meta": VERIFY_META}
 
 # enum iog_verify_kind
 VERIFY_KINDS = ("torn", "lost", "misdirected", "read_error")

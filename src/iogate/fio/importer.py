@@ -27,7 +27,7 @@ from iogate.fio.groups import assign_groups
 from iogate.fio.jobfile import parse_lenient
 from iogate.fio.problems import Problems
 from iogate.fio.render import Imported, Origin, render
-from iogate.fio.translate import effective, workload
+from iogate.fio.translate import effective, link_readbacks, workload
 
 if TYPE_CHECKING:
     from iogate.spec import LoadedSuite
@@ -47,6 +47,7 @@ def _convert(path: str, text: str | None, env: Mapping[str, str] | None) -> Impo
     used_names: set[str] = set()
     workloads = [w for section, options in effective(jobfile.sections)
                  for w in workload(section, options, problems, used_names, env)]
+    link_readbacks(workloads)
     assign_groups(workloads, problems)
     problems.raise_any()
     # The first global description describes the suite; fio names jobs by their sections.

@@ -68,7 +68,8 @@ VALUE_FORMS: Mapping[str, str] = {
     "fsync": _INT, "fdatasync": _INT, "buffer_compress_percentage": _INT,
     "buffer_compress_chunk": _INT, "buffer_pattern": r"0x[0-9a-f]+", "dedupe_percentage": _INT,
     "refill_buffers": _FLAG, "scramble_buffers": _BOOL, "zero_buffers": _FLAG,
-    "verify": "crc32c|crc32", "verify_backlog": _INT, "verify_fatal": _BOOL,
+    "verify": "crc32c|crc32|crc64|md5|sha1|sha256|sha512|xxhash|meta", "verify_backlog": _INT,
+    "verify_fatal": _BOOL,
     "stonewall": _FLAG, "loops": _INT, "group_reporting": _FLAG, "lat_percentiles": _BOOL,
     "clat_percentiles": _BOOL, "slat_percentiles": _BOOL,
     "percentile_list": r"[0-9]+(\.[0-9]+)?(:[0-9]+(\.[0-9]+)?)*",
@@ -86,7 +87,11 @@ MAX_COMMENT_CHARS = 1000
 # fio's limits on values it stores in narrower integers.
 _RANDSEED_MAX = 2**63 - 1
 _U32_MAX = 2**32 - 1
-_FIO_VERIFY = {"crc32c": "crc32c", "crc32": "crc32"}  # iogate's xxhash is XXH64: fio's XXH32
+# fio's names of iogate's checksums; iogate's xxhash (xxh64) is XXH64, which fio has not:
+# fio's xxhash is XXH32, iogate's xxh32.
+_FIO_VERIFY = {"crc32c": "crc32c", "crc32": "crc32", "crc64": "crc64", "md5": "md5",
+               "sha1": "sha1", "sha256": "sha256", "sha512": "sha512", "xxh32": "xxhash",
+               "meta": "meta"}
 _SECTION = re.compile(r"[A-Za-z0-9_.,=+@()-]+")
 _SECTION_CHAR = re.compile(r"[^A-Za-z0-9_.,=+@()-]")
 
@@ -380,8 +385,8 @@ def _verify(spec: JobSpec, problems: list[str]) -> list[tuple[str, str]]:
     name = _FIO_VERIFY.get(spec.verify)
     if name is None:
         problems.append(f"verify {spec.verify}" + (
-            " (iogate's xxhash is XXH64; fio's verify=xxhash is XXH32)"
-            if spec.verify == "xxhash" else ""))
+            f" (iogate's {spec.verify} is XXH64; fio's verify=xxhash is XXH32, iogate's xxh32)"
+            if spec.verify in ("xxhash", "xxh64") else ""))
         return []
     if spec.time_based:
         problems.append("verify on a time-based job (fio counts the reads that verify in "

@@ -48,11 +48,14 @@ from iogate.fio.vocabulary import (
     ENGINE_OPTIONS,
     FIO_DEFAULT_ENGINE,
     FIO_OPTIONS,
+    FIO_VERIFY_KINDS,
     HINTS,
     MODES,
     OUTPUT_ONLY,
     SAME_MEANING,
     TRIM_MODES,
+    VERIFY_REFUSED,
+    VERIFY_STATE,
     VERIFY_WAY,
     engine_for,
 )
@@ -60,7 +63,8 @@ from iogate.spec.fields import DEFAULT_BS, FILES_MAX, NAME_MAX, RandomDistributi
 from iogate.spec.variables import expand_tree
 from iogate.units import format_duration_exact, format_size_exact
 
-__all__ = ["NAME_BAD", "Entry", "Workload", "effective", "suite_name", "workload"]
+__all__ = ["NAME_BAD", "Entry", "Workload", "effective", "link_readbacks", "suite_name",
+           "workload"]
 
 # -- the result ---------------------------------------------------------------------------
 
@@ -88,6 +92,11 @@ class Workload:
     stonewall: bool = False
     wait_for: Option | None = None
     clone: int | None = None  # fio's clone number, when each clone is a workload of its own
+    # verify across jobs (see link_readbacks): the verify of a do_verify=0 job, with the note
+    # to give when no later job reads its blocks back; the verify of a job that only reads.
+    verify_later: Entry | None = None
+    verify_later_note: str = ""
+    verify_reads: Entry | None = None
 
 
 # -- one job ------------------------------------------------------------------------------
@@ -1169,25 +1178,118 @@ class _Job:
                         "combined patterns are not supported")
 
     def _verify(self) -> None:
+        """fio's verify and its options. A job with do_verify=0 writes verifiable blocks and
+        leaves them to a later job that reads them back (rw=read with verify): iogate reads
+        back in the job that writes, so :func:`link_readbacks` moves that check onto the
+        writer once every job is converted."""
         src = self.get("verify")
-        names = {"crc32c": "crc32c", "crc32c-intel": "crc32c", "crc32": "crc32",
-                 "xxhash": "xxhash", "0": "none", "null": "none"}
+        kind = None
         if src is not None and (text := self.value(src)) is not None:
-            if text not in names:
+            if text not in FIO_VERIFY_KINDS:
                 self.refuse(src, f"verify '{shown(text)}' is not supported: " + VERIFY_WAY)
-            elif names[text] == "none":
+            elif FIO_VERIFY_KINDS[text] == "none":
                 self.note(src, "no verification")
             else:
-                self.put("verify", names[text], src,
-                         "fio's xxhash is XXH32, iogate's XXH64: the same check, a wider sum"
-                         if text == "xxhash" else "")
-        if "verify" in self.w.keys:
+                kind = FIO_VERIFY_KINDS[text]
+        pattern = self._verify_pattern()
+        if pattern is not None and kind is None and src is None:
+            kind = "crc32c"  # fio checks the pattern itself: iogate checksums the block
+        origin = src if src is not None else pattern
+        if kind is not None and origin is not None:
+            self._verify_kind(origin, kind, pattern)
+        self._verify_state_options(kind is not None)
+
+    def _verify_pattern(self) -> Option | None:
+        """verify_pattern: the data fio writes and checks. Written as buffer_pattern with
+        every byte from it (compressibility 100); None when not given or refused."""
+        src = self.get("verify_pattern")
+        if src is None or (text := self.value(src)) is None:
+            return None
+        if self.never_writes() is not None:
+            return src  # the pattern of blocks written by another job (see link_readbacks)
+        shaped = [k for k in ("buffer_pattern", "buffer_compress_percentage", "zero_buffers")
+                  if k in self.w.keys]
+        if shaped:
+            self.refuse(src, f"fio writes the verify pattern in place of {shaped[0]}: give "
+                        "one of them")
+            return None
+        self._pattern(src, text)
+        if "buffer_pattern" not in self.w.keys:
+            return None  # refused by _pattern
+        self.put("buffer_compress_percentage", 100, src,
+                 "every byte from the pattern, as fio's verify_pattern writes it")
+        return src
+
+    def _verify_kind(self, src: Option, kind: str, pattern: Option | None) -> None:
+        comments = []
+        if src.key == "verify" and src.value and src.value.strip() == "xxhash":
+            comments.append("fio's xxhash is XXH32, iogate's xxh32")
+        if pattern is not None:
+            comments.append(
+                "fio checks the data against verify_pattern; iogate checks the header, the "
+                "sector stamps and no data with meta" if kind == "meta" else
+                "fio's verify_pattern without verify checks the pattern itself; iogate "
+                "checks the block's crc32c, which the pattern's bytes make up"
+                if src is pattern else
+                "the blocks hold verify_pattern (buffer_pattern) and the checksum covers it")
+        interval = self.get("verify_interval")
+        if interval is not None and (text := self.value(interval)) is not None:
+            try:
+                n = self.number(interval, text, "size")
+            except ValueProblem as exc:
+                self.refuse(interval, str(exc))
+                return
+            bs = self.w.keys.get("bs")
+            write_bs = bs.value.get("write") if bs is not None and isinstance(
+                bs.value, dict) else bs.value if bs is not None else DEFAULT_BS
+            if not isinstance(n, int) or not (n % 512 == 0 or (
+                    isinstance(write_bs, int) and n >= write_bs)):
+                self.refuse(interval, f"verify_interval={text}: iogate checks every 512-byte "
+                            "sector's stamp and the whole block's checksum; an interval that "
+                            "is a multiple of 512 (or the block size) keeps fio's meaning")
+                return
+            self.note(interval, "iogate checks every 512-byte sector's stamp and the whole "
+                      "block's checksum: at least as fine as fio's interval")
+        do = self.get("do_verify")
+        reads_back = True
+        if do is not None:
+            try:
+                reads_back = _flag(do)
+            except ValueProblem as exc:
+                self.refuse(do, str(exc))
+                return
+        entry = Entry(kind, src, "; ".join(comments))
+        if do is not None and not reads_back:
+            # No verify unless link_readbacks finds a later job that reads these blocks back.
+            self.w.verify_later = entry
+            self.w.verify_later_note = (
+                f"{do} (line {do.line}): fio writes verifiable blocks but reads none back in "
+                "this job; iogate verifies in the job that writes: no verify here")
+        elif self.never_writes() is not None:
+            self.w.verify_reads = entry  # linked to its writer by link_readbacks
+        else:
+            self.w.keys["verify"] = entry
             self.int_key("verify_backlog")
             self.bool_key("verify_fatal")
-        else:
-            for name in ("verify_backlog", "verify_fatal"):
-                if (other := self.get(name)) is not None:
-                    self.note(other, "no verify: fio ignores it")
+
+    def _verify_state_options(self, verifies: bool) -> None:
+        """The options on how fio keeps and reports verification state: kept in meaning,
+        with what iogate does instead; without verify fio ignores them."""
+        for name, meaning in VERIFY_STATE.items():
+            src = self.opts.get(name)
+            if src is None or (name in AT_DEFAULT and _default_value(src) in AT_DEFAULT[name]):
+                continue  # left to _loose_ends: fio's default
+            self.used.add(name)
+            self.note(src, meaning if verifies else "no verify: fio ignores it")
+        for name in ("verify_backlog", "verify_fatal", "verify_interval", "do_verify"):
+            if name not in self.used and (src := self.get(name)) is not None:
+                self.note(src, "no verify: fio ignores it")
+        for name, reason in VERIFY_REFUSED.items():
+            src = self.opts.get(name)
+            if src is None or (name in AT_DEFAULT and _default_value(src) in AT_DEFAULT[name]):
+                continue
+            self.used.add(name)
+            self.refuse(src, reason)
 
     def _loose_ends(self) -> None:
         """Every option not converted above: noted, accepted at its default, or refused."""
@@ -1303,6 +1405,36 @@ def workload(section: Section, options: dict[str, Option], problems: Problems,
         clones.append(replace(w, name=_unique(f"{w.name}.{k}", used_names), keys=keys,
                               notes=list(w.notes), clone=k, stonewall=w.stonewall and k == 0))
     return clones
+
+
+def link_readbacks(workloads: list[Workload]) -> None:
+    """fio's read-back by a later job: a job that only reads with verify checks the blocks an
+    earlier do_verify=0 job wrote to its files. iogate verifies in the job that writes, after
+    its run, so the writer gets the verify and the reader reads unchecked, each with a
+    comment. A reader with no such writer keeps its verify, which iogate's rules refuse."""
+    for i, reader in enumerate(workloads):
+        if reader.verify_reads is None:
+            continue
+        src = reader.verify_reads.src
+        assert src is not None  # from an option of the job file
+        files = reader.keys.get("filename")
+        writer = next((w for w in reversed(workloads[:i]) if w.verify_later is not None
+                       and files is not None and "filename" in w.keys
+                       and w.keys["filename"].value == files.value), None)
+        if writer is None or writer.verify_later is None:
+            reader.keys["verify"] = reader.verify_reads
+            continue
+        later = writer.verify_later
+        writer.keys["verify"] = Entry(later.value, later.src, "; ".join(filter(None, [
+            later.comment, f"fio reads these blocks back in job [{reader.fio_name}] "
+            "(do_verify=0 here); iogate reads them back at the end of this job"])))
+        writer.verify_later = None
+        reader.notes.append(f"{src} (line {src.line}): fio checks here the blocks "
+                            f"[{writer.fio_name}] wrote; iogate checked them at the end of "
+                            f"{writer.name}: this job reads them unchecked")
+    for w in workloads:
+        if w.verify_later is not None:
+            w.notes.append(w.verify_later_note)
 
 
 def _unique(base: str, used_names: set[str]) -> str:

@@ -15,7 +15,7 @@ from iogate.fio.jobfile import ValueProblem
 
 __all__ = ["ALIASES", "AS_IOGATE_DOES", "AT_DEFAULT", "ENGINE_ALIASES", "ENGINE_OPTIONS",
            "FIO_DEFAULT_ENGINE", "FIO_OPTIONS", "HINTS", "MODES", "OUTPUT_ONLY", "TRIM_MODES",
-           "VERIFY_WAY", "engine_for"]
+           "FIO_VERIFY_KINDS", "VERIFY_REFUSED", "VERIFY_STATE", "VERIFY_WAY", "engine_for"]
 
 # -- what fio has -------------------------------------------------------------------------
 
@@ -157,9 +157,36 @@ _USE_EXPECT = "state the bound as an expectation instead, e.g. read.iops: \">= 1
               "read.clat.p99: \"<= 2ms\""
 _NO_PIN = "iogate does not pin its threads or memory"
 _NO_ZONES = "iogate does not run zoned block devices in zone mode"
-VERIFY_WAY = "iogate checks every written block with verify: crc32c, xxhash or crc32, after " \
-              "the run or every verify_backlog writes"
+VERIFY_WAY = "iogate checks every written block with verify: md5, sha1, sha256, sha512, " \
+             "crc64, crc32c, crc32, xxhash or meta, after the run or every verify_backlog " \
+             "writes"
 _NO_LOGS = "iogate does not replay or record I/O logs"
+
+# fio's verify kinds and the iogate checksum of each (fio's xxhash is XXH32: iogate's
+# xxh32); the others (sha3-*, crc16, crc7, pattern) are refused with VERIFY_WAY.
+FIO_VERIFY_KINDS = {"md5": "md5", "sha1": "sha1", "sha256": "sha256", "sha512": "sha512",
+                    "crc64": "crc64", "crc32c": "crc32c", "crc32c-intel": "crc32c",
+                    "crc32": "crc32", "xxhash": "xxh32", "meta": "meta", "0": "none",
+                    "null": "none"}
+# fio's options on how verification state is kept and reported: what iogate does instead.
+VERIFY_STATE = {
+    "verify_state_save": "fio saves the written-block state at exit for a later "
+                         "verify_state_load; iogate keeps it in memory for the read-back of "
+                         "the same run",
+    "verify_dump": "fio dumps the blocks that fail verification to files; iogate records each "
+                   "failure with its offset, kind and generation in the results",
+    "verify_async": "fio verifies in threads of their own (a speed setting); iogate verifies "
+                    "in the job's workers",
+}
+# fio's verify options iogate cannot keep, and why.
+VERIFY_REFUSED = {
+    "verify_state_load": "it loads the written-block state a previous run saved; iogate "
+                         "checks the blocks written in the same run (their headers carry the "
+                         "run's generation): verify in the job that writes",
+    "verify_only": "it reads back blocks without writing them; iogate checks the blocks a "
+                   "job wrote in the same run (their headers carry the run's generation): "
+                   "verify in the job that writes",
+}
 HINTS: dict[str, str] = {
     "exec_prerun": "it runs a shell command; a suite never runs commands: run it before "
                    "iogate",
@@ -186,9 +213,7 @@ HINTS: dict[str, str] = {
                      "read_beyond_wp", "max_open_zones", "job_max_open_zones",
                      "ignore_zone_limits", "zone_reset_threshold", "zone_reset_frequency"),
                     _NO_ZONES),
-    **dict.fromkeys(("verify_pattern", "verify_interval", "verify_offset",
-                     "verify_backlog_batch", "verify_dump", "verify_async", "verify_state_load",
-                     "verify_state_save", "experimental_verify", "verify_only", "do_verify"),
+    **dict.fromkeys(("verify_offset", "verify_backlog_batch", "experimental_verify"),
                     VERIFY_WAY),
     **dict.fromkeys(("trim_percentage", "trim_verify_zero", "trim_backlog",
                      "trim_backlog_batch"), _NO_TRIM),

@@ -676,13 +676,23 @@ Pattern = Annotated[bytes, BeforeValidator(_pattern),
 
 # -- verification -------------------------------------------------------------------------
 
-VERIFIERS = ("crc32c", "xxhash", "crc32", "none")
+VERIFIERS = ("crc32c", "crc32", "crc64", "xxhash", "xxh32", "xxh64", "md5", "sha1", "sha256",
+             "sha512", "meta", "none")
 VERIFY_HEADER = 64  # IOG_VERIFY_HEADER: bytes at the start of every verified block
+# Digests longer than 8 bytes, kept whole after the header: their bytes (iogate.h).
+_LONG_DIGESTS = {"md5": 16, "sha1": 20, "sha256": 32, "sha512": 64}
 # fio's names for the same checksums.
 _VERIFY_ALIASES = {"crc32c-intel": "crc32c"}
 # fio checksums the engine does not compute, named so that the message can say so.
-_FIO_VERIFIERS = ("md5", "crc64", "crc16", "crc7", "sha1", "sha256", "sha512", "sha3-224",
-                  "sha3-256", "sha3-384", "sha3-512", "pattern", "meta", "null")
+_FIO_VERIFIERS = ("crc16", "crc7", "sha3-224", "sha3-256", "sha3-384", "sha3-512", "pattern",
+                  "null")
+
+
+def verify_min_block(name: str) -> int:
+    """The smallest write block size verify ``name`` allows: the header, and after it the
+    digest area of a digest longer than 8 bytes (its length rounded up to 8)."""
+    digest = _LONG_DIGESTS.get(name, 0)
+    return VERIFY_HEADER + (digest + 7) // 8 * 8
 
 
 def _verify(value: Any) -> Any:
@@ -697,7 +707,9 @@ def _verify(value: Any) -> Any:
     raise ValueError(f"unknown verify '{shown(value)}'; use {choices}")
 
 
-Verify = Annotated[Literal["crc32c", "xxhash", "crc32", "none"], BeforeValidator(_verify),
+Verify = Annotated[Literal["crc32c", "crc32", "crc64", "xxhash", "xxh32", "xxh64", "md5", "sha1",
+                           "sha256", "sha512", "meta", "none"],
+                   BeforeValidator(_verify),
                    WithJsonSchema({"enum": [*VERIFIERS, *_VERIFY_ALIASES]})]
 
 

@@ -113,8 +113,11 @@ class JobFields(BaseModel):
     fdatasync: AtLeastOne | None = None
     invalidate: bool = True
     verify: Verify | None = Field(default=None, description=(
-        "checksum every written block and read it back: crc32c, xxhash (XXH64), crc32, or "
-        "none; rw write or randwrite, one block size of at least 64 bytes, numjobs 1"))
+        "checksum every written block and read it back: crc32c, crc32, crc64, xxhash (XXH64, "
+        "as xxh64; fio's xxhash is xxh32), xxh32, md5, sha1, sha256, sha512 (whole digests "
+        "after the header), meta (no data checksum: the header and the 512-byte sector "
+        "stamps), or none; rw write or randwrite, one block size of at least 64 bytes (80 "
+        "md5, 88 sha1, 96 sha256, 128 sha512), numjobs 1"))
     verify_backlog: AtLeastOne | None = Field(default=None, description=(
         "read back after every N writes instead of after the run; needs verify"))
     verify_fatal: bool = Field(default=False, description=(

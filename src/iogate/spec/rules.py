@@ -22,6 +22,7 @@ from iogate.spec.fields import (
     queued_engines,
     shares_of,
     split_by_mix,
+    verify_min_block,
 )
 from iogate.spec.modes import DIRECTIONS, MIXED, RANDOM, Direction, directions_of
 from iogate.units import format_size
@@ -191,10 +192,12 @@ def _verify_rules(w: JobFields, tables: Mapping[Direction, list[tuple[int, int, 
                                 "use bs")
         return
     bs = table[0][0]
-    if bs < VERIFY_HEADER or bs % 8:
+    smallest = verify_min_block(str(w.verify))
+    if bs < smallest or bs % 8:
         key = next((k for k in BS_KEYS if k in w.model_fields_set), "bs")
-        yield (key, "verify"), (f"verify needs a write block size of at least {VERIFY_HEADER} "
-                                f"bytes (its header) and a multiple of 8, got {bs}; e.g. "
+        held = "its header" if smallest == VERIFY_HEADER else f"its header and {w.verify} digest"
+        yield (key, "verify"), (f"verify needs a write block size of at least {smallest} "
+                                f"bytes ({held}) and a multiple of 8, got {bs}; e.g. "
                                 "'bs: 4k'")
     if w.blockalign is not None and 0 < w.blockalign.write < bs:
         yield ("blockalign", "verify"), (
