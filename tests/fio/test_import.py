@@ -359,13 +359,12 @@ def test_global_name_and_later_descriptions_are_noted() -> None:
 
 BAD = {
     # The size before the section belongs to no job: the job has none.
-    "bad-no-section.fio": [(2, "option 'size' comes before any [section]"),
-                           (3, "no size (or filesize) and no filename")],
+    "bad-no-section.fio": [(2, "option 'size' comes before any [section]")],
     "bad-unterminated.fio": [(3, "'[job' is not a section header")],
     "bad-unknown-option.fio": [(3, "unknown fio option 'blocksizee'; did you mean 'blocksize'"),
                                (4, "unknown fio option 'BS'; did you mean 'bs'"),
                                (6, "'not an option here' is not an option")],
-    "bad-include.fio": [(3, "include common.fio: iogate imports one file")],
+    "bad-include.fio": [(3, "include common.fio: cannot read: No such file")],
     "bad-exec.fio": [(3, "exec_prerun is not supported: it runs a shell command"),
                      (6, "exec_postrun is not supported: it runs a shell command")],
     "bad-engines.fio": [(5, "the exec engine runs a program"),
@@ -607,7 +606,11 @@ def test_any_text_gives_a_suite_or_a_suite_error(lines: list[str]) -> None:
     except SuiteError as exc:
         assert all(p.file == "fuzz.fio" for p in exc.problems)
         return
-    assert load_suite_text(out, "fuzz.fio", dict(os.environ))
+    try:
+        assert load_suite_text(out, "fuzz.fio", dict(os.environ))
+    except SuiteError as exc:  # only a template's target, named when it runs, may be missing
+        assert all("size is required: without a filename" in p.message
+                   for p in exc.problems), exc
 
 
 def test_rate_shares_add_up_like_fio_clones() -> None:

@@ -18,6 +18,7 @@ from iogate.fio.jobfile import (
     fio_size,
     fio_time,
     parse_jobfile,
+    parse_lenient,
     suite_text,
 )
 
@@ -69,10 +70,11 @@ def test_crlf_and_bom() -> None:
     assert jf.sections[0].options[0].value == "1m"
 
 
-def test_include_is_recognised_not_followed() -> None:
-    jf = parse("[global]\ninclude common.fio\n[j]\nsize=1m\n")
-    assert [(i.value, i.line, i.section) for i in jf.includes] == [("common.fio", 2, "global")]
-    assert jf.sections[0].options == []
+def test_an_include_that_cannot_be_read_is_a_problem_at_its_line() -> None:
+    _, problems = parse_lenient("job.fio", "[global]\ninclude no-such.fio\n[j]\nsize=1m\n")
+    [p] = problems
+    assert (p.file, p.line, p.path) == ("job.fio", 2, "[global]")
+    assert p.message.startswith("include no-such.fio: ")
 
 
 @pytest.mark.parametrize("text, expected", [

@@ -51,7 +51,7 @@ def assign_groups(workloads: list[Workload], problems: Problems) -> None:
                 elif earlier[0] in seg:
                     waitee = earlier[0]
                 else:
-                    w.notes.append(f"wait_for={target} (line {w.wait_for.line}): that job is "
+                    w.notes.append(f"wait_for={target} ({w.wait_for.where}): that job is "
                                    "behind a stonewall already")
             level[id(w)] = 0 if waitee is None else level[id(waitee)] + 1
         depth = max(level.values())
@@ -72,7 +72,7 @@ def assign_groups(workloads: list[Workload], problems: Problems) -> None:
             if k > 0:
                 for w in unit:
                     assert w.wait_for is not None
-                    w.notes.append(f"wait_for={w.wait_for.value} (line {w.wait_for.line}): "
+                    w.notes.append(f"wait_for={w.wait_for.value} ({w.wait_for.where}): "
                                    "runs after it, in the order of the workloads")
             if len(unit) > 1:
                 counter += 1

@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from iogate.errors import SuiteError
-from iogate.expr import shown
 from iogate.fio.groups import assign_groups
 from iogate.fio.jobfile import parse_lenient
 from iogate.fio.problems import Problems
@@ -40,10 +39,6 @@ def _convert(path: str, text: str | None, env: Mapping[str, str] | None) -> Impo
     jobfile, syntax = parse_lenient(path, text)
     problems = Problems(path)
     problems.items += syntax
-    for inc in jobfile.includes:
-        problems.add(inc.line, f"[{inc.section}] include" if inc.section else "include",
-                     f"include {shown(inc.value or '')}: iogate imports one file; copy the "
-                     "included options into this section")
     used_names: set[str] = set()
     workloads = [w for section, options in effective(jobfile.sections)
                  for w in workload(section, options, problems, used_names, env)]
@@ -57,7 +52,7 @@ def _convert(path: str, text: str | None, env: Mapping[str, str] | None) -> Impo
         if opt.key == "description" and opt.value and description is None:
             description = opt.value
         elif opt.key in ("description", "name"):
-            header.append(f"{opt} (line {opt.line}, [global]): fio " + (
+            header.append(f"{opt} ({opt.where}, [global]): fio " + (
                 "describes the run by the first description" if opt.key == "description"
                 else "names each job by its section or its own name="))
     return render(path, jobfile, workloads, description, header)
@@ -66,6 +61,8 @@ def _convert(path: str, text: str | None, env: Mapping[str, str] | None) -> Impo
 # -- loading ------------------------------------------------------------------------------
 
 _UNSET = re.compile(r"variable '[A-Za-z_][A-Za-z0-9_]*' is not set")
+# A job with neither size nor filename, fio's template for a target named when it runs.
+_NO_TARGET = re.compile(r"size is required: without a filename")
 
 
 def _check(imported: Imported, env: Mapping[str, str] | None, *, strict: bool,
@@ -79,11 +76,13 @@ def _check(imported: Imported, env: Mapping[str, str] | None, *, strict: bool,
     except SuiteError as exc:
         problems = Problems(imported.path)
         for p in exc.problems:
-            if not strict and _UNSET.search(p.message):
-                continue
+            if not strict and (_UNSET.search(p.message) or _NO_TARGET.search(p.message)):
+                continue  # for the run to give
             origin = imported.origins[p.line - 1] if 0 < p.line <= len(imported.origins) \
                 else Origin(0, "")
-            problems.add(origin.line, origin.what, p.message)
+            hint = "; or name the target: --set filename=PATH" \
+                if _NO_TARGET.search(p.message) else ""
+            problems.add(origin.line, origin.what, p.message + hint, origin.file)
         problems.raise_any()
     return None
 

@@ -10,8 +10,10 @@ The syntax, as fio 3.x parses it:
 - A line whose first non-blank character is ``;`` or ``#`` is a comment; elsewhere on a line
   fio cuts at the first ``;`` or ``#`` too, even inside quotes, so ``bs=4k ; note`` is
   ``bs=4k``.
-- ``include FILE`` pulls in another file. It is recognised, never followed: the importer
-  reports it.
+- ``include FILE`` inside a section reads FILE's options into that section, as if written
+  there: FILE as given if it exists, else beside the file that includes it. Included files
+  may include others and may not have sections. Problems name the file and line where each
+  option is written.
 
 Values keep fio's spelling here; :func:`fio_size`, :func:`fio_time`, :func:`directions`,
 :func:`filename_list` and :func:`suite_text` read them with fio's rules (sizes in powers of
@@ -23,6 +25,7 @@ line, all of them at once.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -71,9 +74,16 @@ class Option:
     line: int
     section: str
     notes: tuple[str, ...] = ()  # the comment lines right above it
+    file: str = ""  # the included file it is written in; "" for the job file itself
 
     def __str__(self) -> str:
         return self.key if self.value is None else f"{self.key}={self.value}"
+
+    @property
+    def where(self) -> str:
+        """Where it is written, for a comment: 'line 5', or 'line 2 of common.fio'."""
+        return f"line {self.line}" + (f" of {os.path.basename(self.file)}" if self.file
+                                      else "")
 
 
 @dataclass
@@ -94,8 +104,6 @@ class Section:
 class JobFile:
     path: str
     sections: list[Section]
-    # Lines the parser recognised but does not follow (include): reported by the importer.
-    includes: list[Option] = field(default_factory=list)
 
     @property
     def jobs(self) -> list[Section]:
@@ -122,6 +130,10 @@ def parse_jobfile(path: Path | str, text: str | None = None) -> JobFile:
     return jobfile
 
 
+# Included files within included files, at most this deep (fio has no limit but its stack).
+MAX_INCLUDE_DEPTH = 16
+
+
 def parse_lenient(path: Path | str, text: str | None = None) -> tuple[JobFile, list[Problem]]:
     """Parse what can be parsed, and the syntax problems: a line that is not understood is
     left out, so that the options around it can still be checked."""
@@ -129,71 +141,105 @@ def parse_lenient(path: Path | str, text: str | None = None) -> tuple[JobFile, l
     if text is None:
         text = read_jobfile(path)
     problems: list[Problem] = []
-
-    def bad(line: int, message: str, where: str = "") -> None:
-        problems.append(Problem(filename, line, 0, where, printable(message)))
-
     sections: list[Section] = []
-    includes: list[Option] = []
-    notes: list[str] = []
-    for number, raw in enumerate(text.split("\n"), 1):
-        raw = raw.removesuffix("\r")
-        if len(raw) > MAX_LINE_CHARS:
-            bad(number, f"the line has {len(raw)} characters; fio reads at most "
-                f"{MAX_LINE_CHARS}")
-            continue
-        if found := _CONTROL.search(raw):
-            bad(number, f"the control character U+{ord(found.group()):04X} is not allowed "
-                "in a job file")
-            continue
-        stripped = raw.strip()
-        if not stripped:
-            notes = []  # a blank line ends a comment block: it was about something else
-            continue
-        if stripped[0] in ";#":
-            notes.append(stripped[1:].strip())
-            continue
-        line = _strip_comment(stripped)
-        if line.startswith("["):
-            if not line.endswith("]") or len(line) < 2:
-                bad(number, f"'{shown(line)}' is not a section header: write [name] on a "
-                    "line of its own")
-                sections.append(Section("", number))  # its options belong to no job
+
+    def lines_of(text: str, file: str, chain: tuple[str, ...]) -> None:
+        """Read the lines of the job file (file "") or of an included one into sections."""
+        shown_file = file or filename
+
+        def bad(line: int, message: str, where: str = "") -> None:
+            problems.append(Problem(shown_file, line, 0, where, printable(message)))
+
+        notes: list[str] = []
+        for number, raw in enumerate(text.split("\n"), 1):
+            raw = raw.removesuffix("\r")
+            if len(raw) > MAX_LINE_CHARS:
+                bad(number, f"the line has {len(raw)} characters; fio reads at most "
+                    f"{MAX_LINE_CHARS}")
+                continue
+            if found := _CONTROL.search(raw):
+                bad(number, f"the control character U+{ord(found.group()):04X} is not "
+                    "allowed in a job file")
+                continue
+            stripped = raw.strip()
+            if not stripped:
+                notes = []  # a blank line ends a comment block: it was about something else
+                continue
+            if stripped[0] in ";#":
+                notes.append(stripped[1:].strip())
+                continue
+            line = _strip_comment(stripped)
+            if line.startswith("[") and file:
+                bad(number, "an included file has no sections (fio's rule): its options go "
+                    "into the section that includes it")
+                continue
+            if line.startswith("["):
+                if not line.endswith("]") or len(line) < 2:
+                    bad(number, f"'{shown(line)}' is not a section header: write [name] on a "
+                        "line of its own")
+                    sections.append(Section("", number))  # its options belong to no job
+                    notes = []
+                    continue
+                name = line[1:-1].strip()
+                if not name:
+                    bad(number, "empty section name: write [name]")
+                sections.append(Section(name, number, notes=tuple(notes)))
                 notes = []
                 continue
-            name = line[1:-1].strip()
-            if not name:
-                bad(number, "empty section name: write [name]")
-            sections.append(Section(name, number, notes=tuple(notes)))
+            key, eq, value = line.partition("=")
+            key = key.strip()
+            where = f"[{sections[-1].name}]" if sections and sections[-1].name else ""
+            if key == "include" or (not eq and key.startswith("include ")):
+                included = (value if eq else key[len("include"):]).strip()
+                notes = []
+                if not sections:
+                    bad(number, f"include {shown(included)} comes before any [section]: put "
+                        "it under [global] or a job")
+                    continue
+                refused = include(included, file or filename, chain)
+                if refused:
+                    bad(number, f"include {shown(included)}: {refused}", where)
+                continue
+            if not _KEY.fullmatch(key):
+                bad(number, f"'{shown(line)}' is not an option: expected key=value, a bare "
+                    "flag, or a [section]", where)
+                notes = []
+                continue
+            if not sections:
+                bad(number, f"option '{shown(key)}' comes before any [section]: put it under "
+                    "[global] or a job")
+                notes = []
+                continue
+            section = sections[-1]
+            section.options.append(Option(key, value.strip() if eq else None, number,
+                                          section.name, tuple(notes), file))
             notes = []
-            continue
-        key, eq, value = line.partition("=")
-        key = key.strip()
-        where = f"[{sections[-1].name}]" if sections and sections[-1].name else ""
-        if key == "include" or (not eq and key.startswith("include ")):
-            includes.append(Option("include", (value if eq else key[len("include"):]).strip(),
-                                   number,
-                                   sections[-1].name if sections else ""))
-            notes = []
-            continue
-        if not _KEY.fullmatch(key):
-            bad(number, f"'{shown(line)}' is not an option: expected key=value, a bare flag, "
-                "or a [section]", where)
-            notes = []
-            continue
-        if not sections:
-            bad(number, f"option '{shown(key)}' comes before any [section]: put it under "
-                "[global] or a job")
-            notes = []
-            continue
-        section = sections[-1]
-        section.options.append(Option(key, value.strip() if eq else None, number,
-                                      section.name, tuple(notes)))
-        notes = []
+
+    def include(name: str, including: str, chain: tuple[str, ...]) -> str | None:
+        """Read an included file's lines; why not, if it cannot be."""
+        if not name:
+            return "a file name is needed"
+        # fio: the name as given if that exists, else beside the including file.
+        found = name if os.path.exists(name) or os.path.isabs(name) else os.path.join(
+            os.path.dirname(including), name)
+        real = os.path.realpath(found)
+        if real in chain:
+            return ("the file includes itself (through "
+                    f"{' -> '.join(os.path.basename(c) for c in chain)})")
+        if len(chain) > MAX_INCLUDE_DEPTH:
+            return f"more than {MAX_INCLUDE_DEPTH} files deep"
+        try:
+            included = read_jobfile(found)
+        except SuiteError as exc:
+            return "; ".join(p.message for p in exc.problems)
+        lines_of(included, found, (*chain, real))
+        return None
+
+    lines_of(text, "", (os.path.realpath(filename),))
     if not any(not s.is_global for s in sections):
         problems.append(Problem(filename, 0, 0, "", "no job section: fio would run nothing; "
                                 "add a [job] after [global]"))
-    return JobFile(filename, [s for s in sections if s.name], includes), problems
+    return JobFile(filename, [s for s in sections if s.name]), problems
 
 
 # -- values -------------------------------------------------------------------------------

@@ -16,16 +16,18 @@ class Problems:
         self.filename = filename
         self.items: list[Problem] = []
 
-    def add(self, line: int, what: str, message: str) -> None:
-        p = Problem(self.filename, line, 0, what, message)
+    def add(self, line: int, what: str, message: str, file: str = "") -> None:
+        """A problem at ``line`` of the job file, or of the included ``file``."""
+        p = Problem(file or self.filename, line, 0, what, message)
         if p not in self.items:
             self.items.append(p)
 
     def option(self, src: Option, message: str) -> None:
         self.add(src.line, f"[{src.section}] {src}" if len(str(src)) <= 60
-                 else f"[{src.section}] {src.key}", message)
+                 else f"[{src.section}] {src.key}", message, src.file)
 
     def raise_any(self) -> None:
-        if self.items:
-            raise SuiteError(sorted(self.items, key=lambda p: p.line))
+        if self.items:  # the job file's first, then each included file's, by line
+            raise SuiteError(sorted(self.items, key=lambda p: (
+                p.file != self.filename, p.file, p.line)))
 

@@ -27,6 +27,7 @@ class Origin:
 
     line: int
     what: str  # '[job] bs', or '[job]'
+    file: str = ""  # the included file the line is in; "" for the job file
 
 
 @dataclass
@@ -85,7 +86,7 @@ def _keys(lines: _Lines, indent: str, keys: dict[str, Entry], fallback: Origin) 
     for key in sorted(keys, key=lambda k: _KEY_ORDER.index(k) if k in _KEY_ORDER else 99):
         entry = keys[key]
         origin = fallback if entry.src is None else Origin(
-            entry.src.line, f"[{entry.src.section}] {entry.src.key}")
+            entry.src.line, f"[{entry.src.section}] {entry.src.key}", entry.src.file)
         for note in entry.src.notes if entry.src is not None else ():
             lines.comment(indent, f"fio: {note}", origin)
         if entry.comment:

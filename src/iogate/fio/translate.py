@@ -165,7 +165,7 @@ class _Job:
         self.w.keys[key] = Entry(value, src, comment)
 
     def note(self, src: Option, text: str) -> None:
-        self.w.notes.append(f"{src} (line {src.line}): {text}")
+        self.w.notes.append(f"{src} ({src.where}): {text}")
 
     def refuse(self, src: Option, message: str) -> None:
         self.problems.option(src, message)
@@ -452,6 +452,8 @@ class _Job:
         if nrfiles is not None and count != 1 and src is not None:
             self.note(nrfiles, "fio ignores nrfiles when filename is given")
         self._open_files(count if not src else len(names))
+        if not names and not ("size" in self.opts or "filesize" in self.opts):
+            return  # a template for a target named when it runs (see _sizes)
         if not names:
             self.w.notes.append("no filename: fio makes a file per job and clone in the "
                                 "working directory (JOB.0.0); iogate a temporary one per "
@@ -570,7 +572,7 @@ class _Job:
                                 "files of filesize and moves size bytes; iogate's size is "
                                 "both, the region of all its files together: give one")
                     return
-                comments.append(f"size={size.value} (line {size.line}) is the amount fio "
+                comments.append(f"size={size.value} ({size.where}) is the amount fio "
                                 "moves; time_based runs past it")
             self.put("size", self.size_text(total), filesize, "; ".join(comments))
         elif size_value is not None and self.size_per_file:
@@ -583,11 +585,11 @@ class _Job:
                      "split equally")
         elif size_value is not None:
             self.put("size", self.size_text(size_value), size)
-        elif size is None and self.get("filename") is None:
-            self.problems.add(self.w.section.line, f"[{self.w.section.name}]",
-                              "no size (or filesize) and no filename: fio needs one, to know "
-                              "how much to lay out or which file to use whole: add size= to "
-                              "the job or to [global]")
+        elif size is None and "filename" not in self.w.keys:
+            # A template: fio is given the target on its command line (--filename=...).
+            self.w.notes.append("no size and no filename: fio takes them from its command "
+                                "line; name the target when you run it: --set filename=PATH "
+                                "(a file or device used whole, or add --set size=...)")
         elif size is None:
             self.w.notes.append("no size: the whole file or device, from offset to its end, "
                                 "as fio")
@@ -809,7 +811,7 @@ class _Job:
         src = max(srcs, key=lambda s: (s.section != "global", s.line))
         for other in srcs:
             if other is not src:
-                self.note(other, f"fio uses {src} (line {src.line}), read later")
+                self.note(other, f"fio uses {src} ({src.where}), read later")
         dirs = self.dirs()
         if dirs is not None and len(dirs) == 1:
             self.note(src, f"fio ignores it for rw={self.rw}")
@@ -1263,7 +1265,7 @@ class _Job:
             # No verify unless link_readbacks finds a later job that reads these blocks back.
             self.w.verify_later = entry
             self.w.verify_later_note = (
-                f"{do} (line {do.line}): fio writes verifiable blocks but reads none back in "
+                f"{do} ({do.where}): fio writes verifiable blocks but reads none back in "
                 "this job; iogate verifies in the job that writes: no verify here")
         elif self.never_writes() is not None:
             self.w.verify_reads = entry  # linked to its writer by link_readbacks
@@ -1429,7 +1431,7 @@ def link_readbacks(workloads: list[Workload]) -> None:
             later.comment, f"fio reads these blocks back in job [{reader.fio_name}] "
             "(do_verify=0 here); iogate reads them back at the end of this job"])))
         writer.verify_later = None
-        reader.notes.append(f"{src} (line {src.line}): fio checks here the blocks "
+        reader.notes.append(f"{src} ({src.where}): fio checks here the blocks "
                             f"[{writer.fio_name}] wrote; iogate checked them at the end of "
                             f"{writer.name}: this job reads them unchecked")
     for w in workloads:
