@@ -52,7 +52,7 @@ def refused(body: str) -> str:
     ("loops=1\n", "io_limit_bytes", 0, "one pass"),
     ("loops=4\nruntime=1\ntime_based\n", "io_limit_bytes", 0, "whatever loops says"),
     # end_fsync, fsync_on_close: one sync of each file as the job ends
-    ("rw=write\nend_fsync=1\n", "end_fsync", True, ""),
+    ("rw=write\nend_fsync=1\n", "end_fsync", True, "out of its statistics"),
     ("rw=write\nfsync_on_close=1\n", "end_fsync", True, "as it closes it"),
     ("rw=write\nend_fsync=1\nfsync_on_close=1\n", "end_fsync", True, "one sync of each"),
     ("rw=write\nend_fsync=0\n", "end_fsync", False, "fio's default"),

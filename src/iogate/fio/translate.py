@@ -1013,8 +1013,10 @@ class _Job:
                 self.note(src, f"the {self.engine} engine has no file to sync")
         else:
             close = [s for s in on if s.key == "fsync_on_close"]
-            comment = "fio's fsync_on_close syncs each file as it closes it, when the job " \
-                      "ends" if close and len(on) == 1 else ""
+            comment = ("fio's fsync_on_close syncs each file as it closes it, when the job "
+                       "ends; " if close and len(on) == 1 else "") + \
+                "fio leaves this sync out of its statistics (its time is in the runtime), " \
+                "iogate counts it under sync"
             self.put("end_fsync", True, on[0], comment)
             for src in on[1:]:
                 self.note(src, "one sync of each file at the end: end_fsync")
