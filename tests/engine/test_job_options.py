@@ -199,7 +199,8 @@ def test_a_delayed_job_runs_after_its_delay_which_its_runtime_excludes():
 
 
 def test_a_delayed_job_counts_nothing_until_it_starts_and_cancels_during_its_delay():
-    with Session([spec(start_delay_ns=3600 * 10**9)]) as s:
+    # progress expects the delay and the runtime; a cancel ends the wait at once
+    with Session([spec(start_delay_ns=3600 * 10**9, time_based=True, runtime_ns=10**9)]) as s:
         s.start()
         for _ in range(100):  # let the run clock start
             if s.poll().state != "layout":
@@ -207,7 +208,21 @@ def test_a_delayed_job_counts_nothing_until_it_starts_and_cancels_during_its_del
             time.sleep(0.01)
         p = s.poll()
         assert p.state in ("ramp", "running") and p.ios == (0, 0)
+        assert p.expected_ns >= 3601 * 10**9  # the delay, then the runtime
         s.cancel()
         assert s.wait(60)
         result = s.collect()
     assert result.metric("read.ios") == 0
+
+
+def test_the_series_of_a_delayed_job_starts_when_it_does():
+    # intervals are measured from the job's own count start: they hold every request it
+    # counted, and none ends past its counted time
+    delay = 300 * MS
+    result = run([spec(time_based=True, runtime_ns=250 * MS, start_delay_ns=delay,
+                       interval_ns=50 * MS),
+                  spec(time_based=True, runtime_ns=100 * MS, interval_ns=50 * MS)])
+    delayed = result.jobs[0].read
+    assert delayed.series and sum(i.ios for i in delayed.series) == delayed.ios > 0
+    assert all(i.end_ns <= delayed.runtime_ns for i in delayed.series)
+    assert [i.end_ns for i in delayed.series] == sorted(i.end_ns for i in delayed.series)
