@@ -14,10 +14,10 @@
  * issued (io_limit_ios). Its counted time runs from the end of the ramp
  * until its loop ended (in-flight requests drained) and, with END_FSYNC,
  * its files were synced. A job with start_delay_ns sleeps that long first;
- * its ramp and runtime count from the end of the delay. A short transfer is continued
- * (synchronous engines loop in prep, asynchronous ones get the remainder
- * prepared again) and only a request complete in full is counted as an io;
- * one that fails, even after a partial transfer, is one error.
+ * its ramp and runtime count from the end of the delay. A short transfer is
+ * continued (synchronous engines loop in prep, asynchronous ones get the
+ * remainder prepared again) and only a request complete in full is counted
+ * as an io; one that fails, even after a partial transfer, is one error.
  *
  * io_timeout_ns: each slot's outstanding request is published for the
  * monitor (struct io_watch), which claims and counts the overdue ones; a
@@ -27,7 +27,8 @@
  * table (an entry by weight, then for a range a uniform multiple of lo);
  * requests go to the job's files in turn. Sequential jobs keep one offset
  * per file that advances by the request length (plus seq_skip, see
- * seq_next) and wraps to the region start; random jobs draw an aligned block number from the distribution.
+ * seq_next) and wraps to the region start; random jobs draw an aligned
+ * block number from the distribution.
  *
  * When: under a rate limit each direction has a schedule of due times fixed
  * from the start of the run (linear or exponential gaps); a request is not
