@@ -226,6 +226,11 @@ enum iog_fault_kind {
  * memory access) after its first completed request. It exists so that
  * callers can prove they survive a crash of the engine. */
 #define IOG_JOB_TEST_CRASH (1u << 7)
+/* When a writing thread's run ends (not when cancelled), it lets its requests
+ * complete and fsyncs each of its files: one IOG_DIR_SYNC request per file,
+ * inside the job's counted time (fio's end_fsync). Ignored by a job that
+ * never writes. */
+#define IOG_JOB_END_FSYNC (1u << 8)
 
 /* One entry of a direction's block size table. lo == hi: requests of exactly
  * lo bytes. lo < hi: request sizes drawn uniformly among the multiples of lo
@@ -394,6 +399,29 @@ struct iog_job_spec {
      * [offset, offset + size / nfiles); requests go to the files in turn
      * (round robin). Ignored by an engine that does no I/O (null). */
     char filename[IOG_PATH_MAX];
+
+    /* Job options: how long a job runs and where its next request goes
+     * (appended after ABI 6; zero means "as before").
+     * io_limit_bytes: a thread stops once it issued that many counted bytes
+     * (0: `size`, one pass, unless TIME_BASED: then no byte limit); more
+     * than size wraps around the region (sequential jobs start it again).
+     * io_limit_ios: a thread stops once it issued that many counted
+     * requests, both directions together (0: no limit). With TIME_BASED,
+     * the first of runtime_ns and a limit ends the thread.
+     * seq_skip: sequential jobs only; after a request of len bytes at off,
+     * the file's next offset is off + len + seq_skip (negative: back). A
+     * request that would end past the region end goes to its start; an
+     * offset that would fall before the region start goes to region end +
+     * seq_skip (or the start when that is before it too), so that a
+     * negative skip walks the region backwards. The first request of each
+     * file is at the region start.
+     * start_delay_ns: the job's threads start this long after the run
+     * clock; ramp_ns and runtime_ns count from then (the delay is no part
+     * of the job's counted time). */
+    uint64_t io_limit_bytes;
+    uint64_t io_limit_ios;
+    int64_t seq_skip;
+    uint64_t start_delay_ns;
 };
 
 /* Summary of one latency kind. mean and stdev are exact (not from buckets). */

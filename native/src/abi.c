@@ -61,6 +61,10 @@ static const struct iog_layout_field job_spec_fields[] = {
     FIELD(iog_job_spec, io_timeout_ns),
     FIELD(iog_job_spec, file_ids),
     FIELD(iog_job_spec, filename),
+    FIELD(iog_job_spec, io_limit_bytes),
+    FIELD(iog_job_spec, io_limit_ios),
+    FIELD(iog_job_spec, seq_skip),
+    FIELD(iog_job_spec, start_delay_ns),
 };
 
 static const struct iog_layout_field bs_entry_fields[] = {

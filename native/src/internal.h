@@ -108,7 +108,11 @@ struct iog_worker {
     uint32_t writes_since_sync;
     int sync_pending;     /* sync_every writes were prepared: drain, then sync */
     uint64_t issued;      /* counted bytes issued */
-    uint64_t run_start;   /* absolute ns at which the run (and rate schedules) began */
+    uint64_t nissued;     /* counted requests issued */
+    uint64_t byte_limit;  /* stop once issued reaches it (UINT64_MAX: none) */
+    uint64_t ios_limit;   /* stop once nissued reaches it (UINT64_MAX: none) */
+    uint64_t run_start;   /* absolute ns at which the thread's run (and rate schedules)
+                             begins: the run clock plus start_delay_ns */
     uint64_t count_start; /* absolute ns at which counting begins */
     uint64_t stop_at;     /* absolute ns at which issuing stops, 0: never */
     uint64_t runtime_ns;  /* counted time, published when the thread ends */

@@ -231,13 +231,14 @@ static void begin_run(struct iog_session *s)
     uint64_t first_count = UINT64_MAX;
     for (uint32_t j = 0; j < s->njobs; j++) {
         struct iog_job *job = &s->jobs[j];
-        job->count_start = t0 + job->spec.ramp_ns;
+        uint64_t job_start = t0 + job->spec.start_delay_ns;
+        job->count_start = job_start + job->spec.ramp_ns;
         job->next_end_ns = job->interval_ns;
         if (job->count_start < first_count)
             first_count = job->count_start;
         for (uint32_t t = 0; t < job->nworkers; t++) {
             struct iog_worker *w = job->workers[t];
-            w->run_start = t0;
+            w->run_start = job_start;
             w->count_start = job->count_start;
             w->stop_at = job->spec.runtime_ns ? job->count_start + job->spec.runtime_ns : 0;
         }

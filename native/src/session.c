@@ -176,8 +176,8 @@ IOG_API int iog_session_create(const struct iog_job_spec *jobs, uint32_t njobs, 
             s->watch_tick_ns = tick;
         if (js->runtime_ns == 0)
             known = 0;
-        else if (js->ramp_ns + js->runtime_ns > expected)
-            expected = js->ramp_ns + js->runtime_ns;
+        else if (js->start_delay_ns + js->ramp_ns + js->runtime_ns > expected)
+            expected = js->start_delay_ns + js->ramp_ns + js->runtime_ns;
     }
     s->run_expected_ns = known ? expected : 0;
     s->t_count_start = UINT64_MAX;

@@ -43,7 +43,8 @@ int job_file_names(const struct iog_job_spec *spec, const char *names[IOG_FILES_
 #define MAX_BS (1ull << 30)
 #define KNOWN_FLAGS                                                                                \
     (IOG_JOB_TIME_BASED | IOG_JOB_DIRECT | IOG_JOB_NO_LAYOUT | IOG_JOB_REFILL |                    \
-     IOG_JOB_ZERO_BUFS | IOG_JOB_INVALIDATE | IOG_JOB_VERIFY_FATAL | IOG_JOB_TEST_CRASH)
+     IOG_JOB_ZERO_BUFS | IOG_JOB_INVALIDATE | IOG_JOB_VERIFY_FATAL | IOG_JOB_TEST_CRASH |     \
+     IOG_JOB_END_FSYNC)
 
 /* The block size table of one direction; its largest size into *maxbs. */
 static int validate_bs(const struct iog_job_spec *j, uint32_t i, uint32_t d, uint64_t *maxbs,
@@ -283,6 +284,10 @@ static int validate_spec(const struct iog_job_spec *j, uint32_t i, char *err, si
     if (j->io_timeout_ns != 0 &&
         (j->io_timeout_ns < MIN_IO_TIMEOUT_NS || j->io_timeout_ns > UINT64_MAX / 4))
         INVALID("job %u: io_timeout_ns must be 0 or in [%llu, 2^62]", i, MIN_IO_TIMEOUT_NS);
+    if (j->start_delay_ns > UINT64_MAX / 4)
+        INVALID("job %u: start_delay_ns too large", i);
+    if (j->seq_skip != 0 && j->rw != IOG_RW_READ && j->rw != IOG_RW_WRITE && j->rw != IOG_RW_RW)
+        INVALID("job %u: seq_skip applies to sequential jobs only (rw read, write or rw)", i);
     if (j->reserved0 != 0)
         INVALID("job %u: reserved0 must be 0", i);
     if ((rc = validate_pacing(j, i, err, errlen)) < 0)

@@ -8,14 +8,16 @@
  *
  * Counting: a request is counted (stats, histograms, series, the size
  * budget) when it was prepared at or after the end of the ramp, so nothing
- * completed during the ramp is counted. Without TIME_BASED a thread stops
- * once it has issued `size` counted bytes (one pass over the region) or
- * runtime_ns after the ramp, whichever comes first; with it, it stops at
- * ramp + runtime. Its counted time runs from the end of the ramp until its
- * loop ended (in-flight requests drained). A short transfer is continued
- * (synchronous engines loop in prep, asynchronous ones get the remainder
- * prepared again) and only a request complete in full is counted as an io;
- * one that fails, even after a partial transfer, is one error.
+ * completed during the ramp is counted. A thread stops at the first of:
+ * runtime_ns after the ramp; its byte limit issued (io_limit_bytes, else
+ * `size` - one pass over the region - unless TIME_BASED); its request limit
+ * issued (io_limit_ios). Its counted time runs from the end of the ramp
+ * until its loop ended (in-flight requests drained) and, with END_FSYNC,
+ * its files were synced. A job with start_delay_ns sleeps that long first;
+ * its ramp and runtime count from the end of the delay. A short transfer is
+ * continued (synchronous engines loop in prep, asynchronous ones get the
+ * remainder prepared again) and only a request complete in full is counted
+ * as an io; one that fails, even after a partial transfer, is one error.
  *
  * io_timeout_ns: each slot's outstanding request is published for the
  * monitor (struct io_watch), which claims and counts the overdue ones; a
@@ -24,8 +26,9 @@
  * What to issue: a request's size comes from its direction's block size
  * table (an entry by weight, then for a range a uniform multiple of lo);
  * requests go to the job's files in turn. Sequential jobs keep one offset
- * per file that advances by the request length and wraps to the region
- * start; random jobs draw an aligned block number from the distribution.
+ * per file that advances by the request length (plus seq_skip, see
+ * seq_next) and wraps to the region start; random jobs draw an aligned
+ * block number from the distribution.
  *
  * When: under a rate limit each direction has a schedule of due times fixed
  * from the start of the run (linear or exponential gaps); a request is not
@@ -130,6 +133,11 @@ int worker_setup(struct iog_worker *w, char *err, size_t errlen)
     w->writes_since_sync = 0;
     w->sync_pending = 0;
     w->issued = 0;
+    w->nissued = 0;
+    w->byte_limit = spec->io_limit_bytes ? spec->io_limit_bytes
+                    : (spec->flags & IOG_JOB_TIME_BASED) ? UINT64_MAX
+                                                         : spec->size;
+    w->ios_limit = spec->io_limit_ios ? spec->io_limit_ios : UINT64_MAX;
     w->refill = 0;
 
     w->ios = calloc(depth, sizeof(*w->ios));
@@ -255,6 +263,20 @@ static inline uint32_t pick_len(struct iog_worker *w, const struct dir_plan *p)
     return (uint32_t)len;
 }
 
+/* seq_skip: the offset after a request [off, off + len) of a sequential
+ * job, kept within the region as iog_job_spec.seq_skip says. */
+static inline uint64_t seq_next(const struct iog_worker *w, uint64_t off, uint32_t len)
+{
+    int64_t skip = w->job->spec.seq_skip;
+    uint64_t end = off + len; /* <= region_end */
+    if (skip >= 0)
+        return (uint64_t)skip > w->region_end - end ? w->region_end : end + (uint64_t)skip;
+    uint64_t back = (uint64_t)(-(skip + 1)) + 1; /* -skip without overflow */
+    if (back <= end - w->region_start)
+        return end - back;
+    return back <= w->file_size ? w->region_end - back : w->region_start;
+}
+
 /* Decides direction, size, file and offset of the next request into io
  * (slot `slot`), and its scheduled due time (0 without a rate limit). */
 static inline void choose_io(struct iog_worker *w, struct iog_io *io, uint32_t slot)
@@ -285,7 +307,7 @@ static inline void choose_io(struct iog_worker *w, struct iog_io *io, uint32_t s
         off = w->seq_off[f];
         if (off + len > w->region_end)
             off = w->region_start;
-        w->seq_off[f] = off + len;
+        w->seq_off[f] = w->job->spec.seq_skip ? seq_next(w, off, len) : off + len;
     }
     uint64_t due = 0;
     if (p->rated) {
@@ -321,9 +343,10 @@ static inline int admit_io(struct iog_worker *w, struct iog_io *io, uint64_t now
     if (io->counted) {
         if (w->stop_at && now >= w->stop_at)
             return 0;
-        if (!(w->job->spec.flags & IOG_JOB_TIME_BASED) && w->issued >= w->job->spec.size)
+        if (w->issued >= w->byte_limit || w->nissued >= w->ios_limit)
             return 0;
         w->issued += io->len;
+        w->nissued++;
     }
     if (w->verify)
         verify_submitted(w->verify, (uint32_t)(io - w->ios));
@@ -331,10 +354,10 @@ static inline int admit_io(struct iog_worker *w, struct iog_io *io, uint64_t now
 }
 
 /* Whether the worker would still issue counted requests if time allowed:
- * time based, or its size not yet issued. */
+ * neither of its limits (bytes, requests) reached. */
 static inline int work_left(const struct iog_worker *w)
 {
-    return (w->job->spec.flags & IOG_JOB_TIME_BASED) || w->issued < w->job->spec.size;
+    return w->issued < w->byte_limit && w->nissued < w->ios_limit;
 }
 
 /* Sleeps until `t` (absolute); 0 when cancelled meanwhile. */
@@ -503,6 +526,29 @@ static void do_sync(struct iog_worker *w)
         stats_record_error(st, err, w->region_start, t1);
     else
         stats_record_io(st, 0, 0, t1 - t0, t1 - t0, t1 - t0);
+}
+
+/* END_FSYNC: after the run of a writing thread (nothing in flight), an
+ * fsync of each of its files, each one IOG_DIR_SYNC request. */
+static void end_fsync(struct iog_worker *w)
+{
+    const struct iog_job_spec *spec = &w->job->spec;
+    if (!(spec->flags & IOG_JOB_END_FSYNC) || !job_uses_dir(spec, IOG_DIR_WRITE) ||
+        PUB_LOAD(&w->s->cancel))
+        return;
+    struct thread_dir_stats *st = &w->st[IOG_DIR_SYNC];
+    for (uint32_t f = 0; f < w->nfiles; f++) {
+        uint64_t t0 = clock_now_ns();
+        int r = fsync(w->fds[f]);
+        int err = r < 0 ? errno : 0;
+        uint64_t t1 = clock_now_ns();
+        if (t0 < w->count_start)
+            continue;
+        if (err)
+            stats_record_error(st, err, w->region_start, t1);
+        else
+            stats_record_io(st, 0, 0, t1 - t0, t1 - t0, t1 - t0);
+    }
 }
 
 /* verify_backlog: the writes completed since the last read-back are due to
@@ -791,8 +837,11 @@ void *worker_main(void *arg)
 {
     struct iog_worker *w = arg;
     struct iog_session *s = w->s;
+    int rc = 0;
+    if (w->run_start > clock_now_ns() && !sleep_until(w, w->run_start))
+        goto ran; /* cancelled during start_delay_ns: nothing counted */
     start_schedules(w);
-    int rc = w->ops->thread_start ? w->ops->thread_start(w) : 0;
+    rc = w->ops->thread_start ? w->ops->thread_start(w) : 0;
     if (rc < 0) /* the engine cannot run here: every request would fail */
         stats_record_error(&w->st[job_fixed_dir(&w->job->spec)], -rc, w->region_start,
                            clock_now_ns());
@@ -800,8 +849,12 @@ void *worker_main(void *arg)
         run_sync(w);
     else
         run_async(w);
+    if (rc >= 0)
+        end_fsync(w);
+ran:;
     /* Counted time runs until the loop ended (last completion or the stop
-     * decision), so a time-based job reports at least its runtime. */
+     * decision) and the end sync, so a time-based job reports at least its
+     * runtime. */
     uint64_t t_end = clock_now_ns();
     uint64_t runtime = t_end > w->count_start ? t_end - w->count_start : 0;
     PUB_STORE(&w->runtime_ns, runtime);

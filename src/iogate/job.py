@@ -102,6 +102,12 @@ class JobSpec:
     verify_backlog: int = 0  # 0: read back after the run; N: after every N writes
     verify_fatal: bool = False
     io_timeout_ns: int = 0  # 0: no limit
+    # How long the job runs and where it goes next (per thread: each runs the whole job).
+    io_limit_bytes: int = 0  # stop after this many bytes; 0: size (one pass) or runtime
+    io_limit_ios: int = 0  # stop after this many requests; 0: no limit
+    end_fsync: bool = False  # fsync every file when a writing thread's run ends
+    seq_skip: int = 0  # sequential: bytes skipped after each request (negative: back)
+    start_delay_ns: int = 0  # the job starts this long after its group
     test_crash: bool = False  # test only: the engine crashes after one request
 
     # -- what the job asks for, per data direction ---------------------------------------

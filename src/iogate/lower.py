@@ -146,6 +146,11 @@ def _job(job: JobFields, filenames: Sequence[str], seed: int) -> JobSpec:
         verify_backlog=job.verify_backlog or 0,
         verify_fatal=job.verify_fatal,
         io_timeout_ns=job.io_timeout or 0,
+        io_limit_bytes=job.io_size or 0,
+        io_limit_ios=job.number_ios or 0,
+        end_fsync=job.end_fsync,
+        seq_skip=job.seq_skip,
+        start_delay_ns=job.startdelay,
     )
 
 

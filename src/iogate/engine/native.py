@@ -24,6 +24,7 @@ from ctypes import (
     c_double,
     c_int,
     c_int32,
+    c_int64,
     c_size_t,
     c_uint8,
     c_uint32,
@@ -114,6 +115,7 @@ JOB_ZERO_BUFS = 1 << 4
 JOB_INVALIDATE = 1 << 5
 JOB_VERIFY_FATAL = 1 << 6
 JOB_TEST_CRASH = 1 << 7  # test only: the engine crashes (SIGSEGV) after one request
+JOB_END_FSYNC = 1 << 8  # fsync every file when a writing thread's run ends
 
 
 class IogBsEntry(ctypes.Structure):
@@ -180,6 +182,11 @@ class IogJobSpec(ctypes.Structure):
         ("io_timeout_ns", c_uint64),
         ("file_ids", IogFileId * FILES_MAX),
         ("filename", c_char * PATH_MAX),
+        # job options: how long a job runs and where its next request goes
+        ("io_limit_bytes", c_uint64),
+        ("io_limit_ios", c_uint64),
+        ("seq_skip", c_int64),
+        ("start_delay_ns", c_uint64),
     ]
 
 

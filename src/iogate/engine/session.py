@@ -34,7 +34,7 @@ from iogate.results import (
     VerifyResult,
 )
 
-U32, U64 = 1 << 32, 1 << 64
+U32, U64, I64 = 1 << 32, 1 << 64, 1 << 63
 
 
 def job_struct(spec: JobSpec) -> native.IogJobSpec:
@@ -69,7 +69,11 @@ def job_struct(spec: JobSpec) -> native.IogJobSpec:
               blockalign_read=spec.blockalign_read, blockalign_write=spec.blockalign_write,
               rate_iops_read=spec.rate_iops_read, rate_iops_write=spec.rate_iops_write,
               rate_bytes_read=spec.rate_bytes_read, rate_bytes_write=spec.rate_bytes_write,
-              thinktime_ns=spec.thinktime_ns)
+              thinktime_ns=spec.thinktime_ns, io_limit_bytes=spec.io_limit_bytes,
+              io_limit_ios=spec.io_limit_ios, start_delay_ns=spec.start_delay_ns)
+    if not -I64 <= spec.seq_skip < I64:
+        raise EngineError(errno.EINVAL, f"seq_skip must be in [-{I64}, {I64}), got "
+                                        f"{spec.seq_skip}")
     for z in spec.zones:
         _in_range(U32, zone_access=z.access, zone_size=z.size)
     flags = ((native.JOB_TIME_BASED if spec.time_based else 0)
@@ -79,7 +83,8 @@ def job_struct(spec: JobSpec) -> native.IogJobSpec:
              | (native.JOB_ZERO_BUFS if spec.zero_buffers else 0)
              | (native.JOB_INVALIDATE if spec.invalidate else 0)
              | (native.JOB_VERIFY_FATAL if spec.verify_fatal else 0)
-             | (native.JOB_TEST_CRASH if spec.test_crash else 0))
+             | (native.JOB_TEST_CRASH if spec.test_crash else 0)
+             | (native.JOB_END_FSYNC if spec.end_fsync else 0))
     out = native.IogJobSpec(
         struct_size=ctypes.sizeof(native.IogJobSpec), engine=engine, rw=rw,
         rwmixread=spec.rwmixread, iodepth=spec.iodepth, numjobs=spec.numjobs,
@@ -91,7 +96,9 @@ def job_struct(spec: JobSpec) -> native.IogJobSpec:
         sync_every=spec.sync_every, compress_pct=spec.compress_pct,
         compress_chunk=spec.compress_chunk, dedupe_pct=spec.dedupe_pct,
         pattern_len=len(spec.pattern), verify=verify, verify_backlog=spec.verify_backlog,
-        io_timeout_ns=spec.io_timeout_ns)
+        io_timeout_ns=spec.io_timeout_ns, io_limit_bytes=spec.io_limit_bytes,
+        io_limit_ios=spec.io_limit_ios, seq_skip=spec.seq_skip,
+        start_delay_ns=spec.start_delay_ns)
     for d, name in ((native.DIR_READ, "read"), (native.DIR_WRITE, "write")):
         table = spec.bs_table(name)
         if len(table) > native.BS_ENTRIES_MAX:

@@ -56,7 +56,7 @@ _FLAG = ""
 # _text_problem), ioengine a name of the engine catalog (fio names its engines alike; checked
 # by forbidden).
 VALUE_FORMS: Mapping[str, str] = {
-    "ioengine": r"[a-z0-9_]+", "rw": "|".join(RW_MODES), "rwmixread": _INT,
+    "ioengine": r"[a-z0-9_]+", "rw": f"({'|'.join(RW_MODES)})(:-?[0-9]+)?", "rwmixread": _INT,
     "bs": _PER_DIR, "bsrange": f"{_RANGE}(,{_RANGE})?", "bssplit": f"{_SPLIT}(,{_SPLIT})?",
     "blockalign": _PER_DIR, "iodepth": _INT, "numjobs": _INT, "filename": r"(?s).+",
     "size": f"{_INT}|{_INT}%", "offset": f"{_INT}|{_INT}%", "offset_align": _INT,
@@ -71,7 +71,8 @@ VALUE_FORMS: Mapping[str, str] = {
     "verify": "crc32c|crc32|crc64|md5|sha1|sha256|sha512|xxhash|meta", "verify_backlog": _INT,
     "verify_fatal": _BOOL,
     "stonewall": _FLAG, "loops": _INT, "group_reporting": _FLAG, "lat_percentiles": _BOOL,
-    "clat_percentiles": _BOOL, "slat_percentiles": _BOOL,
+    "clat_percentiles": _BOOL, "slat_percentiles": _BOOL, "io_size": _INT,
+    "number_ios": _INT, "end_fsync": _BOOL, "startdelay": _TIME,
     "percentile_list": r"[0-9]+(\.[0-9]+)?(:[0-9]+(\.[0-9]+)?)*",
 }
 KNOWN_KEYS = frozenset(VALUE_FORMS)
@@ -134,7 +135,10 @@ def job_options(spec: JobSpec) -> list[tuple[str, str]]:
         return str(read if reads else write)
 
     out.append(("ioengine", spec.engine))
-    out.append(("rw", spec.rw))
+    out.append(("rw", f"{spec.rw}:{spec.seq_skip}" if spec.seq_skip else spec.rw))
+    if spec.seq_skip and spec.offset:
+        problems.append("seq_skip with an offset (fio wraps a skipping job around the file, "
+                        "not the region)")
     if reads and writes:
         out.append(("rwmixread", str(spec.rwmixread)))
     out += _block_sizes(spec, per_dir, problems)
@@ -154,6 +158,7 @@ def job_options(spec: JobSpec) -> list[tuple[str, str]]:
         out.append(("runtime", _duration(spec.runtime_ns, "runtime", problems)))
     if spec.ramp_ns:
         out.append(("ramp_time", _duration(spec.ramp_ns, "ramp_time", problems)))
+    out += _limits(spec, problems)
     if spec.rw in RANDOM_MODES:
         # iogate draws random offsets uniformly with replacement: fio's norandommap.
         out.append(("norandommap", ""))
@@ -356,6 +361,23 @@ def _pacing(spec: JobSpec, problems: list[str]) -> list[tuple[str, str]]:
         out.append((spec.sync_kind, str(spec.sync_every)))
     elif spec.sync_kind not in ("none", "fsync", "fdatasync"):
         problems.append(f"sync kind '{spec.sync_kind}'")
+    if spec.end_fsync and spec.does("write"):
+        out.append(("end_fsync", "1"))
+    return out
+
+
+def _limits(spec: JobSpec, problems: list[str]) -> list[tuple[str, str]]:
+    """How much each thread does (fio's limits are per thread too) and when it starts."""
+    out: list[tuple[str, str]] = []
+    for key, value in (("io_size", spec.io_limit_bytes), ("number_ios", spec.io_limit_ios)):
+        if not value:
+            continue
+        if spec.time_based:
+            problems.append(f"{key} with time_based (fio runs a time-based job until its "
+                            "runtime, whatever its io_size or number_ios)")
+        out.append((key, str(value)))
+    if spec.start_delay_ns:
+        out.append(("startdelay", _duration(spec.start_delay_ns, "startdelay", problems)))
     return out
 
 

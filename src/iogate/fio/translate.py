@@ -61,7 +61,7 @@ from iogate.fio.vocabulary import (
 )
 from iogate.spec.fields import DEFAULT_BS, FILES_MAX, NAME_MAX, RandomDistribution
 from iogate.spec.variables import expand_tree
-from iogate.units import format_duration_exact, format_size_exact
+from iogate.units import format_duration_exact, format_size_exact, parse_size
 
 __all__ = ["NAME_BAD", "Entry", "Workload", "effective", "link_readbacks", "suite_name",
            "workload"]
@@ -253,6 +253,7 @@ class _Job:
         self._block_sizes()
         self._iodepth()
         self._times()
+        self._limits()
         self._direct()
         self._mix()
         self._rates()
@@ -261,6 +262,7 @@ class _Job:
         self._randomness()
         self._thinktime()
         self._syncs()
+        self._end_fsync()
         self.bool_key("invalidate")
         self._data()
         self._verify()
@@ -289,7 +291,7 @@ class _Job:
             self.rw = None
             self.put("rw", suite_text(text), src)
             return
-        mode, colon, _ = text.partition(":")
+        mode, colon, modifier = text.partition(":")
         if mode in TRIM_MODES:
             self.refuse(src, f"rw={mode}: iogate does not trim; it reads and writes")
         elif mode not in MODES:
@@ -297,12 +299,38 @@ class _Job:
             self.refuse(src, f"unknown rw '{shown(mode)}'" + (
                 f"; did you mean '{close[0]}'?" if close else
                 f"; iogate runs {', '.join(MODES)}"))
-        elif colon:
-            self.refuse(src, f"'{shown(text)}': iogate has no ':N' offset modifier; write "
-                        f"rw={mode}")
+        elif colon and mode.startswith("rand"):
+            self.refuse(src, f"'{shown(text)}': fio's ':N' of a random mode issues N "
+                        f"sequential requests from each random offset; iogate's random "
+                        f"workloads draw every offset: write rw={mode}")
         else:
             self.rw = "rw" if mode == "readwrite" else mode
             self.put("rw", self.rw, src)
+            if colon:
+                self._seq_skip(src, modifier.strip())
+        sequencer = self.get("rw_sequencer")
+        if sequencer is not None and (sequencer.value or "").strip() != "sequential" and \
+                "seq_skip" in self.w.keys:
+            self.refuse(sequencer, "rw_sequencer=identical repeats each offset; iogate's "
+                        "seq_skip only moves on: remove it")
+        elif sequencer is not None:
+            self.note(sequencer, "a sequential job's offsets are sequential either way")
+
+    def _seq_skip(self, src: Option, text: str) -> None:
+        """fio's offset modifier of a sequential mode (rw=read:8k): seq_skip."""
+        back = text.startswith("-")
+        try:
+            n = self.number(src, text[1:].strip() if back else text, "size")
+        except ValueProblem as exc:
+            self.refuse(src, str(exc))
+            return
+        if n == 0:
+            self.note(src, "':0' skips nothing")
+            return
+        if isinstance(n, int):
+            self.put("seq_skip", ("-" if back else "") + format_size_exact(n), src)
+        else:
+            self.put("seq_skip", f"-({n})" if back else n, src)
 
     def dirs(self) -> tuple[str, ...] | None:
         if self.rw is None:
@@ -784,6 +812,86 @@ class _Job:
         else:
             self.bool_key("time_based")
 
+    def _limits(self) -> None:
+        """io_size, number_ios and loops (how much each thread does) and startdelay."""
+        timed = getattr(self.w.keys.get("time_based"), "value", False) is True
+        loops = self._loops(timed)
+        for name, kind in (("io_size", "size"), ("number_ios", "count")):
+            src = self.get(name)
+            if src is None or (text := self.value(src)) is None:
+                continue
+            if timed:
+                self.note(src, "time_based: fio runs until its runtime and ignores it")
+                continue
+            try:
+                n = self.number(src, text, kind)
+            except ValueProblem as exc:
+                self.refuse(src, str(exc))
+                continue
+            if n == 0:
+                self.note(src, "0 is fio's default: none")
+                continue
+            if loops is not None:
+                self.put(name, _times(loops[0], n, kind), src, loops[1])
+            else:
+                self.put(name, self.size_text(n) if kind == "size" else n, src)
+        if loops is not None and "io_size" not in self.w.keys:
+            n, comment = loops
+            size = self.w.keys["size"]
+            self.put("io_size", _times(n, size.value, "size"), self.opts["loops"], comment)
+        self._startdelay()
+
+    def _loops(self, timed: bool) -> tuple[int, str] | None:
+        """fio's loops as a multiple of each pass (count, comment), or None for one pass."""
+        src = self.get("loops")
+        if src is None or (text := self.value(src)) is None:
+            return None
+        try:
+            n = self.number(src, text, "count")
+        except ValueProblem as exc:
+            self.refuse(src, str(exc))
+            return None
+        if not isinstance(n, int):
+            self.refuse(src, "loops from a variable: iogate multiplies io_size by it; write "
+                        "the number in the file")
+            return None
+        if n < 1:
+            self.refuse(src, "fio takes loops=1 or more")
+            return None
+        if n == 1:
+            self.note(src, "fio's default: one pass")
+            return None
+        if timed:
+            self.note(src, "time_based: fio runs until its runtime, whatever loops says")
+            return None
+        if "size" not in self.w.keys and self.get("io_size") is None:
+            self.refuse(src, f"loops={n} without size: iogate's io_size would be {n} times "
+                        "the size of the file, unknown here: give size")
+            return None
+        return n, (f"fio's loops={n} (line {src.line}): {n} passes, each starting at the "
+                   "region's start and dropping the page cache first (invalidate); iogate "
+                   "goes on over the region without dropping it again")
+
+    def _startdelay(self) -> None:
+        src = self.get("startdelay")
+        if src is None or (text := self.value(src)) is None:
+            return
+        if re.search(r"\d\s*[-:]\s*\d", text) and "(" not in text:
+            self.refuse(src, "a range of delays, one drawn per clone: iogate delays the "
+                        "workload by one value")
+            return
+        try:
+            n = self.number(src, text, "time_s")
+        except ValueProblem as exc:
+            self.refuse(src, str(exc))
+            return
+        if n == 0:
+            self.note(src, "0 is fio's default: none")
+            return
+        self.put("startdelay", format_duration_exact(n) if isinstance(n, int) else n, src,
+                 "fio counts it from the start of its run, iogate from the start of the "
+                 "workload's group")
+
     def _direct(self) -> None:
         direct, buffered = self.get("direct"), self.get("buffered")
         last = max((s for s in (direct, buffered) if s is not None),
@@ -1111,6 +1219,42 @@ class _Job:
             else:
                 self.int_key(name, zero_means_off="0 is fio's default: no syncs")
 
+    def _end_fsync(self) -> None:
+        """end_fsync and fsync_on_close: a sync of each file as the job ends."""
+        given = [src for name in ("end_fsync", "fsync_on_close")
+                 if (src := self.get(name)) is not None]
+        on = []
+        for src in given:
+            if src.value is not None and has_reference(src.value):
+                self.refuse(src, "fio reads 0 or 1 from the variable, iogate true or false: "
+                            "set the value in the file")
+                return
+            try:
+                if _flag(src):
+                    on.append(src)
+                else:
+                    self.note(src, "fio's default: no sync")
+            except ValueProblem as exc:
+                self.refuse(src, str(exc))
+                return
+        if not on:
+            return
+        if (why := self.never_writes()) is not None:
+            for src in on:
+                self.note(src, f"{why}: fio never syncs")
+        elif (ioengine := catalog.get(self.engine)) is not None and not ioengine.does_io:
+            for src in on:
+                self.note(src, f"the {self.engine} engine has no file to sync")
+        else:
+            close = [s for s in on if s.key == "fsync_on_close"]
+            comment = ("fio's fsync_on_close syncs each file as it closes it, when the job "
+                       "ends; " if close and len(on) == 1 else "") + \
+                "fio leaves this sync out of its statistics (its time is in the runtime), " \
+                "iogate counts it under sync"
+            self.put("end_fsync", True, on[0], comment)
+            for src in on[1:]:
+                self.note(src, "one sync of each file at the end: end_fsync")
+
     def _data(self) -> None:
         data = ("buffer_compress_percentage", "buffer_compress_chunk", "buffer_pattern",
                 "zero_buffers", "refill_buffers", "dedupe_percentage", "scramble_buffers")
@@ -1323,6 +1467,16 @@ class _Job:
 
 
 _DISTRIBUTION: TypeAdapter[Any] = TypeAdapter(RandomDistribution)
+
+
+def _times(n: int, value: Any, kind: str) -> int | str:
+    """``n`` times a workload value (an int, a size as text, or an expression), exactly."""
+    if isinstance(value, int):
+        return format_size_exact(n * value) if kind == "size" else n * value
+    try:
+        return format_size_exact(n * parse_size(value)) if kind == "size" else n * int(value)
+    except ValueError:
+        return f"{n} * ({value})"
 
 
 def _operand(value: int | str) -> str:

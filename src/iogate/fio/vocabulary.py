@@ -137,7 +137,6 @@ SAME_MEANING: dict[str, dict[str | None, str]] = {
 
 # Options accepted only at fio's default value (as fio would read them), which iogate shares.
 AT_DEFAULT: dict[str, tuple[str, ...]] = {
-    "loops": ("1",), "startdelay": ("0",), "end_fsync": ("0",), "fsync_on_close": ("0",),
     "sync": ("0", "none"), "exitall": ("0",), "exitall_on_error": ("0",),
     "continue_on_error": ("none", "0"), "stats": ("1",), "zonemode": ("none",),
     "io_submit_mode": ("inline",), "do_verify": ("1",), "verify_async": ("0",), "nice": ("0",),
@@ -145,7 +144,7 @@ AT_DEFAULT: dict[str, tuple[str, ...]] = {
     "create_on_open": ("0",), "pre_read": ("0",), "fill_device": ("0",),
     "allow_file_create": ("1",), "allow_mounted_write": ("0",), "serialize_overlap": ("0",),
     "verify_only": ("0",), "file_append": ("0",), "atomic": ("0",), "lockfile": ("none",),
-    "offset_increment": ("0",), "number_ios": ("0",), "thinktime_spin": ("0",),
+    "offset_increment": ("0",), "thinktime_spin": ("0",),
     "thinktime_iotime": ("0",), "thinktime_blocks_type": ("complete",),
     "rate_ignore_thinktime": ("0",), "bs_unaligned": ("0",),
     "random_generator": ("tausworthe", "tausworthe64"),
@@ -192,10 +191,6 @@ HINTS: dict[str, str] = {
                    "iogate",
     "exec_postrun": "it runs a shell command; a suite never runs commands: run it after "
                     "iogate",
-    "loops": "iogate runs a workload once; 'repeat: N' measures N separate runs",
-    "io_size": "iogate stops at the end of size, or at runtime",
-    "number_ios": "iogate stops at the end of size, or at runtime",
-    "startdelay": "iogate starts the workloads of a group together",
     "nrfiles": "name each file: filename=a:b:c",
     "iodepth_batch": _NO_BATCH, "iodepth_batch_complete_min": _NO_BATCH,
     "iodepth_batch_complete_max": _NO_BATCH, "iodepth_low": _NO_BATCH,
@@ -223,8 +218,6 @@ HINTS: dict[str, str] = {
                      "merge_blktrace_iters"), _NO_LOGS),
     "sync": "iogate does not open files O_SYNC; fsync: N or fdatasync: N sync after every N "
             "writes",
-    "end_fsync": "iogate does not sync when a job ends; fsync: N syncs during it",
-    "fsync_on_close": "iogate does not sync when a job ends; fsync: N syncs during it",
     **dict.fromkeys(("exitall", "exitall_on_error", "exit_what"),
                     "iogate lets every workload of a group run to its end"),
     "stats": "iogate measures every workload",
@@ -235,7 +228,6 @@ HINTS: dict[str, str] = {
     "random_generator": "iogate uses its own generator, as fio's default tausworthe does",
     "percentage_random": "iogate's random workloads are all random and its sequential ones "
                          "all sequential",
-    "rw_sequencer": "iogate has no offset modifier",
     "file_service_type": "iogate goes to the files of a job in turn (fio's roundrobin)",
     "norandommap": "",  # translated; listed for completeness
     "bs_unaligned": "iogate's request sizes are multiples of the smallest one",

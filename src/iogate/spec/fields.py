@@ -198,6 +198,31 @@ RegionOffset = Annotated[int | Share, PlainValidator(_sized_or_share(_size, 0, "
                          WithJsonSchema({"anyOf": [SIZE_SCHEMA, SHARE_SCHEMA]})]
 
 
+def _signed_size(value: Any) -> int:
+    """A size that may be negative: a leading '-' (before a literal or an expression) or a
+    negative integer is a step backwards."""
+    if isinstance(value, int) and not isinstance(value, bool) and value < 0:
+        return -_SIZE(-value)
+    if isinstance(value, str) and value.strip().startswith("-"):
+        try:
+            return -_SIZE(value.strip()[1:])
+        except ValueError:
+            raise ValueError(f"'{value.strip()}' is not a size with a '-' before it, "
+                             "like -8k") from None
+    return _SIZE(value)
+
+
+_SIZE = _quantity("a size", "8k or -8k", parse_size, expr.SIZE)
+SignedSize = Annotated[int, BeforeValidator(_signed_size), WithJsonSchema({
+    "anyOf": [{"type": "integer"},
+              {"type": "string", "pattern": r"^\s*-?\s*[0-9.]+\s*([kKmMgGtTpP]([iI][bB]?)?|[bB])?"
+                                            r"\s*$"},
+              _ARITHMETIC],
+    "description": "bytes, negative for a step back: an integer or a number with a binary "
+                   "unit, after an optional '-' (8k, -8k)"}),
+    Field(ge=-MAX_QUANTITY, le=MAX_QUANTITY)]
+
+
 # -- names --------------------------------------------------------------------------------
 
 _NAME = re.compile(r"[A-Za-z0-9_.-]+")

@@ -56,6 +56,7 @@ from iogate.spec.fields import (
     RegionOffset,
     RegionSize,
     Seed,
+    SignedSize,
     SteadyMetric,
     Verify,
 )
@@ -125,6 +126,22 @@ class JobFields(BaseModel):
     io_timeout: PositiveDuration | None = Field(default=None, description=(
         "a request outstanding longer than this is a fault: it counts as an ETIMEDOUT error "
         "and the run is cancelled"))
+    io_size: PositiveSize | None = Field(default=None, description=(
+        "bytes each thread moves before it stops, instead of size (fio's io_size): more than "
+        "size goes over the region again; with time_based, the first of runtime and io_size "
+        "ends the workload"))
+    number_ios: AtLeastOne | None = Field(default=None, description=(
+        "requests each thread issues at most, both directions together (fio's number_ios); "
+        "it ends the workload early, it never extends it"))
+    end_fsync: bool = Field(default=False, description=(
+        "when a writing workload's run ends, fsync each of its files (fio's end_fsync): "
+        "counted in sync, its time inside the workload's runtime"))
+    seq_skip: SignedSize = Field(default=0, description=(
+        "sequential workloads: bytes skipped after each request (fio's rw=read:8k); "
+        "negative steps back, e.g. bs 4k and seq_skip -8k read the region backwards"))
+    startdelay: Duration = Field(default=0, description=(
+        "the workload starts this long after its group (fio's startdelay); the delay is no "
+        "part of its runtime"))
     # Safety: an existing file iogate did not create is written only with allow_overwrite;
     # with target_root, every target must resolve inside that directory.
     allow_overwrite: bool = False

@@ -135,11 +135,14 @@ def workload_rules(w: JobFields) -> Iterator[tuple[tuple[str, ...], str]]:
         yield ("thinktime_blocks", "thinktime"), "thinktime_blocks needs a thinktime"
     if w.fsync is not None and w.fdatasync is not None:
         yield ("fdatasync", "fsync"), "fsync and fdatasync exclude each other: give one"
-    for key in ("fsync", "fdatasync"):
-        if getattr(w, key) is not None and not writes:
+    for key in ("fsync", "fdatasync", "end_fsync"):
+        if getattr(w, key) not in (None, False) and not writes:
             yield (key, "rw"), f"{key} syncs after writes, but {w.rw} never writes"
-        if getattr(w, key) is not None and not engine.does_io:
+        if getattr(w, key) not in (None, False) and not engine.does_io:
             yield (key, "ioengine"), f"{key} needs a file; the {engine.name} engine has none"
+    if w.seq_skip and w.rw in RANDOM:
+        yield ("rw", "seq_skip"), (f"seq_skip moves the offset of sequential workloads; {w.rw} "
+                                   "draws every offset at random")
 
 
 def _rate_rules(w: JobFields, dirs: tuple[Direction, ...]

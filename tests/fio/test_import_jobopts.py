@@ -1,0 +1,150 @@
+"""fio's options of how long a job runs and where it goes next, imported: io_size (io_limit),
+number_ios, loops, end_fsync and fsync_on_close, the offset modifier of rw (rw=read:-8k) and
+startdelay; the keys they become, the comments where iogate's meaning differs, the notes
+where fio ignores them, the refusals where iogate cannot keep them; and their export."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from iogate.errors import SuiteError
+from iogate.fio.importer import import_jobfile
+from iogate.fio.options import FioUnsupported, job_options, render_jobfile
+from iogate.job import JobSpec
+from iogate.lower import lower
+from iogate.spec import load_suite_text
+
+JOBS = Path(__file__).parent / "jobs"
+KiB, MiB = 1 << 10, 1 << 20
+S, MS = 10**9, 10**6
+
+
+def one(body: str) -> tuple[JobSpec, str]:
+    text = import_jobfile("one.fio", "[j]\nsize=1m\n" + body)
+    (case,) = load_suite_text(text, "one.fio", {}).cases
+    return lower(case.workload, filenames=case.workload.filenames or ["/var/tmp/x"],
+                 seed=1), text
+
+
+def refused(body: str) -> str:
+    with pytest.raises(SuiteError) as info:
+        import_jobfile("one.fio", "[j]\nsize=1m\n" + body)
+    return "\n".join(str(p) for p in info.value.problems)
+
+
+@pytest.mark.parametrize("body, field, value, comment", [
+    # io_size and its alias: bytes per thread, beyond the region too
+    ("io_size=3m\n", "io_limit_bytes", 3 * MiB, ""),
+    ("io_limit=512k\n", "io_limit_bytes", 512 * KiB, ""),
+    ("io_size=0\n", "io_limit_bytes", 0, "0 is fio's default"),
+    ("number_ios=100\n", "io_limit_ios", 100, ""),
+    ("number_ios=0\n", "io_limit_ios", 0, "0 is fio's default"),
+    # fio's time_based job runs until its runtime whatever its io_size or number_ios say
+    ("io_size=3m\nruntime=10\ntime_based\n", "io_limit_bytes", 0, "ignores it"),
+    ("number_ios=9\nruntime=10\ntime_based\n", "io_limit_ios", 0, "ignores it"),
+    # loops: passes of size (or io_size), each ios count too
+    ("loops=3\n", "io_limit_bytes", 3 * MiB, "fio's loops=3"),
+    ("loops=3\nrw=randread\n", "io_limit_bytes", 3 * MiB, "(invalidate)"),
+    ("loops=2\nio_size=3m\n", "io_limit_bytes", 6 * MiB, "fio's loops=2"),
+    ("loops=2\nnumber_ios=10\n", "io_limit_ios", 20, "fio's loops=2"),
+    ("loops=1\n", "io_limit_bytes", 0, "one pass"),
+    ("loops=4\nruntime=1\ntime_based\n", "io_limit_bytes", 0, "whatever loops says"),
+    # end_fsync, fsync_on_close: one sync of each file as the job ends
+    ("rw=write\nend_fsync=1\n", "end_fsync", True, "out of its statistics"),
+    ("rw=write\nfsync_on_close=1\n", "end_fsync", True, "as it closes it"),
+    ("rw=write\nend_fsync=1\nfsync_on_close=1\n", "end_fsync", True, "one sync of each"),
+    ("rw=write\nend_fsync=0\n", "end_fsync", False, "fio's default"),
+    ("rw=read\nend_fsync=1\n", "end_fsync", False, "fio never syncs"),
+    ("rw=write\nioengine=null\nend_fsync=1\n", "end_fsync", False, "no file to sync"),
+    # the offset modifier of a sequential mode
+    ("rw=read:-8k\nbs=4k\n", "seq_skip", -8 * KiB, ""),
+    ("rw=write:4k\n", "seq_skip", 4 * KiB, ""),
+    ("rw=readwrite:64k\n", "seq_skip", 64 * KiB, ""),
+    ("rw=read:0\n", "seq_skip", 0, "skips nothing"),
+    ("rw=read:8k\nrw_sequencer=sequential\n", "seq_skip", 8 * KiB, "either way"),
+    # startdelay: seconds by default, from the start of the group
+    ("startdelay=4\n", "start_delay_ns", 4 * S, "from the start of the workload's group"),
+    ("startdelay=250ms\n", "start_delay_ns", 250 * MS, ""),
+    ("startdelay=0\n", "start_delay_ns", 0, "0 is fio's default"),
+])
+def test_conversion(body: str, field: str, value: object, comment: str) -> None:
+    spec, text = one(body)
+    assert getattr(spec, field) == value
+    assert comment in text
+
+
+@pytest.mark.parametrize("body, problem", [
+    ("rw=randread:8\n", "draw every offset"),
+    ("rw=read:8k\nrw_sequencer=identical\n", "rw_sequencer=identical"),
+    ("startdelay=1-5\n", "a range of delays"),
+    ("loops=0\n", "loops=1 or more"),
+    ("loops=${N}\n", "loops from a variable"),
+    ("iodepth_batch_submit=4\n", "no batching"),
+])
+def test_refusals_name_the_option_and_why(body: str, problem: str) -> None:
+    assert problem in refused(body)
+
+
+def test_loops_without_a_size_is_refused_for_want_of_one() -> None:
+    with pytest.raises(SuiteError) as info:
+        import_jobfile("one.fio", "[j]\nfilename=/dev/sdz\nloops=2\n")
+    assert "give size" in str(info.value.problems[0])
+
+
+def test_loops_of_a_size_from_a_variable_is_an_expression() -> None:
+    text = import_jobfile("one.fio", "[j]\nsize=${SIZE}\nloops=2\n")
+    (case,) = load_suite_text(text, "one.fio", {"SIZE": "4m"}).cases
+    assert case.workload.io_size == 8 * MiB
+
+
+def test_the_yaml_of_every_option() -> None:
+    text = import_jobfile("one.fio", "[j]\nsize=1m\nrw=read:-8k\nbs=4k\nio_size=3m\n"
+                                     "number_ios=100\nstartdelay=2\n")
+    assert "io_size: 3MiB\n" in text
+    assert "number_ios: 100\n" in text
+    assert 'seq_skip: "-8KiB"\n' in text
+    assert "startdelay: 2s\n" in text
+
+
+def test_fios_backwards_read_example_imports() -> None:
+    text = import_jobfile(JOBS / "backwards-read.fio")
+    (case,) = load_suite_text(text, JOBS / "backwards-read.fio", {}).cases
+    spec = lower(case.workload, filenames=["/var/tmp/x"], seed=1)
+    assert (spec.rw, spec.bs_read, spec.seq_skip, spec.size) == ("read", 4 * KiB, -8 * KiB,
+                                                                 128 * MiB)
+
+
+# -- export -------------------------------------------------------------------------------
+
+def test_every_job_option_is_exported_as_fio_reads_it() -> None:
+    spec = JobSpec(engine="psync", rw="read", size=MiB, filename="/var/tmp/x",
+                   io_limit_bytes=3 * MiB, io_limit_ios=100, seq_skip=-8 * KiB,
+                   start_delay_ns=2 * S)
+    opts = dict(job_options(spec))
+    assert (opts["rw"], opts["io_size"], opts["number_ios"], opts["startdelay"]) == (
+        "read:-8192", str(3 * MiB), "100", "2s")
+    render_jobfile([("j", job_options(spec))])  # every value of a form fio reads
+    write = dict(job_options(JobSpec(engine="psync", rw="write", size=MiB,
+                                     filename="/var/tmp/x", end_fsync=True)))
+    assert write["end_fsync"] == "1"
+
+
+def test_a_limit_of_a_time_based_job_is_not_exported() -> None:
+    # fio would run until the runtime whatever the limit says
+    with pytest.raises(FioUnsupported, match="io_size with time_based"):
+        job_options(JobSpec(engine="psync", rw="read", size=MiB, filename="/var/tmp/x",
+                            time_based=True, runtime_ns=S, io_limit_bytes=3 * MiB))
+
+
+def test_an_exported_job_imports_back_to_the_same_options(tmp_path: Path) -> None:
+    spec = JobSpec(engine="psync", rw="write", size=MiB, filename="/var/tmp/x",
+                   io_limit_bytes=3 * MiB, io_limit_ios=100, seq_skip=4 * KiB,
+                   start_delay_ns=250 * MS, end_fsync=True)
+    jobfile = tmp_path / "j.fio"
+    jobfile.write_text(render_jobfile([("j", job_options(spec))]))
+    (case,) = load_suite_text(import_jobfile(jobfile), jobfile, {}).cases
+    back = lower(case.workload, filenames=["/var/tmp/x"], seed=1)
+    assert (back.io_limit_bytes, back.io_limit_ios, back.seq_skip, back.start_delay_ns,
+            back.end_fsync) == (3 * MiB, 100, 4 * KiB, 250 * MS, True)
