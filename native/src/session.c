@@ -309,7 +309,7 @@ static void progress(iog_session *s, struct iog_progress *out)
                 out->errors += PUB_LOAD(&w->st[d].errors);
             }
         }
-        for (int d = 0; d < IOG_DATA_DIRS; d++)
+        for (int d = 0; d < IOG_DIR_COUNT; d++)
             out->errors += PUB_LOAD(&job->timeouts[d].errors);
         if (PUB_LOAD(&job->threads_done) == job->nworkers)
             out->jobs_done++;
