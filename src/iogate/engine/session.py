@@ -225,7 +225,8 @@ class Session:
     def series(self, job: int, direction: str) -> list[Interval]:
         """The intervals of a job's direction completed so far (also while running)."""
         return _intervals(self.handle, job, {"read": native.DIR_READ,
-                                             "write": native.DIR_WRITE}[direction])
+                                             "write": native.DIR_WRITE,
+                                             "trim": native.DIR_TRIM}[direction])
 
     def collect(self, interrupted: bool = False) -> RunResult:
         """Every job's statistics; only after wait() returned True."""
@@ -260,6 +261,7 @@ def _job(h: native.SessionHandle, job: int, spec: JobSpec | None = None) -> JobR
     return JobResult(read=_direction(h, job, native.DIR_READ),
                      write=_direction(h, job, native.DIR_WRITE),
                      sync=_direction(h, job, native.DIR_SYNC),
+                     trim=_direction(h, job, native.DIR_TRIM),
                      nfiles=st.nfiles,
                      coverage=Coverage(chunk=st.coverage_chunk, total=st.coverage_total,
                                        touched=st.coverage_touched),
