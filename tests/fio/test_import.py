@@ -378,7 +378,7 @@ BAD = {
                        (10, "fio needs a value: direct=1 or direct=0"),
                        (12, "fio takes 0 or 1 for direct, not 2"),
                        (15, "verify 'md5' is not supported"),
-                       (17, "iogate does not trim"),
+                       (17, "iogate has no ':N' offset modifier; write rw=trim"),
                        (19, "unknown time unit 'x'"),
                        (21, "'20%' is a percentage"),
                        (24, "fio limits only the writes of this mixed job"),

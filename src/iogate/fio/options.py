@@ -29,14 +29,15 @@ from iogate.engine import catalog
 from iogate.errors import EngineError
 from iogate.expr import printable, shown
 from iogate.job import PPM, BsEntry, JobSpec
+from iogate.spec.modes import TRIM_MODES
 
 __all__ = ["FLAG_KEYS", "FORBIDDEN", "FioUnsupported", "KNOWN_KEYS", "VALUE_FORMS",
            "MAX_LINE_BYTES", "MAX_SECTION_CHARS", "forbidden", "job_options",
            "render_jobfile", "section_name", "split_filenames"]
 
 PERCENT_PPM = PPM // 100
-RW_MODES = ("read", "write", "randread", "randwrite", "rw", "randrw")
-RANDOM_MODES = ("randread", "randwrite", "randrw")
+RW_MODES = ("read", "write", "randread", "randwrite", "rw", "randrw", *TRIM_MODES)
+RANDOM_MODES = ("randread", "randwrite", "randrw", "randtrim", "randtrimwrite")
 
 # Never written: options that run a command (exec_prerun, exec_postrun, the exec engine and
 # its program/arguments), read another file (include), or load code (an external engine).
