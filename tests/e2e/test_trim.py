@@ -128,3 +128,20 @@ def test_verify_with_a_trim_mode_is_a_usage_error(disk_dir: Path) -> None:
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert "trimwrite trims them" in proc.stderr + proc.stdout
     assert "t.suite.yaml" in proc.stderr + proc.stdout
+
+
+def test_fio_and_iogate_trim_as_many_blocks(disk_dir: Path) -> None:
+    """Side by side on one loop device: the suite run by iogate's engine and by fio (the
+    job exported to fio's options, fio's trim figures read back) trims size / bs blocks."""
+    problem = _loop_problem() or (None if shutil.which("fio") else "fio is not installed")
+    if problem:
+        pytest.skip(problem)
+    counts = {}
+    with loop_device(disk_dir / "disk.img") as dev:
+        for backend in ("native", "fio"):
+            proc, doc = run_suite(disk_dir, workload(dev, "randtrim"), "--allow-destructive",
+                                  "--backend", backend)
+            assert proc.returncode == 0, proc.stdout + proc.stderr
+            metrics = doc["cases"][0]["metrics"]
+            counts[backend] = (metrics["trim.ios"], metrics["trim.bytes"], metrics["errors"])
+    assert counts["native"] == counts["fio"] == (8 * 16, 8 << 20, 0)
