@@ -555,6 +555,9 @@ struct iog_progress {
     uint32_t jobs;
     uint64_t layout_bytes; /* bytes written so far by layout, all files */
     uint64_t layout_total; /* bytes layout has to write in total; 0: nothing to lay out */
+    /* trims (IOG_DIR_TRIM) counted so far, all jobs; 0 from a library without trims */
+    uint64_t trim_ios;
+    uint64_t trim_bytes;
 };
 
 /* One I/O engine of the library (iog_engine_describe). */

@@ -305,6 +305,9 @@ static void progress(iog_session *s, struct iog_progress *out)
                 if (d < IOG_DATA_DIRS) {
                     out->ios[d] += PUB_LOAD(&w->st[d].ios);
                     out->bytes[d] += PUB_LOAD(&w->st[d].bytes);
+                } else if (d == IOG_DIR_TRIM) {
+                    out->trim_ios += PUB_LOAD(&w->st[d].ios);
+                    out->trim_bytes += PUB_LOAD(&w->st[d].bytes);
                 }
                 out->errors += PUB_LOAD(&w->st[d].errors);
             }

@@ -213,6 +213,11 @@ static int test_null_engine_counts_trims(void)
     CHECK_EQ_U64(c[0].ios, 64);
     CHECK(iog_session_bs_counts(s, 0, IOG_DIR_SYNC, c, 4) == -EINVAL);
     CHECK(t_stats(s, 0, IOG_DIR_COUNT, &r) == -EINVAL);
+    struct iog_progress p = {.struct_size = sizeof(p)};
+    CHECK(iog_session_poll(s, &p) == 0);
+    CHECK_EQ_U64(p.trim_ios, 64);
+    CHECK_EQ_U64(p.trim_bytes, 64 * BS);
+    CHECK_EQ_U64(p.ios[IOG_DIR_WRITE], 64);
     iog_session_destroy(s);
     CHECK_EQ_U64(t.ios, 64);
     CHECK_EQ_U64(w.ios, 64);

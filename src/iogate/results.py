@@ -405,6 +405,8 @@ class Progress:
     jobs: int
     layout_bytes: int = 0  # written so far by file layout
     layout_total: int = 0  # to write in total by layout; 0: nothing to lay out
+    trim_ios: int = 0  # trims so far (the trim direction)
+    trim_bytes: int = 0
 
     @property
     def fraction(self) -> float | None:

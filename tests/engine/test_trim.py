@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from iogate.engine import catalog
-from iogate.engine.session import run
+from iogate.engine.session import Session, run
 from iogate.job import JobSpec
 
 BS = 4096
@@ -83,3 +83,14 @@ def test_every_engine_trims_its_region(tmp_path, engine):
 def test_the_null_engine_counts_trims():
     job = run([JobSpec(engine="null", rw="randtrimwrite", size=BLOCKS * BS)]).jobs[0]
     assert (job.trim.ios, job.write.ios) == (BLOCKS, BLOCKS)
+
+
+def test_progress_and_series_count_trims():
+    with Session([JobSpec(engine="null", rw="trimwrite", size=BLOCKS * BS)]) as s:
+        s.start()
+        assert s.wait(60)
+        p = s.poll()
+        series = s.series(0, "trim")
+    assert (p.trim_ios, p.trim_bytes) == (BLOCKS, BLOCKS * BS)
+    assert p.ios == (0, BLOCKS)
+    assert sum(i.ios for i in series) == BLOCKS

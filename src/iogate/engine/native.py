@@ -266,6 +266,8 @@ class IogProgress(ctypes.Structure):
         ("jobs", c_uint32),
         ("layout_bytes", c_uint64),
         ("layout_total", c_uint64),
+        ("trim_ios", c_uint64),  # trims counted so far (IOG_DIR_TRIM)
+        ("trim_bytes", c_uint64),
     ]
 
 

@@ -157,7 +157,8 @@ def _progress(p: native.IogProgress) -> Progress:
     return Progress(state=state, elapsed_ns=p.elapsed_ns, counted_ns=p.counted_ns,
                     expected_ns=p.expected_ns, ios=(p.ios[0], p.ios[1]),
                     bytes=(p.bytes[0], p.bytes[1]), errors=p.errors, jobs_done=p.jobs_done,
-                    jobs=p.jobs, layout_bytes=p.layout_bytes, layout_total=p.layout_total)
+                    jobs=p.jobs, layout_bytes=p.layout_bytes, layout_total=p.layout_total,
+                    trim_ios=p.trim_ios, trim_bytes=p.trim_bytes)
 
 
 class Session:
