@@ -4,7 +4,13 @@ written and counts both directions, and every engine that does I/O trims the sam
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -94,3 +100,33 @@ def test_progress_and_series_count_trims():
     assert (p.trim_ios, p.trim_bytes) == (BLOCKS, BLOCKS * BS)
     assert p.ios == (0, BLOCKS)
     assert sum(i.ios for i in series) == BLOCKS
+
+
+@contextlib.contextmanager
+def ramfs() -> Iterator[Path]:
+    """A ramfs mounted on a temporary directory: a file system that cannot punch holes."""
+    if os.geteuid() != 0 or shutil.which("mount") is None:
+        pytest.skip("mounting a ramfs needs root and mount(8)")
+    path = Path(tempfile.mkdtemp(prefix="iogate-ramfs-"))
+    done = subprocess.run(["mount", "-t", "ramfs", "iogate-ramfs", str(path)],
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        path.rmdir()
+        pytest.skip(f"cannot mount a ramfs: {done.stderr.strip()}")
+    try:
+        yield path
+    finally:
+        subprocess.run(["umount", "-l", str(path)], check=False)
+        path.rmdir()
+
+
+def test_a_file_system_without_hole_punching_gives_trim_errors():
+    with ramfs() as mounted:
+        path = data_file(mounted / "data")
+        before = path.read_bytes()
+        job = run([spec(path, rw="trim")]).jobs[0]
+        after = path.read_bytes()
+    assert (job.trim.ios, job.trim.errors) == (0, BLOCKS)
+    assert job.trim.first_errno == errno.EOPNOTSUPP
+    assert job.trim.first_error_offset == 0
+    assert after == before
