@@ -12,7 +12,7 @@ import pytest
 from iogate.errors import SuiteError
 from iogate.fio.importer import import_jobfile
 from iogate.fio.options import job_options, render_jobfile
-from iogate.job import JobSpec
+from iogate.job import BsEntry, JobSpec
 from iogate.lower import lower
 from iogate.spec import load_suite_text
 
@@ -72,3 +72,12 @@ def test_trim_modes_export_to_fio(rw: str) -> None:
     options = dict(job_options(spec))
     assert options["rw"] == rw and options["bs"] == str(64 * KiB)
     render_jobfile([("j", job_options(spec))])
+
+
+def test_a_trims_split_and_rate_export_as_fios_single_values() -> None:
+    split = [BsEntry(4 * KiB, 4 * KiB, 500_000), BsEntry(64 * KiB, 64 * KiB, 500_000)]
+    spec = JobSpec(engine="libaio", rw="randtrim", bssplit_write=split,
+                   rate_bytes_write=8 * MiB, size=MiB, filename="/dev/sdx")
+    options = dict(job_options(spec))
+    assert options["bssplit"] == "4096/50:65536/50"
+    assert options["rate"] == str(8 * MiB)
