@@ -109,13 +109,36 @@ enum iog_rw {
     IOG_RW_RANDWRITE = 3,
     IOG_RW_RW = 4,     /* sequential mix of reads and writes */
     IOG_RW_RANDRW = 5, /* random mix of reads and writes     */
+    /* Trims (discards): BLKDISCARD on a block device, a punched hole
+     * (fallocate PUNCH_HOLE | KEEP_SIZE) in a regular file; every engine
+     * performs them synchronously on the worker thread, an engine that does
+     * no I/O (null) completes them at once. Counted in IOG_DIR_TRIM. The
+     * job spec's second per-direction slot (index 1: nbs, bs, blockalign,
+     * rate_iops, rate_bytes) describes the trims; the first is ignored. */
+    IOG_RW_TRIM = 6,     /* sequential trims                                     */
+    IOG_RW_RANDTRIM = 7, /* random trims                                         */
+    /* Each block is trimmed, then written with the same offset and size
+     * (slot 1 describes both, and its rate limits the pair's requests
+     * alike); `size` counts the trims: one pass trims and rewrites it all. */
+    IOG_RW_TRIMWRITE = 8,     /* sequential trim + write pairs */
+    IOG_RW_RANDTRIMWRITE = 9, /* random trim + write pairs     */
 };
 
 /* Statistics directions. SYNC holds the fsync/fdatasync calls a job makes
  * (sync_every): ios counts them, bytes is 0, and their latency is the whole
- * call (slat 0, clat = lat = resp). Only READ and WRITE move data, so the
- * job spec's per-direction arrays have IOG_DATA_DIRS entries. */
-enum iog_dir { IOG_DIR_READ = 0, IOG_DIR_WRITE = 1, IOG_DIR_SYNC = 2, IOG_DIR_COUNT = 3 };
+ * call (slat 0, clat = lat = resp). TRIM holds the trims of the trim rw
+ * modes: ios and bytes as for data, and, performed synchronously, slat 0 and
+ * clat = lat. The job spec's per-direction arrays have IOG_DATA_DIRS
+ * entries, READ and WRITE; trims take theirs from slot 1 (see enum iog_rw).
+ * IOG_DIR_COUNT grows as directions are added: no public struct is sized
+ * by it. */
+enum iog_dir {
+    IOG_DIR_READ = 0,
+    IOG_DIR_WRITE = 1,
+    IOG_DIR_SYNC = 2,
+    IOG_DIR_TRIM = 3,
+    IOG_DIR_COUNT = 4,
+};
 
 /* slat: submission (prepare to handed to the kernel); clat: handed to the
  * kernel to completion; lat: prepare to completion (slat + clat).
@@ -585,6 +608,9 @@ struct iog_progress {
     uint32_t jobs;
     uint64_t layout_bytes; /* bytes written so far by layout, all files */
     uint64_t layout_total; /* bytes layout has to write in total; 0: nothing to lay out */
+    /* trims (IOG_DIR_TRIM) counted so far, all jobs; 0 from a library without trims */
+    uint64_t trim_ios;
+    uint64_t trim_bytes;
 };
 
 /* One I/O engine of the library (iog_engine_describe). */
@@ -704,8 +730,8 @@ IOG_API int iog_session_dir_stats(const iog_session *s, uint32_t job, uint32_t d
                                   struct iog_dir_stats *out);
 
 /*
- * Copies the realized block sizes of job `job` in direction `dir` (READ or
- * WRITE): up to `cap` entries, in increasing order of bs, into `out`, and
+ * Copies the realized block sizes of job `job` in direction `dir` (READ,
+ * WRITE or TRIM): up to `cap` entries, in increasing order of bs, into `out`, and
  * returns how many distinct sizes there are (at most IOG_BS_TABLE_MAX; sizes
  * beyond that are counted in iog_dir_stats.bs_other_ios). -EINVAL, -EBUSY as
  * above.

@@ -175,6 +175,7 @@ static const struct iog_layout_field progress_fields[] = {
     FIELD(iog_progress, bytes),        FIELD(iog_progress, errors),
     FIELD(iog_progress, jobs_done),    FIELD(iog_progress, jobs),
     FIELD(iog_progress, layout_bytes), FIELD(iog_progress, layout_total),
+    FIELD(iog_progress, trim_ios),     FIELD(iog_progress, trim_bytes),
 };
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))

@@ -121,4 +121,11 @@ static inline void iog_sync_transfer(struct iog_io *io, iog_sync_step step)
     io->res = res;
 }
 
+/* trim.c: performs the trim of a request on its file, synchronously:
+ * BLKDISCARD when `blkdev` (the file is a block device), else a hole punched
+ * with fallocate(PUNCH_HOLE | KEEP_SIZE). res = len, or -errno (EOPNOTSUPP
+ * from a file system that cannot punch holes); done = 0. The worker loop
+ * calls it for every engine that does I/O: trims are not queued. */
+void iog_trim(struct iog_io *io, int blkdev);
+
 #endif

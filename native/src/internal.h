@@ -97,8 +97,14 @@ struct iog_worker {
     int test_crash;             /* IOG_JOB_TEST_CRASH on the job's first thread */
     struct rng rng;
     /* issue plan */
-    struct dir_plan plan[IOG_DATA_DIRS];
+    struct dir_plan plan[IOG_DATA_DIRS]; /* per slot: trims use slot 1 (dir_slot) */
     int mixed, random, rated, paced;
+    int trims;                       /* the job trims: trims are performed here */
+    int pair_write;                  /* trimwrite: each trim is followed by a write */
+    int write_due;                   /* the next request is the write of the last trim */
+    uint32_t pair_len, pair_file;    /* that trim's size and file... */
+    uint64_t pair_off;               /* ...and offset */
+    uint8_t blkdev[IOG_FILES_MAX];   /* trims: the file is a block device */
     uint64_t region_start, region_end; /* in each file */
     uint64_t file_size;                /* region_end - region_start */
     uint64_t seq_off[IOG_FILES_MAX];
@@ -148,7 +154,7 @@ struct iog_job {
     /* threads reading back after their run (not yet done); relaxed atomic,
      * written under the session lock */
     uint32_t threads_verifying;
-    struct timeout_errors timeouts[IOG_DATA_DIRS];
+    struct timeout_errors timeouts[IOG_DIR_COUNT];
     /* layout plan, made by start, carried out by the background thread;
      * per file: open for writing while it must be extended, else -1 */
     int layout_fd[IOG_FILES_MAX];
@@ -191,14 +197,23 @@ struct iog_session {
     int fault_set;          /* release-stored after fault is filled */
 };
 
-/* The direction of a job that is not a mix (READ for mixes). */
+/* Whether the job's rw mode trims (IOG_RW_TRIM .. IOG_RW_RANDTRIMWRITE). */
+static inline int job_trims(const struct iog_job_spec *spec)
+{
+    return spec->rw >= IOG_RW_TRIM && spec->rw <= IOG_RW_RANDTRIMWRITE;
+}
+
+/* The direction of a job that is not a mix (READ for mixes, TRIM for the
+ * trim + write pairs). */
 static inline uint32_t job_fixed_dir(const struct iog_job_spec *spec)
 {
+    if (job_trims(spec))
+        return IOG_DIR_TRIM;
     return (spec->rw == IOG_RW_WRITE || spec->rw == IOG_RW_RANDWRITE) ? IOG_DIR_WRITE
                                                                       : IOG_DIR_READ;
 }
 
-/* Whether the job's rw mode ever moves data in direction `dir`. */
+/* Whether the job's rw mode ever issues requests of direction `dir`. */
 static inline int job_uses_dir(const struct iog_job_spec *spec, uint32_t dir)
 {
     switch (spec->rw) {
@@ -208,9 +223,28 @@ static inline int job_uses_dir(const struct iog_job_spec *spec, uint32_t dir)
     case IOG_RW_WRITE:
     case IOG_RW_RANDWRITE:
         return dir == IOG_DIR_WRITE;
+    case IOG_RW_TRIM:
+    case IOG_RW_RANDTRIM:
+        return dir == IOG_DIR_TRIM;
+    case IOG_RW_TRIMWRITE:
+    case IOG_RW_RANDTRIMWRITE:
+        return dir == IOG_DIR_TRIM || dir == IOG_DIR_WRITE;
     default:
         return dir < IOG_DATA_DIRS;
     }
+}
+
+/* Whether slot d (< IOG_DATA_DIRS) of the spec's per-direction arrays (block
+ * sizes, blockalign, rates) is used: its direction's, and slot 1 for trims. */
+static inline int job_uses_slot(const struct iog_job_spec *spec, uint32_t d)
+{
+    return job_uses_dir(spec, d) || (d == IOG_DIR_WRITE && job_trims(spec));
+}
+
+/* The slot of the spec's per-direction arrays that describes direction dir. */
+static inline uint32_t dir_slot(uint32_t dir)
+{
+    return dir == IOG_DIR_TRIM ? IOG_DIR_WRITE : dir;
 }
 
 /* validate.c: splits a spec's filename list; the count, or -EINVAL. */

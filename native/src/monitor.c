@@ -196,7 +196,7 @@ static void watch_scan(struct iog_session *s)
                 if (!__atomic_compare_exchange_n(&x->issued_ns, &issued, WATCH_CLAIMED, 0,
                                                  __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
                     continue;
-                if (issued >= w->count_start && f.dir < IOG_DATA_DIRS) {
+                if (issued >= w->count_start && f.dir < IOG_DIR_COUNT) {
                     struct timeout_errors *te = &job->timeouts[f.dir];
                     if (te->errors == 0) {
                         PUB_STORE(&te->first_offset, f.offset);

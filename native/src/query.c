@@ -56,8 +56,7 @@ static void dir_stats(const iog_session *s, uint32_t job, uint32_t dir, struct i
         if (jb->workers[t]->runtime_ns > runtime)
             runtime = jb->workers[t]->runtime_ns;
     }
-    if (dir < IOG_DATA_DIRS)
-        merge_timeouts(&m, &jb->timeouts[dir]);
+    merge_timeouts(&m, &jb->timeouts[dir]);
     memset(out, 0, sizeof(*out));
     out->dir = dir;
     out->ios = m.ios;
@@ -109,7 +108,7 @@ IOG_API int iog_session_bs_counts(const iog_session *s, uint32_t job, uint32_t d
     int rc = check_done(s, job, dir);
     if (rc < 0)
         return rc;
-    if (dir >= IOG_DATA_DIRS || (!out && cap > 0))
+    if (dir == IOG_DIR_SYNC || (!out && cap > 0))
         return -EINVAL;
     struct merged_dir *m = malloc(sizeof(*m));
     if (!m)

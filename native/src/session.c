@@ -305,11 +305,14 @@ static void progress(iog_session *s, struct iog_progress *out)
                 if (d < IOG_DATA_DIRS) {
                     out->ios[d] += PUB_LOAD(&w->st[d].ios);
                     out->bytes[d] += PUB_LOAD(&w->st[d].bytes);
+                } else if (d == IOG_DIR_TRIM) {
+                    out->trim_ios += PUB_LOAD(&w->st[d].ios);
+                    out->trim_bytes += PUB_LOAD(&w->st[d].bytes);
                 }
                 out->errors += PUB_LOAD(&w->st[d].errors);
             }
         }
-        for (int d = 0; d < IOG_DATA_DIRS; d++)
+        for (int d = 0; d < IOG_DIR_COUNT; d++)
             out->errors += PUB_LOAD(&job->timeouts[d].errors);
         if (PUB_LOAD(&job->threads_done) == job->nworkers)
             out->jobs_done++;

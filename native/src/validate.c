@@ -87,7 +87,7 @@ static int validate_pacing(const struct iog_job_spec *j, uint32_t i, char *err, 
     int limited[IOG_DATA_DIRS];
     for (uint32_t d = 0; d < IOG_DATA_DIRS; d++) {
         limited[d] = j->rate_iops[d] > 0 || j->rate_bytes[d] > 0;
-        if (limited[d] && !job_uses_dir(j, d))
+        if (limited[d] && !job_uses_slot(j, d))
             INVALID("job %u: rate_iops[%u] / rate_bytes[%u]: the job never %s", i, d, d,
                     d == IOG_DIR_READ ? "reads" : "writes");
     }
@@ -228,7 +228,7 @@ static int validate_spec(const struct iog_job_spec *j, uint32_t i, char *err, si
     int rc = validate_engine(j, i, &e, err, errlen);
     if (rc < 0)
         return rc;
-    if (j->rw > IOG_RW_RANDRW)
+    if (j->rw > IOG_RW_RANDTRIMWRITE)
         INVALID("job %u: rw %u is unknown", i, j->rw);
     if (j->rwmixread > 100)
         INVALID("job %u: rwmixread must be <= 100, got %u", i, j->rwmixread);
@@ -238,7 +238,7 @@ static int validate_spec(const struct iog_job_spec *j, uint32_t i, char *err, si
         INVALID("job %u: size must be > 0", i);
     uint64_t maxbs = 0;
     for (uint32_t d = 0; d < IOG_DATA_DIRS; d++) {
-        if (job_uses_dir(j, d) && (rc = validate_bs(j, i, d, &maxbs, err, errlen)) < 0)
+        if (job_uses_slot(j, d) && (rc = validate_bs(j, i, d, &maxbs, err, errlen)) < 0)
             return rc;
     }
     if (j->iodepth < 1)

@@ -30,6 +30,14 @@
  * seq_next) and wraps to the region start; random jobs draw an aligned
  * block number from the distribution.
  *
+ * Trims (the trim rw modes) take their sizes, alignment and rate from slot 1
+ * of the spec and are counted in IOG_DIR_TRIM. Whatever the engine, a trim
+ * is performed here, synchronously (iog_trim: a discard or a punched hole;
+ * at once for an engine that does no I/O), slat 0 and clat = lat, while the
+ * requests already handed to an asynchronous engine stay in flight. In the
+ * trim + write modes the request after each trim is a write of the same
+ * file, offset and size; `size` counts the trims only.
+ *
  * When: under a rate limit each direction has a schedule of due times fixed
  * from the start of the run (linear or exponential gaps); a request is not
  * prepared before it is due, and a late one is prepared at once, its
@@ -115,12 +123,16 @@ int worker_setup(struct iog_worker *w, char *err, size_t errlen)
         w->seq_off[f] = w->region_start;
     w->next_file = w->index % job->nfiles;
     w->mixed = spec->rw == IOG_RW_RW || spec->rw == IOG_RW_RANDRW;
-    w->random =
-        spec->rw == IOG_RW_RANDREAD || spec->rw == IOG_RW_RANDWRITE || spec->rw == IOG_RW_RANDRW;
+    w->random = spec->rw == IOG_RW_RANDREAD || spec->rw == IOG_RW_RANDWRITE ||
+                spec->rw == IOG_RW_RANDRW || spec->rw == IOG_RW_RANDTRIM ||
+                spec->rw == IOG_RW_RANDTRIMWRITE;
+    w->trims = job_trims(spec);
+    w->pair_write = spec->rw == IOG_RW_TRIMWRITE || spec->rw == IOG_RW_RANDTRIMWRITE;
+    w->write_due = 0;
     uint64_t maxbs = 0;
     w->rated = 0;
     for (uint32_t d = 0; d < IOG_DATA_DIRS; d++) {
-        if (!job_uses_dir(spec, d))
+        if (!job_uses_slot(spec, d))
             continue;
         plan_dir(w, d);
         w->rated |= w->plan[d].rated;
@@ -208,6 +220,8 @@ int worker_setup(struct iog_worker *w, char *err, size_t errlen)
             if (rc < 0)
                 return rc;
             w->nfiles++;
+            struct stat st;
+            w->blkdev[f] = w->trims && fstat(w->fds[f], &st) == 0 && S_ISBLK(st.st_mode);
         }
         w->fd = w->fds[0];
     }
@@ -282,7 +296,18 @@ static inline uint64_t seq_next(const struct iog_worker *w, uint64_t off, uint32
 static inline void choose_io(struct iog_worker *w, struct iog_io *io, uint32_t slot)
 {
     const struct iog_job_spec *spec = &w->job->spec;
-    uint32_t dir;
+    uint32_t dir, len, f;
+    uint64_t off;
+    struct dir_plan *p;
+    if (w->write_due) { /* trimwrite: the write of the block trimmed last */
+        w->write_due = 0;
+        dir = IOG_DIR_WRITE;
+        p = &w->plan[IOG_DIR_WRITE];
+        len = w->pair_len;
+        f = w->pair_file;
+        off = w->pair_off;
+        goto chosen;
+    }
     if (!w->mixed)
         dir = job_fixed_dir(spec);
     else if (w->rated)
@@ -290,11 +315,10 @@ static inline void choose_io(struct iog_worker *w, struct iog_io *io, uint32_t s
                                                                                 : IOG_DIR_WRITE;
     else
         dir = rng_below(&w->rng, 100) < spec->rwmixread ? IOG_DIR_READ : IOG_DIR_WRITE;
-    struct dir_plan *p = &w->plan[dir];
-    uint32_t len = pick_len(w, p);
-    uint32_t f = w->next_file;
+    p = &w->plan[dir_slot(dir)];
+    len = pick_len(w, p);
+    f = w->next_file;
     w->next_file = f + 1 == w->job->nfiles ? 0 : f + 1;
-    uint64_t off;
     if (w->random) {
         uint64_t b = dist_next(&p->dist, &w->rng);
         if (!p->fixed_len) {
@@ -309,6 +333,13 @@ static inline void choose_io(struct iog_worker *w, struct iog_io *io, uint32_t s
             off = w->region_start;
         w->seq_off[f] = w->job->spec.seq_skip ? seq_next(w, off, len) : off + len;
     }
+    if (w->pair_write) {
+        w->write_due = 1;
+        w->pair_len = len;
+        w->pair_file = f;
+        w->pair_off = off;
+    }
+chosen:;
     uint64_t due = 0;
     if (p->rated) {
         due = (uint64_t)p->next_due;
@@ -343,10 +374,13 @@ static inline int admit_io(struct iog_worker *w, struct iog_io *io, uint64_t now
     if (io->counted) {
         if (w->stop_at && now >= w->stop_at)
             return 0;
-        if (w->issued >= w->byte_limit || w->nissued >= w->ios_limit)
-            return 0;
-        w->issued += io->len;
-        w->nissued++;
+        /* trimwrite: the limits count the trims, each one's write follows it */
+        if (!(w->pair_write && io->dir == IOG_DIR_WRITE)) {
+            if (w->issued >= w->byte_limit || w->nissued >= w->ios_limit)
+                return 0;
+            w->issued += io->len;
+            w->nissued++;
+        }
     }
     if (w->verify)
         verify_submitted(w->verify, (uint32_t)(io - w->ios));
@@ -485,6 +519,18 @@ static inline void complete_io_sync(struct iog_worker *w, struct iog_io *io, uin
     complete_io_as(w, io, 0, lat, lat, t_done, 1);
 }
 
+/* A trim, performed here whatever the engine (see the top of this file);
+ * an engine that does no I/O completes it at once. */
+static inline void perform_trim(struct iog_worker *w, struct iog_io *io, uint32_t slot)
+{
+    if (w->nfiles) {
+        iog_trim(io, w->blkdev[w->slot_file[slot]]);
+    } else {
+        io->done = 0;
+        io->res = io->len;
+    }
+}
+
 /* Thinktime and sync_every bookkeeping after a request was prepared at t. */
 static inline void after_prepare(struct iog_worker *w, const struct iog_io *io, uint64_t t)
 {
@@ -603,7 +649,10 @@ static void run_sync(struct iog_worker *w)
             w->due[0] = t0;
         if (w->watch)
             watch_issue(w, io, 0, t0);
-        ops->prep(w, io);
+        if (io->dir == IOG_DIR_TRIM)
+            perform_trim(w, io, 0);
+        else
+            ops->prep(w, io);
         uint64_t t1 = clock_now_ns();
         complete_io_sync(w, io, t1 - t0, t1);
         after_prepare(w, io, t1);
@@ -613,7 +662,9 @@ static void run_sync(struct iog_worker *w)
             verify_batch(w);
     }
     /* one request at a time: every counted request saw depth 1 */
-    for (uint32_t d = 0; d < IOG_DATA_DIRS; d++) {
+    for (uint32_t d = 0; d < IOG_DIR_COUNT; d++) {
+        if (d == IOG_DIR_SYNC)
+            continue;
         struct thread_dir_stats *st = &w->st[d];
         uint64_t n = st->ios + st->errors;
         st->qd_sum = st->qd_samples = st->qd_hist[0] = n;
@@ -715,6 +766,16 @@ static void run_async(struct iog_worker *w)
                 w->due[slot] = t;
             if (w->watch)
                 watch_issue(w, io, slot, t);
+            if (io->dir == IOG_DIR_TRIM) { /* not queued: performed now */
+                if (io->counted)
+                    stats_record_qd(&w->st[IOG_DIR_TRIM], inflight + npending + 1);
+                perform_trim(w, io, slot);
+                uint64_t t1 = clock_now_ns();
+                complete_io_sync(w, io, t1 - t, t1);
+                w->free_slots[nfree++] = io;
+                after_prepare(w, io, t1);
+                continue;
+            }
             int rc = ops->prep(w, io);
             if (rc < 0) { /* no room in the queue: not expected, stop cleanly */
                 io->res = rc;

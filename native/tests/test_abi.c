@@ -49,7 +49,7 @@ static int test_describe_all(void)
     CHECK(check_struct("iog_interval", sizeof(struct iog_interval), "end_ns", "resp_p99_ns") ==
           T_PASS);
     CHECK(check_struct("iog_progress", sizeof(struct iog_progress), "struct_size",
-                       "layout_total") == T_PASS);
+                       "trim_bytes") == T_PASS);
     CHECK(check_struct("iog_verify_stats", sizeof(struct iog_verify_stats), "struct_size",
                        "elapsed_ns") == T_PASS);
     CHECK(check_struct("iog_verify_failure", sizeof(struct iog_verify_failure), "kind",

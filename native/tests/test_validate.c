@@ -65,7 +65,7 @@ static int test_each_field_rejected(void)
     REJECT(j.struct_size = 16, "struct_size");
     REJECT(strcpy(j.engine, "spdk"), "engine 'spdk' is unknown; this library has io_uring");
     REJECT(memset(j.engine, 'x', sizeof(j.engine)), "engine is not NUL-terminated");
-    REJECT(j.rw = 6, "rw");
+    REJECT(j.rw = IOG_RW_RANDTRIMWRITE + 1, "rw");
     REJECT(j.rwmixread = 101, "rwmixread");
     REJECT(j.nbs[0] = 0, "nbs[0]");
     REJECT(j.nbs[0] = IOG_BS_ENTRIES_MAX + 1, "nbs[0]");

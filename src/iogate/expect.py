@@ -446,7 +446,7 @@ def _why_unmeasured(metric: MetricPath, backend: str) -> str:
         return "the workload has no region to cover"
     if scope == "sync":
         return "the workload made no sync calls"
-    if scope in ("read", "write"):
+    if scope in ("read", "write", "trim"):
         return f"the workload did no {scope}s"
     return "the workload did no I/O"
 

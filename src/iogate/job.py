@@ -44,7 +44,8 @@ class Zone:
 
 
 READS = ("read", "randread", "rw", "randrw")
-WRITES = ("write", "randwrite", "rw", "randrw")
+WRITES = ("write", "randwrite", "rw", "randrw", "trimwrite", "randtrimwrite")
+TRIMS = ("trim", "randtrim", "trimwrite", "randtrimwrite")
 
 
 @dataclass(kw_only=True)
@@ -56,7 +57,10 @@ class JobSpec:
 
     size: int  # bytes of the region; 0 only in a job file exported without size
     engine: str = "io_uring"  # a name of iogate.engine.catalog
-    rw: str = "read"  # read | write | randread | randwrite | rw | randrw
+    # read | write | randread | randwrite | rw | randrw | trim | randtrim | trimwrite |
+    # randtrimwrite; the trim modes take the write fields (bs_write, bssplit_write,
+    # blockalign_write, rate_*_write) for their trims, as the engine's slot 1
+    rw: str = "read"
     bs_read: int = 4096
     bs_write: int = 4096
     iodepth: int = 1
@@ -113,11 +117,12 @@ class JobSpec:
     # -- what the job asks for, per data direction ---------------------------------------
 
     def does(self, direction: str) -> bool:
-        """Whether the rw mode issues requests of this direction (read or write)."""
-        return self.rw in (READS if direction == "read" else WRITES)
+        """Whether the rw mode issues requests of this direction (read, write or trim)."""
+        return self.rw in {"read": READS, "write": WRITES, "trim": TRIMS}[direction]
 
     def bs_table(self, direction: str) -> list[BsEntry]:
-        """The block size entries of a direction: its bssplit, else its single bs."""
+        """The block size entries of a direction: its bssplit, else its single bs (a
+        trim's are the write fields')."""
         split = self.bssplit_read if direction == "read" else self.bssplit_write
         if split:
             return list(split)
@@ -125,7 +130,8 @@ class JobSpec:
         return [BsEntry(bs, bs, PPM)]
 
     def rate(self, direction: str) -> tuple[int, int]:
-        """(IOPS, bytes per second) requested for a direction; 0 means unlimited."""
+        """(IOPS, bytes per second) requested for a direction; 0 means unlimited (a
+        trim's are the write fields')."""
         if direction == "read":
             return self.rate_iops_read, self.rate_bytes_read
         return self.rate_iops_write, self.rate_bytes_write

@@ -322,7 +322,7 @@ def io_error(result: RunResult) -> str | None:
             first = f"; first: {v.records[0].describe()}" if v.records else ""
             return (f"verification failed in job {job_index}: {v.failures} of "
                     f"{v.blocks_checked} block(s) read back ({kinds}){first}")
-        for direction in ("read", "write", "sync"):
+        for direction in ("read", "write", "trim", "sync"):
             d = getattr(job, direction)
             if d.errors:
                 files = (result.specs[job_index].files()

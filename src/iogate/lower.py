@@ -15,7 +15,7 @@ from fractions import Fraction
 from iogate.job import PPM, BsEntry, JobSpec, Zone
 from iogate.spec.fields import Rates, split_by_mix
 from iogate.spec.models import JobFields, PreconditionStep, Workload
-from iogate.spec.modes import MIXED, Direction, directions_of
+from iogate.spec.modes import MIXED, Direction, field_directions_of
 from iogate.spec.rules import block_table
 
 __all__ = ["to_ppm", "split_rates", "job_seed", "lower", "lower_step"]
@@ -49,7 +49,7 @@ def split_rates(rates: Rates | None, rw: str, rwmixread: int) -> tuple[int, int]
         return 0, 0
     if rates.total is None:
         return rates.read or 0, rates.write or 0
-    dirs = directions_of(rw)
+    dirs = field_directions_of(rw)  # a trim's rate is the write one (spec.modes)
     if len(dirs) == 2:
         return split_by_mix(rates.total, rwmixread)
     return (rates.total, 0) if dirs == ("read",) else (0, rates.total)

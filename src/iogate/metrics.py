@@ -36,7 +36,8 @@ class Kind(enum.Enum):
     NUMBER = "number"  # a plain ratio or average without unit
 
 
-DIRECTIONS = ("read", "write")
+# Trims (the trim rw modes) are a direction of their own: trim.iops, trim.clat.p99...
+DIRECTIONS = ("read", "write", "trim")
 SCOPES = DIRECTIONS + ("total",)
 LAT_STATS = ("min", "max", "mean", "stdev")
 BS_PCT = "bs_pct"
@@ -81,7 +82,7 @@ TABLE = (
            "bytes per second over the direction's runtime, summed over jobs", "rate",
            "bw_bytes"),
     Family(SCOPES, ("ios",), Kind.COUNT, Form.PLAIN,
-           "completed requests (total: read and write)", "sum", "total_ios"),
+           "completed requests (total: read, write and trim)", "sum", "total_ios"),
     Family(SCOPES, ("bytes",), Kind.BYTES, Form.PLAIN, "bytes moved", "sum", "io_bytes"),
     Family(SCOPES, ("runtime",), Kind.DURATION, Form.PLAIN,
            "the longest job's time doing I/O in the direction", "runtime", "runtime"),
@@ -201,7 +202,7 @@ _SIZE = re.compile(r"[1-9][0-9]*\Z")
 class MetricPath:
     """A parsed metric path. ``scope`` is None only for ``errors``."""
 
-    scope: str | None  # read, write, total, sync, mix, data, offsets
+    scope: str | None  # read, write, trim, total, sync, mix, data, offsets
     name: str  # iops, ..., slat, ..., bs_pct, bs, qd, read_pct, ..., errors
     stat: str | None = None  # min, max, mean, stdev; None for percentiles
     percentile: float | None = None
@@ -209,7 +210,7 @@ class MetricPath:
 
     @property
     def is_latency(self) -> bool:
-        return self.scope in ("read", "write", "sync") and self.name in LATENCIES
+        return self.scope in (*DIRECTIONS, "sync") and self.name in LATENCIES
 
     @property
     def kind(self) -> Kind:
@@ -323,7 +324,7 @@ def parse_metric(text: str) -> MetricPath:
         _no_more(text, parts)
         return MetricPath(scope, name)
     if scope == "total" and (name in LATENCIES or name in SHAPES or name == BS_PCT):
-        raise _unknown(text, f"'{name}' is per direction: read or write")
+        raise _unknown(text, f"'{name}' is per direction: read, write or trim")
     if name in LATENCIES:
         return _latency(text, scope, name, parts)
     if name in SHAPES:

@@ -56,6 +56,8 @@ def size_shares(table: Iterable[BsEntry]) -> dict[int, float]:
 
 def _read_share(spec: JobSpec) -> float | None:
     """Share of a job's data requests that should be reads (0..1), None if unknown."""
+    if not spec.does("read") and not spec.does("write"):
+        return None  # trims only: no data requests to share
     if not spec.does("write"):
         return 1.0
     if not spec.does("read"):
@@ -65,7 +67,7 @@ def _read_share(spec: JobSpec) -> float | None:
     # Under a rate both directions follow their own schedules: the stricter limit of
     # each, in requests per second.
     per_dir = []
-    for name in DIRECTIONS:
+    for name in ("read", "write"):
         iops, bw = spec.rate(name)
         limits = [float(iops)] if iops else []
         bs = mean_bs(spec, name)

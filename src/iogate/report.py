@@ -417,7 +417,7 @@ class ProgressLine:
     def __call__(self, p: Progress) -> None:
         if not self.enabled:
             return
-        ios = sum(p.ios)
+        ios = sum(p.ios) + p.trim_ios
         now = time.monotonic()
         if self._last is not None and now > self._last[0]:
             self._rate = (ios - self._last[1]) / (now - self._last[0])
@@ -427,7 +427,8 @@ class ProgressLine:
         if frac is not None and p.state != "layout":
             remaining = max(0.0, (p.expected_ns - p.elapsed_ns) / 1e9)
         if p.state in ("ramp", "running") and self.total_bytes:
-            by_size = min(1.0, sum(p.bytes) / self.total_bytes)
+            # what size counts: reads and writes, or trims (trimwrite's writes follow them)
+            by_size = min(1.0, max(sum(p.bytes), p.trim_bytes) / self.total_bytes)
             if frac is None or by_size > frac:
                 frac = by_size
                 counted_s = p.counted_ns / 1e9

@@ -153,6 +153,8 @@ def requests_due(spec: JobSpec, direction: str, seconds: float) -> float:
         share = 1.0
         if spec.does("read") and spec.does("write"):
             share = (spec.rwmixread if direction == "read" else 100 - spec.rwmixread) / 100
+        elif spec.does("trim") and spec.does("write"):
+            share = 0.5  # trimwrite: a write after every trim
         per_thread = max(1, spec.thinktime_blocks) * 1e9 / spec.thinktime_ns
         per_s = min(per_s, per_thread * spec.numjobs * share)
     return per_s * seconds
@@ -403,6 +405,8 @@ class Progress:
     jobs: int
     layout_bytes: int = 0  # written so far by file layout
     layout_total: int = 0  # to write in total by layout; 0: nothing to lay out
+    trim_ios: int = 0  # trims so far (the trim direction)
+    trim_bytes: int = 0
 
     @property
     def fraction(self) -> float | None:
@@ -422,17 +426,19 @@ class JobResult:
     read: DirectionResult = field(default_factory=DirectionResult)
     write: DirectionResult = field(default_factory=DirectionResult)
     sync: DirectionResult = field(default_factory=DirectionResult)
+    trim: DirectionResult = field(default_factory=DirectionResult)
     nfiles: int = 0
     coverage: Coverage = field(default_factory=Coverage)
     data: DataSample = field(default_factory=DataSample)
     verify: VerifyResult | None = None  # None: the job did not verify
 
     def direction(self, name: str) -> DirectionResult:
-        return {"read": self.read, "write": self.write, "sync": self.sync}[name]
+        return {"read": self.read, "write": self.write, "sync": self.sync,
+                "trim": self.trim}[name]
 
     def to_json(self) -> dict:
         out = {"read": self.read.to_json(), "write": self.write.to_json(),
-               "sync": self.sync.to_json(), "nfiles": self.nfiles,
+               "sync": self.sync.to_json(), "trim": self.trim.to_json(), "nfiles": self.nfiles,
                "coverage": vars(self.coverage).copy(), "data": vars(self.data).copy()}
         if self.verify is not None:
             out["verify"] = self.verify.to_json()
@@ -502,7 +508,8 @@ class RunResult:
     # -- the computations of iogate.metrics.TABLE, one per ``compute`` name -----------------
 
     def _m_errors(self, mp: MetricPath) -> float | None:
-        return float(sum(d.errors for job in self.jobs for d in (job.read, job.write, job.sync)))
+        return float(sum(d.errors for job in self.jobs
+                         for d in (job.read, job.write, job.sync, job.trim)))
 
     def _m_latency(self, mp: MetricPath) -> float | None:
         assert mp.scope is not None

@@ -14,6 +14,7 @@ was checked is what gets written.
   line names it with ``--allow-overwrite PATH`` (matched by the path it resolves to: a fio
   job file has no way to say it). Reading such a
   file never changes it: it must already be long enough, since iogate will not extend it.
+- Trims (the trim rw modes) destroy data: here they are writes, with the same permissions.
 - Block devices: reading is allowed. Writing needs ``--allow-destructive`` on the command line
   (a suite alone cannot wipe a disk), and even then is refused while the device, one of its
   partitions or a holder is mounted or in use (an exclusive open fails), or when it carries a
@@ -45,11 +46,14 @@ from pathlib import Path
 from iogate.errors import TargetError
 from iogate.job import file_identity
 from iogate.spec import Case
+from iogate.spec.modes import TRIM_MODES
 
 MARK_XATTR = "user.iogate"
 MARK_VALUE = b"target created by iogate"
 MARK_SUFFIX = ".iogate"  # the note beside a file, where extended attributes are not supported
-WRITE_MODES = ("write", "randwrite", "rw", "randrw")
+# The modes that change the target: writes, and trims (a trim destroys data as a write does,
+# so it needs the very same permission).
+WRITE_MODES = ("write", "randwrite", "rw", "randrw", *TRIM_MODES)
 
 
 @dataclass(frozen=True)

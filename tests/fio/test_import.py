@@ -377,7 +377,7 @@ BAD = {
                        (10, "fio needs a value: direct=1 or direct=0"),
                        (12, "fio takes 0 or 1 for direct, not 2"),
                        (15, "verify 'sha3-256' is not supported"),
-                       (17, "iogate does not trim"),
+                       (17, "fio's ':N' of a random mode issues N"),
                        (19, "unknown time unit 'x'"),
                        (21, "'20%' is a percentage"),
                        (24, "fio limits only the writes of this mixed job"),

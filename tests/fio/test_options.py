@@ -245,7 +245,7 @@ def test_hostile_values_are_refused(value: str) -> None:
 
 @pytest.mark.parametrize(("key", "value"), [
     ("buffer_pattern", "'/etc/passwd'"),  # fio reads a quoted pattern from a file
-    ("buffer_pattern", '"abc"'), ("verify", "crc7"), ("rw", "trim"), ("time_based", "1"),
+    ("buffer_pattern", '"abc"'), ("verify", "crc7"), ("rw", "discard"), ("time_based", "1"),
     ("stonewall", "x"), ("name", "x"), ("description", "x"), ("filename", "-"),
     ("filename", "/tmp/a:-"), ("random_distribution", "zipf:1.2,zipf:2"),
 ])

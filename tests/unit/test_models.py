@@ -161,7 +161,7 @@ def test_workload_defaults():
                         "'0777' (a leading zero makes it text"),
     ("ioengine: sync\niodepth: 4\n", "F:6:5: workloads[0].iodepth: sync is synchronous: "
                                      "iodepth must be 1"),
-    ("rw: trim\n", "F:5:9: workloads[0].rw: expected one of 'read', 'write'"),
+    ("rw: discard\n", "F:5:9: workloads[0].rw: expected one of 'read', 'write'"),
     ("ioengine: psync\niodepth: 8\n", "F:6:5: workloads[0].iodepth: psync is synchronous: "
                                       "iodepth must be 1; use io_uring, libaio or posixaio "
                                       "for queue depth"),
@@ -454,7 +454,7 @@ def test_schema_agrees_with_the_loader(tmp_path):
      'up to 110, leaving nothing for the zone without one'),
     ('random_distribution: zipf:1.2\n',
      'F:5:5: workloads[0].random_distribution: random_distribution applies only to randread, '
-     'randwrite and randrw, not to read'),
+     'randwrite, randrw, randtrim and randtrimwrite, not to read'),
     ('numjobs: 4 / 0\n',
      "F:5:14: workloads[0].numjobs: '4 / 0' divides by zero"),
     ('offset: 9223372036854775807 * 2\n',

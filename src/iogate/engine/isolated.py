@@ -65,6 +65,8 @@ class Partial:
         for i, direction in enumerate(("read", "write")):
             out[f"{direction}.ios"] = float(p.ios[i])
             out[f"{direction}.bytes"] = float(p.bytes[i])
+        out["trim.ios"] = float(p.trim_ios)
+        out["trim.bytes"] = float(p.trim_bytes)
         out["errors"] = float(p.errors)
         return out
 

@@ -61,14 +61,17 @@ ENGINE_SUMMARY_MAX = 128
 ENGINE_DOES_IO = 1 << 0  # touches files (null does not)
 ENGINE_NO_DIRECT = 1 << 1  # cannot do O_DIRECT
 
-# enum iog_rw
-RW_READ, RW_WRITE, RW_RANDREAD, RW_RANDWRITE, RW_RW, RW_RANDRW = range(6)
+# enum iog_rw; the trim modes take their per-direction values from slot 1 (DIR_WRITE)
+(RW_READ, RW_WRITE, RW_RANDREAD, RW_RANDWRITE, RW_RW, RW_RANDRW, RW_TRIM, RW_RANDTRIM,
+ RW_TRIMWRITE, RW_RANDTRIMWRITE) = range(10)
 RW_MODES = {"read": RW_READ, "write": RW_WRITE, "randread": RW_RANDREAD,
-            "randwrite": RW_RANDWRITE, "rw": RW_RW, "randrw": RW_RANDRW}
+            "randwrite": RW_RANDWRITE, "rw": RW_RW, "randrw": RW_RANDRW, "trim": RW_TRIM,
+            "randtrim": RW_RANDTRIM, "trimwrite": RW_TRIMWRITE,
+            "randtrimwrite": RW_RANDTRIMWRITE}
 
 # enum iog_dir
-DIR_READ, DIR_WRITE, DIR_SYNC, DIR_COUNT = 0, 1, 2, 3
-DIRECTIONS = ("read", "write", "sync")
+DIR_READ, DIR_WRITE, DIR_SYNC, DIR_TRIM, DIR_COUNT = 0, 1, 2, 3, 4
+DIRECTIONS = ("read", "write", "sync", "trim")
 
 # enum iog_lat
 LAT_SLAT, LAT_CLAT, LAT_LAT, LAT_RESP, LAT_LAG, LAT_COUNT = range(6)
@@ -274,6 +277,8 @@ class IogProgress(ctypes.Structure):
         ("jobs", c_uint32),
         ("layout_bytes", c_uint64),
         ("layout_total", c_uint64),
+        ("trim_ios", c_uint64),  # trims counted so far (IOG_DIR_TRIM)
+        ("trim_bytes", c_uint64),
     ]
 
 

@@ -164,7 +164,8 @@ def _progress(p: native.IogProgress) -> Progress:
     return Progress(state=state, elapsed_ns=p.elapsed_ns, counted_ns=p.counted_ns,
                     expected_ns=p.expected_ns, ios=(p.ios[0], p.ios[1]),
                     bytes=(p.bytes[0], p.bytes[1]), errors=p.errors, jobs_done=p.jobs_done,
-                    jobs=p.jobs, layout_bytes=p.layout_bytes, layout_total=p.layout_total)
+                    jobs=p.jobs, layout_bytes=p.layout_bytes, layout_total=p.layout_total,
+                    trim_ios=p.trim_ios, trim_bytes=p.trim_bytes)
 
 
 class Session:
@@ -232,7 +233,8 @@ class Session:
     def series(self, job: int, direction: str) -> list[Interval]:
         """The intervals of a job's direction completed so far (also while running)."""
         return _intervals(self.handle, job, {"read": native.DIR_READ,
-                                             "write": native.DIR_WRITE}[direction])
+                                             "write": native.DIR_WRITE,
+                                             "trim": native.DIR_TRIM}[direction])
 
     def collect(self, interrupted: bool = False) -> RunResult:
         """Every job's statistics; only after wait() returned True."""
@@ -267,6 +269,7 @@ def _job(h: native.SessionHandle, job: int, spec: JobSpec | None = None) -> JobR
     return JobResult(read=_direction(h, job, native.DIR_READ),
                      write=_direction(h, job, native.DIR_WRITE),
                      sync=_direction(h, job, native.DIR_SYNC),
+                     trim=_direction(h, job, native.DIR_TRIM),
                      nfiles=st.nfiles,
                      coverage=Coverage(chunk=st.coverage_chunk, total=st.coverage_total,
                                        touched=st.coverage_touched),

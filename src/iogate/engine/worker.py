@@ -28,7 +28,7 @@ from iogate.results import Fault, Interval
 # How often the engine's process looks for a cancel while the engine runs: the bound on how
 # late an interruption reaches the workers (they then stop within one request each).
 SLICE_S = 0.02
-_DIRECTIONS = ("read", "write")  # the directions with a series
+_DIRECTIONS = ("read", "write", "trim")  # the directions with a series
 _LIMITS = tuple(getattr(resource, name) for name in dir(resource) if name.startswith("RLIMIT_"))
 
 State = tuple[str, int, list[tuple[int, tuple[int, int]]]]

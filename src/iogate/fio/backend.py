@@ -75,7 +75,7 @@ TAIL_LINES = 8  # lines of fio's messages quoted in an error
 _NS_PER_MS = 1_000_000
 _PR_SET_PDEATHSIG = 1
 # "fio: io_u error on file /f: No space left on device: write offset=0, buflen=4096"
-_IO_ERROR = re.compile(r"io_u error on file (?P<file>.+?): .*: (?P<dir>read|write) "
+_IO_ERROR = re.compile(r"io_u error on file (?P<file>.+?): .*: (?P<dir>read|write|trim) "
                        r"offset=(?P<offset>\d+)")
 
 
@@ -457,6 +457,9 @@ def _job(clones: list[dict[str, Any]], spec: JobSpec, said: Sequence[str] = ()) 
     the first I/O error on one of the job's files tells its direction and offset."""
     directions = {d: _merge_threads([_direction(c[d]) for c in clones])
                   for d in ("read", "write")}
+    # trims: in every fio 3 output; a job without them has a trim block of zeros
+    trims = [_direction(c["trim"]) for c in clones if "trim" in c]
+    directions["trim"] = _merge_threads(trims) if trims else DirectionResult()
     sync = _merge_threads([_sync(c.get("sync") or {}) for c in clones])
     errors, first_errno = 0, 0
     for c in clones:
@@ -467,12 +470,13 @@ def _job(clones: list[dict[str, Any]], spec: JobSpec, said: Sequence[str] = ()) 
     if errors:
         where = next((m for m in map(_IO_ERROR.search, said)
                       if m is not None and m["file"] in spec.files()), None)
-        name = where["dir"] if where else "read" if spec.does("read") else "write"
+        name = where["dir"] if where else next(
+            (d for d in ("read", "write", "trim") if spec.does(d)), "read")
         first = directions[name]
         first.errors, first.first_errno = errors, first_errno
         first.first_error_offset = int(where["offset"]) if where else 0
     return JobResult(read=directions["read"], write=directions["write"], sync=sync,
-                     nfiles=len(spec.files()))
+                     trim=directions["trim"], nfiles=len(spec.files()))
 
 
 def _direction(block: dict[str, Any]) -> DirectionResult:
@@ -520,7 +524,7 @@ def _merge_threads(parts: list[DirectionResult]) -> DirectionResult:
 def _sum_hosts(jobs: list[JobResult]) -> JobResult:
     """One job over the hosts of a fleet: counts and rates summed, latencies merged."""
     dirs = {}
-    for name in ("read", "write", "sync"):
+    for name in ("read", "write", "sync", "trim"):
         parts = [j.direction(name) for j in jobs]
         merged = _merged(parts)
         merged.runtime_ns = max(p.runtime_ns for p in parts)
@@ -528,7 +532,7 @@ def _sum_hosts(jobs: list[JobResult]) -> JobResult:
         merged.bw = sum(p.bw for p in parts)
         dirs[name] = merged
     return JobResult(read=dirs["read"], write=dirs["write"], sync=dirs["sync"],
-                     nfiles=max(j.nfiles for j in jobs))
+                     trim=dirs["trim"], nfiles=max(j.nfiles for j in jobs))
 
 
 def _merged(parts: list[DirectionResult]) -> DirectionResult:

@@ -389,16 +389,17 @@ def fio_expression(text: str, literal: Callable[[str], str]) -> str:
 
 # -- lists and directions -----------------------------------------------------------------
 
-def directions(value: str, what: str, separators: str = ",") -> list[str]:
-    """fio's per-direction form ``read[,write[,trim]]``, as [read, write]: a part left empty
-    is returned empty; a single value stands for every direction ("a value not ended by a
-    comma applies to the types after it")."""
-    parts = re.split("[" + re.escape(separators) + "]", value)
+def directions(value: str, what: str, separators: str = ",", trims: bool = False
+               ) -> list[str]:
+    """fio's per-direction form ``read[,write[,trim]]``, as [read, write], or for a job
+    that trims as [read, trim] (a trim takes the suite's write value): a part left empty is
+    returned empty; the last value given stands for the directions after it ("a value not
+    ended by a comma applies to the types after it": ``4k,8k`` trims 8k)."""
+    parts = [p.strip() for p in re.split("[" + re.escape(separators) + "]", value)]
     if len(parts) > 3:
         raise ValueProblem(f"'{shown(value)}': at most three {what} (read,write,trim)")
-    if len(parts) == 1:
-        return [parts[0].strip(), parts[0].strip()]
-    return [parts[0].strip(), parts[1].strip()]
+    parts += [parts[-1]] * (3 - len(parts))
+    return [parts[0], parts[2] if trims else parts[1]]
 
 
 def filename_list(value: str) -> list[str]:

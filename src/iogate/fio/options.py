@@ -29,14 +29,15 @@ from iogate.engine import catalog
 from iogate.errors import EngineError
 from iogate.expr import printable, shown
 from iogate.job import PPM, BsEntry, JobSpec
+from iogate.spec.modes import TRIM_MODES
 
 __all__ = ["FLAG_KEYS", "FORBIDDEN", "FioUnsupported", "KNOWN_KEYS", "VALUE_FORMS",
            "MAX_LINE_BYTES", "MAX_SECTION_CHARS", "forbidden", "job_options",
            "render_jobfile", "section_name", "split_filenames"]
 
 PERCENT_PPM = PPM // 100
-RW_MODES = ("read", "write", "randread", "randwrite", "rw", "randrw")
-RANDOM_MODES = ("randread", "randwrite", "randrw")
+RW_MODES = ("read", "write", "randread", "randwrite", "rw", "randrw", *TRIM_MODES)
+RANDOM_MODES = ("randread", "randwrite", "randrw", "randtrim", "randtrimwrite")
 
 # Never written: options that run a command (exec_prerun, exec_postrun, the exec engine and
 # its program/arguments), read another file (include), or load code (an external engine).
@@ -126,7 +127,7 @@ def job_options(spec: JobSpec) -> list[tuple[str, str]]:
         problems.append(f"rw mode '{spec.rw}'")
     if problems:
         raise FioUnsupported(problems)
-    reads, writes = spec.does("read"), spec.does("write")
+    reads, writes = _uses(spec, "read"), _uses(spec, "write")
 
     def per_dir(read: object, write: object) -> str:
         # A single value applies to every direction; a mixed job gives both.
@@ -173,7 +174,8 @@ def job_options(spec: JobSpec) -> list[tuple[str, str]]:
             # iogate lays a file out with data before writing it, as fio does only with
             # overwrite (else it writes into a fresh, unwritten file).
             out.append(("overwrite", "1"))
-        out += _data(spec)
+        if spec.does("write"):  # not trims alone: they write no data
+            out += _data(spec)
     out += _verify(spec, problems)
     if spec.io_timeout_ns:
         problems.append("io_timeout (fio has no limit on an outstanding request: its "
@@ -193,10 +195,16 @@ def _table_kind(table: list[BsEntry]) -> str:
     return "split" if all(e.lo == e.hi for e in table) else "mixed"
 
 
+def _uses(spec: JobSpec, d: str) -> bool:
+    """Whether the job uses the read or write values of the spec: trims take the write
+    ones, and a single value written for them is fio's trim value too."""
+    return spec.does(d) or (d == "write" and spec.does("trim"))
+
+
 def _block_sizes(spec: JobSpec, per_dir: PerDirection, problems: list[str]
                  ) -> list[tuple[str, str]]:
     tables = {d: [e for e in spec.bs_table(d) if e.weight > 0] for d in ("read", "write")}
-    used = [d for d in ("read", "write") if spec.does(d)]
+    used = [d for d in ("read", "write") if _uses(spec, d)]
     kinds = {d: _table_kind(tables[d]) for d in used}
     out: list[tuple[str, str]] = []
     if "mixed" in kinds.values():
@@ -318,7 +326,7 @@ def _rates(spec: JobSpec, per_dir: PerDirection, problems: list[str]) -> list[tu
     bw = {"read": 0, "write": 0}
     for d in ("read", "write"):
         n_iops, n_bytes = spec.rate(d)
-        if not (n_iops or n_bytes) or not spec.does(d):
+        if not (n_iops or n_bytes) or not _uses(spec, d):
             continue
         table = [e for e in spec.bs_table(d) if e.weight > 0]
         fixed = _table_kind(table) == "fixed"

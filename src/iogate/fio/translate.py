@@ -53,13 +53,13 @@ from iogate.fio.vocabulary import (
     MODES,
     OUTPUT_ONLY,
     SAME_MEANING,
-    TRIM_MODES,
     VERIFY_REFUSED,
     VERIFY_STATE,
     VERIFY_WAY,
     engine_for,
 )
 from iogate.spec.fields import DEFAULT_BS, FILES_MAX, NAME_MAX, RandomDistribution
+from iogate.spec.modes import MIXED, TRIM_MODES, directions_of, field_directions_of
 from iogate.spec.variables import expand_tree
 from iogate.units import format_duration_exact, format_size_exact, parse_size
 
@@ -292,9 +292,7 @@ class _Job:
             self.put("rw", suite_text(text), src)
             return
         mode, colon, modifier = text.partition(":")
-        if mode in TRIM_MODES:
-            self.refuse(src, f"rw={mode}: iogate does not trim; it reads and writes")
-        elif mode not in MODES:
+        if mode not in MODES:
             close = difflib.get_close_matches(mode, MODES, 1)
             self.refuse(src, f"unknown rw '{shown(mode)}'" + (
                 f"; did you mean '{close[0]}'?" if close else
@@ -333,13 +331,13 @@ class _Job:
             self.put("seq_skip", f"-({n})" if back else n, src)
 
     def dirs(self) -> tuple[str, ...] | None:
-        if self.rw is None:
-            return None
-        if self.rw in ("read", "randread"):
-            return ("read",)
-        if self.rw in ("write", "randwrite"):
-            return ("write",)
-        return ("read", "write")
+        """The directions the job issues requests in (read, write, trim); None when rw is
+        a variable."""
+        return None if self.rw is None else directions_of(self.rw)
+
+    def trims(self) -> bool:
+        """Whether the job trims: its per-direction values are then read and trim."""
+        return self.rw in TRIM_MODES
 
     def writes(self) -> bool:
         d = self.dirs()
@@ -685,7 +683,7 @@ class _Job:
             self.put(key, suite_text(text), src)
             return
         try:
-            parts = directions(text, "sizes")
+            parts = directions(text, "sizes", trims=self.trims())
             values = [self.number(src, p, "size") if p else default for p in parts]
         except ValueProblem as exc:
             self.refuse(src, str(exc))
@@ -723,7 +721,7 @@ class _Job:
             self.put("bsrange", suite_text(text), src)
             return
         try:
-            parts = directions(text, "ranges", ",/")
+            parts = directions(text, "ranges", ",/", trims=self.trims())
             ranges = [self._range(src, p) if p else (DEFAULT_BS, DEFAULT_BS, "")
                       for p in parts]
         except ValueProblem as exc:
@@ -744,11 +742,11 @@ class _Job:
         if text is None:
             return
         try:
-            parts = directions(text, "splits")
+            parts = directions(text, "splits", trims=self.trims())
             fallback = None
             if sizes is not None and sizes.value:
                 fallback = directions(sizes.value, "sizes", "," if sizes.key in (
-                    "bs", "blocksize") else ",/")
+                    "bs", "blocksize") else ",/", trims=self.trims())
             out: list[str] = []
             for i, part in enumerate(parts):
                 if part:
@@ -920,8 +918,7 @@ class _Job:
         for other in srcs:
             if other is not src:
                 self.note(other, f"fio uses {src} ({src.where}), read later")
-        dirs = self.dirs()
-        if dirs is not None and len(dirs) == 1:
+        if self.rw is not None and self.rw not in MIXED:
             self.note(src, f"fio ignores it for rw={self.rw}")
             return
         text = self.value(src)
@@ -958,15 +955,19 @@ class _Job:
 
     def _rate_values(self, name: str, kind: str, src: Option,
                      text: str) -> dict[str, int | str] | None:
-        """fio's per-direction rate ('r,w') for the directions the job issues, zeros left
-        out; None when refused."""
-        dirs = self.dirs()
-        if dirs is None:
+        """fio's per-direction rate ('r,w', or 'r,w,t' for a trim job) by the slot it takes
+        (a trim's is the write one), zeros left out; None when refused."""
+        if self.rw is None:
             self.refuse(src, f"{name} with rw from a variable: fio's rate is per direction, "
                         "iogate's single rate is split by the mix; set rw in the file")
             return None
+        if self.rw in TRIM_MODES and len(directions_of(self.rw)) == 2:
+            self.refuse(src, f"{name} with rw={self.rw}: iogate does not limit the rate of "
+                        "trim and write pairs; limit a trim or a write job instead")
+            return None
+        dirs = field_directions_of(self.rw)  # a trim's rate is the write value
         try:
-            parts = directions(text, "rates")
+            parts = directions(text, "rates", trims=self.trims())
             values: dict[str, int | str] = {}
             for d, part in zip(("read", "write"), parts, strict=True):
                 part = part.removesuffix("/s") if kind == "size" else part
@@ -1011,7 +1012,8 @@ class _Job:
                     else f"{_operand(v)} * {_operand(self.numjobs)}")
                 shown_v = (format_size_exact(total) + "/s" if isinstance(total, int)
                            and kind == "size" else str(total))
-                expect[f"{d}.{metric}"] = f">= {shown_v} in all of " \
+                direction = "trim" if self.trims() and d == "write" else d  # its slot
+                expect[f"{direction}.{metric}"] = f">= {shown_v} in all of " \
                                           f"{format_duration_exact(cycle_ns)}"
         if first is None:
             if cycle is not None:

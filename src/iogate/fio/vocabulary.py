@@ -12,6 +12,7 @@ from __future__ import annotations
 from iogate.engine import catalog
 from iogate.expr import shown
 from iogate.fio.jobfile import ValueProblem
+from iogate.spec.modes import TRIM_MODES
 
 __all__ = ["ALIASES", "AS_IOGATE_DOES", "AT_DEFAULT", "ENGINE_ALIASES", "ENGINE_OPTIONS",
            "FIO_DEFAULT_ENGINE", "FIO_OPTIONS", "HINTS", "MODES", "OUTPUT_ONLY", "TRIM_MODES",
@@ -150,7 +151,8 @@ AT_DEFAULT: dict[str, tuple[str, ...]] = {
     "random_generator": ("tausworthe", "tausworthe64"),
 }
 
-_NO_TRIM = "iogate does not trim"
+_NO_TRIM = "it trims the blocks a verifying job wrote; iogate trims only in the trim rw " \
+           "modes (trim, randtrim, trimwrite, randtrimwrite), which do not verify"
 _NO_BATCH = "iogate submits and reaps requests as they come; it has no batching settings"
 _USE_EXPECT = "state the bound as an expectation instead, e.g. read.iops: \">= 1000\" or " \
               "read.clat.p99: \"<= 2ms\""
@@ -235,8 +237,7 @@ HINTS: dict[str, str] = {
 
 # -- rw -----------------------------------------------------------------------------------
 
-MODES = ("read", "write", "randread", "randwrite", "rw", "readwrite", "randrw")
-TRIM_MODES = ("trim", "randtrim", "trimwrite", "randtrimwrite")
+MODES = ("read", "write", "randread", "randwrite", "rw", "readwrite", "randrw", *TRIM_MODES)
 
 # -- I/O engines --------------------------------------------------------------------------
 

@@ -24,7 +24,16 @@ from iogate.spec.fields import (
     split_by_mix,
     verify_min_block,
 )
-from iogate.spec.modes import DIRECTIONS, MIXED, RANDOM, Direction, directions_of
+from iogate.spec.modes import (
+    DIRECTIONS,
+    MIXED,
+    RANDOM,
+    TRIM_MODES,
+    Direction,
+    directions_of,
+    field_direction,
+    field_directions_of,
+)
 from iogate.units import format_size
 
 if TYPE_CHECKING:
@@ -39,7 +48,9 @@ def _engine(w: JobFields) -> catalog.Engine:
 
 
 def block_table(w: JobFields, direction: Direction) -> list[tuple[int, int, Fraction]]:
-    """The direction's request sizes: (lo, hi, share in percent), shares summing to 100."""
+    """The direction's request sizes: (lo, hi, share in percent), shares summing to 100.
+    Trims take the write sizes (see iogate.spec.modes)."""
+    direction = field_direction(direction)
     if w.bssplit is not None:
         entries = getattr(w.bssplit, direction)
         if entries is None:
@@ -99,7 +110,7 @@ def workload_rules(w: JobFields) -> Iterator[tuple[tuple[str, ...], str]]:
                                          f"{SECTOR} bytes, got {w.offset}")
         if w.blockalign is not None:
             for d in dirs:
-                align = getattr(w.blockalign, d)
+                align = getattr(w.blockalign, field_direction(d))
                 if align % SECTOR:
                     yield ("blockalign", "direct"), (
                         f"direct I/O needs a blockalign that is a multiple of {SECTOR} bytes; "
@@ -147,17 +158,22 @@ def workload_rules(w: JobFields) -> Iterator[tuple[tuple[str, ...], str]]:
 
 def _rate_rules(w: JobFields, dirs: tuple[Direction, ...]
                 ) -> Iterator[tuple[tuple[str, ...], str]]:
+    mixed = w.rw in MIXED
     for key, rates in (("rate_iops", w.rate_iops), ("rate", w.rate)):
         if rates is None:
             continue
+        if len(dirs) == 2 and not mixed:
+            yield (key, "rw"), (f"{key} does not apply to {w.rw}: its trims and writes "
+                                "come in pairs; limit a trim or a write workload instead")
+            continue
         for d in DIRECTIONS:
-            if getattr(rates, d) is not None and d not in dirs:
+            if getattr(rates, d) is not None and d not in field_directions_of(w.rw):
                 yield (key, "rw"), f"{key} sets a {d} rate, but {w.rw} never {d}s"
-        if rates.total is None and len(dirs) == 2 and (rates.read is None) != (
+        if rates.total is None and mixed and (rates.read is None) != (
                 rates.write is None):
             yield (key,), (f"{key} limits only one direction of a mixed workload: give the "
                            "total, or both directions")
-        if rates.total is not None and len(dirs) == 2:
+        if rates.total is not None and mixed:
             mix = w.rwmixread if w.rwmixread is not None else 50
             read, write = split_by_mix(rates.total, mix)
             if read == 0 or write == 0:
@@ -182,6 +198,11 @@ def _verify_rules(w: JobFields, tables: Mapping[Direction, list[tuple[int, int, 
                                                  "'verify: crc32c'")
         if w.verify_fatal:
             yield ("verify_fatal", "verify"), "verify_fatal needs verify, e.g. 'verify: crc32c'"
+        return
+    if w.rw in TRIM_MODES:
+        yield ("verify", "rw"), (f"verify checks the blocks a job writes, and {w.rw} trims "
+                                 "them (a trimmed block holds nothing to check): verify needs "
+                                 "rw write or randwrite")
         return
     if directions_of(w.rw) != ("write",):
         yield ("verify", "rw"), (f"verify checks the blocks a job writes: it needs rw write or "
