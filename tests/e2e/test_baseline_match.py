@@ -218,7 +218,20 @@ def test_pytest_summary_warns_of_an_entry_from_another_environment(
                                  "environment: host 'lab-3' in the baseline*"])
 
 
-MIN_EFFECT = GATE.replace("runtime: 100ms", "runtime: 200ms")
+# A count that does not depend on the machine's speed or load: every run issues exactly N
+# requests, so a change of N is an exact, fully separated change of the samples.
+MIN_EFFECT = """\
+suite: gate
+workloads:
+  - name: paced
+    ioengine: null
+    rw: randread
+    size: 16MiB
+    number_ios: ${N:-1000}
+    repeat: 5
+    expect:
+      read.ios: ">= baseline"
+"""
 
 
 def test_a_significant_but_small_change_is_within_the_minimum_effect(tmp_path: Path) -> None:
@@ -226,22 +239,22 @@ def test_a_significant_but_small_change_is_within_the_minimum_effect(tmp_path: P
     record = iogate("run", "g.suite.yaml", "--save-baseline", "base.json", "--json",
                     "old.json", cwd=tmp_path)
     assert record.returncode == 0, record.stdout + record.stderr
-    slower = {"RATE": "18600"}  # 7% below the recorded 20k IOPS: significant with 5+5 runs
+    fewer = {"N": "930"}  # 7% below the recorded 1000: significant with 5+5 runs
     lenient = iogate("run", "g.suite.yaml", "--baseline", "base.json", "--min-effect", "10",
-                     "--json", "new.json", cwd=tmp_path, env=slower)
+                     "--json", "new.json", cwd=tmp_path, env=fewer)
     assert lenient.returncode == 0, lenient.stdout + lenient.stderr
     [case] = json.loads((tmp_path / "new.json").read_text())["cases"]
     [check] = case["checks"]
     assert check["passed"] and "within the minimum effect: -7.0%" in check["reason"]
     strict = iogate("run", "g.suite.yaml", "--baseline", "base.json", "--min-effect", "0",
-                    cwd=tmp_path, env=slower)
+                    cwd=tmp_path, env=fewer)
     assert strict.returncode == 1, strict.stdout + strict.stderr
-    assert "significant: p=0.008, n=5+5" in strict.stdout
+    assert "significant: p=0.004, n=5+5" in strict.stdout  # 1/252: fully separated
     # compare judges the same two runs the same way.
     assert iogate("compare", "old.json", "new.json", "--min-effect", "10",
-                  "--metric", "read.iops", cwd=tmp_path).returncode == 0
+                  "--metric", "read.ios", cwd=tmp_path).returncode == 0
     assert iogate("compare", "old.json", "new.json", "--min-effect", "0",
-                  "--metric", "read.iops", cwd=tmp_path).returncode == 1
+                  "--metric", "read.ios", cwd=tmp_path).returncode == 1
     bad = iogate("run", "g.suite.yaml", "--baseline", "base.json", "--min-effect", "-1",
                  cwd=tmp_path)
     assert bad.returncode == 2 and "--min-effect" in bad.stderr
