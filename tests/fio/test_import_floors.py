@@ -51,3 +51,9 @@ def test_fios_tiobench_threads_option_changes_nothing(tmp_path: Path) -> None:
     text, workloads = imported(tmp_path, "[a]\nrw=read\nthreads=1\n")
     assert workloads["a"].numjobs == 1
     assert "an option of its tiobench profile" in text
+
+
+def test_a_minimum_in_global_is_an_expectation_of_every_job(tmp_path: Path) -> None:
+    # Expectations belong to each workload: never hoisted into the suite's defaults.
+    _, workloads = imported(tmp_path, "ratemin=2k\n[a]\nrw=read\n[b]\nrw=read\n")
+    assert all(w.expect == {"read.bw": ">= 2KiB/s in all of 1s"} for w in workloads.values())

@@ -101,11 +101,12 @@ def _from_global(entry: Entry) -> bool:
 def render(path: str, jobfile: JobFile, workloads: list[Workload],
             description: str | None, header: list[str]) -> Imported:
     """The suite of ``workloads``: ``description`` its own, ``header`` notes said first."""
-    # A key goes to the defaults when every job has it, the same, from a global section.
+    # A key goes to the defaults when every job has it, the same, from a global section,
+    # and a default can be one (expectations and steady state belong to each workload).
     shared: dict[str, Entry] = {}
     if len(workloads) > 0:
         for key, entry in workloads[0].keys.items():
-            same = all(key in w.keys and w.keys[key].value == entry.value
+            same = key in JobFields.model_fields and all(key in w.keys and w.keys[key].value == entry.value
                        and w.keys[key].comment == entry.comment
                        and _from_global(w.keys[key])
                        and (entry.src is None) == (w.keys[key].src is None)
