@@ -91,3 +91,20 @@ def test_the_files_are_the_ones_fio_makes(tmp_path: Path, options: str) -> None:
     suite, _ = suite_of(body)
     named = {name for files in files_of(suite).values() for name in files}
     assert named == made
+
+
+def test_offset_increment_gives_each_clone_its_own_region() -> None:
+    suite, prose = suite_of("[job]\nrw=write\nfilename=/var/tmp/d\nsize=1m\nnumjobs=3\n"
+                            "offset=4k\noffset_increment=1m\n")
+    regions = {c.id: (c.workload.offset, c.workload.size, c.workload.numjobs)
+               for c in suite.cases}
+    assert regions == {"job.0": (4096, 1 << 20, 1), "job.1": ((1 << 20) + 4096, 1 << 20, 1),
+                       "job.2": ((2 << 20) + 4096, 1 << 20, 1)}
+    assert len({c.group for c in suite.cases}) == 1  # the clones run together, as in fio
+    assert "its own region (offset_increment)" in prose
+
+
+def test_offset_increment_of_one_clone_moves_nothing() -> None:
+    suite, prose = suite_of("[job]\nrw=read\nfilename=/var/tmp/d\nsize=1m\noffset_increment=1m\n")
+    assert [c.workload.offset for c in suite.cases] == [0]
+    assert "one clone: fio moves no offset" in prose

@@ -106,7 +106,8 @@ def render(path: str, jobfile: JobFile, workloads: list[Workload],
     shared: dict[str, Entry] = {}
     if len(workloads) > 0:
         for key, entry in workloads[0].keys.items():
-            same = key in JobFields.model_fields and all(key in w.keys and w.keys[key].value == entry.value
+            same = key in JobFields.model_fields and all(
+                       key in w.keys and w.keys[key].value == entry.value
                        and w.keys[key].comment == entry.comment
                        and _from_global(w.keys[key])
                        and (entry.src is None) == (w.keys[key].src is None)

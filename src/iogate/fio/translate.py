@@ -152,7 +152,8 @@ class _Job:
         self.numjobs: int | str = 1
         # fio's clones each with their own files (directory without filename): the files of
         # each clone, one workload per clone; empty when the clones share the job's files.
-        self.clone_files: list[list[str]] = []
+        self.clones: list[dict[str, Entry]] = []  # the keys each fio clone has of its own
+        self.offset: int | str | None = 0  # in bytes, or an expression; None: a share
         self.size_per_file = False  # fio's nrfiles files: size/nrfiles each
         self.runtime_ns: int | None = None  # when known in the file
 
@@ -250,6 +251,7 @@ class _Job:
         self._numjobs()
         self._files()
         self._sizes()
+        self._offset_increment()
         self._block_sizes()
         self._iodepth()
         self._times()
@@ -394,26 +396,29 @@ class _Job:
         n = self.int_key("numjobs")
         if n is None:
             return
-        if n != 1 and self.names_files() and "$jobnum" in self.filename_format():
-            # fio names each clone's files after it (JOB.N.F); iogate's threads share the
-            # files of their workload, so each clone becomes a workload (see _files).
+        increment = self.opts.get("offset_increment")
+        own_files = self.names_files() and "$jobnum" in self.filename_format()
+        own_region = increment is not None and (increment.value or "").strip() not in ("", "0")
+        if n != 1 and (own_files or own_region):
+            # fio gives each clone its own files (JOB.N.F) or its own offset; iogate's threads
+            # share their workload's region, so each clone becomes a workload (_files, _sizes).
             src = self.w.keys.pop("numjobs").src
             assert src is not None
+            what = "files" if own_files else "region (offset_increment)"
             if not isinstance(n, int):
-                self.refuse(src, "with files it names, fio gives each clone its own file "
-                            f"({self.w.fio_name}.N.0); iogate's threads share their "
-                            "workload's files, so the import makes a workload per clone and "
-                            "needs their number: write numjobs as a number")
+                self.refuse(src, f"fio gives each clone its own {what}; iogate's threads "
+                            "share their workload's, so the import makes a workload per clone "
+                            "and needs their number: write numjobs as a number")
                 return
             if n > _CLONES_MAX:
-                self.refuse(src, f"numjobs={n} with files fio names would be {n} workloads, one "
-                            f"per clone; the import makes at most {_CLONES_MAX}")
+                self.refuse(src, f"numjobs={n} with a {what} per clone would be {n} "
+                            f"workloads, one per clone; the import makes at most {_CLONES_MAX}")
                 return
-            self.clone_files = [[] for _ in range(n)]
-            self.note(src, f"fio gives each of its {n} clones its own files; "
-                      "iogate's threads would share one workload's files, so each clone is a "
-                      "workload of its own, one thread, all run together (fio reports each "
-                      "clone on its own too, unless group_reporting)")
+            self.clones = [{} for _ in range(n)]
+            self.note(src, f"fio gives each of its {n} clones its own {what}; iogate's threads "
+                      "would share one workload's, so each clone is a workload of its own, one "
+                      "thread, all run together (fio reports each clone on its own too, unless "
+                      "group_reporting)")
             return
         self.numjobs = n
 
@@ -497,7 +502,7 @@ class _Job:
 
     def _named_files(self, directory: str | None, count: int, where: Option | None) -> list[str]:
         """The files fio names for the job (filename_format in directory, else in the
-        working directory), for its first clone; each clone's in clone_files. Empty when
+        working directory), for its first clone; each clone's in its clone keys. Empty when
         refused."""
         fmt = self.filename_format()
         unknown = sorted(set(re.findall(r"\$\w+", fmt)) - set(_FORMAT_KEYS))
@@ -525,12 +530,13 @@ class _Job:
                         "name: add $filenum")
             return []
         self.size_per_file = count > 1
-        for k in range(len(self.clone_files)):
-            self.clone_files[k] = files_of(k)
+        for k, clone in enumerate(self.clones):
+            files = files_of(k)
+            clone["filename"] = Entry(files[0] if len(files) == 1 else files, where)
         first, last = (path.rsplit("/", 1)[-1] for path in (names[0], names[-1]))
         self.note(where, f"fio's file {'names' if count > 1 else 'name'} for the job, {first}"
                   + (f" to {last}" if count > 1 else "")
-                  + (" for its first clone, each clone its own" if self.clone_files else "")
+                  + (" for its first clone, each clone its own" if self.clones else "")
                   + f" ({fmt}), in " + ("that directory" if directory is not None else
                                         "the working directory, where fio makes them too"))
         return names
@@ -559,6 +565,30 @@ class _Job:
             else:
                 self.refuse(service, f"file_service_type={text}: iogate goes to the files of "
                             "a workload in turn, one request each (fio's roundrobin)")
+
+    def _offset_increment(self) -> None:
+        """fio's offset_increment: clone k of the job starts at offset + k * increment."""
+        src = self.get("offset_increment")
+        if src is None or (text := self.value(src)) is None:
+            return
+        try:
+            step = self.number(src, text, "size")
+        except ValueProblem as exc:
+            self.refuse(src, str(exc))
+            return
+        if not self.clones:
+            if step:
+                self.note(src, "one clone: fio moves no offset")
+            return
+        if not isinstance(step, int) or not isinstance(self.offset, int):
+            self.refuse(src, "offset_increment with an offset or increment that is a share or "
+                        "a variable: give both in bytes")
+            return
+        for k, clone in enumerate(self.clones):
+            at = self.offset + k * step
+            clone["offset"] = Entry(self.size_text(at) if at else 0, src,
+                                    f"fio's clone {k}: offset + {k} x offset_increment"
+                                    if k else "")
 
     def _sizes(self) -> None:
         size = self.get("size")
@@ -621,6 +651,7 @@ class _Job:
                                 "as fio")
         if offset is not None and (text := self.value(offset)) is not None and _share(text):
             self.put("offset", _share(text), offset)
+            self.offset = None
         elif offset is not None and (text := self.value(offset)) is not None:
             try:
                 n = self.number(offset, text, "size")
@@ -628,6 +659,7 @@ class _Job:
                 self.refuse(offset, str(exc))
                 return
             self.put("offset", self.size_text(n) if n else 0, offset)
+            self.offset = n
         align = self.get("offset_align")
         if align is not None and (text := self.value(align)) is not None:
             if offset is None or offset.value is None or not _share(offset.value):
@@ -1550,16 +1582,13 @@ def workload(section: Section, options: dict[str, Option], problems: Problems,
         job.convert()
     except ValueProblem as exc:  # a value problem outside the steps' own handling
         problems.add(section.line, f"[{section.name}]", str(exc))
-    if not job.clone_files:
+    if not job.clones:
         return [w]
-    # One workload per fio clone, each on its own files; they run together (one group).
+    # One workload per fio clone, each on its own files or region; they run together.
     used_names.discard(w.name)
     clones = []
-    where = w.keys["filename"].src if "filename" in w.keys else None
-    for k, files in enumerate(job.clone_files):
-        keys = dict(w.keys)
-        if files:
-            keys["filename"] = Entry(files[0] if len(files) == 1 else files, where)
+    for k, own in enumerate(job.clones):
+        keys = {**w.keys, **own}
         clones.append(replace(w, name=_unique(f"{w.name}.{k}", used_names), keys=keys,
                               notes=list(w.notes), clone=k, stonewall=w.stonewall and k == 0))
     return clones

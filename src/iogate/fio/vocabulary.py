@@ -145,7 +145,7 @@ AT_DEFAULT: dict[str, tuple[str, ...]] = {
     "create_on_open": ("0",), "pre_read": ("0",), "fill_device": ("0",),
     "allow_file_create": ("1",), "allow_mounted_write": ("0",), "serialize_overlap": ("0",),
     "verify_only": ("0",), "file_append": ("0",), "atomic": ("0",), "lockfile": ("none",),
-    "offset_increment": ("0",), "thinktime_spin": ("0",),
+    "thinktime_spin": ("0",),
     "thinktime_iotime": ("0",), "thinktime_blocks_type": ("complete",),
     "rate_ignore_thinktime": ("0",), "bs_unaligned": ("0",),
     "random_generator": ("tausworthe", "tausworthe64"),
@@ -201,8 +201,6 @@ HINTS: dict[str, str] = {
                     _USE_EXPECT),
     "continue_on_error": "an I/O error ends an iogate case as an error",
     "ignore_error": "an I/O error ends an iogate case as an error",
-    "offset_increment": "iogate's numjobs threads share one region: write one workload per "
-                        "region",
     **dict.fromkeys(("cpus_allowed", "cpumask", "cpus_allowed_policy", "numa_cpu_nodes",
                      "numa_mem_policy", "gtod_cpu", "lockmem", "hugepage-size", "mem"),
                     _NO_PIN),
