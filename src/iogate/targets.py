@@ -235,7 +235,7 @@ def _check(case: Case, path: str, nfiles: int, policy: Policy, held: Guard) -> N
         raise TargetError(f"{where}: resolves to {os.path.realpath(path)}, outside "
                           f"target_root {root}")
     writes = _writes(case)
-    fd, st, created = _open(where, path, writes)
+    fd, st, created = _open(where, path, writes, case.workload.allow_file_create)
     key = file_identity(st)
     if key in held.held:  # named again (another case of the group, another name)
         os.close(fd)
@@ -274,17 +274,21 @@ def _unlink_same(path: str, st: os.stat_result) -> None:
                 os.unlink(path + MARK_SUFFIX)
 
 
-def _open(where: str, path: str, writes: bool) -> tuple[int, os.stat_result, bool]:
-    """A read-only descriptor of the target (created and marked if missing), its status,
-    and whether it was created now. Only regular files and block devices are opened at all
-    (a FIFO, a character device are refused without opening them)."""
+def _open(where: str, path: str, writes: bool,
+          create: bool) -> tuple[int, os.stat_result, bool]:
+    """A read-only descriptor of the target (created and marked if missing and ``create``),
+    its status, and whether it was created now. Only regular files and block devices are
+    opened at all (a FIFO, a character device are refused without opening them)."""
     try:
         probe = os.open(path, os.O_PATH | os.O_CLOEXEC)
     except FileNotFoundError:
+        if not create:
+            raise TargetError(f"{where}: does not exist, and allow_file_create is false: "
+                              "iogate creates no target here") from None
         try:
             fd = _create_marked(os.path.realpath(path))
         except FileExistsError:  # appeared meanwhile: judge it like any existing file
-            return _open(where, path, writes)
+            return _open(where, path, writes, create)
         except OSError as exc:
             raise TargetError(f"{where}: cannot create it: {exc.strerror}") from None
         return fd, os.fstat(fd), True

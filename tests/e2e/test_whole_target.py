@@ -95,3 +95,21 @@ def test_a_block_device_without_size_is_read_whole(disk_dir: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     [case] = json.loads((disk_dir / "r.json").read_text())["cases"]
     assert case["metrics"]["read.bytes"] == 3 << 20 and case["metrics"]["read.ios"] == 48
+
+
+def test_allow_file_create_false_never_makes_a_missing_target(disk_dir: Path) -> None:
+    missing = disk_dir / "nvme0n1-typo"
+    (disk_dir / "w.suite.yaml").write_text(suite(missing, "    size: 64k\n"
+                                                          "    allow_file_create: false\n"))
+    proc = iogate("run", "w.suite.yaml", "--json", "r.json", cwd=disk_dir)
+    assert proc.returncode == 3
+    [case] = json.loads((disk_dir / "r.json").read_text())["cases"]
+    assert "does not exist, and allow_file_create is false" in case["error"]
+    assert not missing.exists()
+    # An existing one is used as always; fio's option imports and exports as the same key.
+    missing.write_bytes(b"\1" * (64 * KiB))
+    assert iogate("run", "w.suite.yaml", cwd=disk_dir).returncode == 0
+    job = disk_dir / "j.fio"
+    job.write_text(f"[j]\nfilename={missing}\nsize=64k\nallow_file_create=0\n")
+    assert "allow_file_create: false" in iogate("import", str(job), cwd=disk_dir).stdout
+    assert "allow_file_create=0" in iogate("export", "w.suite.yaml", cwd=disk_dir).stdout

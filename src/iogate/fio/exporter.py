@@ -168,6 +168,8 @@ def _options(spec: JobSpec, job: JobFields, problems: list[str], prefix: str) ->
             if share.percent.denominator != 1:
                 problems.append(f"{prefix}{key} {share}: fio takes whole percentages only")
             options.append((key, str(share)))
+    if not job.allow_file_create:
+        options.append(("allow_file_create", "0"))
     if job.offset_align is not None and isinstance(job.offset, Share):
         options.append(("offset_align", str(job.offset_align)))
     return options

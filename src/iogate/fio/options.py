@@ -61,6 +61,7 @@ VALUE_FORMS: Mapping[str, str] = {
     "bs": _PER_DIR, "bsrange": f"{_RANGE}(,{_RANGE})?", "bssplit": f"{_SPLIT}(,{_SPLIT})?",
     "blockalign": _PER_DIR, "iodepth": _INT, "numjobs": _INT, "filename": r"(?s).+",
     "size": f"{_INT}|{_INT}%", "offset": f"{_INT}|{_INT}%", "offset_align": _INT,
+    "allow_file_create": _BOOL,
     "direct": _BOOL, "invalidate": _BOOL, "overwrite": _BOOL,
     "time_based": _FLAG, "runtime": _TIME, "ramp_time": _TIME, "norandommap": _FLAG,
     "random_distribution": r"(zipf|pareto):[0-9]+(\.[0-9]+)?|zoned:" + _SPLIT,

@@ -483,6 +483,9 @@ class _Job:
         if nrfiles is not None and count != 1 and src is not None:
             self.note(nrfiles, "fio ignores nrfiles when filename is given")
         self._open_files(count if not src else len(names))
+        self.bool_key("allow_file_create")
+        if self.w.keys.get("allow_file_create", Entry(True, None)).value is True:
+            self.w.keys.pop("allow_file_create", None)  # fio's default and iogate's
         if not names and not ("size" in self.opts or "filesize" in self.opts):
             return  # a template for a target named when it runs (see _sizes)
         if not names:

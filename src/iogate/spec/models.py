@@ -145,6 +145,9 @@ class JobFields(BaseModel):
     # Safety: an existing file iogate did not create is written only with allow_overwrite;
     # with target_root, every target must resolve inside that directory.
     allow_overwrite: bool = False
+    allow_file_create: bool = Field(default=True, description=(
+        "false: every target must exist; iogate creates none (fio's allow_file_create=0, "
+        "so that a mistyped device name never becomes a regular file)"))
     target_root: DirName | None = None
 
     @property
