@@ -208,6 +208,14 @@ class _Job:
             return fio_time(text, 1)
         return fio_size(text, self.kb_base)
 
+    def checked(self, src: Option, text: str, kind: str) -> int | str | None:
+        """:meth:`number`, or None once the problem is reported at the option."""
+        try:
+            return self.number(src, text, kind)
+        except ValueProblem as exc:
+            self.refuse(src, str(exc))
+            return None
+
     def bool_key(self, name: str, key: str | None = None) -> None:
         src = self.get(name)
         if src is None:
@@ -232,10 +240,7 @@ class _Job:
         text = self.value(src)
         if text is None:
             return None
-        try:
-            n = self.number(src, text, "count")
-        except ValueProblem as exc:
-            self.refuse(src, str(exc))
+        if (n := self.checked(src, text, "count")) is None:
             return None
         if n == 0 and zero_means_off:
             self.note(src, zero_means_off)
@@ -319,10 +324,7 @@ class _Job:
     def _seq_skip(self, src: Option, text: str) -> None:
         """fio's offset modifier of a sequential mode (rw=read:8k): seq_skip."""
         back = text.startswith("-")
-        try:
-            n = self.number(src, text[1:].strip() if back else text, "size")
-        except ValueProblem as exc:
-            self.refuse(src, str(exc))
+        if (n := self.checked(src, text[1:].strip() if back else text, "size")) is None:
             return
         if n == 0:
             self.note(src, "':0' skips nothing")
@@ -574,10 +576,7 @@ class _Job:
         src = self.get("offset_increment")
         if src is None or (text := self.value(src)) is None:
             return
-        try:
-            step = self.number(src, text, "size")
-        except ValueProblem as exc:
-            self.refuse(src, str(exc))
+        if (step := self.checked(src, text, "size")) is None:
             return
         if not self.clones:
             if step:
@@ -602,20 +601,14 @@ class _Job:
             # A share of every file's size: the same meaning in iogate (plan.sized).
             self.put("size", _share(text), size)
         elif size is not None and (text := self.value(size)) is not None:
-            try:
-                size_value = self.number(size, text, "size")
-            except ValueProblem as exc:
-                self.refuse(size, str(exc))
+            if (size_value := self.checked(size, text, "size")) is None:
                 return
         if filesize is not None and (text := self.value(filesize)) is not None:
             if re.search(r"\d\s*[-:]\s*\d", text) and "(" not in text:
                 self.refuse(filesize, "a range of file sizes: iogate's files of a job are "
                             "all one size")
                 return
-            try:
-                per_file = self.number(filesize, text, "size")
-            except ValueProblem as exc:
-                self.refuse(filesize, str(exc))
+            if (per_file := self.checked(filesize, text, "size")) is None:
                 return
             total: int | str = per_file * self.files if isinstance(per_file, int) else (
                 per_file if self.files == 1 else f"{self.files} * ({per_file})")
@@ -656,10 +649,7 @@ class _Job:
             self.put("offset", _share(text), offset)
             self.offset = None
         elif offset is not None and (text := self.value(offset)) is not None:
-            try:
-                n = self.number(offset, text, "size")
-            except ValueProblem as exc:
-                self.refuse(offset, str(exc))
+            if (n := self.checked(offset, text, "size")) is None:
                 return
             self.put("offset", self.size_text(n) if n else 0, offset)
             self.offset = n
@@ -669,10 +659,7 @@ class _Job:
                 self.note(align, "offset_align only rounds an offset given as a percentage: "
                           "fio ignores it here, and so does iogate")
                 return
-            try:
-                n = self.number(align, text, "size")
-            except ValueProblem as exc:
-                self.refuse(align, str(exc))
+            if (n := self.checked(align, text, "size")) is None:
                 return
             if n:  # 0: fio's default, the smallest block size, as iogate's
                 self.put("offset_align", self.size_text(n), align)
@@ -826,10 +813,7 @@ class _Job:
             src = self.get(name)
             if src is None or (text := self.value(src)) is None:
                 continue
-            try:
-                n = self.number(src, text, "time_s")
-            except ValueProblem as exc:
-                self.refuse(src, str(exc))
+            if (n := self.checked(src, text, "time_s")) is None:
                 continue
             if n == 0:
                 self.note(src, "0 is fio's default: no limit" if name == "runtime" else
@@ -856,10 +840,7 @@ class _Job:
             if timed:
                 self.note(src, "time_based: fio runs until its runtime and ignores it")
                 continue
-            try:
-                n = self.number(src, text, kind)
-            except ValueProblem as exc:
-                self.refuse(src, str(exc))
+            if (n := self.checked(src, text, kind)) is None:
                 continue
             if n == 0:
                 self.note(src, "0 is fio's default: none")
@@ -879,10 +860,7 @@ class _Job:
         src = self.get("loops")
         if src is None or (text := self.value(src)) is None:
             return None
-        try:
-            n = self.number(src, text, "count")
-        except ValueProblem as exc:
-            self.refuse(src, str(exc))
+        if (n := self.checked(src, text, "count")) is None:
             return None
         if not isinstance(n, int):
             self.refuse(src, "loops from a variable: iogate multiplies io_size by it; write "
@@ -913,10 +891,7 @@ class _Job:
             self.refuse(src, "a range of delays, one drawn per clone: iogate delays the "
                         "workload by one value")
             return
-        try:
-            n = self.number(src, text, "time_s")
-        except ValueProblem as exc:
-            self.refuse(src, str(exc))
+        if (n := self.checked(src, text, "time_s")) is None:
             return
         if n == 0:
             self.note(src, "0 is fio's default: none")
@@ -959,10 +934,7 @@ class _Job:
         text = self.value(src)
         if text is None:
             return
-        try:
-            n = self.number(src, text, "count")
-        except ValueProblem as exc:
-            self.refuse(src, str(exc))
+        if (n := self.checked(src, text, "count")) is None:
             return
         if isinstance(n, int) and n > 100:
             self.refuse(src, f"{src.key} is a percentage, at most 100")
@@ -1021,10 +993,7 @@ class _Job:
         cycle_ns = 1_000_000_000
         cycle = self.get("rate_cycle")
         if cycle is not None and (text := self.value(cycle)) is not None:
-            try:
-                n = self.number(cycle, text, "count")  # milliseconds
-            except ValueProblem as exc:
-                self.refuse(cycle, str(exc))
+            if (n := self.checked(cycle, text, "count")) is None:  # milliseconds
                 return
             if not isinstance(n, int) or n <= 0:
                 self.refuse(cycle, "rate_cycle is a whole number of milliseconds, above 0")
@@ -1090,10 +1059,7 @@ class _Job:
                 continue
             if (t := self.value(opt)) is None:
                 return
-            try:
-                n = self.number(opt, t, "time_s")
-            except ValueProblem as exc:
-                self.refuse(opt, str(exc))
+            if (n := self.checked(opt, t, "time_s")) is None:
                 return
             if not isinstance(n, int):
                 self.refuse(opt, "a duration from a variable: set it in the file")
@@ -1222,10 +1188,7 @@ class _Job:
         blocks = self.get("thinktime_blocks")
         set_ = False
         if src is not None and (text := self.value(src)) is not None:
-            try:
-                n = self.number(src, text, "time_us")
-            except ValueProblem as exc:
-                self.refuse(src, str(exc))
+            if (n := self.checked(src, text, "time_us")) is None:
                 return
             if n == 0:
                 self.note(src, "0 is fio's default: none")
@@ -1417,10 +1380,7 @@ class _Job:
                 "the blocks hold verify_pattern (buffer_pattern) and the checksum covers it")
         interval = self.get("verify_interval")
         if interval is not None and (text := self.value(interval)) is not None:
-            try:
-                n = self.number(interval, text, "size")
-            except ValueProblem as exc:
-                self.refuse(interval, str(exc))
+            if (n := self.checked(interval, text, "size")) is None:
                 return
             bs = self.w.keys.get("bs")
             write_bs = bs.value.get("write") if bs is not None and isinstance(
