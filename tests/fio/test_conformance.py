@@ -1,0 +1,213 @@
+"""Conformance over fio's own example job files: every example whose engines iogate has either
+imports and runs end to end, or is refused with the reason this file expects.
+
+The examples are unchanged copies in ``tests/fio/examples/`` (fio's, GPL-2.0): exactly those
+whose ``ioengine`` values are all engines iogate has, or that name none (fio's default psync).
+Two tables say what each one does here: ``RUNS`` (imports; run with a small size and runtime
+plus the overrides it needs on this machine, each with its reason) and ``REFUSED`` (the import
+exits 2; the first problem names the expected reason). An example in neither table fails, so
+the tables stay complete; the README's table of these counts is rendered from them and checked.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections import Counter
+from pathlib import Path
+from typing import NamedTuple
+
+import pytest
+from tests.e2e.test_cli import iogate
+
+EXAMPLES = Path(__file__).resolve().parent / "examples"
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+# The engines iogate has (fio's names); an example whose engines are all here is tested.
+ENGINES = frozenset({"psync", "sync", "pvsync", "pvsync2", "vsync", "libaio", "io_uring", "null",
+                     "mmap", "posixaio"})
+FIO_DEFAULT_ENGINE = "psync"
+
+# Every run is shrunk to this; fio's examples move gigabytes for minutes.
+SMALL = ["size=16m", "runtime=1s"]
+# A sparse file standing in for the device an example is written for ({dir}: the test's
+# disk-backed directory); the test creates it, so the run is told it may write it.
+DEVICE = "{dir}/device.data"
+GiB = 1 << 30
+
+
+class Run(NamedTuple):
+    """An example that imports: the ``--set`` values it needs to run here ({dir} is the test's
+    disk-backed directory), why, why it may end in exit 1 (None: it must pass), why it is only
+    validated, not run (None: it runs), the size of the sparse DEVICE file it needs (0: none)
+    and the environment variables it reads."""
+
+    sets: tuple[str, ...] = ()
+    why: str = ""
+    may_fail: str | None = None
+    not_run: str | None = None
+    device: int = 0
+    env: tuple[tuple[str, str], ...] = ()
+
+
+class Refusal(NamedTuple):
+    """An example the import refuses: a substring of its first problem, and the reason's group
+    as the README counts it."""
+
+    says: str
+    group: str
+
+
+RUNS: dict[str, Run] = {
+    "1mbs_clients.fio": Run(("startdelay=0", "filename={dir}/clients.data"),
+                            "its 32 clients start 4s apart (124s); its directory=tmp must exist",
+                            "ratemin=1024 becomes read.bw >= 1KiB/s in all of 1s, which 32 "
+                            "clients at 1250 B/s may miss on a busy machine"),
+    "aio-read.fio": Run(("filename={dir}/aio-read.data",), "directory=/data1 does not exist"),
+    "backwards-read.fio": Run(),
+    "basic-verify.fio": Run(("filename={dir}/verify.data",), "filename=/dev/XXX, a placeholder"),
+    "cross-stripe-verify.fio": Run((f"filename={DEVICE}",),
+                                   "its 30 clones write 124g apart on /dev/nvme0n1; a sparse "
+                                   "file of that size, as laying out a new one would fill it",
+                                   device=30 * 124 * GiB),
+    "fio-rand-RW.fio": Run(),
+    "fio-rand-read.fio": Run(),
+    "fio-rand-write.fio": Run(),
+    "fio-seq-RW.fio": Run(),
+    "fio-seq-read.fio": Run(),
+    "fio-seq-write.fio": Run(),
+    "fixed-rate-submission.fio": Run(),
+    "fsx.fio": Run(),
+    "iometer-file-access-server.fio": Run(),
+    "jesd219.fio": Run(("filename={dir}/jesd219.data",), "filename=/dev/nvme0n1, a device"),
+    "null.fio": Run(),
+    "poisson-rate-submission.fio": Run(),
+    "rand-zones.fio": Run(),
+    "ssd-steadystate.fio": Run(("filename={dir}/ssd.data",), "filename=/dev/fioa, a device"),
+    "ssd-test.fio": Run(("filename={dir}/ssd-test.data",),
+                        "directory=/mount-point-of-ssd does not exist"),
+    "steadystate.fio": Run(not_run="its steady-state rounds last up to its runtime=5m, which "
+                           "--set runtime does not shorten (fio's --runtime=1 does not either)"),
+    "tiobench-example.fio": Run(),
+    "xnvme-compare.fio": Run((f"filename={DEVICE}",),
+                             "allow_file_create=0 on the --filename its usage names; its "
+                             "[override] section reads FIO_RW, FIO_IODEPTH and FIO_BS",
+                             device=16 << 20,
+                             env=(("FIO_RW", "randread"), ("FIO_IODEPTH", "1"), ("FIO_BS", "4k"))),
+    "waitfor.fio": Run(("filename={dir}/waitfor.data",), "filename=/tmp/data, outside the test"),
+    "zipf.fio": Run(),
+}
+
+ZONED = "zoned block devices (`zonemode`)"
+NEWER = "options fio 3.33 does not have (`sprandom`, `fdp`, `md_per_io_size`)"
+PRIO = "I/O priorities (`prioclass`, `cmdprio_*`)"
+COUPLED = "jobs that steer each other (`flow`, `exitall`)"
+LAYOUT = "file layouts (`size` with `filesize`, `fill_device`)"
+RANDOM = "fio's generators (`random_generator=lfsr`, `sequence` distribution, `dedupe_mode`)"
+
+REFUSED: dict[str, Refusal] = {
+    "atomic-verify.fio": Refusal("atomic=1", "atomic writes (`atomic`)"),
+    "butterfly.fio": Refusal("flow=2", COUPLED),
+    "cmdprio-bssplit.fio": Refusal("cmdprio_bssplit", PRIO),
+    "cmdprio-percentage.fio": Refusal("prioclass", PRIO),
+    "dedupe-global.fio": Refusal("dedupe_mode", RANDOM),
+    "disk-zone-profile.fio": Refusal("zonemode", ZONED),
+    "enospc-pressure.fio": Refusal("size and filesize both given", LAYOUT),
+    "example_latency_steadystate.fio": Refusal("steadystate=lat",
+                                               "steady latency (`steadystate=lat`)"),
+    "exitwhat.fio": Refusal("exitall", COUPLED),
+    "flow.fio": Refusal("flow_sleep", COUPLED),
+    "latency-profile.fio": Refusal("random_generator=lfsr", RANDOM),
+    "numa.fio": Refusal("numa_cpu_nodes", "NUMA placement (`numa_*`)"),
+    "sequence-distribution.fio": Refusal("random_distribution=sequence", RANDOM),
+    "sprandom.fio": Refusal("unknown fio option 'sprandom'", NEWER),
+    "surface-scan.fio": Refusal("fill_device", LAYOUT),
+    "xnvme-fdp.fio": Refusal("unknown fio option 'fdp'", NEWER),
+    "xnvme-pi.fio": Refusal("unknown fio option 'md_per_io_size'", NEWER),
+    "xnvme-zoned.fio": Refusal("zonemode", ZONED),
+    "zbd-rand-write-trim-gc.fio": Refusal("zonemode", ZONED),
+    "zbd-rand-write-zone-reset-gc.fio": Refusal("zonemode", ZONED),
+    "zbd-rand-write.fio": Refusal("zonemode", ZONED),
+    "zbd-seq-read.fio": Refusal("zonemode", ZONED),
+}
+
+
+def engines(path: Path) -> set[str]:
+    """The ioengine values a job file names (fio's default when none), read from its text."""
+    found = set()
+    for line in path.read_text().splitlines():
+        m = re.match(r"\s*ioengine\s*=\s*([^\s;#]+)", line)
+        if m:
+            found.add(m.group(1))
+    return found or {FIO_DEFAULT_ENGINE}
+
+
+def examples() -> list[str]:
+    return sorted(p.name for p in EXAMPLES.glob("*.fio"))
+
+
+def readme_table() -> str:
+    """The README's table of the counts, from the two tables above."""
+    groups = Counter(r.group for r in REFUSED.values())
+    validated = sum(1 for r in RUNS.values() if r.not_run)
+    rows = [f"| import and run | {len(RUNS) - validated} |",
+            f"| import; validated only, not run here | {validated} |",
+            f"| refused | {len(REFUSED)} |",
+            *(f"| refused: {group} | {n} |" for group, n in sorted(
+                groups.items(), key=lambda item: (-item[1], item[0])))]
+    return "\n".join([f"| fio's examples with an engine iogate has ({len(RUNS) + len(REFUSED)}) "
+                      "| files |", "|---|---:|", *rows])
+
+
+def test_the_tables_cover_exactly_the_examples() -> None:
+    names = examples()
+    assert names, f"no examples in {EXAMPLES}"
+    foreign = {n: sorted(engines(EXAMPLES / n) - ENGINES) for n in names
+               if not engines(EXAMPLES / n) <= ENGINES}
+    assert not foreign, f"examples with an engine iogate does not have: {foreign}"
+    assert not set(RUNS) & set(REFUSED)
+    assert sorted({*RUNS, *REFUSED}) == names, "RUNS and REFUSED must name every example"
+
+
+def test_the_readme_counts_come_from_the_tables() -> None:
+    assert readme_table() in README.read_text(), \
+        f"README.md's 'Coming from fio' must carry this table:\n{readme_table()}"
+
+
+@pytest.mark.parametrize("name", examples())
+def test_an_example_imports_and_runs_or_is_refused_as_expected(name: str, disk_dir: Path
+                                                                ) -> None:
+    path = EXAMPLES / name
+    imported = iogate("import", str(path), "-o", str(disk_dir / "imported.yaml"), cwd=disk_dir)
+    if name in REFUSED:
+        refusal = REFUSED[name]
+        assert imported.returncode == 2, imported.stdout + imported.stderr
+        first = imported.stderr.splitlines()[0]
+        assert first.startswith(f"{path}:"), first  # located at the file and line
+        assert refusal.says in first, imported.stderr
+        return
+    if name not in RUNS:
+        pytest.fail(f"{name} is in neither RUNS nor REFUSED: run `iogate import` on it and add "
+                    "it to the table that says what it does")
+    assert imported.returncode == 0, imported.stderr
+    run = RUNS[name]
+    if run.not_run:
+        checked = iogate("validate", str(path), cwd=disk_dir)
+        assert checked.returncode == 0, checked.stdout + checked.stderr
+        return
+    args = [a for s in (*SMALL, *run.sets) for a in ("--set", s.format(dir=disk_dir))]
+    if run.device:
+        device = DEVICE.format(dir=disk_dir)
+        with open(device, "wb") as f:
+            os.truncate(f.fileno(), run.device)
+        args += ["--allow-overwrite", device]
+    proc = iogate("run", str(path), *args, "--json", str(disk_dir / "results.json"),
+                  cwd=disk_dir, env={"IOGATE_TMPDIR": str(disk_dir), **dict(run.env)})
+    allowed = {0, 1} if run.may_fail else {0}
+    assert proc.returncode in allowed, proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stderr, proc.stderr
+    cases = json.loads((disk_dir / "results.json").read_text())["cases"]
+    assert cases
+    assert {c["id"]: c["outcome"] for c in cases if c["outcome"] not in ("passed", "failed")} \
+        == {}, proc.stdout + proc.stderr
