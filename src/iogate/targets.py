@@ -261,6 +261,12 @@ def _check(case: Case, path: str, nfiles: int, policy: Policy, held: Guard) -> N
         _check_file(case, where, fd, real, st, nfiles, policy)
 
 
+def _under_dev(path: str) -> bool:
+    """Whether ``path`` names something in /dev, where only the kernel makes devices."""
+    real = os.path.realpath(path)
+    return real == "/dev" or real.startswith("/dev/")
+
+
 def _beneath(root: str, path: str) -> bool:
     return os.path.commonpath([root, path]) == root
 
@@ -285,6 +291,10 @@ def _open(where: str, path: str, writes: bool,
         if not create:
             raise TargetError(f"{where}: does not exist, and allow_file_create is false: "
                               "iogate creates no target here") from None
+        if _under_dev(path):
+            raise TargetError(f"{where}: no such device; iogate never creates a regular file "
+                              "under /dev (a mistyped device name would fill memory): name "
+                              "an existing device, or a file elsewhere") from None
         try:
             fd = _create_marked(os.path.realpath(path))
         except FileExistsError:  # appeared meanwhile: judge it like any existing file

@@ -65,6 +65,22 @@ def test_an_existing_file_is_not_overwritten(disk_dir: Path) -> None:
     assert digest(target) == before
 
 
+@pytest.mark.parametrize("rw", ["write", "read"])
+def test_a_missing_device_name_never_becomes_a_file_under_dev(disk_dir: Path, rw: str) -> None:
+    # A mistyped device (fio's examples name /dev/nvme0n1): creating it would lay out a
+    # regular file in /dev, which is memory, as large as the job asks.
+    missing = f"/dev/iogate-no-such-device-{os.getpid()}"
+    link = disk_dir / "dev-link"
+    link.symlink_to(missing + "-via-link")  # through a symbolic link as well
+    for target in (missing, str(link)):
+        proc, doc = run_suite(disk_dir, workload(target, rw))
+        assert proc.returncode == 3, proc.stdout + proc.stderr
+        [case] = doc["cases"]
+        assert "no such device; iogate never creates a regular file under /dev" \
+            in case["error"]
+    assert not os.path.lexists(missing) and not os.path.lexists(missing + "-via-link")
+
+
 def test_a_precondition_that_writes_counts_as_writing(disk_dir: Path) -> None:
     target = disk_dir / "precious.db"
     before = user_file(target)
