@@ -419,12 +419,14 @@ def _command(argv: Sequence[str] | None) -> int:
     from iogate.settings import UsageError
 
     try:
-        args = build_parser().parse_args(argv)
         with interrupts.deferred():
-            # Imported whole before the command runs, an interrupt then coming right after:
-            # pydantic builds the suite models as they are imported, and an interrupt in the
-            # middle would come out of it as another error (a SchemaError).
+            # Imported whole before anything else, an interrupt then coming right after:
+            # pydantic builds the suite models and the importer's adapters as they are
+            # imported, and an interrupt in the middle would come out of it as another
+            # error (a SchemaError). The parser's own imports reach the models too.
+            import iogate.fio.translate  # noqa: F401
             import iogate.spec.models  # noqa: F401
+        args = build_parser().parse_args(argv)
         return int(args.func(args))
     except SuiteError as exc:
         print(str(exc), file=sys.stderr)

@@ -159,6 +159,33 @@ def test_sigterm_while_the_suites_load(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["slow.suite.yaml"]
 
 
+def test_the_modules_that_build_schemas_are_imported_with_interrupts_held(tmp_path: Path
+                                                                         ) -> None:
+    # An interrupt while pydantic builds a model comes out of it as a SchemaError (a
+    # traceback, exit 1: seen once in the random interrupts above): every module that builds
+    # models or adapters as it is imported must be imported with SIGINT and SIGTERM held,
+    # whichever import reaches it first (the parser's own imports reach the models too).
+    code = """\
+import importlib.abc, json, signal, sys
+held = {}
+class Watch(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name in ("iogate.spec.models", "iogate.fio.translate"):
+            mask = signal.pthread_sigmask(signal.SIG_BLOCK, [])
+            held[name] = {signal.SIGINT, signal.SIGTERM} <= set(mask)
+        return None
+sys.meta_path.insert(0, Watch())
+from iogate.cli import main
+main(["metrics"])
+print(json.dumps(held), file=sys.stderr)
+"""
+    proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=120, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 0, proc.stderr
+    held = json.loads(proc.stderr.strip().splitlines()[-1])
+    assert held == {"iogate.spec.models": True, "iogate.fio.translate": True}
+
+
 def test_an_interrupt_in_a_finalizer_is_not_dropped(tmp_path: Path) -> None:
     # Python can only print an exception raised in a __del__ and go on; the interrupt must
     # come back and end the block instead.
