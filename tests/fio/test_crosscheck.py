@@ -15,8 +15,6 @@ from __future__ import annotations
 import math
 import os
 import shutil
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -39,18 +37,6 @@ def native(specs: list[JobSpec]) -> RunResult:
 
 def fio(specs: list[JobSpec]) -> RunResult:
     return backend.run(specs).result
-
-
-@pytest.fixture(scope="module")
-def workdir() -> Iterator[Path]:
-    """A directory on a disk-backed filesystem (O_DIRECT), removed at the end."""
-    from iogate.plan import scratch_dir
-
-    path = Path(tempfile.mkdtemp(prefix="iogate-crosscheck-", dir=scratch_dir()))
-    try:
-        yield path
-    finally:
-        shutil.rmtree(path, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")

@@ -19,11 +19,8 @@ import collections
 import json
 import math
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -43,18 +40,6 @@ IOMETER_SPLIT = {512: 10, 1 * KiB: 5, 2 * KiB: 5, 4 * KiB: 60, 8 * KiB: 2, 16 * 
 
 
 # -- running both tools -------------------------------------------------------------------
-
-@pytest.fixture(scope="module")
-def workdir() -> Iterator[Path]:
-    """A directory on a disk-backed filesystem, removed at the end."""
-    from iogate.plan import scratch_dir
-
-    path = Path(tempfile.mkdtemp(prefix="iogate-side-", dir=scratch_dir()))
-    try:
-        yield path
-    finally:
-        shutil.rmtree(path, ignore_errors=True)
-
 
 @pytest.fixture(scope="module")
 def env(workdir: Path) -> dict[str, str]:
