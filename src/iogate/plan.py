@@ -74,12 +74,17 @@ def plan(cases: Sequence[Case]) -> list[list[Case]]:
 
 
 def expected_bytes(cases: Sequence[Case]) -> int | None:
-    """Bytes a run that ends by size will move, for progress; None when one ends by time
-    (or its size is the target's, known once the run starts)."""
-    if any(c.workload.time_based or not isinstance(c.workload.size, int) for c in cases):
-        return None
-    return sum(c.workload.size * c.workload.numjobs for c in cases
-               if isinstance(c.workload.size, int))
+    """Bytes a run that ends by size (or io_size) will move, for progress; None when one
+    ends by time or by a count of requests (or its size is the target's, known once the run
+    starts)."""
+    total = 0
+    for c in cases:
+        w = c.workload
+        per_thread = w.io_size if w.io_size is not None else w.size
+        if w.time_based or w.number_ios is not None or not isinstance(per_thread, int):
+            return None
+        total += per_thread * w.numjobs
+    return total
 
 
 def sized(case: Case, files: Sequence[str]) -> Case:
