@@ -113,3 +113,11 @@ def test_allow_file_create_false_never_makes_a_missing_target(disk_dir: Path) ->
     job.write_text(f"[j]\nfilename={missing}\nsize=64k\nallow_file_create=0\n")
     assert "allow_file_create: false" in iogate("import", str(job), cwd=disk_dir).stdout
     assert "allow_file_create=0" in iogate("export", "w.suite.yaml", cwd=disk_dir).stdout
+
+
+def test_allow_file_create_false_without_a_filename_is_refused_at_its_key(disk_dir: Path) -> None:
+    (disk_dir / "w.suite.yaml").write_text("suite: t\nworkloads:\n  - name: w\n    rw: read\n"
+                                           "    size: 64k\n    allow_file_create: false\n")
+    proc = iogate("validate", "w.suite.yaml", cwd=disk_dir)
+    assert proc.returncode == 2
+    assert "allow_file_create: false needs a filename" in proc.stderr and ":6:" in proc.stderr

@@ -132,6 +132,10 @@ def workload_rules(w: JobFields) -> Iterator[tuple[tuple[str, ...], str]]:
         per_file = f" per file ({files} files share it)" if files > 1 else ""
         yield ("size", "bs"), (f"size{per_file} ({format_size(w.size // files)}) is smaller "
                                f"than the block size ({format_size(largest)})")
+    if not w.allow_file_create and not w.filename and engine.does_io:
+        yield ("allow_file_create",), ("allow_file_create: false needs a filename: without "
+                                       "one the workload runs on a temporary file iogate "
+                                       "creates")
     yield from _rate_rules(w, dirs)
     yield from _data_rules(w, writes)
     yield from _verify_rules(w, tables)
