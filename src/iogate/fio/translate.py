@@ -1065,15 +1065,14 @@ class _Job:
                 self.refuse(opt, "a duration from a variable: set it in the file")
                 return
             times[name] = n
-        runtime = self.w.keys.get("runtime")
         interval = 1_000_000_000  # fio's steadystate_check_interval
         duration = times.get("steadystate_duration", 0)
         if duration < 2 * interval:
             self.refuse(src, "steadystate needs ss_dur of at least 2s: the window of "
                         "one-second samples it judges")
             return
-        runtime_ns = self.runtime_ns
-        if runtime is None or runtime_ns is None:
+        runtime_ns = self.runtime_ns  # None when not given, or from a variable
+        if runtime_ns is None:
             self.refuse(src, "steadystate needs a runtime, its longest run, set in the file")
             return
         metric = f"{dirs[0] if len(dirs) == 1 else 'total'}.{m.group(1)}"
