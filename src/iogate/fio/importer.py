@@ -61,8 +61,8 @@ def _convert(path: str, text: str | None, env: Mapping[str, str] | None) -> Impo
 # -- loading ------------------------------------------------------------------------------
 
 _UNSET = re.compile(r"variable '[A-Za-z_][A-Za-z0-9_]*' is not set")
-# A job with neither size nor filename, fio's template for a target named when it runs.
-_NO_TARGET = re.compile(r"size is required: without a filename")
+# What a job without filename lacks, fio's template for a target named when it runs.
+_NO_TARGET = re.compile(r"size is required: without a filename|needs a filename: without one")
 
 
 def _check(imported: Imported, env: Mapping[str, str] | None, *, strict: bool,
