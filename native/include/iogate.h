@@ -254,6 +254,13 @@ enum iog_fault_kind {
  * inside the job's counted time (fio's end_fsync). Ignored by a job that
  * never writes. */
 #define IOG_JOB_END_FSYNC (1u << 8)
+/* Sequential writes that fill the filesystem holding the file (fio's
+ * fill_device): a write that fails with ENOSPC or EDQUOT ends the thread's
+ * run instead of counting as an error; the requests still in flight that
+ * fail the same way are not counted either, and `size` is only the most the
+ * run writes. Use with IOG_JOB_NO_LAYOUT (the file grows as it is written);
+ * rw IOG_RW_WRITE only, not TIME_BASED, no ramp_ns. */
+#define IOG_JOB_FILL (1u << 9)
 
 /* One entry of a direction's block size table. lo == hi: requests of exactly
  * lo bytes. lo < hi: request sizes drawn uniformly among the multiples of lo

@@ -115,7 +115,9 @@ struct iog_worker {
     int sync_pending;     /* sync_every writes were prepared: drain, then sync */
     uint64_t issued;      /* counted bytes issued */
     uint64_t nissued;     /* counted requests issued */
-    uint64_t byte_limit;  /* stop once issued reaches it (UINT64_MAX: none) */
+    uint64_t byte_limit;  /* stop once issued reaches it (UINT64_MAX: none; 0 once a
+                             IOG_JOB_FILL write found the filesystem full) */
+    int fill;             /* IOG_JOB_FILL */
     uint64_t ios_limit;   /* stop once nissued reaches it (UINT64_MAX: none) */
     uint64_t run_start;   /* absolute ns at which the thread's run (and rate schedules)
                              begins: the run clock plus start_delay_ns */

@@ -44,7 +44,7 @@ int job_file_names(const struct iog_job_spec *spec, const char *names[IOG_FILES_
 #define KNOWN_FLAGS                                                                                \
     (IOG_JOB_TIME_BASED | IOG_JOB_DIRECT | IOG_JOB_NO_LAYOUT | IOG_JOB_REFILL |                    \
      IOG_JOB_ZERO_BUFS | IOG_JOB_INVALIDATE | IOG_JOB_VERIFY_FATAL | IOG_JOB_TEST_CRASH |     \
-     IOG_JOB_END_FSYNC)
+     IOG_JOB_END_FSYNC | IOG_JOB_FILL)
 
 /* The block size table of one direction; its largest size into *maxbs. */
 static int validate_bs(const struct iog_job_spec *j, uint32_t i, uint32_t d, uint64_t *maxbs,
@@ -288,6 +288,9 @@ static int validate_spec(const struct iog_job_spec *j, uint32_t i, char *err, si
         INVALID("job %u: start_delay_ns too large", i);
     if (j->seq_skip != 0 && j->rw != IOG_RW_READ && j->rw != IOG_RW_WRITE && j->rw != IOG_RW_RW)
         INVALID("job %u: seq_skip applies to sequential jobs only (rw read, write or rw)", i);
+    if ((j->flags & IOG_JOB_FILL) &&
+        (j->rw != IOG_RW_WRITE || (j->flags & IOG_JOB_TIME_BASED) || j->ramp_ns != 0))
+        INVALID("job %u: IOG_JOB_FILL needs rw write, neither time based nor a ramp", i);
     if (j->reserved0 != 0)
         INVALID("job %u: reserved0 must be 0", i);
     if ((rc = validate_pacing(j, i, err, errlen)) < 0)

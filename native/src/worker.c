@@ -11,7 +11,8 @@
  * completed during the ramp is counted. A thread stops at the first of:
  * runtime_ns after the ramp; its byte limit issued (io_limit_bytes, else
  * `size` - one pass over the region - unless TIME_BASED); its request limit
- * issued (io_limit_ios). Its counted time runs from the end of the ramp
+ * issued (io_limit_ios); with IOG_JOB_FILL, a write that found the filesystem
+ * full (ENOSPC, EDQUOT: no error). Its counted time runs from the end of the ramp
  * until its loop ended (in-flight requests drained) and, with END_FSYNC,
  * its files were synced. A job with start_delay_ns sleeps that long first;
  * its ramp and runtime count from the end of the delay. A short transfer is
@@ -150,6 +151,7 @@ int worker_setup(struct iog_worker *w, char *err, size_t errlen)
                     : (spec->flags & IOG_JOB_TIME_BASED) ? UINT64_MAX
                                                          : spec->size;
     w->ios_limit = spec->io_limit_ios ? spec->io_limit_ios : UINT64_MAX;
+    w->fill = (spec->flags & IOG_JOB_FILL) != 0;
     w->refill = 0;
 
     w->ios = calloc(depth, sizeof(*w->ios));
@@ -472,6 +474,17 @@ static int failure_errno(const struct iog_io *io, uint64_t at)
     return EIO;
 }
 
+/* IOG_JOB_FILL: whether the failed request found the filesystem full, which
+ * ends the thread's run (admit_io lets nothing more through) and is no
+ * error. */
+static int filled_up(struct iog_worker *w, const struct iog_io *io)
+{
+    if (!w->fill || io->dir != IOG_DIR_WRITE || (io->res != -ENOSPC && io->res != -EDQUOT))
+        return 0;
+    w->byte_limit = 0;
+    return 1;
+}
+
 /* A request is complete in full when res == len; otherwise it failed
  * (failure_errno) at offset + done, after `done` bytes that are counted
  * nowhere. */
@@ -501,7 +514,7 @@ complete_io_as(struct iog_worker *w, struct iog_io *io, uint64_t slat, uint64_t 
         mark_coverage(w, io, w->slot_file[slot]);
         if (io->dir == IOG_DIR_WRITE && w->data)
             data_after_write(w->data, io->buf, io->len);
-    } else {
+    } else if (!filled_up(w, io)) {
         stats_record_error(st, failure_errno(io, io->offset + done), io->offset + done, t_done);
     }
 }

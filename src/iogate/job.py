@@ -112,6 +112,7 @@ class JobSpec:
     end_fsync: bool = False  # fsync every file when a writing thread's run ends
     seq_skip: int = 0  # sequential: bytes skipped after each request (negative: back)
     start_delay_ns: int = 0  # the job starts this long after its group
+    fill: bool = False  # sequential writes until the filesystem is full (fio's fill_device)
     test_crash: bool = False  # test only: the engine crashes after one request
 
     # -- what the job asks for, per data direction ---------------------------------------

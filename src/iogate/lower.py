@@ -151,6 +151,9 @@ def _job(job: JobFields, filenames: Sequence[str], seed: int) -> JobSpec:
         end_fsync=job.end_fsync,
         seq_skip=job.seq_skip,
         start_delay_ns=job.startdelay,
+        # The file grows as it is written, until the filesystem is full: no layout.
+        fill=job.fill_device,
+        no_layout=job.fill_device,
     )
 
 

@@ -11,6 +11,7 @@ import contextlib
 import fnmatch
 import os
 import shutil
+import stat
 import tempfile
 import zlib
 from collections.abc import Iterator, Sequence
@@ -106,8 +107,12 @@ def sized(case: Case, files: Sequence[str]) -> Case:
         return end_of[0]
 
     def resolve(job: JobT) -> JobT:
+        if job.fill_device:
+            _fillable(case, files)
         if isinstance(job.size, int) and isinstance(job.offset, int):
             return job
+        if job.fill_device and job.size is None and isinstance(job.offset, int):
+            return job.model_copy(update={"size": _fill_room(case, job, job.offset, files)})
         end, path = target()
         smallest = min(lo for d in directions_of(job.rw) for lo, _, _ in block_table(job, d))
         offset = job.offset
@@ -134,6 +139,43 @@ def sized(case: Case, files: Sequence[str]) -> Case:
     if w is case.workload and all(a is b for a, b in zip(steps, case.preconditions, strict=True)):
         return case
     return replace(case, workload=w, preconditions=steps)
+
+
+def _fillable(case: Case, files: Sequence[str]) -> None:
+    """fill_device fills a filesystem: a block device has a known size and no ENOSPC."""
+    for path in files:
+        with contextlib.suppress(OSError):
+            if stat.S_ISBLK(os.stat(path).st_mode):
+                raise TargetError(f"{case_id(case)}: fill_device fills the filesystem holding "
+                                  f"a file, but '{path}' is a block device, whose size is "
+                                  "known: drop fill_device (without size the device is used "
+                                  "whole)")
+
+
+def _fill_room(case: Case, job: JobFields, offset: int, files: Sequence[str]) -> int:
+    """The most a fill_device workload writes: per file, what it holds from the offset on
+    plus the free space of its filesystem (what root may use, reserved blocks included,
+    for root), rounded down to the block size; ENOSPC ends it sooner when files share a
+    filesystem."""
+    smallest = min(lo for lo, _, _ in block_table(job, "write"))
+    per_file = []
+    for path in files:
+        try:
+            vfs = os.statvfs(os.path.dirname(os.path.abspath(path)))
+        except OSError as exc:
+            raise TargetError(f"{case_id(case)}: fill_device: cannot look at the filesystem "
+                              f"of '{path}' ({exc.strerror})") from None
+        free = (vfs.f_bfree if os.geteuid() == 0 else vfs.f_bavail) * vfs.f_frsize
+        try:
+            held = max(0, os.stat(path).st_size - offset)
+        except FileNotFoundError:
+            held = 0
+        per_file.append((held + free) // smallest * smallest)
+    room = min(per_file)
+    if room < smallest:
+        raise TargetError(f"{case_id(case)}: fill_device: the filesystem of '{files[0]}' has "
+                          f"no room for one {smallest}-byte block")
+    return room * len(files)
 
 
 def _size_of(path: str) -> int:

@@ -2,18 +2,23 @@
 (EFBIG, RLIMIT_FSIZE as set by `ulimit -f`), during the run and during layout.
 
 Writes past the limit are errors with that errno and the offset where room ran out; the
-writes before it are counted; the process carries on and the run ends normally.
+writes before it are counted; the process carries on and the run ends normally. A job that
+means to fill the filesystem (fill_device) ends there instead, with no error: the suite key,
+run through the CLI, sizes itself to the free space and reads back what it wrote.
 """
 
 from __future__ import annotations
 
 import errno
 import json
+import os
+import stat
 from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.faults import run_python, tmpfs
+from tests.e2e.test_cli import iogate
+from tests.faults import require_root, run_python, tmpfs
 
 from iogate.engine.session import run
 from iogate.job import JobSpec
@@ -45,6 +50,63 @@ def test_a_full_filesystem_fails_the_writes_past_it(engine, iodepth):
     assert write.bytes == write.ios * BS == size  # what was counted is what landed
     assert ROOM - 8 * BS <= size <= ROOM
     assert write.first_error_offset == size  # sequential: the first write that found no room
+
+
+@pytest.mark.parametrize(("engine", "iodepth"), ENGINES)
+def test_a_filling_job_ends_at_the_full_filesystem_without_an_error(engine, iodepth):
+    with tmpfs(ROOM) as d:
+        path = d / "data"
+        path.touch()
+        write = run([spec(path, engine, iodepth, no_layout=True, fill=True)]).jobs[0].write
+        size = path.stat().st_size
+    # the writes that found no room end the run: none is an error, none is counted
+    assert (write.errors, write.first_errno) == (0, 0)
+    assert write.bytes == write.ios * BS == size
+    assert ROOM - 8 * BS <= size <= ROOM
+
+
+FILL_SUITE = """\
+suite: fill
+workloads:
+  - name: fill
+    filename: {path}
+    rw: write
+    bs: 64KiB
+    ioengine: {engine}
+    iodepth: {iodepth}
+    fill_device: true
+    verify: crc32c
+    expect:
+      errors: "== 0"
+"""
+
+
+@pytest.mark.parametrize(("engine", "iodepth"), ENGINES)
+def test_fill_device_writes_the_free_space_and_verifies_it(tmp_path, engine, iodepth):
+    suite = tmp_path / "fill.suite.yaml"
+    with tmpfs(ROOM) as d:
+        (d / "other").write_bytes(b"x" * (1 << 20))  # the free space is what is left
+        suite.write_text(FILL_SUITE.format(path=d / "data", engine=engine, iodepth=iodepth))
+        proc = iogate("run", str(suite), "--json", str(tmp_path / "r.json"))
+        size = (d / "data").stat().st_size
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    (case,) = json.loads((tmp_path / "r.json").read_text())["cases"]
+    assert case["outcome"] == "passed"
+    m = case["metrics"]
+    assert m["write.bytes"] == size == m["verify.blocks"] * BS
+    assert ROOM - (1 << 20) - 8 * BS <= size <= ROOM - (1 << 20)
+    assert m["verify.failures"] == 0
+
+
+def test_fill_device_refuses_a_block_device(tmp_path):
+    require_root()
+    node = tmp_path / "disk"
+    os.mknod(node, stat.S_IFBLK | 0o600, os.makedev(7, 250))  # never opened
+    suite = tmp_path / "fill.suite.yaml"
+    suite.write_text(FILL_SUITE.format(path=node, engine="psync", iodepth=1))
+    proc = iogate("run", str(suite))
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    assert "is a block device, whose size is known: drop fill_device" in proc.stdout + proc.stderr
 
 
 def test_a_full_filesystem_fails_the_layout():

@@ -42,7 +42,8 @@ def test_a_slope_limit_per_sample_becomes_one_across_the_window(tmp_path: Path) 
 
 @pytest.mark.parametrize(("option", "message"), [
     ("ss=iops:300\nss_dur=10s", "an absolute limit"),
-    ("ss=lat:1%\nss_dur=10s", "fio's steadystate is iops, iops_slope, bw or bw_slope"),
+    ("ss=lat:1%\nss_dur=10s", r"steady latency \(lat\) came after fio 3.33"),
+    ("ss=iops_mean:1%\nss_dur=10s", "fio's steadystate is iops, iops_slope, bw or bw_slope"),
     ("ss=iops:1%", "steadystate needs ss_dur of at least 2s"),
 ])
 def test_what_iogate_cannot_judge_is_refused_with_the_reason(tmp_path: Path, option: str,

@@ -75,6 +75,12 @@ def test_a_time_below_a_microsecond_is_refused() -> None:
     assert "whole microseconds" in unsupported(spec(runtime_ns=1500))
 
 
+def test_a_filling_job_is_fio_fill_device_on_a_file_fio_grows_itself() -> None:
+    o = options(spec(rw="write", time_based=False, runtime_ns=0, fill=True, no_layout=True))
+    assert o["fill_device"] == "1" and o["rw"] == "write"
+    assert "no_layout" in unsupported(spec(rw="write", no_layout=True))
+
+
 def test_mixed_jobs_give_every_per_direction_value() -> None:
     o = options(spec(rw="randrw", rwmixread=70, bs_read=4 * KiB, bs_write=64 * KiB,
                      rate_iops_read=70, rate_iops_write=30, rate_process="poisson"))

@@ -1,6 +1,6 @@
 """The suite keys of how long a workload runs and where it goes next: io_size, number_ios,
-end_fsync, seq_skip, startdelay; their values, the rules between them and other keys, and
-what they lower to."""
+end_fsync, seq_skip, startdelay, fill_device; their values, the rules between them and other
+keys, and what they lower to."""
 
 from __future__ import annotations
 
@@ -38,6 +38,22 @@ def test_every_key_lowers_to_the_engine(tmp_path):
             spec.start_delay_ns) == (3 * MiB, 100, True, -8 * KiB, 1_500_000_000)
 
 
+def test_fill_device_lowers_to_a_growing_file(tmp_path):
+    _, suite = load(tmp_path, "rw: write\nfill_device: true\n")
+    spec = lower(suite.cases[0].workload, filenames=["/var/tmp/x"], seed=1)
+    assert (spec.fill, spec.no_layout, spec.size) == (True, True, MiB)
+
+
+def test_fill_device_without_size_needs_the_file_on_the_filesystem_to_fill(tmp_path):
+    f = tmp_path / "s.suite.yaml"
+    f.write_text("suite: s\nworkloads:\n  - name: w\n    rw: write\n    fill_device: true\n")
+    with pytest.raises(SuiteError) as info:
+        load_suite(f, env={})
+    (problem,) = [str(p) for p in info.value.problems]
+    assert "fill_device without size fills the filesystem of its file: give the filename" \
+        in problem
+
+
 def test_the_defaults_change_nothing(tmp_path):
     _, suite = load(tmp_path, "rw: read\n")
     spec = lower(suite.cases[0].workload, filenames=["/var/tmp/x"], seed=1)
@@ -61,6 +77,12 @@ def test_seq_skip_takes_signed_sizes(tmp_path, value, expected):
     ("io_size: 0\n", "io_size: must be greater than 0"),
     ("seq_skip: --8k\n", "seq_skip: '--8k' is not a size with a '-' before it"),
     ("startdelay: -1s\n", "startdelay: '-1s': a duration cannot be negative"),
+    ("rw: randwrite\nfill_device: true\n", "fill_device writes sequentially until the "
+                                            "filesystem is full: rw must be write, not randwrite"),
+    ("rw: write\nfill_device: true\ntime_based: true\nruntime: 1s\n",
+     "fill_device ends when the filesystem is full: it cannot be time_based"),
+    ("rw: write\nfill_device: true\nramp_time: 1s\n", "fill_device counts every write"),
+    ("rw: write\nioengine: null\nfill_device: true\n", "fill_device needs a file; null has none"),
 ])
 def test_bad_values_and_combinations_are_named(tmp_path, body, said):
     with pytest.raises(SuiteError) as info:

@@ -119,6 +119,7 @@ JOB_INVALIDATE = 1 << 5
 JOB_VERIFY_FATAL = 1 << 6
 JOB_TEST_CRASH = 1 << 7  # test only: the engine crashes (SIGSEGV) after one request
 JOB_END_FSYNC = 1 << 8  # fsync every file when a writing thread's run ends
+JOB_FILL = 1 << 9  # a write that finds the filesystem full ends the run, no error
 
 
 class IogBsEntry(ctypes.Structure):

@@ -74,7 +74,7 @@ VALUE_FORMS: Mapping[str, str] = {
     "verify_fatal": _BOOL,
     "stonewall": _FLAG, "loops": _INT, "group_reporting": _FLAG, "lat_percentiles": _BOOL,
     "clat_percentiles": _BOOL, "slat_percentiles": _BOOL, "io_size": _INT,
-    "number_ios": _INT, "end_fsync": _BOOL, "startdelay": _TIME,
+    "number_ios": _INT, "end_fsync": _BOOL, "startdelay": _TIME, "fill_device": _BOOL,
     "percentile_list": r"[0-9]+(\.[0-9]+)?(:[0-9]+(\.[0-9]+)?)*",
 }
 KNOWN_KEYS = frozenset(VALUE_FORMS)
@@ -181,7 +181,7 @@ def job_options(spec: JobSpec) -> list[tuple[str, str]]:
     if spec.io_timeout_ns:
         problems.append("io_timeout (fio has no limit on an outstanding request: its "
                         "max_latency judges only requests that complete)")
-    if spec.no_layout:
+    if spec.no_layout and not spec.fill:  # a filling job's file grows as fio's does
         problems.append("no_layout (fio lays out its files)")
     if spec.test_crash:
         problems.append("test_crash (a test-only fault of iogate's engine)")
@@ -385,6 +385,8 @@ def _limits(spec: JobSpec, problems: list[str]) -> list[tuple[str, str]]:
             problems.append(f"{key} with time_based (fio runs a time-based job until its "
                             "runtime, whatever its io_size or number_ios)")
         out.append((key, str(value)))
+    if spec.fill:  # until the filesystem is full
+        out.append(("fill_device", "1"))
     if spec.start_delay_ns:
         out.append(("startdelay", _duration(spec.start_delay_ns, "startdelay", problems)))
     return out

@@ -270,6 +270,7 @@ class _Job:
         self._thinktime()
         self._syncs()
         self._end_fsync()
+        self.bool_key("fill_device")
         self.bool_key("invalidate")
         self._data()
         self._verify()
@@ -642,6 +643,10 @@ class _Job:
             self.w.notes.append("no size and no filename: fio takes them from its command "
                                 "line; name the target when you run it: --set filename=PATH "
                                 "(a file or device used whole, or add --set size=...)")
+        elif size is None and (fill := self.get("fill_device")) is not None \
+                and fill.value != "0":
+            self.w.notes.append("no size: fill_device writes until the filesystem is full, "
+                                "as fio")
         elif size is None:
             self.w.notes.append("no size: the whole file or device, from offset to its end, "
                                 "as fio")
@@ -1042,6 +1047,10 @@ class _Job:
             return
         m = re.fullmatch(r"(iops|bw)(_slope)?:([0-9]+(?:\.[0-9]+)?)(%?)", text)
         dirs = self.dirs()
+        if m is None and text.startswith("lat"):
+            self.refuse(src, "steady latency (lat) came after fio 3.33, whose options iogate "
+                        "reads; iops and bw are fio 3.33's criteria")
+            return
         if m is None:
             self.refuse(src, "fio's steadystate is iops, iops_slope, bw or bw_slope and a limit, "
                         "e.g. iops:10% or bw_slope:0.1%")
@@ -1128,7 +1137,11 @@ class _Job:
         random_rw = self.rw is None or self.rw.startswith("rand")
         src = self.get("random_distribution")
         if src is not None and (text := self.value(src)) is not None:
-            if "," in text:
+            if text.startswith("sequence"):
+                self.refuse(src, "the sequence distribution came after fio 3.33, whose options "
+                            "iogate reads; for a strided or backwards pass use rw=read:N or "
+                            "rw=read:-N")
+            elif "," in text:
                 self.refuse(src, "a distribution per direction: iogate takes one for the job")
             elif text.startswith("zoned_abs"):
                 self.refuse(src, "zoned_abs is not supported; zoned takes percentages of the "

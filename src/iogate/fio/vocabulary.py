@@ -142,7 +142,7 @@ AT_DEFAULT: dict[str, tuple[str, ...]] = {
     "continue_on_error": ("none", "0"), "stats": ("1",), "zonemode": ("none",),
     "io_submit_mode": ("inline",), "do_verify": ("1",), "verify_async": ("0",), "nice": ("0",),
     "percentage_random": ("100",), "file_service_type": ("roundrobin",),
-    "create_on_open": ("0",), "pre_read": ("0",), "fill_device": ("0",),
+    "create_on_open": ("0",), "pre_read": ("0",),
     "allow_mounted_write": ("0",), "serialize_overlap": ("0",),
     "verify_only": ("0",), "file_append": ("0",), "atomic": ("0",), "lockfile": ("none",),
     "thinktime_spin": ("0",),

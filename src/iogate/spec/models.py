@@ -139,6 +139,10 @@ class JobFields(BaseModel):
     seq_skip: SignedSize = Field(default=0, description=(
         "sequential workloads: bytes skipped after each request (fio's rw=read:8k); "
         "negative steps back, e.g. bs 4k and seq_skip -8k read the region backwards"))
+    fill_device: bool = Field(default=False, description=(
+        "rw write only: write until the filesystem holding the file is full (fio's "
+        "fill_device): ENOSPC ends the run and is no error; without size, the region is "
+        "the filesystem's free space when the run starts"))
     startdelay: Duration = Field(default=0, description=(
         "the workload starts this long after its group (fio's startdelay); the delay is no "
         "part of its runtime"))

@@ -124,6 +124,10 @@ def workload_rules(w: JobFields) -> Iterator[tuple[tuple[str, ...], str]]:
         if not engine.does_io:
             yield ("size",), (f"{what}: the {engine.name} engine has no file to take a size "
                               f"from" + ("" if w.size is None else f"; {fix}"))
+        elif not w.filename and w.fill_device and w.size is None:
+            yield ("fill_device", "filename"), (
+                "fill_device without size fills the filesystem of its file: give the "
+                "filename on the filesystem to fill (or a size)")
         elif not w.filename:
             yield ("size",), (f"{what}: without a filename the workload runs on a temporary "
                               f"file, which has no size of its own; {fix} (only an existing "
@@ -132,6 +136,7 @@ def workload_rules(w: JobFields) -> Iterator[tuple[tuple[str, ...], str]]:
         per_file = f" per file ({files} files share it)" if files > 1 else ""
         yield ("size", "bs"), (f"size{per_file} ({format_size(w.size // files)}) is smaller "
                                f"than the block size ({format_size(largest)})")
+    yield from _fill_rules(w, engine)
     if not w.allow_file_create and not w.filename and engine.does_io:
         yield ("allow_file_create",), ("allow_file_create: false needs a filename: without "
                                        "one the workload runs on a temporary file iogate "
@@ -158,6 +163,23 @@ def workload_rules(w: JobFields) -> Iterator[tuple[tuple[str, ...], str]]:
     if w.seq_skip and w.rw in RANDOM:
         yield ("rw", "seq_skip"), (f"seq_skip moves the offset of sequential workloads; {w.rw} "
                                    "draws every offset at random")
+
+
+def _fill_rules(w: JobFields, engine: catalog.Engine) -> Iterator[tuple[tuple[str, ...], str]]:
+    """fill_device: one sequential pass of writes that ends when the filesystem is full."""
+    if not w.fill_device:
+        return
+    if w.rw != "write":
+        yield ("fill_device", "rw"), (f"fill_device writes sequentially until the filesystem "
+                                      f"is full: rw must be write, not {w.rw}")
+    if w.time_based:
+        yield ("fill_device", "time_based"), ("fill_device ends when the filesystem is full: "
+                                              "it cannot be time_based")
+    if w.ramp_time:
+        yield ("fill_device", "ramp_time"), ("fill_device counts every write up to the full "
+                                             "filesystem: it takes no ramp_time")
+    if not engine.does_io:
+        yield ("fill_device", "ioengine"), f"fill_device needs a file; {engine.name} has none"
 
 
 def _rate_rules(w: JobFields, dirs: tuple[Direction, ...]
