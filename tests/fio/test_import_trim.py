@@ -1,17 +1,21 @@
 """fio's trim modes imported: rw=trim, randtrim, trimwrite and randtrimwrite become the
 suite's trim modes, a trim's size is the third value of bs (read,write,trim), the options
 that trim what a verifying job wrote stay refused with their reason, and fio's own
-example of trims no longer stops at its randtrim job. Exported back, the modes are fio's."""
+example of trims no longer stops at its randtrim job. Exported back, the modes are fio's, on
+block devices only: fio trims nothing else."""
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
 
 import pytest
+from tests.faults import require_root
 
 from iogate.errors import SuiteError
 from iogate.fio.importer import import_jobfile
-from iogate.fio.options import job_options, render_jobfile
+from iogate.fio.options import FioUnsupported, job_options, render_jobfile
 from iogate.job import BsEntry, JobSpec
 from iogate.lower import lower
 from iogate.spec import load_suite_text
@@ -66,18 +70,37 @@ def test_fios_example_no_longer_stops_at_its_randtrim_job() -> None:
     assert not [p for p in problems if "[punch_hole-raicer]" in p], problems
 
 
+@pytest.fixture
+def blockdev(tmp_path: Path) -> str:
+    """A block device node (never opened): what fio trims."""
+    require_root()
+    node = tmp_path / "sdx"
+    os.mknod(node, stat.S_IFBLK | 0o600, os.makedev(7, 250))
+    return str(node)
+
+
 @pytest.mark.parametrize("rw", ["trim", "randtrim", "trimwrite", "randtrimwrite"])
-def test_trim_modes_export_to_fio(rw: str) -> None:
-    spec = JobSpec(engine="libaio", rw=rw, bs_write=64 * KiB, size=MiB, filename="/dev/sdx")
+def test_trim_modes_export_to_fio(rw: str, blockdev: str) -> None:
+    spec = JobSpec(engine="libaio", rw=rw, bs_write=64 * KiB, size=MiB, filename=blockdev)
     options = dict(job_options(spec))
     assert options["rw"] == rw and options["bs"] == str(64 * KiB)
     render_jobfile([("j", job_options(spec))])
 
 
-def test_a_trims_split_and_rate_export_as_fios_single_values() -> None:
+@pytest.mark.parametrize("rw", ["trim", "trimwrite"])
+def test_trims_of_a_file_are_not_exported_as_fio_fails_them(rw: str, tmp_path: Path) -> None:
+    for name in (tmp_path / "exists", tmp_path / "missing"):  # fio would create the missing
+        if name.stem == "exists":
+            name.write_bytes(b"x" * MiB)
+        spec = JobSpec(engine="libaio", rw=rw, bs_write=64 * KiB, size=MiB, filename=str(name))
+        with pytest.raises(FioUnsupported, match="not a block device .* ENOTTY"):
+            job_options(spec)
+
+
+def test_a_trims_split_and_rate_export_as_fios_single_values(blockdev: str) -> None:
     split = [BsEntry(4 * KiB, 4 * KiB, 500_000), BsEntry(64 * KiB, 64 * KiB, 500_000)]
     spec = JobSpec(engine="libaio", rw="randtrim", bssplit_write=split,
-                   rate_bytes_write=8 * MiB, size=MiB, filename="/dev/sdx")
+                   rate_bytes_write=8 * MiB, size=MiB, filename=blockdev)
     options = dict(job_options(spec))
     assert options["bssplit"] == "4096/50:65536/50"
     assert options["rate"] == str(8 * MiB)

@@ -19,7 +19,9 @@ written, whatever asks for them.
 from __future__ import annotations
 
 import errno
+import os
 import re
+import stat
 import unicodedata
 import zlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -250,8 +252,19 @@ def _files(spec: JobSpec, problems: list[str]) -> list[tuple[str, str]]:
         why = _filename_problem(name, last=i == len(names) - 1)
         if why:
             problems.append(f"file name {name!r}: {why}")
+        if spec.does("trim") and engine is not None and engine.does_io \
+                and not _block_device(name):
+            problems.append(f"trims of {name!r}, not a block device (fio trims only block "
+                            "devices: on a file it fails with ENOTTY; iogate punches holes)")
     # fio separates names with ':' and reads '\:' as a ':' within a name.
     return [("filename", ":".join(n.replace(":", "\\:") for n in names))]
+
+
+def _block_device(name: str) -> bool:
+    try:
+        return stat.S_ISBLK(os.stat(name).st_mode)
+    except OSError:
+        return False  # fio would create a regular file
 
 
 def _filename_problem(name: str, *, last: bool) -> str | None:
