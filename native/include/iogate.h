@@ -452,6 +452,20 @@ struct iog_job_spec {
     uint64_t io_limit_ios;
     int64_t seq_skip;
     uint64_t start_delay_ns;
+
+    /* Flow control between jobs (fio's flow, flow_id and flow_sleep;
+     * appended after ABI 6, flow_weight 0: none). The threads of the
+     * session's jobs with a weight and the same flow_id issue their requests
+     * in the proportion of their weights (every thread of a job has the job's
+     * weight): before each request, a thread whose share of the requests its
+     * flow issued so far exceeds its share of the weights of the flow's
+     * threads running waits and asks again: with requests in flight, until
+     * one completes (at most flow_sleep_ns when set); else flow_sleep_ns, or
+     * (0) a yield. A thread joins its flow with its weight when it starts
+     * (after start_delay_ns) and leaves it with its requests when it ends. */
+    uint32_t flow_id;
+    uint32_t flow_weight;
+    uint64_t flow_sleep_ns;
 };
 
 /* Summary of one latency kind. mean and stdev are exact (not from buckets). */

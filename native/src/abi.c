@@ -65,6 +65,9 @@ static const struct iog_layout_field job_spec_fields[] = {
     FIELD(iog_job_spec, io_limit_ios),
     FIELD(iog_job_spec, seq_skip),
     FIELD(iog_job_spec, start_delay_ns),
+    FIELD(iog_job_spec, flow_id),
+    FIELD(iog_job_spec, flow_weight),
+    FIELD(iog_job_spec, flow_sleep_ns),
 };
 
 static const struct iog_layout_field bs_entry_fields[] = {

@@ -19,6 +19,7 @@
 #include "data.h"
 #include "dist.h"
 #include "engine.h"
+#include "flow.h"
 #include "iogate.h"
 #include "rng.h"
 #include "stats.h"
@@ -118,6 +119,8 @@ struct iog_worker {
     uint64_t byte_limit;  /* stop once issued reaches it (UINT64_MAX: none; 0 once a
                              IOG_JOB_FILL write found the filesystem full) */
     int fill;             /* IOG_JOB_FILL */
+    struct iog_flow *flow; /* the job's flow, NULL when none */
+    uint64_t flow_count;  /* requests this thread issued in its flow */
     uint64_t ios_limit;   /* stop once nissued reaches it (UINT64_MAX: none) */
     uint64_t run_start;   /* absolute ns at which the thread's run (and rate schedules)
                              begins: the run clock plus start_delay_ns */
@@ -150,6 +153,7 @@ struct iog_job {
     uint64_t coverage_total;          /* chunks over all files */
     struct iog_worker **workers;
     uint32_t nworkers;
+    struct iog_flow *flow; /* its flow (flow.h), NULL without a flow_weight */
     uint64_t interval_ns;
     uint64_t count_start;  /* absolute ns */
     uint32_t threads_done; /* relaxed atomic, written under the session lock */
@@ -194,6 +198,8 @@ struct iog_session {
     uint64_t generation;    /* of verified blocks, fixed at create */
     uint32_t data_writers;  /* worker threads that write, fixed at create */
     struct analysis *analysis; /* the analysis thread, while it runs (analysis.c) */
+    struct iog_flow *flows;    /* flow.h: up to one per job, nflows used */
+    uint32_t nflows;
     uint64_t watch_tick_ns; /* how often the monitor looks for overdue requests, 0: never */
     struct iog_fault fault; /* the first fault, written once by the monitor */
     int fault_set;          /* release-stored after fault is filled */

@@ -66,6 +66,7 @@ static void session_free(iog_session *s)
         free(job->workers);
     }
     free(s->jobs);
+    free(s->flows);
     pthread_cond_destroy(&s->cond);
     pthread_mutex_destroy(&s->lock);
     free(s);
@@ -179,6 +180,8 @@ IOG_API int iog_session_create(const struct iog_job_spec *jobs, uint32_t njobs, 
         else if (js->start_delay_ns + js->ramp_ns + js->runtime_ns > expected)
             expected = js->start_delay_ns + js->ramp_ns + js->runtime_ns;
     }
+    if (flows_create(s) < 0)
+        goto nomem;
     s->run_expected_ns = known ? expected : 0;
     s->t_count_start = UINT64_MAX;
     s->generation = new_generation(s->jobs[0].spec.seed);

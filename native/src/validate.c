@@ -286,6 +286,8 @@ static int validate_spec(const struct iog_job_spec *j, uint32_t i, char *err, si
         INVALID("job %u: io_timeout_ns must be 0 or in [%llu, 2^62]", i, MIN_IO_TIMEOUT_NS);
     if (j->start_delay_ns > UINT64_MAX / 4)
         INVALID("job %u: start_delay_ns too large", i);
+    if (j->flow_sleep_ns > UINT64_MAX / 4)
+        INVALID("job %u: flow_sleep_ns too large", i);
     if (j->seq_skip != 0 && j->rw != IOG_RW_READ && j->rw != IOG_RW_WRITE && j->rw != IOG_RW_RW)
         INVALID("job %u: seq_skip applies to sequential jobs only (rw read, write or rw)", i);
     if ((j->flags & IOG_JOB_FILL) &&

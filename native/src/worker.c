@@ -152,6 +152,8 @@ int worker_setup(struct iog_worker *w, char *err, size_t errlen)
                                                          : spec->size;
     w->ios_limit = spec->io_limit_ios ? spec->io_limit_ios : UINT64_MAX;
     w->fill = (spec->flags & IOG_JOB_FILL) != 0;
+    w->flow = job->flow;
+    w->flow_count = 0;
     w->refill = 0;
 
     w->ios = calloc(depth, sizeof(*w->ios));
@@ -635,6 +637,28 @@ static inline uint64_t ready_at(const struct iog_worker *w, uint32_t slot)
     return w->due[slot] > w->think_until ? w->due[slot] : w->think_until;
 }
 
+/* Flow control (flow.h): until this thread may issue its next request;
+ * 0 when it must stop meanwhile (cancelled, or its runtime is over). A
+ * thread with requests in flight asks again after each reap instead. */
+static int flow_wait(struct iog_worker *w)
+{
+    uint64_t weight = w->job->spec.flow_weight, pause = w->job->spec.flow_sleep_ns;
+    while (!flow_admit(w->flow, &w->flow_count, weight)) {
+        uint64_t now = clock_now_ns();
+        if (w->stop_at && now >= w->stop_at && now >= w->count_start)
+            return 0;
+        if (pause) {
+            if (!sleep_until(w, now + pause))
+                return 0;
+        } else {
+            if (PUB_LOAD(&w->s->cancel))
+                return 0;
+            sched_yield();
+        }
+    }
+    return 1;
+}
+
 /* Synchronous engines: one request at a time, two clock reads per request
  * (a third when paced). */
 static void run_sync(struct iog_worker *w)
@@ -642,6 +666,8 @@ static void run_sync(struct iog_worker *w)
     struct iog_io *io = &w->ios[0];
     const struct iog_engine_ops *ops = w->ops;
     for (;;) {
+        if (w->flow && !flow_wait(w))
+            break;
         choose_io(w, io, 0);
         if (w->paced) {
             uint64_t ready = ready_at(w, 0);
@@ -737,8 +763,21 @@ static void run_async(struct iog_worker *w)
 
     for (;;) {
         uint64_t deadline = 0;
+        int flow_held = 0; /* the flow holds the next request: reap first */
         while (!stopping && !must_drain(w) && npending < SUBMIT_BATCH && (chosen || nfree > 0)) {
             if (!chosen) {
+                if (w->flow && !flow_admit(w->flow, &w->flow_count, w->job->spec.flow_weight)) {
+                    if (inflight > 0 || npending > 0) {
+                        flow_held = 1;
+                        if (w->job->spec.flow_sleep_ns)
+                            deadline = clock_now_ns() + w->job->spec.flow_sleep_ns;
+                        break;
+                    }
+                    if (!flow_wait(w)) {
+                        stopping = 1;
+                        break;
+                    }
+                }
                 chosen = w->free_slots[--nfree];
                 choose_io(w, chosen, (uint32_t)(chosen - w->ios));
             }
@@ -833,7 +872,8 @@ static void run_async(struct iog_worker *w)
                 stopping = 1;
             }
         }
-        if (!stopping && !must_drain(w) && !deadline && (chosen || nfree > 0) && npending == 0)
+        if (!stopping && !must_drain(w) && !deadline && !flow_held && (chosen || nfree > 0) &&
+            npending == 0)
             continue; /* room for more: issue before reaping */
         if (inflight == 0) {
             if (npending > 0)
@@ -915,6 +955,8 @@ void *worker_main(void *arg)
     if (w->run_start > clock_now_ns() && !sleep_until(w, w->run_start))
         goto ran; /* cancelled during start_delay_ns: nothing counted */
     start_schedules(w);
+    if (w->flow)
+        flow_join(w->flow, w->job->spec.flow_weight);
     rc = w->ops->thread_start ? w->ops->thread_start(w) : 0;
     if (rc < 0) /* the engine cannot run here: every request would fail */
         stats_record_error(&w->st[job_fixed_dir(&w->job->spec)], -rc, w->region_start,
@@ -925,6 +967,8 @@ void *worker_main(void *arg)
         run_async(w);
     if (rc >= 0)
         end_fsync(w);
+    if (w->flow)
+        flow_leave(w->flow, w->flow_count, w->job->spec.flow_weight);
 ran:;
     /* Counted time runs until the loop ended (last completion or the stop
      * decision) and the end sync, so a time-based job reports at least its

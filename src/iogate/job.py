@@ -113,6 +113,10 @@ class JobSpec:
     seq_skip: int = 0  # sequential: bytes skipped after each request (negative: back)
     start_delay_ns: int = 0  # the job starts this long after its group
     fill: bool = False  # sequential writes until the filesystem is full (fio's fill_device)
+    # flow control between the jobs of a session with the same flow_id (weight 0: none)
+    flow_id: int = 0
+    flow_weight: int = 0
+    flow_sleep_ns: int = 0
     test_crash: bool = False  # test only: the engine crashes after one request
 
     # -- what the job asks for, per data direction ---------------------------------------

@@ -154,6 +154,9 @@ def _job(job: JobFields, filenames: Sequence[str], seed: int) -> JobSpec:
         # The file grows as it is written, until the filesystem is full: no layout.
         fill=job.fill_device,
         no_layout=job.fill_device,
+        flow_id=job.flow_id,
+        flow_weight=job.flow or 0,
+        flow_sleep_ns=job.flow_sleep,
     )
 
 

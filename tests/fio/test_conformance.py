@@ -71,6 +71,8 @@ RUNS: dict[str, Run] = {
                                    "its 30 clones write 124g apart on /dev/nvme0n1; a sparse "
                                    "file of that size, as laying out a new one would fill it",
                                    device=30 * 124 * GiB),
+    "butterfly.fio": Run(("filename={dir}/butterfly.data",), "filename=/tmp/testfile, "
+                         "outside the test"),
     "fio-rand-RW.fio": Run(),
     "fio-rand-read.fio": Run(),
     "fio-rand-write.fio": Run(),
@@ -78,6 +80,7 @@ RUNS: dict[str, Run] = {
     "fio-seq-read.fio": Run(),
     "fio-seq-write.fio": Run(),
     "fixed-rate-submission.fio": Run(),
+    "flow.fio": Run(("filename={dir}/flow.data",), "filename=/tmp/testfile, outside the test"),
     "fsx.fio": Run(),
     "iometer-file-access-server.fio": Run(),
     "jesd219.fio": Run(("filename={dir}/jesd219.data",), "filename=/dev/nvme0n1, a device"),
@@ -105,13 +108,12 @@ ZONED = "zoned block devices (`zonemode`)"
 NEWER = ("options newer than fio 3.33 (`sprandom`, `fdp`, `md_per_io_size`, the `sequence` "
          "distribution, `steadystate=lat`)")
 PRIO = "I/O priorities (`prioclass`, `cmdprio_*`)"
-COUPLED = "jobs that steer each other (`flow`, `exitall`)"
+COUPLED = "jobs that end each other (`exitall`)"
 LAYOUT = "file layouts (`size` with `filesize`)"
 RANDOM = "fio's generators (`random_generator=lfsr`, `dedupe_mode`)"
 
 REFUSED: dict[str, Refusal] = {
     "atomic-verify.fio": Refusal("atomic=1", "atomic writes (`atomic`)"),
-    "butterfly.fio": Refusal("flow=2", COUPLED),
     "cmdprio-bssplit.fio": Refusal("cmdprio_bssplit", PRIO),
     "cmdprio-percentage.fio": Refusal("prioclass", PRIO),
     "dedupe-global.fio": Refusal("dedupe_mode", RANDOM),
@@ -119,7 +121,6 @@ REFUSED: dict[str, Refusal] = {
     "enospc-pressure.fio": Refusal("size and filesize both given", LAYOUT),
     "example_latency_steadystate.fio": Refusal("steady latency (lat) came after fio 3.33", NEWER),
     "exitwhat.fio": Refusal("exitall", COUPLED),
-    "flow.fio": Refusal("flow_sleep", COUPLED),
     "latency-profile.fio": Refusal("random_generator=lfsr", RANDOM),
     "numa.fio": Refusal("numa_cpu_nodes", "NUMA placement (`numa_*`)"),
     "sequence-distribution.fio": Refusal("the sequence distribution came after fio 3.33",

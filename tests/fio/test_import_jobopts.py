@@ -1,7 +1,8 @@
 """fio's options of how long a job runs and where it goes next, imported: io_size (io_limit),
-number_ios, loops, end_fsync and fsync_on_close, the offset modifier of rw (rw=read:-8k) and
-startdelay; the keys they become, the comments where iogate's meaning differs, the notes
-where fio ignores them, the refusals where iogate cannot keep them; and their export."""
+number_ios, loops, end_fsync and fsync_on_close, the offset modifier of rw (rw=read:-8k),
+startdelay, flow control (flow, flow_id, flow_sleep) and fill_device; the keys they become, the
+comments where iogate's meaning differs, the notes where fio ignores them, the refusals where
+iogate cannot keep them; and their export."""
 
 from __future__ import annotations
 
@@ -68,6 +69,15 @@ def refused(body: str) -> str:
     ("startdelay=4\n", "start_delay_ns", 4 * S, "from the start of the workload's group"),
     ("startdelay=250ms\n", "start_delay_ns", 250 * MS, ""),
     ("startdelay=0\n", "start_delay_ns", 0, "0 is fio's default"),
+    # flow control: weights, the flow's id, the sleep in microseconds
+    ("flow=8\n", "flow_weight", 8, ""),
+    ("flow=2\nflow_id=3\nflow_sleep=1000\n", "flow_id", 3, ""),
+    ("flow=2\nflow_sleep=1000\n", "flow_sleep_ns", MS, ""),
+    ("flow=0\nflow_sleep=10\n", "flow_weight", 0, "no flow control"),
+    ("flow_id=4\n", "flow_weight", 0, "no flow weight: fio ignores it"),
+    # fill_device: a sequential write until the filesystem is full
+    ("rw=write\nfill_device=1\n", "fill", True, ""),
+    ("rw=write\nfill_fs=1\n", "fill", True, ""),
 ])
 def test_conversion(body: str, field: str, value: object, comment: str) -> None:
     spec, text = one(body)

@@ -1,5 +1,5 @@
 """The suite keys of how long a workload runs and where it goes next: io_size, number_ios,
-end_fsync, seq_skip, startdelay, fill_device; their values, the rules between them and other
+end_fsync, seq_skip, startdelay, fill_device, flow; their values, the rules between them and other
 keys, and what they lower to."""
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from iogate.lower import lower
 from iogate.spec import load_suite
 
 KiB, MiB = 1 << 10, 1 << 20
+MS = 1_000_000
 
 
 def load(tmp_path: Path, body: str):
@@ -54,6 +55,12 @@ def test_fill_device_without_size_needs_the_file_on_the_filesystem_to_fill(tmp_p
         in problem
 
 
+def test_flow_lowers_to_the_engines_weight_id_and_sleep(tmp_path):
+    _, suite = load(tmp_path, "flow: 8\nflow_id: 2\nflow_sleep: 1ms\n")
+    spec = lower(suite.cases[0].workload, filenames=["/var/tmp/x"], seed=1)
+    assert (spec.flow_weight, spec.flow_id, spec.flow_sleep_ns) == (8, 2, MS)
+
+
 def test_the_defaults_change_nothing(tmp_path):
     _, suite = load(tmp_path, "rw: read\n")
     spec = lower(suite.cases[0].workload, filenames=["/var/tmp/x"], seed=1)
@@ -83,6 +90,9 @@ def test_seq_skip_takes_signed_sizes(tmp_path, value, expected):
      "fill_device ends when the filesystem is full: it cannot be time_based"),
     ("rw: write\nfill_device: true\nramp_time: 1s\n", "fill_device counts every write"),
     ("rw: write\nioengine: null\nfill_device: true\n", "fill_device needs a file; null has none"),
+    ("flow_sleep: 1ms\n", "flow_sleep belongs to flow control: it needs a flow weight"),
+    ("flow_id: 2\n", "flow_id belongs to flow control: it needs a flow weight"),
+    ("flow: 1001\n", "flow: must be at most 1000"),
 ])
 def test_bad_values_and_combinations_are_named(tmp_path, body, said):
     with pytest.raises(SuiteError) as info:

@@ -191,6 +191,10 @@ class IogJobSpec(ctypes.Structure):
         ("io_limit_ios", c_uint64),
         ("seq_skip", c_int64),
         ("start_delay_ns", c_uint64),
+        # flow control between jobs (fio's flow, flow_id, flow_sleep); weight 0: none
+        ("flow_id", c_uint32),
+        ("flow_weight", c_uint32),
+        ("flow_sleep_ns", c_uint64),
     ]
 
 

@@ -77,6 +77,7 @@ VALUE_FORMS: Mapping[str, str] = {
     "stonewall": _FLAG, "loops": _INT, "group_reporting": _FLAG, "lat_percentiles": _BOOL,
     "clat_percentiles": _BOOL, "slat_percentiles": _BOOL, "io_size": _INT,
     "number_ios": _INT, "end_fsync": _BOOL, "startdelay": _TIME, "fill_device": _BOOL,
+    "flow": _INT, "flow_id": _INT, "flow_sleep": _INT,
     "percentile_list": r"[0-9]+(\.[0-9]+)?(:[0-9]+(\.[0-9]+)?)*",
 }
 KNOWN_KEYS = frozenset(VALUE_FORMS)
@@ -400,6 +401,13 @@ def _limits(spec: JobSpec, problems: list[str]) -> list[tuple[str, str]]:
         out.append((key, str(value)))
     if spec.fill:  # until the filesystem is full
         out.append(("fill_device", "1"))
+    if spec.flow_weight:  # fio's flow counts each clone's requests, as iogate each thread's
+        out += [("flow", str(spec.flow_weight)), ("flow_id", str(spec.flow_id))]
+        if spec.flow_sleep_ns:  # a plain number of microseconds to fio
+            if spec.flow_sleep_ns % 1000:
+                problems.append(f"flow_sleep {spec.flow_sleep_ns}ns (fio's times are whole "
+                                "microseconds)")
+            out.append(("flow_sleep", str(spec.flow_sleep_ns // 1000)))
     if spec.start_delay_ns:
         out.append(("startdelay", _duration(spec.start_delay_ns, "startdelay", problems)))
     return out

@@ -139,6 +139,15 @@ class JobFields(BaseModel):
     seq_skip: SignedSize = Field(default=0, description=(
         "sequential workloads: bytes skipped after each request (fio's rw=read:8k); "
         "negative steps back, e.g. bs 4k and seq_skip -8k read the region backwards"))
+    flow: Annotated[Integer, Field(ge=1, le=1000)] | None = Field(default=None, description=(
+        "weight in flow control between the workloads of a group that share a flow_id "
+        "(fio's flow): they issue requests in the proportion of their weights (each thread "
+        "has the workload's weight); 1 to 1000"))
+    flow_id: Annotated[Integer, Field(ge=0, lt=1 << 32)] = Field(default=0, description=(
+        "the flow a workload with a flow weight belongs to (fio's flow_id)"))
+    flow_sleep: Duration = Field(default=0, description=(
+        "how long a thread held back by its flow waits before it asks again (fio's "
+        "flow_sleep); 0: it yields, or waits for one of its requests in flight"))
     fill_device: bool = Field(default=False, description=(
         "rw write only: write until the filesystem holding the file is full (fio's "
         "fill_device): ENOSPC ends the run and is no error; without size, the region is "

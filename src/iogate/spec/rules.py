@@ -137,6 +137,10 @@ def workload_rules(w: JobFields) -> Iterator[tuple[tuple[str, ...], str]]:
         yield ("size", "bs"), (f"size{per_file} ({format_size(w.size // files)}) is smaller "
                                f"than the block size ({format_size(largest)})")
     yield from _fill_rules(w, engine)
+    for key in ("flow_id", "flow_sleep"):
+        if key in w.model_fields_set and w.flow is None:
+            yield (key, "flow"), f"{key} belongs to flow control: it needs a flow weight"
+
     if not w.allow_file_create and not w.filename and engine.does_io:
         yield ("allow_file_create",), ("allow_file_create: false needs a filename: without "
                                        "one the workload runs on a temporary file iogate "
