@@ -65,6 +65,11 @@ static const struct iog_layout_field job_spec_fields[] = {
     FIELD(iog_job_spec, io_limit_ios),
     FIELD(iog_job_spec, seq_skip),
     FIELD(iog_job_spec, start_delay_ns),
+    /* submission batching */
+    FIELD(iog_job_spec, batch_submit),
+    FIELD(iog_job_spec, batch_complete_min),
+    FIELD(iog_job_spec, batch_complete_max),
+    FIELD(iog_job_spec, depth_low),
 };
 
 static const struct iog_layout_field bs_entry_fields[] = {
@@ -121,6 +126,7 @@ static const struct iog_layout_field job_stats_fields[] = {
     FIELD(iog_job_stats, coverage_touched),      FIELD(iog_job_stats, data_sampled_bytes),
     FIELD(iog_job_stats, data_compressed_bytes), FIELD(iog_job_stats, data_blocks),
     FIELD(iog_job_stats, data_duplicate_blocks), FIELD(iog_job_stats, data_samples_skipped),
+    FIELD(iog_job_stats, submits),               FIELD(iog_job_stats, reaps),
 };
 
 static const struct iog_layout_field interval_fields[] = {

@@ -190,6 +190,11 @@ class IogJobSpec(ctypes.Structure):
         ("io_limit_ios", c_uint64),
         ("seq_skip", c_int64),
         ("start_delay_ns", c_uint64),
+        # submission batching
+        ("batch_submit", c_uint32),
+        ("batch_complete_min", c_uint32),
+        ("batch_complete_max", c_uint32),
+        ("depth_low", c_uint32),
     ]
 
 
@@ -244,6 +249,9 @@ class IogJobStats(ctypes.Structure):
         ("data_blocks", c_uint64),
         ("data_duplicate_blocks", c_uint64),
         ("data_samples_skipped", c_uint64),
+        # submission batching
+        ("submits", c_uint64),
+        ("reaps", c_uint64),
     ]
 
 
