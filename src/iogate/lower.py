@@ -151,6 +151,10 @@ def _job(job: JobFields, filenames: Sequence[str], seed: int) -> JobSpec:
         end_fsync=job.end_fsync,
         seq_skip=job.seq_skip,
         start_delay_ns=job.startdelay,
+        batch_submit=job.iodepth_batch_submit or 0,
+        batch_complete_min=job.iodepth_batch_complete_min or 0,
+        batch_complete_max=job.iodepth_batch_complete_max or 0,
+        depth_low=job.iodepth_low or 0,
     )
 
 
