@@ -60,8 +60,9 @@ def test_a_full_queue_drains_to_its_low_water_mark(engine, data_file):
     # (after the first fill at 1..16); without, at 13..16
     low = read(engine, data_file, batch_complete_min=4, batch_complete_max=4, depth_low=4)
     full = read(engine, data_file, batch_complete_min=4, batch_complete_max=4)
-    first = [1, 2, 4, 8, 1]
-    assert low.jobs[0].read.qd_hist[:5] == [f + 20 * r for f, r in zip(first, [0, 0, 3, 8, 1])]
-    assert full.jobs[0].read.qd_hist[:5] == [f + 60 * r for f, r in
-                                             zip(first, [0, 0, 0, 3, 1])]
+    first = [1, 2, 4, 8, 1]  # depths 1 | 2,3 | 4..7 | 8..15 | 16
+    assert low.jobs[0].read.qd_hist[:5] == [
+        f + 20 * r for f, r in zip(first, [0, 0, 3, 8, 1], strict=True)]
+    assert full.jobs[0].read.qd_hist[:5] == [
+        f + 60 * r for f, r in zip(first, [0, 0, 0, 3, 1], strict=True)]
     assert low.metric("read.qd.mean") == pytest.approx((136 + 20 * 126) / BLOCKS)
