@@ -466,6 +466,23 @@ struct iog_job_spec {
     uint32_t flow_id;
     uint32_t flow_weight;
     uint64_t flow_sleep_ns;
+    /* Submission batching (asynchronous engines; must be 0 with a
+     * synchronous one), each 0 meaning "as before".
+     * batch_submit (1..iodepth, 0 means 1): prepared requests are held until
+     * this many are waiting, then handed to the engine in one submit; fewer
+     * go when nothing more can be prepared now (the queue is full, the next
+     * request is not yet due, the thread stops, a sync or verification
+     * read-back is due), so no request waits past its due time for others.
+     * batch_complete_min (1..iodepth, 0 means 1): a reap waits for at least
+     * this many completions (at most what is in flight; fewer when a paced
+     * request falls due first). batch_complete_max (batch_complete_min..
+     * iodepth, 0 means iodepth): a reap takes at most this many.
+     * depth_low (1..iodepth, 0 means iodepth): once iodepth requests are in
+     * flight, no request is prepared until at most depth_low are. */
+    uint32_t batch_submit;
+    uint32_t batch_complete_min;
+    uint32_t batch_complete_max;
+    uint32_t depth_low;
 };
 
 /* Summary of one latency kind. mean and stdev are exact (not from buckets). */
@@ -548,6 +565,12 @@ struct iog_job_stats {
     uint64_t data_duplicate_blocks;
     /* since ABI 4 */
     uint64_t data_samples_skipped;
+    /* Submission batching (asynchronous engines; 0 for synchronous ones):
+     * the engine's submit calls that handed it at least one request, and its
+     * reap calls that returned at least one completion, made in counted time
+     * (from the end of the ramp). */
+    uint64_t submits;
+    uint64_t reaps;
 };
 
 /* One interval of one job in one direction, all its threads merged. */

@@ -68,6 +68,11 @@ static const struct iog_layout_field job_spec_fields[] = {
     FIELD(iog_job_spec, flow_id),
     FIELD(iog_job_spec, flow_weight),
     FIELD(iog_job_spec, flow_sleep_ns),
+    /* submission batching */
+    FIELD(iog_job_spec, batch_submit),
+    FIELD(iog_job_spec, batch_complete_min),
+    FIELD(iog_job_spec, batch_complete_max),
+    FIELD(iog_job_spec, depth_low),
 };
 
 static const struct iog_layout_field bs_entry_fields[] = {
@@ -124,6 +129,7 @@ static const struct iog_layout_field job_stats_fields[] = {
     FIELD(iog_job_stats, coverage_touched),      FIELD(iog_job_stats, data_sampled_bytes),
     FIELD(iog_job_stats, data_compressed_bytes), FIELD(iog_job_stats, data_blocks),
     FIELD(iog_job_stats, data_duplicate_blocks), FIELD(iog_job_stats, data_samples_skipped),
+    FIELD(iog_job_stats, submits),               FIELD(iog_job_stats, reaps),
 };
 
 static const struct iog_layout_field interval_fields[] = {

@@ -116,24 +116,26 @@ static int uring_reap(struct iog_worker *w, unsigned min, struct iog_io **out, u
     struct uring_data *d = w->engine_data;
     if (max > d->ncqes)
         max = d->ncqes;
+    if (min > max)
+        min = max;
     unsigned n = io_uring_peek_batch_cqe(&d->ring, d->cqes, max);
-    if (n == 0 && min > 0) {
+    if (n < min) { /* wait until min are in the completion queue (n still are) */
         struct io_uring_cqe *cqe;
-        int rc;
+        int rc = 0;
         if (deadline_ns) {
             uint64_t now = clock_now_ns();
-            if (now >= deadline_ns)
-                return 0;
-            uint64_t left = deadline_ns - now;
-            struct __kernel_timespec ts = {.tv_sec = (long long)(left / 1000000000ull),
-                                           .tv_nsec = (long long)(left % 1000000000ull)};
-            rc = io_uring_wait_cqe_timeout(&d->ring, &cqe, &ts);
-            if (rc == -ETIME)
-                return 0;
+            if (now < deadline_ns) {
+                uint64_t left = deadline_ns - now;
+                struct __kernel_timespec ts = {.tv_sec = (long long)(left / 1000000000ull),
+                                               .tv_nsec = (long long)(left % 1000000000ull)};
+                rc = io_uring_wait_cqes(&d->ring, &cqe, min, &ts, NULL);
+                if (rc == -ETIME)
+                    rc = 0; /* the deadline passed: what is there */
+            }
         } else {
-            rc = io_uring_wait_cqe(&d->ring, &cqe);
+            rc = io_uring_wait_cqe_nr(&d->ring, &cqe, min);
         }
-        if (rc < 0)
+        if (rc < 0 && n == 0)
             return rc;
         n = io_uring_peek_batch_cqe(&d->ring, d->cqes, max);
     }

@@ -127,6 +127,8 @@ struct iog_worker {
     uint64_t count_start; /* absolute ns at which counting begins */
     uint64_t stop_at;     /* absolute ns at which issuing stops, 0: never */
     uint64_t runtime_ns;  /* counted time, published when the thread ends */
+    uint64_t nsubmits;    /* submit calls that took requests, in counted time */
+    uint64_t nreaps;      /* reap calls that returned completions, in counted time */
     pthread_t thread;
     int thread_started;
 };

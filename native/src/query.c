@@ -150,6 +150,10 @@ IOG_API int iog_session_job_stats(const iog_session *s, uint32_t job, struct iog
     out->coverage_chunk = jb->coverage_chunk;
     out->coverage_total = jb->coverage_total;
     out->coverage_touched = coverage_touched(jb);
+    for (uint32_t t = 0; t < jb->nworkers; t++) {
+        out->submits += jb->workers[t]->nsubmits;
+        out->reaps += jb->workers[t]->nreaps;
+    }
 
     const uint64_t **hashes = calloc(jb->nworkers, sizeof(*hashes));
     size_t *counts = calloc(jb->nworkers, sizeof(*counts));

@@ -204,6 +204,36 @@ static int validate_verify(const struct iog_job_spec *j, uint32_t i, const struc
     return 0;
 }
 
+/* Submission batching: only an asynchronous engine batches, and every
+ * figure counts requests of the iodepth queue (0: the default). */
+static int validate_batching(const struct iog_job_spec *j, uint32_t i, const struct iog_engine *e,
+                             char *err, size_t errlen)
+{
+    const struct {
+        const char *name;
+        uint32_t v;
+    } f[] = {{"batch_submit", j->batch_submit},
+             {"batch_complete_min", j->batch_complete_min},
+             {"batch_complete_max", j->batch_complete_max},
+             {"depth_low", j->depth_low}};
+    for (uint32_t k = 0; k < sizeof(f) / sizeof(f[0]); k++) {
+        if (f[k].v == 0)
+            continue;
+        if (!e->ops.submit)
+            INVALID("job %u: %s applies to asynchronous engines only; the %s engine performs "
+                    "one request at a time: leave it 0",
+                    i, f[k].name, e->name);
+        if (f[k].v > j->iodepth)
+            INVALID("job %u: %s must be at most iodepth (%u), got %u", i, f[k].name, j->iodepth,
+                    f[k].v);
+    }
+    uint32_t cmin = j->batch_complete_min ? j->batch_complete_min : 1;
+    if (j->batch_complete_max && j->batch_complete_max < cmin)
+        INVALID("job %u: batch_complete_max (%u) must be at least batch_complete_min (%u)", i,
+                j->batch_complete_max, cmin);
+    return 0;
+}
+
 /* The engine a spec names, or a message listing the ones there are. */
 static int validate_engine(const struct iog_job_spec *j, uint32_t i, const struct iog_engine **e,
                            char *err, size_t errlen)
@@ -288,6 +318,8 @@ static int validate_spec(const struct iog_job_spec *j, uint32_t i, char *err, si
         INVALID("job %u: start_delay_ns too large", i);
     if (j->flow_sleep_ns > UINT64_MAX / 4)
         INVALID("job %u: flow_sleep_ns too large", i);
+    if ((rc = validate_batching(j, i, e, err, errlen)) < 0)
+        return rc;
     if (j->seq_skip != 0 && j->rw != IOG_RW_READ && j->rw != IOG_RW_WRITE && j->rw != IOG_RW_RW)
         INVALID("job %u: seq_skip applies to sequential jobs only (rw read, write or rw)", i);
     if ((j->flags & IOG_JOB_FILL) &&

@@ -117,6 +117,11 @@ class JobSpec:
     flow_id: int = 0
     flow_weight: int = 0
     flow_sleep_ns: int = 0
+    # Submission batching (asynchronous engines), 0: the default (1, 1, iodepth, iodepth)
+    batch_submit: int = 0  # requests per submit
+    batch_complete_min: int = 0  # completions a reap waits for
+    batch_complete_max: int = 0  # completions a reap takes at most
+    depth_low: int = 0  # a full queue drains to this before it is filled again
     test_crash: bool = False  # test only: the engine crashes after one request
 
     # -- what the job asks for, per data direction ---------------------------------------

@@ -157,6 +157,10 @@ def _job(job: JobFields, filenames: Sequence[str], seed: int) -> JobSpec:
         flow_id=job.flow_id,
         flow_weight=job.flow or 0,
         flow_sleep_ns=job.flow_sleep,
+        batch_submit=job.iodepth_batch_submit or 0,
+        batch_complete_min=job.iodepth_batch_complete_min or 0,
+        batch_complete_max=job.iodepth_batch_complete_max or 0,
+        depth_low=job.iodepth_low or 0,
     )
 
 

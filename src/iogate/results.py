@@ -431,6 +431,10 @@ class JobResult:
     coverage: Coverage = field(default_factory=Coverage)
     data: DataSample = field(default_factory=DataSample)
     verify: VerifyResult | None = None  # None: the job did not verify
+    # asynchronous engines, in counted time: submit calls that handed requests to the
+    # engine, reap calls that returned completions (0 for synchronous engines)
+    submits: int = 0
+    reaps: int = 0
 
     def direction(self, name: str) -> DirectionResult:
         return {"read": self.read, "write": self.write, "sync": self.sync,
@@ -439,7 +443,8 @@ class JobResult:
     def to_json(self) -> dict:
         out = {"read": self.read.to_json(), "write": self.write.to_json(),
                "sync": self.sync.to_json(), "trim": self.trim.to_json(), "nfiles": self.nfiles,
-               "coverage": vars(self.coverage).copy(), "data": vars(self.data).copy()}
+               "coverage": vars(self.coverage).copy(), "data": vars(self.data).copy(),
+               "submits": self.submits, "reaps": self.reaps}
         if self.verify is not None:
             out["verify"] = self.verify.to_json()
         return out

@@ -385,7 +385,6 @@ BAD = {
                        (29, "with a minimum that is not a power of two")],
     "bad-unsupported.fio": [(4, "iogate's random workloads draw every offset"),
                             (6, "cpus_allowed is not supported"),
-                            (10, "iodepth_batch is not supported"),
                             (15, "hipri is not supported: an option of fio's I/O engines"),
                             (17, "steadystate needs ss_dur of at least 2s"),
                             (19, "a range of delays")],

@@ -91,7 +91,6 @@ def test_conversion(body: str, field: str, value: object, comment: str) -> None:
     ("startdelay=1-5\n", "a range of delays"),
     ("loops=0\n", "loops=1 or more"),
     ("loops=${N}\n", "loops from a variable"),
-    ("iodepth_batch_submit=4\n", "no batching"),
 ])
 def test_refusals_name_the_option_and_why(body: str, problem: str) -> None:
     assert problem in refused(body)

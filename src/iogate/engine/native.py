@@ -195,6 +195,11 @@ class IogJobSpec(ctypes.Structure):
         ("flow_id", c_uint32),
         ("flow_weight", c_uint32),
         ("flow_sleep_ns", c_uint64),
+        # submission batching
+        ("batch_submit", c_uint32),
+        ("batch_complete_min", c_uint32),
+        ("batch_complete_max", c_uint32),
+        ("depth_low", c_uint32),
     ]
 
 
@@ -249,6 +254,9 @@ class IogJobStats(ctypes.Structure):
         ("data_blocks", c_uint64),
         ("data_duplicate_blocks", c_uint64),
         ("data_samples_skipped", c_uint64),
+        # submission batching
+        ("submits", c_uint64),
+        ("reaps", c_uint64),
     ]
 
 

@@ -62,7 +62,9 @@ def job_struct(spec: JobSpec) -> native.IogJobSpec:
     _in_range(U32, rwmixread=spec.rwmixread, iodepth=spec.iodepth, numjobs=spec.numjobs,
               thinktime_blocks=spec.thinktime_blocks, sync_every=spec.sync_every,
               compress_pct=spec.compress_pct, compress_chunk=spec.compress_chunk,
-              dedupe_pct=spec.dedupe_pct, verify_backlog=spec.verify_backlog)
+              dedupe_pct=spec.dedupe_pct, verify_backlog=spec.verify_backlog,
+              batch_submit=spec.batch_submit, batch_complete_min=spec.batch_complete_min,
+              batch_complete_max=spec.batch_complete_max, depth_low=spec.depth_low)
     _in_range(U64, bs_read=spec.bs_read, bs_write=spec.bs_write, size=spec.size,
               io_timeout_ns=spec.io_timeout_ns, offset=spec.offset,
               runtime_ns=spec.runtime_ns, ramp_ns=spec.ramp_ns,
@@ -102,7 +104,10 @@ def job_struct(spec: JobSpec) -> native.IogJobSpec:
         io_timeout_ns=spec.io_timeout_ns, io_limit_bytes=spec.io_limit_bytes,
         io_limit_ios=spec.io_limit_ios, seq_skip=spec.seq_skip,
         start_delay_ns=spec.start_delay_ns, flow_id=spec.flow_id,
-        flow_weight=spec.flow_weight, flow_sleep_ns=spec.flow_sleep_ns)
+        flow_weight=spec.flow_weight, flow_sleep_ns=spec.flow_sleep_ns,
+        batch_submit=spec.batch_submit,
+        batch_complete_min=spec.batch_complete_min,
+        batch_complete_max=spec.batch_complete_max, depth_low=spec.depth_low)
     for d, name in ((native.DIR_READ, "read"), (native.DIR_WRITE, "write")):
         table = spec.bs_table(name)
         if len(table) > native.BS_ENTRIES_MAX:
@@ -282,7 +287,7 @@ def _job(h: native.SessionHandle, job: int, spec: JobSpec | None = None) -> JobR
                                      blocks=st.data_blocks,
                                      duplicate_blocks=st.data_duplicate_blocks,
                                      samples_skipped=st.data_samples_skipped),
-                     verify=verify)
+                     verify=verify, submits=st.submits, reaps=st.reaps)
 
 
 def _verify(h: native.SessionHandle, job: int, spec: JobSpec) -> VerifyResult:

@@ -78,6 +78,8 @@ VALUE_FORMS: Mapping[str, str] = {
     "clat_percentiles": _BOOL, "slat_percentiles": _BOOL, "io_size": _INT,
     "number_ios": _INT, "end_fsync": _BOOL, "startdelay": _TIME, "fill_device": _BOOL,
     "flow": _INT, "flow_id": _INT, "flow_sleep": _INT,
+    "iodepth_batch_submit": _INT, "iodepth_batch_complete_min": _INT,
+    "iodepth_batch_complete_max": _INT, "iodepth_low": _INT,
     "percentile_list": r"[0-9]+(\.[0-9]+)?(:[0-9]+(\.[0-9]+)?)*",
 }
 KNOWN_KEYS = frozenset(VALUE_FORMS)
@@ -148,6 +150,7 @@ def job_options(spec: JobSpec) -> list[tuple[str, str]]:
         out.append(("rwmixread", str(spec.rwmixread)))
     out += _block_sizes(spec, per_dir, problems)
     out.append(("iodepth", str(spec.iodepth)))
+    out += _batching(spec)
     out.append(("numjobs", str(spec.numjobs)))
     out += _files(spec, problems)
     if spec.size:  # without one, fio uses the file or device whole, as iogate does
@@ -387,6 +390,18 @@ def _pacing(spec: JobSpec, problems: list[str]) -> list[tuple[str, str]]:
     if spec.end_fsync and spec.does("write"):
         out.append(("end_fsync", "1"))
     return out
+
+
+def _batching(spec: JobSpec) -> list[tuple[str, str]]:
+    """Submission batching, where set. fio collects at most iodepth_batch_complete_min
+    completions at once unless iodepth_batch_complete_max is larger, iogate up to iodepth:
+    with a minimum, the maximum is written too."""
+    return [(key, str(value)) for key, value in (
+        ("iodepth_batch_submit", spec.batch_submit),
+        ("iodepth_batch_complete_min", spec.batch_complete_min),
+        ("iodepth_batch_complete_max",
+         spec.batch_complete_max or (spec.iodepth if spec.batch_complete_min else 0)),
+        ("iodepth_low", spec.depth_low)) if value]
 
 
 def _limits(spec: JobSpec, problems: list[str]) -> list[tuple[str, str]]:

@@ -69,6 +69,13 @@ __all__ = ["NAME_BAD", "Entry", "Workload", "effective", "link_readbacks", "suit
 # -- the result ---------------------------------------------------------------------------
 
 
+# fio's batching options (canonical names) and the suite key of each
+_BATCH_KEYS = (("iodepth_batch", "iodepth_batch_submit"),
+               ("iodepth_batch_complete_min", "iodepth_batch_complete_min"),
+               ("iodepth_batch_complete_max", "iodepth_batch_complete_max"),
+               ("iodepth_low", "iodepth_low"))
+
+
 @dataclass
 class Entry:
     """One key of a workload: its value, the option it came from, a comment on it."""
@@ -259,6 +266,7 @@ class _Job:
         self._offset_increment()
         self._block_sizes()
         self._iodepth()
+        self._batching()
         self._times()
         self._limits()
         self._direct()
@@ -813,6 +821,52 @@ class _Job:
                           "whatever iodepth says, so iogate's iodepth stays 1")
                 return
         self.int_key("iodepth")
+
+    def _batching(self) -> None:
+        """fio's submission batching, each option under iogate's key of fio's long name,
+        with fio's fixes of out-of-range values spelled out; left out where fio has no
+        queue to batch (a synchronous engine, iodepth 1)."""
+        given = [(src, key) for name, key in _BATCH_KEYS
+                 if (src := self.get(name)) is not None]
+        if not given:
+            return
+        ioengine = catalog.get(self.engine)
+        depth_entry = self.w.keys.get("iodepth")
+        depth = depth_entry.value if depth_entry is not None else 1
+        for src, key in given:
+            if ioengine is not None and not ioengine.queued:
+                self.note(src, f"fio's {self.engine} is synchronous: one request in flight, "
+                          "nothing to batch")
+            elif depth == 1:
+                self.note(src, "iodepth is 1: one request in flight, nothing to batch")
+            elif (text := self.value(src)) is not None and \
+                    (n := self.checked(src, text, "count")) is not None:
+                self._batch_key(src, key, n, depth)
+        low = self.w.keys.get("iodepth_batch_complete_min")
+        high = self.w.keys.get("iodepth_batch_complete_max")
+        if low is not None and isinstance(low.value, int) and low.value > 1 and (
+                high is None or isinstance(high.value, int) and high.value < low.value):
+            self.put("iodepth_batch_complete_max", low.value, low.src,
+                     f"fio collects at most iodepth_batch_complete_min ({low.value}) "
+                     "completions at once when iodepth_batch_complete_max is not larger")
+
+    def _batch_key(self, src: Option, key: str, n: int | str, depth: int | str) -> None:
+        """One batching option's value as fio runs it: 0 and values above iodepth are
+        fio's default or iodepth."""
+        if n == 0:
+            if key == "iodepth_batch_complete_min":
+                self.note(src, "0: fio checks for completions without waiting before it "
+                          "issues more; iogate collects them when it cannot issue more, "
+                          "waiting for at least one")
+            elif key == "iodepth_batch_complete_max":
+                self.note(src, "0 is fio's default: as many as iodepth_batch_complete_min")
+            else:
+                self.put(key, depth, src, f"fio's {src.key}=0 means iodepth")
+            return
+        if isinstance(n, int) and isinstance(depth, int) and n > depth:
+            self.put(key, depth, src, f"fio takes {src.key}={n} as iodepth ({depth})")
+            return
+        self.put(key, n, src)
 
     def _times(self) -> None:
         for name in ("runtime", "ramp_time"):

@@ -153,7 +153,6 @@ AT_DEFAULT: dict[str, tuple[str, ...]] = {
 
 _NO_TRIM = "it trims the blocks a verifying job wrote; iogate trims only in the trim rw " \
            "modes (trim, randtrim, trimwrite, randtrimwrite), which do not verify"
-_NO_BATCH = "iogate submits and reaps requests as they come; it has no batching settings"
 _USE_EXPECT = "state the bound as an expectation instead, e.g. read.iops: \">= 1000\" or " \
               "read.clat.p99: \"<= 2ms\""
 _NO_PIN = "iogate does not pin its threads or memory"
@@ -194,8 +193,6 @@ HINTS: dict[str, str] = {
     "exec_postrun": "it runs a shell command; a suite never runs commands: run it after "
                     "iogate",
     "nrfiles": "name each file: filename=a:b:c",
-    "iodepth_batch": _NO_BATCH, "iodepth_batch_complete_min": _NO_BATCH,
-    "iodepth_batch_complete_max": _NO_BATCH, "iodepth_low": _NO_BATCH,
     **dict.fromkeys(("latency_target", "latency_window", "latency_percentile", "latency_run",
                      "max_latency"),
                     _USE_EXPECT),

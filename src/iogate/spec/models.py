@@ -155,6 +155,20 @@ class JobFields(BaseModel):
     startdelay: Duration = Field(default=0, description=(
         "the workload starts this long after its group (fio's startdelay); the delay is no "
         "part of its runtime"))
+    # Submission batching: asynchronous engines, iodepth above 1 (see rules.py)
+    iodepth_batch_submit: AtLeastOne | None = Field(default=None, description=(
+        "asynchronous engines: prepared requests are held until this many wait, then go to "
+        "the kernel in one submit (fewer when no more can be issued yet: the queue is full, "
+        "the next request is not due); default 1, each at once (fio's iodepth_batch_submit)"))
+    iodepth_batch_complete_min: AtLeastOne | None = Field(default=None, description=(
+        "asynchronous engines: each collection of completions waits for at least this many "
+        "(at most what is in flight); default 1 (fio's iodepth_batch_complete_min)"))
+    iodepth_batch_complete_max: AtLeastOne | None = Field(default=None, description=(
+        "asynchronous engines: each collection of completions takes at most this many; "
+        "default iodepth (fio's iodepth_batch_complete_max)"))
+    iodepth_low: AtLeastOne | None = Field(default=None, description=(
+        "asynchronous engines: once iodepth requests are in flight, new ones wait until at "
+        "most this many are; default iodepth, refill at once (fio's iodepth_low)"))
     # Safety: an existing file iogate did not create is written only with allow_overwrite;
     # with target_root, every target must resolve inside that directory.
     allow_overwrite: bool = False

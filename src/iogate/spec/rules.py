@@ -63,6 +63,32 @@ def block_table(w: JobFields, direction: Direction) -> list[tuple[int, int, Frac
     return [(bs, bs, Fraction(100))]
 
 
+BATCH_KEYS = ("iodepth_batch_submit", "iodepth_batch_complete_min",
+              "iodepth_batch_complete_max", "iodepth_low")
+
+
+def _batch_rules(w: JobFields, engine: catalog.Engine) -> Iterator[tuple[tuple[str, ...], str]]:
+    """Submission batching counts requests of an asynchronous engine's queue."""
+    for key in BATCH_KEYS:
+        n = getattr(w, key)
+        if n is None:
+            continue
+        if not engine.queued:
+            yield (key, "ioengine"), (
+                f"{key} batches the requests of an asynchronous engine; {engine.name} issues "
+                f"one at a time: remove it or use {queued_engines()}")
+        elif w.iodepth < 2:
+            yield (key, "iodepth"), (f"{key} batches requests of a queue, but iodepth is 1: "
+                                     f"raise iodepth or remove {key}")
+        elif n > w.iodepth:
+            yield (key, "iodepth"), (f"{key} ({n}) must be at most iodepth ({w.iodepth})")
+    low, high = w.iodepth_batch_complete_min, w.iodepth_batch_complete_max
+    if high is not None and high < (low or 1):
+        yield ("iodepth_batch_complete_max", "iodepth_batch_complete_min"), (
+            f"iodepth_batch_complete_max ({high}) must be at least iodepth_batch_complete_min "
+            f"({low or 1})")
+
+
 def workload_rules(w: JobFields) -> Iterator[tuple[tuple[str, ...], str]]:
     """Rules between fields: (fields to blame, most specific first; message)."""
     dirs = directions_of(w.rw)
@@ -77,6 +103,7 @@ def workload_rules(w: JobFields) -> Iterator[tuple[tuple[str, ...], str]]:
             yield ("iodepth", "ioengine"), (
                 f"{engine.name} keeps at most {engine.max_depth} requests in flight: iodepth "
                 f"must be at most {engine.max_depth}")
+    yield from _batch_rules(w, engine)
     if w.direct and not engine.direct:
         yield ("direct", "ioengine"), (
             f"{engine.name} cannot bypass the page cache: direct does not apply to it; remove "
