@@ -65,6 +65,7 @@ static const struct iog_layout_field job_spec_fields[] = {
     FIELD(iog_job_spec, io_limit_ios),
     FIELD(iog_job_spec, seq_skip),
     FIELD(iog_job_spec, start_delay_ns),
+    FIELD(iog_job_spec, exit_mask),
 };
 
 static const struct iog_layout_field bs_entry_fields[] = {

@@ -11,8 +11,11 @@
  * completed during the ramp is counted. A thread stops at the first of:
  * runtime_ns after the ramp; its byte limit issued (io_limit_bytes, else
  * `size` - one pass over the region - unless TIME_BASED); its request limit
- * issued (io_limit_ios). Its counted time runs from the end of the ramp
- * until its loop ended (in-flight requests drained) and, with END_FSYNC,
+ * issued (io_limit_ios); its job's stop word set (a cancel, or exitall of a
+ * job whose exit_mask names it: then it ends as at its runtime's end, end
+ * fsync and verify read-back included). A thread whose run ends normally
+ * ends the jobs of its job's exit_mask. Its counted time runs from the end
+ * of the ramp until its loop ended (in-flight requests drained) and, with END_FSYNC,
  * its files were synced. A job with start_delay_ns sleeps that long first;
  * its ramp and runtime count from the end of the delay. A short transfer is
  * continued (synchronous engines loop in prep, asynchronous ones get the
@@ -70,7 +73,7 @@
 #include "internal.h"
 #include "verify.h"
 
-#define SLEEP_SLICE_NS     20000000ull /* waits wake up this often to honour cancel */
+#define SLEEP_SLICE_NS     20000000ull /* waits wake up this often to honour a stop */
 #define CAPTURE_RING_BYTES (1u << 20)  /* capture ring of a writing thread, at most... */
 #define CAPTURE_RINGS_MAX  (32u << 20) /* ...and of all writing threads of a session */
 
@@ -366,7 +369,7 @@ chosen:;
  * must stop. Decides whether it is counted. */
 static inline int admit_io(struct iog_worker *w, struct iog_io *io, uint64_t now)
 {
-    if (PUB_LOAD(&w->s->cancel))
+    if (PUB_LOAD(&w->job->stop))
         return 0;
     if (w->verify && verify_stopped(w->verify))
         return 0; /* IOG_JOB_VERIFY_FATAL */
@@ -394,11 +397,12 @@ static inline int work_left(const struct iog_worker *w)
     return w->issued < w->byte_limit && w->nissued < w->ios_limit;
 }
 
-/* Sleeps until `t` (absolute); 0 when cancelled meanwhile. */
+/* Sleeps until `t` (absolute); 0 when the job was stopped (cancelled or
+ * ended by exitall) meanwhile. */
 static int sleep_until(struct iog_worker *w, uint64_t t)
 {
     for (;;) {
-        if (PUB_LOAD(&w->s->cancel))
+        if (PUB_LOAD(&w->job->stop))
             return 0;
         uint64_t now = clock_now_ns();
         if (now >= t)
@@ -900,7 +904,7 @@ void *worker_main(void *arg)
     struct iog_session *s = w->s;
     int rc = 0;
     if (w->run_start > clock_now_ns() && !sleep_until(w, w->run_start))
-        goto ran; /* cancelled during start_delay_ns: nothing counted */
+        goto ran; /* stopped during start_delay_ns: nothing counted */
     start_schedules(w);
     rc = w->ops->thread_start ? w->ops->thread_start(w) : 0;
     if (rc < 0) /* the engine cannot run here: every request would fail */
@@ -910,8 +914,11 @@ void *worker_main(void *arg)
         run_sync(w);
     else
         run_async(w);
-    if (rc >= 0)
+    if (rc >= 0) {
         end_fsync(w);
+        if (w->job->spec.exit_mask && !PUB_LOAD(&s->cancel)) /* exitall */
+            session_end_jobs(s, w->job->spec.exit_mask);
+    }
 ran:;
     /* Counted time runs until the loop ended (last completion or the stop
      * decision) and the end sync, so a time-based job reports at least its
