@@ -112,6 +112,9 @@ class JobSpec:
     end_fsync: bool = False  # fsync every file when a writing thread's run ends
     seq_skip: int = 0  # sequential: bytes skipped after each request (negative: back)
     start_delay_ns: int = 0  # the job starts this long after its group
+    # exitall: when a thread of this job ends its run, jobs of the session with bit j set
+    # (bit 63: also every later job) stop as at the end of their runtime; 0: none
+    exit_mask: int = 0
     test_crash: bool = False  # test only: the engine crashes after one request
 
     # -- what the job asks for, per data direction ---------------------------------------

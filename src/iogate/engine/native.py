@@ -190,6 +190,8 @@ class IogJobSpec(ctypes.Structure):
         ("io_limit_ios", c_uint64),
         ("seq_skip", c_int64),
         ("start_delay_ns", c_uint64),
+        # exitall: jobs stopped when a thread of this one ends its run
+        ("exit_mask", c_uint64),
     ]
 
 

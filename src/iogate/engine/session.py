@@ -70,7 +70,8 @@ def job_struct(spec: JobSpec) -> native.IogJobSpec:
               rate_iops_read=spec.rate_iops_read, rate_iops_write=spec.rate_iops_write,
               rate_bytes_read=spec.rate_bytes_read, rate_bytes_write=spec.rate_bytes_write,
               thinktime_ns=spec.thinktime_ns, io_limit_bytes=spec.io_limit_bytes,
-              io_limit_ios=spec.io_limit_ios, start_delay_ns=spec.start_delay_ns)
+              io_limit_ios=spec.io_limit_ios, start_delay_ns=spec.start_delay_ns,
+              exit_mask=spec.exit_mask)
     if not -I64 <= spec.seq_skip < I64:
         raise EngineError(errno.EINVAL, f"seq_skip must be in [-{I64}, {I64}), got "
                                         f"{spec.seq_skip}")
@@ -98,7 +99,7 @@ def job_struct(spec: JobSpec) -> native.IogJobSpec:
         pattern_len=len(spec.pattern), verify=verify, verify_backlog=spec.verify_backlog,
         io_timeout_ns=spec.io_timeout_ns, io_limit_bytes=spec.io_limit_bytes,
         io_limit_ios=spec.io_limit_ios, seq_skip=spec.seq_skip,
-        start_delay_ns=spec.start_delay_ns)
+        start_delay_ns=spec.start_delay_ns, exit_mask=spec.exit_mask)
     for d, name in ((native.DIR_READ, "read"), (native.DIR_WRITE, "write")):
         table = spec.bs_table(name)
         if len(table) > native.BS_ENTRIES_MAX:
