@@ -77,6 +77,8 @@ RUNS: dict[str, Run] = {
     "fio-seq-RW.fio": Run(),
     "fio-seq-read.fio": Run(),
     "fio-seq-write.fio": Run(),
+    "exitwhat.fio": Run(("filename={dir}/exitwhat.data",), "filename=/tmp/test, outside the "
+                        "test"),
     "fixed-rate-submission.fio": Run(),
     "fsx.fio": Run(),
     "iometer-file-access-server.fio": Run(),
@@ -102,7 +104,7 @@ RUNS: dict[str, Run] = {
 ZONED = "zoned block devices (`zonemode`)"
 NEWER = "options fio 3.33 does not have (`sprandom`, `fdp`, `md_per_io_size`)"
 PRIO = "I/O priorities (`prioclass`, `cmdprio_*`)"
-COUPLED = "jobs that steer each other (`flow`, `exitall`)"
+COUPLED = "jobs that steer each other (`flow`)"
 LAYOUT = "file layouts (`size` with `filesize`, `fill_device`)"
 RANDOM = "fio's generators (`random_generator=lfsr`, `sequence` distribution, `dedupe_mode`)"
 
@@ -116,7 +118,6 @@ REFUSED: dict[str, Refusal] = {
     "enospc-pressure.fio": Refusal("size and filesize both given", LAYOUT),
     "example_latency_steadystate.fio": Refusal("steadystate=lat",
                                                "steady latency (`steadystate=lat`)"),
-    "exitwhat.fio": Refusal("exitall", COUPLED),
     "flow.fio": Refusal("flow_sleep", COUPLED),
     "latency-profile.fio": Refusal("random_generator=lfsr", RANDOM),
     "numa.fio": Refusal("numa_cpu_nodes", "NUMA placement (`numa_*`)"),
