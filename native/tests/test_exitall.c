@@ -49,15 +49,17 @@ static int test_exit_ends_masked_jobs(void)
 }
 
 /* A writing job with verify and end_fsync, ended by exitall of another,
- * still syncs its file and reads back what it wrote. */
+ * still syncs its file and reads back what it wrote. The other one starts
+ * a second late, so that the writer has written by then. */
 static int test_ended_job_syncs_and_verifies(void)
 {
     char path[IOG_PATH_MAX];
     CHECK(t_temp_path(path, sizeof(path)) == 0);
     struct iog_job_spec j[2];
     j[0] = t_spec("null", IOG_RW_READ, 4096, 1 << 20);
-    j[0].io_limit_ios = 50;
-    j[0].rate_iops[IOG_DIR_READ] = 1000;
+    j[0].io_limit_ios = 10;
+    j[0].rate_iops[IOG_DIR_READ] = 100;
+    j[0].start_delay_ns = 1000000000;
     j[0].exit_mask = UINT64_MAX; /* every job (itself included) */
     j[1] = t_spec("psync", IOG_RW_RANDWRITE, 4096, 256 << 10);
     strcpy(j[1].filename, path);

@@ -26,6 +26,7 @@ workloads:
     rw: read
     number_ios: 20
     rate_iops: 200
+    startdelay: 1s  # long has written by then
     exitall: true
   - name: long
     rw: randwrite
