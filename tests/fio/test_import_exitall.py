@@ -142,3 +142,11 @@ def test_masks_follow_the_order_of_the_session() -> None:
     loaded = load_suite_text(suite("name: a, exitall: [c]", "b", "name: c, exitall: true"),
                              "s.yaml", {})
     assert exit_masks([c.workload for c in loaded.cases]) == [0b100, 0, ALL]
+
+
+def test_a_reporting_group_across_wait_for_is_refused() -> None:
+    # fio would stop b, waiting for a, before it ever starts
+    said = refused(f"[global]\n{JOB}exitall\n[a]\n[b]\nwait_for=a\n")
+    assert "'b'" in said and "wait_for" in said
+    assert exits(f"[global]\n{JOB}exitall\nexit_what=stonewall\n[a]\n[b]\nwait_for=a\n") \
+        == {"a": True, "b": True}

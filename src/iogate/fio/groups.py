@@ -139,7 +139,8 @@ def assign_exitall(workloads: list[Workload], units: list[list[Workload]],
         value: bool | list[str] = True
         if what == "group":
             mates = [v for v in workloads if report[id(v.section)] == report[id(w.section)]]
-            later = [v for v in mates if v not in unit]
+            running = {id(v) for v in unit}
+            later = [v for v in mates if id(v) not in running]
             if later:
                 problems.option(w.exit_what or switch, f"fio's exitall with exit_what=group "
                                 f"also stops '{later[0].fio_name}' of this job's reporting "
@@ -153,7 +154,7 @@ def assign_exitall(workloads: list[Workload], units: list[list[Workload]],
         comment = "; ".join(filter(None, [
             "" if own else f"fio's exitall ([{switch.section}], {switch.where}) is one switch "
             "for every job of the file",
-            "fio turns exitall on whatever its value" if own and w.exitall is not None
+            "fio turns exitall on whatever its value" if w.exitall is not None
             and (w.exitall.value or "1").strip() in ("0", "false") else "",
             f"{said}: " + ("stops every workload of its group" if value is True
                            else "stops the workloads of its fio reporting group"
