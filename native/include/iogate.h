@@ -483,6 +483,15 @@ struct iog_job_spec {
     uint32_t batch_complete_min;
     uint32_t batch_complete_max;
     uint32_t depth_low;
+    /* exitall (appended after ABI 6; zero means "as before"): when any
+     * thread of this job ends its run normally (a limit or its runtime
+     * reached, not a cancel), every job j of the session whose bit j is set
+     * (bit 63: also every job from 63 on; ~0: all jobs) stops as if its
+     * runtime had run out: it issues nothing more, drains what is in
+     * flight, still does its end fsync and verify read-back, and its
+     * counted time ends there. A job may name itself (its other threads
+     * stop). 0: nothing. */
+    uint64_t exit_mask;
 };
 
 /* Summary of one latency kind. mean and stdev are exact (not from buckets). */

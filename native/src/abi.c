@@ -73,6 +73,7 @@ static const struct iog_layout_field job_spec_fields[] = {
     FIELD(iog_job_spec, batch_complete_min),
     FIELD(iog_job_spec, batch_complete_max),
     FIELD(iog_job_spec, depth_low),
+    FIELD(iog_job_spec, exit_mask),
 };
 
 static const struct iog_layout_field bs_entry_fields[] = {

@@ -159,6 +159,9 @@ struct iog_job {
     uint64_t interval_ns;
     uint64_t count_start;  /* absolute ns */
     uint32_t threads_done; /* relaxed atomic, written under the session lock */
+    /* the job's stop word (enum job_stop), relaxed atomic, checked by its
+     * workers before every request instead of the session's cancel */
+    int stop;
     /* threads reading back after their run (not yet done); relaxed atomic,
      * written under the session lock */
     uint32_t threads_verifying;
@@ -183,7 +186,7 @@ struct iog_session {
     int state;              /* enum iog_state; release-stored, acquire-loaded */
     int starting;           /* set by the first iog_session_start */
     int started;            /* release-stored after the background thread runs */
-    int cancel;             /* relaxed atomic, checked by workers every request */
+    int cancel;             /* relaxed atomic; set with every job's stop (session_cancel) */
     uint64_t t_start_call;  /* iog_session_start entry */
     uint64_t t_run_start;   /* end of layout, start of the run clock; 0 before */
     uint64_t t_count_start; /* earliest count start over jobs; UINT64_MAX before */
@@ -206,6 +209,33 @@ struct iog_session {
     struct iog_fault fault; /* the first fault, written once by the monitor */
     int fault_set;          /* release-stored after fault is filled */
 };
+
+/* A job's stop word: its workers issue nothing more once it is not
+ * JOB_GO. JOB_ENDED (exitall of a job, iog_job_spec.exit_mask) stops them
+ * as the end of their runtime would: end fsync and verify read-back still
+ * happen. JOB_CANCELLED (the session's cancel) stops everything. */
+enum job_stop { JOB_GO = 0, JOB_ENDED = 1, JOB_CANCELLED = 2 };
+
+/* Cancels the session: every job stops, nothing more is done after the run. */
+static inline void session_cancel(struct iog_session *s)
+{
+    __atomic_store_n(&s->cancel, 1, __ATOMIC_RELAXED);
+    for (uint32_t j = 0; j < s->njobs; j++)
+        __atomic_store_n(&s->jobs[j].stop, JOB_CANCELLED, __ATOMIC_RELAXED);
+}
+
+/* exitall: ends the jobs of `mask` (bit j: job j; bit 63: also every job
+ * after it) that are still going, as if their runtime had run out. */
+static inline void session_end_jobs(struct iog_session *s, uint64_t mask)
+{
+    for (uint32_t j = 0; j < s->njobs; j++) {
+        if (!(mask >> (j < 63 ? j : 63) & 1))
+            continue;
+        int go = JOB_GO;
+        __atomic_compare_exchange_n(&s->jobs[j].stop, &go, JOB_ENDED, 0, __ATOMIC_RELAXED,
+                                    __ATOMIC_RELAXED);
+    }
+}
 
 /* Whether the job's rw mode trims (IOG_RW_TRIM .. IOG_RW_RANDTRIMWRITE). */
 static inline int job_trims(const struct iog_job_spec *spec)

@@ -208,7 +208,7 @@ static void watch_scan(struct iog_session *s)
                     s->fault = f;
                     __atomic_store_n(&s->fault_set, 1, __ATOMIC_RELEASE);
                 }
-                PUB_STORE(&s->cancel, 1);
+                session_cancel(s);
             }
         }
     }
@@ -258,7 +258,7 @@ static void begin_run(struct iog_session *s)
                 if (rc != ECANCELED)
                     stats_record_error(&w->st[job_fixed_dir(&job->spec)], rc, w->region_start,
                                        clock_now_ns());
-                PUB_STORE(&s->cancel, 1);
+                session_cancel(s);
                 abandon_workers(s, job, t);
                 break;
             }

@@ -337,7 +337,7 @@ IOG_API int iog_session_cancel(iog_session *s)
 {
     if (!s)
         return -EINVAL;
-    PUB_STORE(&s->cancel, 1);
+    session_cancel(s);
     return 0;
 }
 
@@ -368,7 +368,7 @@ IOG_API void iog_session_destroy(iog_session *s)
 {
     if (!s)
         return;
-    PUB_STORE(&s->cancel, 1);
+    session_cancel(s);
     join_threads(s);
     session_free(s);
 }

@@ -12,9 +12,12 @@
  * runtime_ns after the ramp; its byte limit issued (io_limit_bytes, else
  * `size` - one pass over the region - unless TIME_BASED); its request limit
  * issued (io_limit_ios); with IOG_JOB_FILL, a write that found the filesystem
- * full (ENOSPC, EDQUOT: no error). Its counted time runs from the end of the ramp
- * until its loop ended (in-flight requests drained) and, with END_FSYNC,
- * its files were synced. A job with start_delay_ns sleeps that long first;
+ * full (ENOSPC, EDQUOT: no error); its job's stop word set (a cancel, or
+ * exitall of a job whose exit_mask names it: then it ends as at its runtime's
+ * end, end fsync and verify read-back included). A thread whose run ends
+ * normally ends the jobs of its job's exit_mask. Its counted time runs from
+ * the end of the ramp until its loop ended (in-flight requests drained) and,
+ * with END_FSYNC, its files were synced. A job with start_delay_ns sleeps that long first;
  * its ramp and runtime count from the end of the delay. A short transfer is
  * continued (synchronous engines loop in prep, asynchronous ones get the
  * remainder prepared again) and only a request complete in full is counted
@@ -71,7 +74,7 @@
 #include "internal.h"
 #include "verify.h"
 
-#define SLEEP_SLICE_NS     20000000ull /* waits wake up this often to honour cancel */
+#define SLEEP_SLICE_NS     20000000ull /* waits wake up this often to honour a stop */
 #define CAPTURE_RING_BYTES (1u << 20)  /* capture ring of a writing thread, at most... */
 #define CAPTURE_RINGS_MAX  (32u << 20) /* ...and of all writing threads of a session */
 
@@ -370,7 +373,7 @@ chosen:;
  * must stop. Decides whether it is counted. */
 static inline int admit_io(struct iog_worker *w, struct iog_io *io, uint64_t now)
 {
-    if (PUB_LOAD(&w->s->cancel))
+    if (PUB_LOAD(&w->job->stop))
         return 0;
     if (w->verify && verify_stopped(w->verify))
         return 0; /* IOG_JOB_VERIFY_FATAL */
@@ -398,11 +401,12 @@ static inline int work_left(const struct iog_worker *w)
     return w->issued < w->byte_limit && w->nissued < w->ios_limit;
 }
 
-/* Sleeps until `t` (absolute); 0 when cancelled meanwhile. */
+/* Sleeps until `t` (absolute); 0 when the job was stopped (cancelled or
+ * ended by exitall) meanwhile. */
 static int sleep_until(struct iog_worker *w, uint64_t t)
 {
     for (;;) {
-        if (PUB_LOAD(&w->s->cancel))
+        if (PUB_LOAD(&w->job->stop))
             return 0;
         uint64_t now = clock_now_ns();
         if (now >= t)
@@ -638,7 +642,7 @@ static inline uint64_t ready_at(const struct iog_worker *w, uint32_t slot)
 }
 
 /* Flow control (flow.h): until this thread may issue its next request;
- * 0 when it must stop meanwhile (cancelled, or its runtime is over). A
+ * 0 when it must stop meanwhile (its job's stop word, or its runtime is over). A
  * thread with requests in flight asks again after each reap instead. */
 static int flow_wait(struct iog_worker *w)
 {
@@ -651,7 +655,7 @@ static int flow_wait(struct iog_worker *w)
             if (!sleep_until(w, now + pause))
                 return 0;
         } else {
-            if (PUB_LOAD(&w->s->cancel))
+            if (PUB_LOAD(&w->job->stop))
                 return 0;
             sched_yield();
         }
@@ -969,7 +973,7 @@ void *worker_main(void *arg)
     struct iog_session *s = w->s;
     int rc = 0;
     if (w->run_start > clock_now_ns() && !sleep_until(w, w->run_start))
-        goto ran; /* cancelled during start_delay_ns: nothing counted */
+        goto ran; /* stopped during start_delay_ns: nothing counted */
     start_schedules(w);
     if (w->flow)
         flow_join(w->flow, w->job->spec.flow_weight);
@@ -981,8 +985,11 @@ void *worker_main(void *arg)
         run_sync(w);
     else
         run_async(w);
-    if (rc >= 0)
+    if (rc >= 0) {
         end_fsync(w);
+        if (w->job->spec.exit_mask && !PUB_LOAD(&s->cancel)) /* exitall */
+            session_end_jobs(s, w->job->spec.exit_mask);
+    }
     if (w->flow)
         flow_leave(w->flow, w->flow_count, w->job->spec.flow_weight);
 ran:;

@@ -35,7 +35,7 @@ static int test_versions(void)
 
 static int test_describe_all(void)
 {
-    CHECK(check_struct("iog_job_spec", sizeof(struct iog_job_spec), "struct_size", "depth_low") ==
+    CHECK(check_struct("iog_job_spec", sizeof(struct iog_job_spec), "struct_size", "exit_mask") ==
           T_PASS);
     CHECK(check_struct("iog_dir_stats", sizeof(struct iog_dir_stats), "struct_size",
                        "first_error_ns") == T_PASS);

@@ -122,6 +122,9 @@ class JobSpec:
     batch_complete_min: int = 0  # completions a reap waits for
     batch_complete_max: int = 0  # completions a reap takes at most
     depth_low: int = 0  # a full queue drains to this before it is filled again
+    # exitall: when a thread of this job ends its run, jobs of the session with bit j set
+    # (bit 63: also every later job) stop as at the end of their runtime; 0: none
+    exit_mask: int = 0
     test_crash: bool = False  # test only: the engine crashes after one request
 
     # -- what the job asks for, per data direction ---------------------------------------

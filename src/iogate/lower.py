@@ -18,7 +18,7 @@ from iogate.spec.models import JobFields, PreconditionStep, Workload
 from iogate.spec.modes import MIXED, Direction, field_directions_of
 from iogate.spec.rules import block_table
 
-__all__ = ["to_ppm", "split_rates", "job_seed", "lower", "lower_step"]
+__all__ = ["to_ppm", "split_rates", "job_seed", "lower", "lower_step", "exit_masks"]
 
 
 
@@ -176,3 +176,19 @@ def lower_step(step: PreconditionStep, *, filenames: Sequence[str], seed: int) -
     """The job spec of one pass of a precondition step (the runner runs ``step.loops``)."""
     return _job(step, filenames, seed)
 
+
+
+def exit_masks(workloads: Sequence[Workload]) -> list[int]:
+    """Each job's exit_mask in a session of ``workloads`` (in job order): exitall true stops
+    every job of the session, a list the jobs of the workloads it names (the loader made
+    sure a list meets at most 64 jobs)."""
+    masks = []
+    for w in workloads:
+        if w.exitall is True:
+            masks.append((1 << 64) - 1)
+        elif w.exitall:
+            masks.append(sum(1 << j for j, other in enumerate(workloads)
+                             if other.name in w.exitall))
+        else:
+            masks.append(0)
+    return masks

@@ -27,7 +27,7 @@ from iogate.engine.isolated import (
 from iogate.errors import EngineError, TargetError
 from iogate.job import JobSpec
 from iogate.judge import Gate, fail_fast, io_error, judge, needs_baseline, tracked
-from iogate.lower import lower_step
+from iogate.lower import exit_masks, lower_step
 from iogate.outcome import CaseResult, SteadyRounds
 from iogate.plan import seed_for, sized, spec_for, target_text, targets_of
 from iogate.results import Progress, RunResult
@@ -112,8 +112,9 @@ def run_cases(
                         error = io_error(pre)
                         if error:
                             return failed("error", f"precondition step {i}: {error}", targets)
-            specs = [_pinned(spec_for(c, files), held)
-                     for c, files in zip(cases, targets, strict=True)]
+            masks = exit_masks([c.workload for c in cases])
+            specs = [_pinned(replace(spec_for(c, files), exit_mask=mask), held)
+                     for c, files, mask in zip(cases, targets, masks, strict=True)]
             steady = next((c.steady_state for c in cases if c.steady_state), None)
             if steady is not None:
                 runs, rounds = _rounds_until_steady(engine, steady, specs, on_progress,

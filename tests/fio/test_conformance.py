@@ -79,6 +79,8 @@ RUNS: dict[str, Run] = {
     "fio-seq-RW.fio": Run(),
     "fio-seq-read.fio": Run(),
     "fio-seq-write.fio": Run(),
+    "exitwhat.fio": Run(("filename={dir}/exitwhat.data",), "filename=/tmp/test, outside the "
+                        "test"),
     "fixed-rate-submission.fio": Run(),
     "flow.fio": Run(("filename={dir}/flow.data",), "filename=/tmp/testfile, outside the test"),
     "fsx.fio": Run(),
@@ -108,7 +110,6 @@ ZONED = "zoned block devices (`zonemode`)"
 NEWER = ("options newer than fio 3.33 (`sprandom`, `fdp`, `md_per_io_size`, the `sequence` "
          "distribution, `steadystate=lat`)")
 PRIO = "I/O priorities (`prioclass`, `cmdprio_*`)"
-COUPLED = "jobs that end each other (`exitall`)"
 LAYOUT = "file layouts (`size` with `filesize`)"
 RANDOM = "fio's generators (`random_generator=lfsr`, `dedupe_mode`)"
 
@@ -120,7 +121,6 @@ REFUSED: dict[str, Refusal] = {
     "disk-zone-profile.fio": Refusal("zonemode", ZONED),
     "enospc-pressure.fio": Refusal("size and filesize both given", LAYOUT),
     "example_latency_steadystate.fio": Refusal("steady latency (lat) came after fio 3.33", NEWER),
-    "exitwhat.fio": Refusal("exitall", COUPLED),
     "latency-profile.fio": Refusal("random_generator=lfsr", RANDOM),
     "numa.fio": Refusal("numa_cpu_nodes", "NUMA placement (`numa_*`)"),
     "sequence-distribution.fio": Refusal("the sequence distribution came after fio 3.33",

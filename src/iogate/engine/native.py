@@ -200,6 +200,8 @@ class IogJobSpec(ctypes.Structure):
         ("batch_complete_min", c_uint32),
         ("batch_complete_max", c_uint32),
         ("depth_low", c_uint32),
+        # exitall: jobs stopped when a thread of this one ends its run
+        ("exit_mask", c_uint64),
     ]
 
 

@@ -74,7 +74,8 @@ def job_struct(spec: JobSpec) -> native.IogJobSpec:
               rate_bytes_read=spec.rate_bytes_read, rate_bytes_write=spec.rate_bytes_write,
               thinktime_ns=spec.thinktime_ns, io_limit_bytes=spec.io_limit_bytes,
               io_limit_ios=spec.io_limit_ios, start_delay_ns=spec.start_delay_ns,
-              flow_sleep_ns=spec.flow_sleep_ns)
+              flow_sleep_ns=spec.flow_sleep_ns,
+              exit_mask=spec.exit_mask)
     if not -I64 <= spec.seq_skip < I64:
         raise EngineError(errno.EINVAL, f"seq_skip must be in [-{I64}, {I64}), got "
                                         f"{spec.seq_skip}")
@@ -107,7 +108,8 @@ def job_struct(spec: JobSpec) -> native.IogJobSpec:
         flow_weight=spec.flow_weight, flow_sleep_ns=spec.flow_sleep_ns,
         batch_submit=spec.batch_submit,
         batch_complete_min=spec.batch_complete_min,
-        batch_complete_max=spec.batch_complete_max, depth_low=spec.depth_low)
+        batch_complete_max=spec.batch_complete_max, depth_low=spec.depth_low,
+        exit_mask=spec.exit_mask)
     for d, name in ((native.DIR_READ, "read"), (native.DIR_WRITE, "write")):
         table = spec.bs_table(name)
         if len(table) > native.BS_ENTRIES_MAX:

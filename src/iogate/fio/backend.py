@@ -57,7 +57,7 @@ from typing import Any
 from iogate.backends import Backend
 from iogate.errors import EngineError
 from iogate.fio.hosts import Host
-from iogate.fio.options import FioUnsupported, job_options, render_jobfile
+from iogate.fio.options import FioUnsupported, exitall_options, job_options, render_jobfile
 from iogate.histogram import Histogram, bucket_index
 from iogate.hooks import hookimpl
 from iogate.job import JobSpec, open_pinned
@@ -147,8 +147,14 @@ def jobfile(specs: Sequence[JobSpec]) -> str:
             sections.append((name, [*job_options(spec), *REPORTING]))
         except FioUnsupported as exc:
             problems += [f"job {i + 1}: {f}" if len(specs) > 1 else f for f in exc.features]
+    try:
+        exits = exitall_options(specs, [f"job {i + 1}" for i in range(len(specs))])
+    except FioUnsupported as exc:
+        problems += exc.features
     if problems:
         raise FioUnsupported(problems)
+    for (_, options), extra in zip(sections, exits, strict=True):
+        options += extra
     try:
         return render_jobfile(sections, comment="iogate jobs, run together (--backend fio)")
     except ValueError as exc:

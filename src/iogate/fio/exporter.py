@@ -23,12 +23,13 @@ from iogate import __version__
 from iogate.fio.options import (
     MAX_SECTION_CHARS,
     FioUnsupported,
+    exitall_options,
     job_options,
     render_jobfile,
     section_name,
 )
 from iogate.job import JobSpec
-from iogate.lower import lower, lower_step
+from iogate.lower import exit_masks, lower, lower_step
 from iogate.plan import case_id, plan, scratch_dir, seed_for
 from iogate.spec import Case, LoadedSuite
 from iogate.spec.fields import Share
@@ -71,9 +72,10 @@ def export(suite: LoadedSuite, *, filename_override: str | None = None,
     names: set[str] = set()
     sections: list[_Section] = []
     result = Export(text="")
+    switch = any(c.workload.exitall for c in chosen)  # fio's exitall: one for the whole file
     for unit in plan(chosen):
         try:
-            unit_sections = _unit(unit, filename_override, names)
+            unit_sections = _unit(unit, filename_override, names, switch)
         except FioUnsupported as exc:
             why = "; ".join(exc.features)
             for case in unit:
@@ -117,14 +119,17 @@ def _unique(base: str, names: set[str]) -> str:
     return name
 
 
-def _unit(unit: Sequence[Case], override: str | None, names: set[str]) -> list[_Section]:
+def _unit(unit: Sequence[Case], override: str | None, names: set[str], switch: bool
+          ) -> list[_Section]:
     """The sections of cases that run together: every case's precondition steps, then the
-    cases, the first after a stonewall. Raise FioUnsupported naming every problem."""
+    cases, the first after a stonewall. ``switch``: some case of the file has exitall.
+    Raise FioUnsupported naming every problem."""
     problems: list[str] = []
     steps: list[_Section] = []
     jobs: list[_Section] = []
+    specs: list[JobSpec] = []
     taken = set(names)
-    for case in unit:
+    for case, mask in zip(unit, exit_masks([c.workload for c in unit]), strict=True):
         files, placeholder = _targets(case, override)
         base = section_name(case.id)
         whose = f"{case.id}: " if len(unit) > 1 else ""
@@ -133,10 +138,15 @@ def _unit(unit: Sequence[Case], override: str | None, names: set[str]) -> list[_
             options = _options(spec, step, problems, f"{whose}precondition step {i}: ")
             if step.loops > 1:
                 options.append(("loops", str(step.loops)))
+            if switch and step.numjobs > 1:
+                problems.append(f"{whose}precondition step {i}: fio's exitall is one switch "
+                                "for the whole job file, so the end of one of its threads "
+                                "would stop the others")
             name = _unique(section_name(f"{base}.pre{i}"), taken)
             note = f"precondition step {i} of {case.id}: runs first, not measured"
             steps.append(_Section(name, [("stonewall", ""), *options], note))
-        spec = lower(case.workload, filenames=files, seed=seed_for(case))
+        spec = replace(lower(case.workload, filenames=files, seed=seed_for(case)),
+                       exit_mask=mask)
         if case.steady_state is not None:  # iogate runs rounds of this length
             spec = replace(spec, runtime_ns=case.steady_state.round, time_based=True)
         options = _options(spec, case.workload, problems, whose)
@@ -144,6 +154,13 @@ def _unit(unit: Sequence[Case], override: str | None, names: set[str]) -> list[_
             options.insert(0, ("stonewall", ""))
         jobs.append(_Section(_unique(base, taken), options,
                              _case_comment(case, unit, placeholder, spec)))
+        specs.append(spec)
+    try:
+        for job, extra in zip(jobs, exitall_options(specs, [c.id for c in unit],
+                                                    switch=switch), strict=True):
+            job.options += extra
+    except FioUnsupported as exc:
+        problems += exc.features
     if problems:
         raise FioUnsupported(problems)
     names |= taken

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from iogate.errors import SuiteError
-from iogate.fio.groups import assign_groups
+from iogate.fio.groups import assign_exitall, assign_groups
 from iogate.fio.jobfile import parse_lenient
 from iogate.fio.problems import Problems
 from iogate.fio.render import Imported, Origin, render
@@ -43,7 +43,7 @@ def _convert(path: str, text: str | None, env: Mapping[str, str] | None) -> Impo
     workloads = [w for section, options in effective(jobfile.sections)
                  for w in workload(section, options, problems, used_names, env)]
     link_readbacks(workloads)
-    assign_groups(workloads, problems)
+    assign_exitall(workloads, assign_groups(workloads, problems), problems)
     problems.raise_any()
     # The first global description describes the suite; fio names jobs by their sections.
     header: list[str] = []

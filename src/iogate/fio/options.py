@@ -80,6 +80,7 @@ VALUE_FORMS: Mapping[str, str] = {
     "flow": _INT, "flow_id": _INT, "flow_sleep": _INT,
     "iodepth_batch_submit": _INT, "iodepth_batch_complete_min": _INT,
     "iodepth_batch_complete_max": _INT, "iodepth_low": _INT,
+    "exitall": _BOOL, "exit_what": "group|stonewall", "new_group": _FLAG,
     "percentile_list": r"[0-9]+(\.[0-9]+)?(:[0-9]+(\.[0-9]+)?)*",
 }
 KNOWN_KEYS = frozenset(VALUE_FORMS)
@@ -599,3 +600,70 @@ def render_jobfile(sections: Iterable[tuple[str, Sequence[tuple[str, str]]]],
     if notes:
         raise ValueError(f"comments for sections that are not written: {sorted(notes)}")
     return "\n".join(lines).rstrip("\n") + "\n"
+
+
+# -- exitall ------------------------------------------------------------------------------
+
+def exitall_options(specs: Sequence[JobSpec], names: Sequence[str], *, switch: bool = False
+                    ) -> list[list[tuple[str, str]]]:
+    """fio's options for the exit_mask of each job of ``specs``, jobs that run together (one
+    stonewall group, in this order); ``names`` name them in problems. ``switch``: another
+    job of the same file sets exitall, which fio turns on for every job.
+
+    fio's exitall is one switch for the whole file: the end of any job then stops others, by
+    that job's exit_what: ``stonewall`` every job running (the whole group), ``group`` (the
+    default) its reporting group, which ``new_group`` starts, and which holds its own other
+    threads. A mask of the whole group is exit_what=stonewall; any other must be a reporting
+    group, the same for every job in it, made of consecutive jobs; a job that ends no other
+    one is a reporting group of its own, and must have one thread. Raise FioUnsupported
+    naming every job that cannot be written so."""
+    n = len(specs)
+    everyone = frozenset(range(n))
+    out: list[list[tuple[str, str]]] = [[] for _ in specs]
+    if not switch and not any(s.exit_mask for s in specs):
+        return out
+    problems: list[str] = []
+    wants: dict[int, frozenset[int]] = {}  # job -> the reporting group it must have
+    for j, spec in enumerate(specs):
+        ends = frozenset(k for k in range(n) if spec.exit_mask >> min(k, 63) & 1)
+        if spec.exit_mask and ends == everyone:
+            out[j] = [("exitall", "1"), ("exit_what", "stonewall")]
+            continue
+        if j not in ends and spec.numjobs > 1:
+            problems.append(f"{names[j]}: fio's exitall is one switch for the whole job file, "
+                            f"so the end of one of its {spec.numjobs} threads would stop the "
+                            "others, which iogate lets run on")
+            continue
+        wants[j] = ends | {j}
+        if spec.exit_mask:
+            out[j] = [("exitall", "1")]
+    def listed(members: frozenset[int]) -> str:
+        return ", ".join(names[m] for m in sorted(members))
+
+    group_of: dict[int, frozenset[int]] = {}
+    for j, members in wants.items():
+        clash = next((k for k in sorted(members) if group_of.setdefault(k, members) != members
+                      or wants.get(k, members) != members), None)
+        if clash is not None:
+            other = wants.get(clash, group_of[clash])
+            problems.append(f"{names[j]} and {names[clash]}: fio stops a job's reporting group "
+                            f"(new_group) when it ends; {listed(members)} would have to be one "
+                            f"for {names[j]}, {listed(other)} for {names[clash]}")
+            break
+    blocks: list[tuple[frozenset[int], list[int]]] = []  # consecutive jobs of one reporting group
+    for j in range(n):
+        members = group_of.get(j, frozenset({j}))
+        if blocks and blocks[-1][0] == members:
+            blocks[-1][1].append(j)
+        else:
+            blocks.append((members, [j]))
+    for members, jobs in blocks:
+        if len(jobs) != len(members) and not problems:
+            problems.append(f"{listed(members)}: fio's reporting groups (new_group) are "
+                            "consecutive jobs; put these next to each other")
+    if problems:
+        raise FioUnsupported(list(dict.fromkeys(problems)))
+    for _, jobs in blocks[1:]:
+        out[jobs[0]].insert(0, ("new_group", ""))
+    return out
+

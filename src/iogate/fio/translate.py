@@ -87,8 +87,8 @@ class Entry:
 
 @dataclass
 class Workload:
-    """One fio job as an iogate workload; ``group``, ``stonewall`` and ``wait_for`` are for
-    :mod:`iogate.fio.groups`."""
+    """One fio job as an iogate workload; ``group``, ``stonewall``, ``wait_for``,
+    ``new_group``, ``exitall`` and ``exit_what`` are for :mod:`iogate.fio.groups`."""
 
     section: Section
     fio_name: str
@@ -98,6 +98,9 @@ class Workload:
     group: str | None = None
     stonewall: bool = False
     wait_for: Option | None = None
+    new_group: bool = False  # fio starts a reporting group here
+    exitall: Option | None = None
+    exit_what: Option | None = None
     clone: int | None = None  # fio's clone number, when each clone is a workload of its own
     # verify across jobs (see link_readbacks): the verify of a do_verify=0 job, with the note
     # to give when no later job reads its blocks back; the verify of a job that only reads.
@@ -1541,7 +1544,8 @@ class _Job:
     def _loose_ends(self) -> None:
         """Every option not converted above: noted, accepted at its default, or refused."""
         for name, src in self.opts.items():
-            if name in self.used or name in ("name", "description", "wait_for", "stonewall"):
+            if name in self.used or name in ("name", "description", "wait_for", "stonewall",
+                                             "exitall", "exit_what"):
                 continue
             if src.value is None and src.key not in BARE_FLAGS and name in FIO_OPTIONS:
                 self.refuse(src, f"fio needs a value: {src.key}=...")
@@ -1641,6 +1645,13 @@ def workload(section: Section, options: dict[str, Option], problems: Problems,
         except ValueProblem as exc:
             problems.option(stonewall, str(exc))
     w.wait_for = options.get("wait_for")
+    new_group = options.get("new_group")
+    if new_group is not None:
+        try:
+            w.new_group = _flag(new_group)
+        except ValueProblem as exc:
+            problems.option(new_group, str(exc))
+    w.exitall, w.exit_what = options.get("exitall"), options.get("exit_what")
     desc = options.get("description")
     if desc is not None and desc.section != "global" and desc.value:
         w.notes.insert(0, desc.value)
@@ -1657,7 +1668,8 @@ def workload(section: Section, options: dict[str, Option], problems: Problems,
     for k, own in enumerate(job.clones):
         keys = {**w.keys, **own}
         clones.append(replace(w, name=_unique(f"{w.name}.{k}", used_names), keys=keys,
-                              notes=list(w.notes), clone=k, stonewall=w.stonewall and k == 0))
+                              notes=list(w.notes), clone=k, stonewall=w.stonewall and k == 0,
+                              new_group=w.new_group and k == 0))
     return clones
 
 

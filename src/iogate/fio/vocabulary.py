@@ -215,8 +215,8 @@ HINTS: dict[str, str] = {
                      "merge_blktrace_iters"), _NO_LOGS),
     "sync": "iogate does not open files O_SYNC; fsync: N or fdatasync: N sync after every N "
             "writes",
-    **dict.fromkeys(("exitall", "exitall_on_error", "exit_what"),
-                    "iogate lets every workload of a group run to its end"),
+    "exitall_on_error": "iogate lets the other workloads of a group run on when one fails "
+                        "(exitall stops them when one ends its run)",
     "stats": "iogate measures every workload",
     "filename_format": "name the files in filename",
     "opendir": "name the files in filename",

@@ -249,11 +249,22 @@ class SteadyState(BaseModel):
         return self
 
 
+EXITALL_DESCRIPTION = (
+    "when a thread of this workload ends its run (its size, io_size, number_ios or runtime "
+    "reached), stop others as if their runtime had run out (fio's exitall): true stops every "
+    "workload of its group (and its own other threads), a list stops the named workloads of "
+    "its group (itself may be named); a workload stopped this way still runs its end_fsync "
+    "and verify and passes or fails on what it did")
+ExitAll = bool | Annotated[list[Name], Field(min_length=1)]
+EXIT_MASK_JOBS = 64  # an exitall list is a mask of 64 bits over the jobs of one session
+
+
 class Workload(JobFields):
     """One validated workload, defaults merged."""
 
     name: Name
     group: Name | None = None
+    exitall: ExitAll = False
     expect: dict[str, Any] = Field(default_factory=dict)
     per_host: dict[str, Any] = Field(default_factory=dict)
     repeat: AtLeastOne = 1
@@ -347,6 +358,7 @@ class WorkloadEntry(Defaults):
     sweep: Annotated[Any, WithJsonSchema(SWEEP_SCHEMA)] = None
     fail_fast: bool | None = None
     steady_state: SteadyState | None = None
+    exitall: ExitAll | None = Field(default=None, description=EXITALL_DESCRIPTION)
     # Values are checked by iogate.expect, which explains a bare number better.
     expect: dict[str, Any] = Field(default_factory=dict, description=(
         "metric -> comparison, e.g. 'read.clat.p99': '<= 1.2ms', or a list of comparisons "

@@ -17,6 +17,7 @@ Messages quote what was written cut short and with control characters escaped
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -38,6 +39,7 @@ from iogate.spec.loader import (
 )
 from iogate.spec.models import (
     EXCLUSIVE_GROUPS,
+    EXIT_MASK_JOBS,
     STEP_INHERITS,
     Defaults,
     PreconditionStep,
@@ -211,6 +213,7 @@ def load_suite_text(text: str, path: str | Path, env: Mapping[str, str] | None =
     workloads = tree.get("workloads")
     defaults = data.get("defaults") if isinstance(data.get("defaults"), dict) else {}
     cases: list[Case] = []
+    placed: list[tuple[int, Case]] = []  # each case with its workload's index in the file
     first_line: dict[str, int] = {}
     lines = text.splitlines()
     if isinstance(workloads, MarkedList):
@@ -225,6 +228,7 @@ def load_suite_text(text: str, path: str | Path, env: Mapping[str, str] | None =
                                  data.get("suite"), overrides, point)
                     if case is not None:
                         cases.append(case)
+                        placed.append((i, case))
                 case = None
             else:
                 case = _case(out, tree, i, entry, defaults, path, lines, data.get("suite"),
@@ -239,6 +243,8 @@ def load_suite_text(text: str, path: str | Path, env: Mapping[str, str] | None =
                     first_line[name] = mark_of(tree, ("workloads", i, "name"))[0]
             if case is not None:
                 cases.append(case)
+                placed.append((i, case))
+    _check_exitall(out, placed, first_line)
 
     if out.problems:
         raise SuiteError(sorted(out.problems, key=lambda p: (p.line, p.col)))
@@ -267,6 +273,43 @@ def _check_count(out: _Collector, workloads: MarkedList) -> None:
                 "fewer values")
     if too_big or total > MAX_WORKLOADS:
         raise SuiteError(sorted(out.problems, key=lambda p: (p.line, p.col)))
+
+
+def _check_exitall(out: _Collector, placed: list[tuple[int, Case]],
+                   written: Collection[str]) -> None:
+    """exitall's list names workloads that run in the same session as its own: its group's
+    (or, without a group, only itself), at most EXIT_MASK_JOBS of them."""
+    group_of = {c.base_name: c.group for _, c in placed}
+    line_of = {c.base_name: c.line for _, c in placed}
+    size = Counter(c.group for _, c in placed if c.group is not None)
+    seen: set[int] = set()
+    for i, case in placed:
+        names = case.workload.exitall
+        if not isinstance(names, list) or i in seen:
+            continue
+        seen.add(i)  # the points of a sweep say it once
+        where = ("workloads", i, "exitall")
+        if case.group is not None and size[case.group] > EXIT_MASK_JOBS:
+            out.add(where, f"group '{case.group}' has {size[case.group]} workloads (sweep "
+                    f"points counted); an exitall list can name workloads of a group of at "
+                    f"most {EXIT_MASK_JOBS}: use exitall: true, or split the group")
+        for k, name in enumerate(names):
+            if name == case.base_name:
+                continue
+            if name not in written:
+                out.add(where + (k,), f"no workload named '{name}' in this suite", value=True)
+            elif name not in group_of:
+                continue  # an invalid workload: its own problems say enough
+            elif case.group is None:
+                out.add(where + (k,), f"'{name}' does not run with this workload, which has no "
+                        f"group: exitall stops only workloads of its own group; put both in the "
+                        f"same group", value=True)
+            elif group_of[name] != case.group:
+                other = group_of[name]
+                out.add(where + (k,), f"'{name}' (line {line_of[name]}) is "
+                        + (f"in group '{other}'" if other else "in no group")
+                        + f", not in this workload's group '{case.group}': exitall stops only "
+                        f"workloads that run with it", value=True)
 
 
 def _without_replaced(outer: Mapping[str, Any], inner: Mapping[str, Any]) -> dict[str, Any]:
