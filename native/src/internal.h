@@ -124,6 +124,10 @@ struct iog_worker {
     uint64_t runtime_ns;  /* counted time, published when the thread ends */
     pthread_t thread;
     int thread_started;
+    /* I/O priorities: the job has a command priority table; what
+     * ioprio_get reported after the thread set the job's ioprio */
+    int cmdprio;
+    uint64_t ioprio_seen;
 };
 
 struct iog_series {
