@@ -66,6 +66,7 @@ RUNS: dict[str, Run] = {
                             "clients at 1250 B/s may miss on a busy machine"),
     "aio-read.fio": Run(("filename={dir}/aio-read.data",), "directory=/data1 does not exist"),
     "backwards-read.fio": Run(),
+    "cmdprio-percentage.fio": Run(("filename={dir}/prio.data",), "filename=/dev/sda, a device"),
     "basic-verify.fio": Run(("filename={dir}/verify.data",), "filename=/dev/XXX, a placeholder"),
     "cross-stripe-verify.fio": Run((f"filename={DEVICE}",),
                                    "its 30 clones write 124g apart on /dev/nvme0n1; a sparse "
@@ -100,8 +101,8 @@ RUNS: dict[str, Run] = {
 }
 
 ZONED = "zoned block devices (`zonemode`)"
-NEWER = "options fio 3.33 does not have (`sprandom`, `fdp`, `md_per_io_size`)"
-PRIO = "I/O priorities (`prioclass`, `cmdprio_*`)"
+NEWER = "options fio 3.33 does not have (`sprandom`, `fdp`, `md_per_io_size`, " \
+        "`cmdprio_bssplit` hints)"
 COUPLED = "jobs that steer each other (`flow`, `exitall`)"
 LAYOUT = "file layouts (`size` with `filesize`, `fill_device`)"
 RANDOM = "fio's generators (`random_generator=lfsr`, `sequence` distribution, `dedupe_mode`)"
@@ -109,8 +110,7 @@ RANDOM = "fio's generators (`random_generator=lfsr`, `sequence` distribution, `d
 REFUSED: dict[str, Refusal] = {
     "atomic-verify.fio": Refusal("atomic=1", "atomic writes (`atomic`)"),
     "butterfly.fio": Refusal("flow=2", COUPLED),
-    "cmdprio-bssplit.fio": Refusal("cmdprio_bssplit", PRIO),
-    "cmdprio-percentage.fio": Refusal("prioclass", PRIO),
+    "cmdprio-bssplit.fio": Refusal("newer than fio 3.33", NEWER),
     "dedupe-global.fio": Refusal("dedupe_mode", RANDOM),
     "disk-zone-profile.fio": Refusal("zonemode", ZONED),
     "enospc-pressure.fio": Refusal("size and filesize both given", LAYOUT),

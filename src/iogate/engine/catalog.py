@@ -51,6 +51,11 @@ def get(name: str) -> Engine | None:
     return next((e for e in engines() if e.name == name), None)
 
 
+def spoken_where(capability: str, conjunction: str = "and") -> str:
+    """The names of the engines that have a capability (a boolean field of Engine)."""
+    return errors.spoken([e.name for e in engines() if getattr(e, capability)], conjunction)
+
+
 def spoken(conjunction: str = "or") -> str:
     """The names as a sentence lists them: 'io_uring, libaio, psync, sync or null'."""
     return errors.spoken(names(), conjunction)

@@ -72,10 +72,10 @@ def _prio_rules(w: JobFields, engine: catalog.Engine
             "one")
     for key in ("cmdprio_percentage", "cmdprio_bssplit"):
         if getattr(w, key) is not None and not engine.cmdprio:
-            able = spoken(e.name for e in catalog.engines() if e.cmdprio)
             yield (key, "ioengine"), (
                 f"{engine.name} cannot give single requests a priority: {key} needs "
-                f"{able}; or set only prio / prioclass, which apply to the whole workload")
+                f"{catalog.spoken_where('cmdprio', 'or')}; or set only prio / prioclass, "
+                "which apply to the whole workload")
 
 
 def workload_rules(w: JobFields) -> Iterator[tuple[tuple[str, ...], str]]:
