@@ -790,8 +790,8 @@ IOG_API int iog_session_job_stats(const iog_session *s, uint32_t job, struct iog
 
 /*
  * Copies the histogram of latency kind `lat` (enum iog_lat, or
- * IOG_HIST_PRIO_CLAT) of job `job` in direction `dir` into `counts`, which has room for `ncounts` entries; it must
- * be at least IOG_HIST_BUCKETS. -EINVAL, -EBUSY as above.
+ * IOG_HIST_PRIO_CLAT) of job `job` in direction `dir` into `counts`, which has room for `ncounts`
+ * entries; it must be at least IOG_HIST_BUCKETS. -EINVAL, -EBUSY as above.
  */
 IOG_API int iog_session_histogram(const iog_session *s, uint32_t job, uint32_t dir, uint32_t lat,
                                   uint64_t *counts, size_t ncounts);

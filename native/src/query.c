@@ -183,7 +183,8 @@ out:
 IOG_API int iog_session_histogram(const iog_session *s, uint32_t job, uint32_t dir, uint32_t lat,
                                   uint64_t *counts, size_t ncounts)
 {
-    if (!counts || ncounts < IOG_HIST_BUCKETS || (lat >= IOG_LAT_COUNT && lat != IOG_HIST_PRIO_CLAT))
+    if (!counts || ncounts < IOG_HIST_BUCKETS ||
+        (lat >= IOG_LAT_COUNT && lat != IOG_HIST_PRIO_CLAT))
         return -EINVAL;
     int rc = check_done(s, job, dir);
     if (rc < 0)

@@ -26,8 +26,8 @@ static struct iog_job_spec prio_spec(const char *engine, uint32_t share)
     j.io_limit_bytes = (uint64_t)REQUESTS * BS;
     j.flags = IOG_JOB_NO_LAYOUT;
     j.ncmdprio[IOG_DIR_READ] = 1;
-    j.cmdprio[IOG_DIR_READ][0] = (struct iog_cmdprio_entry){.bs = 0, .share = share,
-                                                            .ioprio = PRIO_BE(0)};
+    j.cmdprio[IOG_DIR_READ][0] =
+        (struct iog_cmdprio_entry){.bs = 0, .share = share, .ioprio = PRIO_BE(0)};
     return j;
 }
 
@@ -56,8 +56,8 @@ static int check_share(const char *engine, uint32_t share)
     CHECK_EQ_U64(st.prio_clat.count, st.prio_ios);
     /* the histogram of the prioritized requests holds exactly them */
     static uint64_t counts[IOG_HIST_BUCKETS];
-    CHECK(iog_session_histogram(s, 0, IOG_DIR_READ, IOG_HIST_PRIO_CLAT, counts,
-                                IOG_HIST_BUCKETS) == 0);
+    CHECK(iog_session_histogram(s, 0, IOG_DIR_READ, IOG_HIST_PRIO_CLAT, counts, IOG_HIST_BUCKETS) ==
+          0);
     uint64_t total = 0;
     for (uint32_t b = 0; b < IOG_HIST_BUCKETS; b++)
         total += counts[b];
