@@ -92,6 +92,7 @@ extern "C" {
 #define IOG_WEIGHT_TOTAL   1000000u /* weights are parts per million                 */
 #define IOG_VERIFY_HEADER  64       /* bytes of the header at the start of a verified block */
 #define IOG_VERIFY_RECORDS 16       /* verification failures kept in detail per job        */
+#define IOG_CMDPRIO_MAX    16       /* command priority entries per direction (cmdprio)    */
 
 /* I/O engines are named (iog_job_spec.engine); the library lists the ones
  * it has with iog_engine_count and iog_engine_describe. */
@@ -101,6 +102,7 @@ extern "C" {
 /* iog_engine_info.flags: what a caller must know of an engine. */
 #define IOG_ENGINE_DOES_IO   (1u << 0) /* touches files (null does not: no file, no verify) */
 #define IOG_ENGINE_NO_DIRECT (1u << 1) /* cannot do O_DIRECT: IOG_JOB_DIRECT is refused     */
+#define IOG_ENGINE_CMDPRIO   (1u << 2) /* passes an I/O priority per request (cmdprio)      */
 
 enum iog_rw {
     IOG_RW_READ = 0,
@@ -155,6 +157,9 @@ enum iog_lat {
     IOG_LAT_LAG = 4,
     IOG_LAT_COUNT = 5,
 };
+/* iog_session_histogram only: the clat of the requests that carried a
+ * command priority (iog_job_spec.cmdprio). */
+#define IOG_HIST_PRIO_CLAT 5
 
 /* How a rate-limited direction spaces its requests. */
 enum iog_rate_process {
@@ -280,6 +285,17 @@ struct iog_bs_entry {
 struct iog_zone {
     uint32_t access;
     uint32_t size;
+};
+
+/* One entry of a direction's command priority table (iog_job_spec.cmdprio):
+ * of the requests of exactly `bs` bytes (0: of any size), `share` parts per
+ * million carry the I/O priority `ioprio` (class << 13 | level, as
+ * ioprio_set(2) takes it). Entries that apply to one size add up: a request
+ * carries the priority of the first whose running share exceeds one draw. */
+struct iog_cmdprio_entry {
+    uint64_t bs;
+    uint32_t share;
+    uint32_t ioprio;
 };
 
 /* What identifies one file of a job: see iog_job_spec.file_ids. */
@@ -492,6 +508,23 @@ struct iog_job_spec {
      * counted time ends there. A job may name itself (its other threads
      * stop). 0: nothing. */
     uint64_t exit_mask;
+    /* I/O priorities (fio's prio / prioclass and cmdprio_*).
+     * ioprio: the job's priority (class << 13 | level; 0: left as it is):
+     * each worker thread sets it for itself with ioprio_set(2) before its
+     * first request, whatever the engine, and the asynchronous engines
+     * (io_uring, libaio) also put it on every request that carries no
+     * command priority. A thread whose ioprio_set fails counts one error in
+     * its job's first direction and issues nothing.
+     * cmdprio: per data direction, ncmdprio[d] entries (0: none) deciding
+     * which requests carry a command priority of their own (an io_uring SQE's
+     * ioprio, a libaio iocb's aio_reqprio). Only for the engines that pass a
+     * priority per request (io_uring, libaio); the others are refused. Such
+     * requests are counted apart in the statistics (iog_dir_stats.prio_ios,
+     * prio_clat, the histogram IOG_HIST_PRIO_CLAT). */
+    uint32_t ioprio;
+    uint32_t ncmdprio[IOG_DATA_DIRS];
+    uint32_t cmdprio_reserved; /* must be 0 */
+    struct iog_cmdprio_entry cmdprio[IOG_DATA_DIRS][IOG_CMDPRIO_MAX];
 };
 
 /* Summary of one latency kind. mean and stdev are exact (not from buckets). */
@@ -539,6 +572,11 @@ struct iog_dir_stats {
     uint64_t bs_other_ios;
     /* When the first error happened, since iog_session_start (0 if none). */
     uint64_t first_error_ns;
+    /* Command priorities (iog_job_spec.cmdprio): the requests complete in
+     * full that carried one, and their completion latency (its histogram:
+     * IOG_HIST_PRIO_CLAT). The other requests are the totals minus these. */
+    uint64_t prio_ios;
+    struct iog_lat_summary prio_clat;
 };
 
 /* How many counted requests of a direction had one block size. */
@@ -580,6 +618,10 @@ struct iog_job_stats {
      * (from the end of the ramp). */
     uint64_t submits;
     uint64_t reaps;
+    /* I/O priorities: what ioprio_get(2) reported in the job's first worker
+     * thread right after it set iog_job_spec.ioprio (0 when the job sets
+     * none, or no thread ran). */
+    uint64_t ioprio;
 };
 
 /* One interval of one job in one direction, all its threads merged. */
@@ -693,8 +735,8 @@ IOG_API const char *iog_version(void);
 
 /*
  * Describes the layout of the public struct named `name` ("iog_job_spec",
- * "iog_bs_entry", "iog_zone", "iog_dir_stats", "iog_lat_summary",
- * "iog_bs_count", "iog_job_stats", "iog_interval", "iog_progress",
+ * "iog_bs_entry", "iog_zone", "iog_cmdprio_entry", "iog_dir_stats",
+ * "iog_lat_summary", "iog_bs_count", "iog_job_stats", "iog_interval", "iog_progress",
  * "iog_verify_stats", "iog_verify_failure", "iog_fault", "iog_engine_info").
  * Writes its sizeof into *size and a pointer to a static array of fields into
  * *fields, returning the number of fields; -ENOENT for an unknown name.
@@ -799,9 +841,9 @@ IOG_API int iog_session_bs_counts(const iog_session *s, uint32_t job, uint32_t d
 IOG_API int iog_session_job_stats(const iog_session *s, uint32_t job, struct iog_job_stats *out);
 
 /*
- * Copies the histogram of latency kind `lat` (enum iog_lat) of job `job` in
- * direction `dir` into `counts`, which has room for `ncounts` entries; it must
- * be at least IOG_HIST_BUCKETS. -EINVAL, -EBUSY as above.
+ * Copies the histogram of latency kind `lat` (enum iog_lat, or
+ * IOG_HIST_PRIO_CLAT) of job `job` in direction `dir` into `counts`, which has room for `ncounts`
+ * entries; it must be at least IOG_HIST_BUCKETS. -EINVAL, -EBUSY as above.
  */
 IOG_API int iog_session_histogram(const iog_session *s, uint32_t job, uint32_t dir, uint32_t lat,
                                   uint64_t *counts, size_t ncounts);

@@ -74,6 +74,16 @@ static const struct iog_layout_field job_spec_fields[] = {
     FIELD(iog_job_spec, batch_complete_max),
     FIELD(iog_job_spec, depth_low),
     FIELD(iog_job_spec, exit_mask),
+    FIELD(iog_job_spec, ioprio),
+    FIELD(iog_job_spec, ncmdprio),
+    FIELD(iog_job_spec, cmdprio_reserved),
+    FIELD(iog_job_spec, cmdprio),
+};
+
+static const struct iog_layout_field cmdprio_entry_fields[] = {
+    FIELD(iog_cmdprio_entry, bs),
+    FIELD(iog_cmdprio_entry, share),
+    FIELD(iog_cmdprio_entry, ioprio),
 };
 
 static const struct iog_layout_field bs_entry_fields[] = {
@@ -117,6 +127,8 @@ static const struct iog_layout_field dir_stats_fields[] = {
     FIELD(iog_dir_stats, qd_hist),
     FIELD(iog_dir_stats, bs_other_ios),
     FIELD(iog_dir_stats, first_error_ns),
+    FIELD(iog_dir_stats, prio_ios),
+    FIELD(iog_dir_stats, prio_clat),
 };
 
 static const struct iog_layout_field bs_count_fields[] = {
@@ -131,6 +143,7 @@ static const struct iog_layout_field job_stats_fields[] = {
     FIELD(iog_job_stats, data_compressed_bytes), FIELD(iog_job_stats, data_blocks),
     FIELD(iog_job_stats, data_duplicate_blocks), FIELD(iog_job_stats, data_samples_skipped),
     FIELD(iog_job_stats, submits),               FIELD(iog_job_stats, reaps),
+    FIELD(iog_job_stats, ioprio),
 };
 
 static const struct iog_layout_field interval_fields[] = {
@@ -199,6 +212,8 @@ static const struct struct_desc {
     {"iog_job_spec", sizeof(struct iog_job_spec), job_spec_fields, COUNT(job_spec_fields)},
     {"iog_bs_entry", sizeof(struct iog_bs_entry), bs_entry_fields, COUNT(bs_entry_fields)},
     {"iog_zone", sizeof(struct iog_zone), zone_fields, COUNT(zone_fields)},
+    {"iog_cmdprio_entry", sizeof(struct iog_cmdprio_entry), cmdprio_entry_fields,
+     COUNT(cmdprio_entry_fields)},
     {"iog_file_id", sizeof(struct iog_file_id), file_id_fields, COUNT(file_id_fields)},
     {"iog_dir_stats", sizeof(struct iog_dir_stats), dir_stats_fields, COUNT(dir_stats_fields)},
     {"iog_bs_count", sizeof(struct iog_bs_count), bs_count_fields, COUNT(bs_count_fields)},

@@ -34,6 +34,8 @@ struct iog_io {
     uint32_t done;   /* bytes already transferred by earlier, short transfers */
     uint8_t dir;     /* enum iog_dir */
     uint8_t counted; /* prepared after the ramp ended */
+    uint8_t prio;    /* carries a command priority (iog_job_spec.cmdprio) */
+    uint16_t ioprio; /* the request's I/O priority for the engine, 0: none */
 };
 
 /* What an engine does. prep is required; every other operation is

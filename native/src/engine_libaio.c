@@ -11,7 +11,8 @@
  * holds the I/O time, clat is near zero and the realized queue depth stays
  * near 1 whatever iodepth says. A short completion is reported as it is
  * (res < the bytes asked for); the worker prepares the remainder again (see
- * iog_io.done).
+ * iog_io.done). A request's I/O priority goes in its iocb (aio_reqprio with
+ * IOCB_FLAG_IOPRIO).
  */
 #include <errno.h>
 #include <libaio.h>
@@ -22,6 +23,10 @@
 #include "clock.h"
 #include "engine.h"
 #include "internal.h"
+
+#ifndef IOCB_FLAG_IOPRIO
+#define IOCB_FLAG_IOPRIO (1 << 1) /* the kernel's ABI (linux/aio_abi.h): aio_reqprio is set */
+#endif
 
 struct libaio_data {
     io_context_t ctx;
@@ -98,6 +103,10 @@ static int libaio_prep(struct iog_worker *w, struct iog_io *io)
         io_prep_pread(cb, io->fd, buf, len, off);
     else
         io_prep_pwrite(cb, io->fd, buf, len, off);
+    if (io->ioprio) {
+        cb->aio_reqprio = (short)io->ioprio;
+        cb->u.c.flags |= IOCB_FLAG_IOPRIO;
+    }
     cb->data = io;
     d->queued[d->nqueued++] = cb;
     return 0;
@@ -170,7 +179,7 @@ const struct iog_engine engine_libaio = {
     .summary = "Linux native AIO (libaio), iodepth requests in flight",
     .order = 20,
     .max_depth = IOG_DEPTH_MAX,
-    .flags = IOG_ENGINE_DOES_IO,
+    .flags = IOG_ENGINE_DOES_IO | IOG_ENGINE_CMDPRIO,
     .ops =
         {
             .init = libaio_init,

@@ -3,7 +3,7 @@
  * per worker with its files registered when the kernel allows it. prep()
  * fills an SQE, submit() hands every queued SQE to the kernel, reap() waits
  * for at least `min` CQEs (but not past a deadline) and then takes all that
- * are ready in one batch.
+ * are ready in one batch. A request's I/O priority goes in its SQE.
  * A short completion is reported as it is (res < the bytes asked for); the
  * worker prepares the remainder again (see iog_io.done).
  */
@@ -98,6 +98,7 @@ static int uring_prep(struct iog_worker *w, struct iog_io *io)
         io_uring_prep_read(sqe, fd, buf, len, off);
     else
         io_uring_prep_write(sqe, fd, buf, len, off);
+    sqe->ioprio = io->ioprio;
     if (d->fixed_files)
         sqe->flags |= IOSQE_FIXED_FILE;
     io_uring_sqe_set_data(sqe, io);
@@ -164,7 +165,7 @@ const struct iog_engine engine_uring = {
     .summary = "io_uring via liburing, iodepth requests in flight",
     .order = 10,
     .max_depth = IOG_DEPTH_MAX,
-    .flags = IOG_ENGINE_DOES_IO,
+    .flags = IOG_ENGINE_DOES_IO | IOG_ENGINE_CMDPRIO,
     .ops =
         {
             .init = uring_init,

@@ -131,6 +131,10 @@ struct iog_worker {
     uint64_t nreaps;      /* reap calls that returned completions, in counted time */
     pthread_t thread;
     int thread_started;
+    /* I/O priorities: the job has a command priority table; what
+     * ioprio_get reported after the thread set the job's ioprio */
+    int cmdprio;
+    uint64_t ioprio_seen;
 };
 
 struct iog_series {

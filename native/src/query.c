@@ -78,6 +78,8 @@ static void dir_stats(const iog_session *s, uint32_t job, uint32_t dir, struct i
     out->qd_samples = m.qd_samples;
     memcpy(out->qd_hist, m.qd_hist, sizeof(out->qd_hist));
     out->bs_other_ios = m.bs_other_ios;
+    out->prio_ios = m.prio_ios;
+    stats_summary(&m.prio_clat, &out->prio_clat);
 }
 
 IOG_API int iog_session_dir_stats(const iog_session *s, uint32_t job, uint32_t dir,
@@ -154,6 +156,7 @@ IOG_API int iog_session_job_stats(const iog_session *s, uint32_t job, struct iog
         out->submits += jb->workers[t]->nsubmits;
         out->reaps += jb->workers[t]->nreaps;
     }
+    out->ioprio = jb->nworkers ? PUB_LOAD(&jb->workers[0]->ioprio_seen) : 0;
 
     const uint64_t **hashes = calloc(jb->nworkers, sizeof(*hashes));
     size_t *counts = calloc(jb->nworkers, sizeof(*counts));
@@ -184,7 +187,8 @@ out:
 IOG_API int iog_session_histogram(const iog_session *s, uint32_t job, uint32_t dir, uint32_t lat,
                                   uint64_t *counts, size_t ncounts)
 {
-    if (!counts || ncounts < IOG_HIST_BUCKETS || lat >= IOG_LAT_COUNT)
+    if (!counts || ncounts < IOG_HIST_BUCKETS ||
+        (lat >= IOG_LAT_COUNT && lat != IOG_HIST_PRIO_CLAT))
         return -EINVAL;
     int rc = check_done(s, job, dir);
     if (rc < 0)
@@ -192,7 +196,8 @@ IOG_API int iog_session_histogram(const iog_session *s, uint32_t job, uint32_t d
     const struct iog_job *jb = &s->jobs[job];
     memset(counts, 0, ncounts * sizeof(*counts));
     for (uint32_t t = 0; t < jb->nworkers; t++) {
-        const uint64_t *h = jb->workers[t]->st[dir].hist[lat];
+        const struct thread_dir_stats *st = &jb->workers[t]->st[dir];
+        const uint64_t *h = lat == IOG_HIST_PRIO_CLAT ? st->prio_hist : st->hist[lat];
         for (uint32_t b = 0; b < IOG_HIST_BUCKETS; b++)
             counts[b] += h[b];
     }

@@ -13,6 +13,7 @@ void stats_init(struct thread_dir_stats *st)
     memset(st, 0, sizeof(*st));
     for (int k = 0; k < IOG_LAT_COUNT; k++)
         st->lat[k].min = UINT64_MAX;
+    st->prio_clat.min = UINT64_MAX;
 }
 
 void stats_record_error(struct thread_dir_stats *st, int err, uint64_t offset, uint64_t when_ns)
@@ -66,6 +67,18 @@ void stats_merge_init(struct merged_dir *m)
     memset(m, 0, sizeof(*m));
     for (int k = 0; k < IOG_LAT_COUNT; k++)
         m->lat[k].min = UINT64_MAX;
+    m->prio_clat.min = UINT64_MAX;
+}
+
+static void merge_lat(struct lat_acc *b, const struct lat_acc *a)
+{
+    b->count += a->count;
+    b->sum += a->sum;
+    b->sumsq += a->sumsq;
+    if (a->count > 0 && a->min < b->min)
+        b->min = a->min;
+    if (a->count > 0 && a->max > b->max)
+        b->max = a->max;
 }
 
 void stats_merge(struct merged_dir *m, const struct thread_dir_stats *st)
@@ -85,17 +98,10 @@ void stats_merge(struct merged_dir *m, const struct thread_dir_stats *st)
     m->bs_other_ios += st->bs_other_ios;
     for (uint32_t i = 0; i < st->nbs; i++)
         merge_bs(m, st->bs[i].bs, st->bs[i].ios);
-    for (int k = 0; k < IOG_LAT_COUNT; k++) {
-        const struct lat_acc *a = &st->lat[k];
-        struct lat_acc *b = &m->lat[k];
-        b->count += a->count;
-        b->sum += a->sum;
-        b->sumsq += a->sumsq;
-        if (a->count > 0 && a->min < b->min)
-            b->min = a->min;
-        if (a->count > 0 && a->max > b->max)
-            b->max = a->max;
-    }
+    for (int k = 0; k < IOG_LAT_COUNT; k++)
+        merge_lat(&m->lat[k], &st->lat[k]);
+    m->prio_ios += st->prio_ios;
+    merge_lat(&m->prio_clat, &st->prio_clat);
 }
 
 void stats_summary(const struct lat_acc *a, struct iog_lat_summary *out)

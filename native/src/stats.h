@@ -48,6 +48,11 @@ struct thread_dir_stats {
     uint64_t bs_other_ios;
     struct bs_slot bs[IOG_BS_TABLE_MAX];
     uint64_t hist[IOG_LAT_COUNT][IOG_HIST_BUCKETS];
+    /* requests that carried a command priority (iog_job_spec.cmdprio): their
+     * count and clat; read only after the worker finished */
+    uint64_t prio_ios;
+    struct lat_acc prio_clat;
+    uint64_t prio_hist[IOG_HIST_BUCKETS];
 };
 
 void stats_init(struct thread_dir_stats *st);
@@ -142,6 +147,14 @@ static inline void stats_record_io_sync(struct thread_dir_stats *st, uint64_t by
     record_done(st, bytes);
 }
 
+/* A request complete in full that carried a command priority: counted
+ * again apart, with its clat. */
+static inline void stats_record_prio(struct thread_dir_stats *st, uint64_t clat)
+{
+    st->prio_ios++;
+    lat_record(&st->prio_clat, st->prio_hist, clat);
+}
+
 /* Counts one submission at queue depth `depth` (including the request). */
 static inline void stats_record_qd(struct thread_dir_stats *st, uint32_t depth)
 {
@@ -165,6 +178,8 @@ struct merged_dir {
     uint32_t nbs; /* distinct sizes in bs, sorted by size */
     uint64_t bs_other_ios;
     struct bs_slot bs[IOG_BS_TABLE_MAX];
+    uint64_t prio_ios;
+    struct lat_acc prio_clat;
 };
 void stats_merge_init(struct merged_dir *m);
 void stats_merge(struct merged_dir *m, const struct thread_dir_stats *st);

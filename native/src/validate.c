@@ -234,6 +234,44 @@ static int validate_batching(const struct iog_job_spec *j, uint32_t i, const str
     return 0;
 }
 
+/* I/O priorities: the job's, and the command priority tables, which only
+ * an engine that passes a priority per request can honour. */
+static int validate_prio(const struct iog_job_spec *j, uint32_t i, const struct iog_engine *eng,
+                         char *err, size_t errlen)
+{
+    if (j->ioprio > UINT16_MAX)
+        INVALID("job %u: ioprio must be <= 0xffff (class << 13 | level), got 0x%x", i, j->ioprio);
+    if (j->cmdprio_reserved != 0)
+        INVALID("job %u: cmdprio_reserved must be 0", i);
+    for (uint32_t d = 0; d < IOG_DATA_DIRS; d++) {
+        uint32_t n = j->ncmdprio[d];
+        if (n == 0)
+            continue;
+        if (!(eng->flags & IOG_ENGINE_CMDPRIO))
+            INVALID("job %u: cmdprio: the %s engine cannot give single requests a priority; "
+                    "use io_uring or libaio, or set only the job's ioprio",
+                    i, eng->name);
+        if (n > IOG_CMDPRIO_MAX)
+            INVALID("job %u: ncmdprio[%u] must be <= %u, got %u", i, d, IOG_CMDPRIO_MAX, n);
+        const struct iog_cmdprio_entry *e = j->cmdprio[d];
+        for (uint32_t k = 0; k < n; k++) {
+            if (e[k].share > IOG_WEIGHT_TOTAL)
+                INVALID("job %u: cmdprio[%u][%u].share must be <= %u", i, d, k, IOG_WEIGHT_TOTAL);
+            if (e[k].ioprio == 0 || e[k].ioprio > UINT16_MAX)
+                INVALID("job %u: cmdprio[%u][%u].ioprio must be in 1..0xffff, got 0x%x", i, d, k,
+                        e[k].ioprio);
+            uint64_t total = 0; /* of the entries that apply to e[k]'s size */
+            for (uint32_t m = 0; m < n; m++)
+                if (e[m].bs == 0 || e[m].bs == e[k].bs)
+                    total += e[m].share;
+            if (total > IOG_WEIGHT_TOTAL)
+                INVALID("job %u: cmdprio[%u]: the shares of one size sum to %llu, more than %u", i,
+                        d, (unsigned long long)total, IOG_WEIGHT_TOTAL);
+        }
+    }
+    return 0;
+}
+
 /* The engine a spec names, or a message listing the ones there are. */
 static int validate_engine(const struct iog_job_spec *j, uint32_t i, const struct iog_engine **e,
                            char *err, size_t errlen)
@@ -332,6 +370,8 @@ static int validate_spec(const struct iog_job_spec *j, uint32_t i, char *err, si
     if ((rc = validate_dist(j, i, err, errlen)) < 0)
         return rc;
     if ((rc = validate_data(j, i, err, errlen)) < 0)
+        return rc;
+    if ((rc = validate_prio(j, i, e, err, errlen)) < 0)
         return rc;
     return validate_verify(j, i, e, nfiles, err, errlen);
 }

@@ -23,6 +23,11 @@
  * remainder prepared again) and only a request complete in full is counted
  * as an io; one that fails, even after a partial transfer, is one error.
  *
+ * I/O priorities: a thread sets the job's ioprio for itself before its
+ * first request; with a command priority table (cmdprio) each data request
+ * draws whether it carries one (choose_prio) and those are counted again
+ * apart (stats_record_prio). Without a table the cost is one branch.
+ *
  * io_timeout_ns: each slot's outstanding request is published for the
  * monitor (struct io_watch), which claims and counts the overdue ones; a
  * claimed request is dropped here if it ever completes.
@@ -67,12 +72,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "clock.h"
 #include "internal.h"
 #include "verify.h"
+
+#define IOPRIO_WHO_PROCESS 1 /* ioprio_set(2): `who` is a thread id, 0: the caller */
 
 #define SLEEP_SLICE_NS     20000000ull /* waits wake up this often to honour a stop */
 #define CAPTURE_RING_BYTES (1u << 20)  /* capture ring of a writing thread, at most... */
@@ -232,8 +240,12 @@ int worker_setup(struct iog_worker *w, char *err, size_t errlen)
         }
         w->fd = w->fds[0];
     }
-    for (uint32_t i = 0; i < depth; i++)
+    for (uint32_t i = 0; i < depth; i++) {
         w->free_slots[i] = &w->ios[depth - 1 - i];
+        w->ios[i].ioprio = (uint16_t)spec->ioprio; /* cmdprio decides per request */
+    }
+    w->cmdprio = spec->ncmdprio[IOG_DIR_READ] || spec->ncmdprio[IOG_DIR_WRITE];
+    w->ioprio_seen = 0;
     return w->ops->init ? w->ops->init(w, err, errlen) : 0;
 
 nomem:
@@ -298,6 +310,34 @@ static inline uint64_t seq_next(const struct iog_worker *w, uint64_t off, uint32
     return back <= w->file_size ? w->region_end - back : w->region_start;
 }
 
+/* cmdprio: whether a request of direction dir and len bytes carries a
+ * command priority (one draw against the running shares of the entries that
+ * apply to its size), and the priority it carries: that one, else the
+ * job's. */
+static inline void choose_prio(struct iog_worker *w, struct iog_io *io, uint32_t dir, uint32_t len)
+{
+    const struct iog_job_spec *spec = &w->job->spec;
+    io->prio = 0;
+    io->ioprio = (uint16_t)spec->ioprio;
+    if (dir >= IOG_DATA_DIRS)
+        return; /* trims are performed synchronously, without one */
+    uint32_t n = spec->ncmdprio[dir];
+    const struct iog_cmdprio_entry *e = spec->cmdprio[dir];
+    uint64_t u = UINT64_MAX, cum = 0;
+    for (uint32_t k = 0; k < n; k++) {
+        if (e[k].bs && e[k].bs != len)
+            continue;
+        if (u == UINT64_MAX)
+            u = rng_below(&w->rng, IOG_WEIGHT_TOTAL);
+        cum += e[k].share;
+        if (u < cum) {
+            io->prio = 1;
+            io->ioprio = (uint16_t)e[k].ioprio;
+            return;
+        }
+    }
+}
+
 /* Decides direction, size, file and offset of the next request into io
  * (slot `slot`), and its scheduled due time (0 without a rate limit). */
 static inline void choose_io(struct iog_worker *w, struct iog_io *io, uint32_t slot)
@@ -357,6 +397,8 @@ chosen:;
             gap *= -log(1.0 - rng_unit(&w->rng));
         p->next_due += gap;
     }
+    if (__builtin_expect(w->cmdprio, 0))
+        choose_prio(w, io, dir, len);
     io->dir = (uint8_t)dir;
     io->len = len;
     io->offset = off;
@@ -517,6 +559,8 @@ complete_io_as(struct iog_worker *w, struct iog_io *io, uint64_t slat, uint64_t 
             stats_record_io_sync(st, io->len, lat);
         else /* due when prepared: resp = lat */
             stats_record_io_unpaced(st, io->len, slat, clat, lat);
+        if (__builtin_expect(io->prio, 0))
+            stats_record_prio(st, clat);
         mark_coverage(w, io, w->slot_file[slot]);
         if (io->dir == IOG_DIR_WRITE && w->data)
             data_after_write(w->data, io->buf, io->len);
@@ -967,6 +1011,21 @@ static int verify_after_run(struct iog_worker *w)
     return 1;
 }
 
+/* The job's ioprio, set by the thread for itself (ioprio_set applies to the
+ * calling thread); what ioprio_get then says is kept for the job's stats.
+ * 0 or a negative errno. */
+static int set_ioprio(struct iog_worker *w)
+{
+    uint32_t prio = w->job->spec.ioprio;
+    if (!prio)
+        return 0;
+    if (syscall(SYS_ioprio_set, IOPRIO_WHO_PROCESS, 0, (int)prio) < 0)
+        return -errno;
+    long got = syscall(SYS_ioprio_get, IOPRIO_WHO_PROCESS, 0);
+    PUB_STORE(&w->ioprio_seen, got < 0 ? 0 : (uint64_t)got);
+    return 0;
+}
+
 void *worker_main(void *arg)
 {
     struct iog_worker *w = arg;
@@ -977,8 +1036,10 @@ void *worker_main(void *arg)
     start_schedules(w);
     if (w->flow)
         flow_join(w->flow, w->job->spec.flow_weight);
-    rc = w->ops->thread_start ? w->ops->thread_start(w) : 0;
-    if (rc < 0) /* the engine cannot run here: every request would fail */
+    rc = set_ioprio(w);
+    if (rc == 0)
+        rc = w->ops->thread_start ? w->ops->thread_start(w) : 0;
+    if (rc < 0) /* the priority or the engine cannot be had: every request would fail */
         stats_record_error(&w->st[job_fixed_dir(&w->job->spec)], -rc, w->region_start,
                            clock_now_ns());
     else if (!w->ops->submit) /* synchronous: prep() performs the request */

@@ -35,15 +35,17 @@ static int test_versions(void)
 
 static int test_describe_all(void)
 {
-    CHECK(check_struct("iog_job_spec", sizeof(struct iog_job_spec), "struct_size", "exit_mask") ==
+    CHECK(check_struct("iog_job_spec", sizeof(struct iog_job_spec), "struct_size", "cmdprio") ==
           T_PASS);
     CHECK(check_struct("iog_dir_stats", sizeof(struct iog_dir_stats), "struct_size",
-                       "first_error_ns") == T_PASS);
+                       "prio_clat") == T_PASS);
     CHECK(check_struct("iog_bs_entry", sizeof(struct iog_bs_entry), "lo", "reserved0") == T_PASS);
     CHECK(check_struct("iog_zone", sizeof(struct iog_zone), "access", "size") == T_PASS);
+    CHECK(check_struct("iog_cmdprio_entry", sizeof(struct iog_cmdprio_entry), "bs", "ioprio") ==
+          T_PASS);
     CHECK(check_struct("iog_bs_count", sizeof(struct iog_bs_count), "bs", "ios") == T_PASS);
     CHECK(check_struct("iog_job_stats", sizeof(struct iog_job_stats), "struct_size",
-                       "reaps") == T_PASS);
+                       "ioprio") == T_PASS);
     CHECK(check_struct("iog_lat_summary", sizeof(struct iog_lat_summary), "count", "stdev_ns") ==
           T_PASS);
     CHECK(check_struct("iog_interval", sizeof(struct iog_interval), "end_ns", "resp_p99_ns") ==

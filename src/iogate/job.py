@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 
 from iogate.errors import EngineError
 
-__all__ = ["PPM", "READS", "WRITES", "BsEntry", "JobSpec", "Zone", "file_identity",
-           "open_pinned"]
+__all__ = ["PPM", "READS", "WRITES", "BsEntry", "JobSpec", "PrioEntry", "Zone",
+           "file_identity", "open_pinned"]
 
 PPM = 1_000_000  # shares (weights, zones, mixes) are parts per million
 
@@ -41,6 +41,22 @@ class Zone:
 
     access: int
     size: int
+
+
+@dataclass(frozen=True)
+class PrioEntry:
+    """One command priority entry of a direction: of the requests of `bs` bytes (0: of any
+    size), `share` ppm carry the I/O priority `ioprio` (class << 13 | level)."""
+
+    bs: int
+    share: int
+    ioprio: int
+
+
+def ioprio_value(prio_class: int, level: int) -> int:
+    """The I/O priority ioprio_set(2) takes; class 0 (none) means best effort, as fio has
+    it."""
+    return ((prio_class or 2) << 13) | level
 
 
 READS = ("read", "randread", "rw", "randrw")
@@ -125,6 +141,11 @@ class JobSpec:
     # exitall: when a thread of this job ends its run, jobs of the session with bit j set
     # (bit 63: also every later job) stop as at the end of their runtime; 0: none
     exit_mask: int = 0
+    # I/O priorities: the job's (class << 13 | level; 0: unchanged), and per direction
+    # the requests that carry a command priority of their own (io_uring, libaio)
+    ioprio: int = 0
+    cmdprio_read: list[PrioEntry] = field(default_factory=list)
+    cmdprio_write: list[PrioEntry] = field(default_factory=list)
     test_crash: bool = False  # test only: the engine crashes after one request
 
     # -- what the job asks for, per data direction ---------------------------------------

@@ -12,10 +12,10 @@ import os
 from collections.abc import Sequence
 from fractions import Fraction
 
-from iogate.job import PPM, BsEntry, JobSpec, Zone
+from iogate.job import PPM, BsEntry, JobSpec, PrioEntry, Zone, ioprio_value
 from iogate.spec.fields import Rates, split_by_mix
 from iogate.spec.models import JobFields, PreconditionStep, Workload
-from iogate.spec.modes import MIXED, Direction, field_directions_of
+from iogate.spec.modes import MIXED, Direction, directions_of, field_directions_of
 from iogate.spec.rules import block_table
 
 __all__ = ["to_ppm", "split_rates", "job_seed", "lower", "lower_step", "exit_masks"]
@@ -82,6 +82,37 @@ def _zones(job: JobFields) -> list[Zone]:
     access = to_ppm([Fraction(repr(z.access)) for z in dist.zones])
     size = to_ppm([Fraction(repr(z.size)) for z in dist.zones])
     return [Zone(access=a, size=s) for a, s in zip(access, size, strict=True) if a or s]
+
+
+def _job_ioprio(job: JobFields) -> int:
+    """The workload's own I/O priority (prio, prioclass), 0 when it sets neither."""
+    if job.prio is None and job.prioclass is None:
+        return 0
+    return ioprio_value(job.prioclass or 0, job.prio or 0)
+
+
+def _cmdprio(job: JobFields, direction: str) -> list[PrioEntry]:
+    """The direction's command priority entries (shares in ppm of the requests of their
+    size), from cmdprio_percentage or cmdprio_bssplit with cmdprio_class and cmdprio."""
+    if direction not in directions_of(job.rw):
+        return []
+    classes, levels = job.cmdprio_class, job.cmdprio
+    prio_class = getattr(classes, direction) if classes else None
+    level = getattr(levels, direction) if levels else None
+    default = ioprio_value(1 if prio_class is None else prio_class, level or 0)  # rt
+
+    def share(pct: float | int) -> int:
+        return int(Fraction(repr(pct)) * PPM / 100) if isinstance(pct, float) \
+            else pct * PPM // 100
+
+    if job.cmdprio_percentage is not None:
+        pct = getattr(job.cmdprio_percentage, direction)
+        return [PrioEntry(bs=0, share=share(pct), ioprio=default)] if pct else []
+    split = getattr(job.cmdprio_bssplit, direction) if job.cmdprio_bssplit else None
+    return [PrioEntry(bs=e.bs, share=share(e.pct),
+                      ioprio=default if e.prio_class is None and e.level is None
+                      else ioprio_value(e.prio_class or 0, e.level or 0))
+            for e in split or () if e.pct]
 
 
 def _job(job: JobFields, filenames: Sequence[str], seed: int) -> JobSpec:
@@ -161,6 +192,9 @@ def _job(job: JobFields, filenames: Sequence[str], seed: int) -> JobSpec:
         batch_complete_min=job.iodepth_batch_complete_min or 0,
         batch_complete_max=job.iodepth_batch_complete_max or 0,
         depth_low=job.iodepth_low or 0,
+        ioprio=_job_ioprio(job),
+        cmdprio_read=_cmdprio(job, "read"),
+        cmdprio_write=_cmdprio(job, "write"),
     )
 
 

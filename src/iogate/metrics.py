@@ -95,6 +95,16 @@ TABLE = (
     Family(DIRECTIONS, ("resp", "lag"), Kind.DURATION, Form.LATENCY,
            "latency from the request's due time (resp) and how late it was issued (lag)",
            "latency", None),
+    Family(SCOPES, ("prio_ios",), Kind.COUNT, Form.PLAIN,
+           "completed requests issued with the command priority (cmdprio_percentage, "
+           "cmdprio_bssplit); unmeasured without one", "prio",
+           "the counts of json+'s per-priority entries (prios) other than the job's own"),
+    Family(SCOPES, ("prio_pct",), Kind.PERCENT, Form.PLAIN,
+           "requests issued with the command priority, in percent of the completed ones",
+           "prio", "json+'s per-priority counts over total_ios"),
+    Family(DIRECTIONS, ("prio_clat",), Kind.DURATION, Form.LATENCY,
+           "completion latency of the requests issued with the command priority (the "
+           "others': clat without them)", "latency", None),
     Family(DIRECTIONS, (BS_PCT,), Kind.PERCENT, Form.SIZE,
            "requests of that block size, in percent of the direction's", "bs_pct", None),
     Family(DIRECTIONS, ("bs",), Kind.BYTES, Form.MEAN, "mean block size", "bs_mean",

@@ -80,6 +80,18 @@ def _read_share(spec: JobSpec) -> float | None:
     return per_dir[0] / total if total > 0 else None
 
 
+def prio_share(spec: JobSpec, name: str) -> float | None:
+    """Share of a direction's requests that should carry the command priority (0..1),
+    None when the job gives none: each size's share of requests times the share of that
+    size's requests its command priority entries ask for."""
+    entries = spec.cmdprio_read if name == "read" else \
+        spec.cmdprio_write if name == "write" else []
+    if not entries or not spec.does(name):
+        return None
+    return sum(p * min(1.0, sum(e.share for e in entries if e.bs in (0, size)) / PPM)
+               for size, p in size_shares(spec.bs_table(name)).items())
+
+
 def _agreed(values: list[float | None]) -> float | None:
     """The common value of every job, None when jobs differ or one does not know."""
     if not values or any(v is None for v in values):
@@ -111,6 +123,9 @@ def requested(specs: list[JobSpec]) -> dict[str, float]:
             for size, share in sorted(tables[0].items()):
                 out[f"requested.{name}.{BS_PCT}.{size}"] = 100 * share
             out[f"requested.{name}.bs.mean"] = mean_bs(users[0], name)
+        prio = _agreed([prio_share(spec, name) for spec in users])
+        if prio is not None:
+            out[f"requested.{name}.prio_pct"] = 100 * prio
         iops = sum(spec.rate(name)[0] for spec in users)
         bw = sum(spec.rate(name)[1] for spec in users)
         if iops:
@@ -200,6 +215,16 @@ def _block_sizes(spec: JobSpec, name: str, d: DirectionResult) -> Iterator[str]:
             yield w
 
 
+def _prio(spec: JobSpec, name: str, d: DirectionResult) -> Iterator[str]:
+    p = prio_share(spec, name)
+    if p is None or d.prio_ios is None or not d.ios:
+        return
+    w = _share_warning(f"{name}.prio_pct", d.prio_ios, d.ios, p,
+                       f"{d.ios} {name}s carried the command priority")
+    if w:
+        yield w
+
+
 def _rate(spec: JobSpec, name: str, d: DirectionResult) -> Iterator[str]:
     target = rate_target(spec, name)
     done_iops, done_bw, seconds = achieved_rates(d)
@@ -258,6 +283,7 @@ def realized_warnings(specs: list[JobSpec], result: RunResult) -> list[str]:
         for name in DIRECTIONS:
             found += _block_sizes(spec, name, job.direction(name))
             found += _rate(spec, name, job.direction(name))
+            found += _prio(spec, name, job.direction(name))
         found += _data(spec, job)
         if len(specs) > 1:
             found = [w.replace(":", f" (job {index}):", 1) for w in found]

@@ -215,6 +215,10 @@ class DirectionResult:
     qd_hist: list[int] = field(default_factory=list)  # [i]: depths in [2^i, 2^(i+1))
     bs_counts: dict[int, int] = field(default_factory=dict)  # block size -> counted requests
     bs_other_ios: int = 0  # requests of sizes beyond the counted table
+    # requests issued with a command priority (cmdprio_*), and their completion latency;
+    # None: the job gave none (or the backend cannot tell them apart)
+    prio_ios: int | None = None
+    prio_clat: LatencyStats = field(default_factory=LatencyStats)
 
     @property
     def bs_ios(self) -> int:
@@ -250,6 +254,8 @@ class DirectionResult:
                 "qd": {"sum": self.qd_sum, "samples": self.qd_samples, "hist": self.qd_hist},
                 "bs_counts": [[bs, n] for bs, n in sorted(self.bs_counts.items())],
                 "bs_other_ios": self.bs_other_ios,
+                **({} if self.prio_ios is None else
+                   {"prio_ios": self.prio_ios, "prio_clat": self.prio_clat.to_json()}),
                 "series": [vars(i).copy() for i in self.series]}
 
 
@@ -547,6 +553,15 @@ class RunResult:
     def _m_qd_mean(self, mp: MetricPath) -> float | None:
         dirs = self._dirs(mp.scope or "")
         return _ratio(sum(d.qd_sum for d in dirs), sum(d.qd_samples for d in dirs))
+
+    def _m_prio(self, mp: MetricPath) -> float | None:
+        dirs = [d for d in self._dirs(mp.scope or "") if d.prio_ios is not None]
+        if not dirs:
+            return None  # no command priority was asked for (or could be measured)
+        prio = sum(d.prio_ios or 0 for d in dirs)
+        if mp.name == "prio_ios":
+            return float(prio)
+        return _ratio(prio, sum(d.ios for d in dirs), 100.0)
 
     def _m_sync_ios(self, mp: MetricPath) -> float | None:
         return float(sum(j.sync.ios for j in self.jobs))

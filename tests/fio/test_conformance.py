@@ -66,6 +66,7 @@ RUNS: dict[str, Run] = {
                             "clients at 1250 B/s may miss on a busy machine"),
     "aio-read.fio": Run(("filename={dir}/aio-read.data",), "directory=/data1 does not exist"),
     "backwards-read.fio": Run(),
+    "cmdprio-percentage.fio": Run(("filename={dir}/prio.data",), "filename=/dev/sda, a device"),
     "basic-verify.fio": Run(("filename={dir}/verify.data",), "filename=/dev/XXX, a placeholder"),
     "cross-stripe-verify.fio": Run((f"filename={DEVICE}",),
                                    "its 30 clones write 124g apart on /dev/nvme0n1; a sparse "
@@ -107,16 +108,14 @@ RUNS: dict[str, Run] = {
 }
 
 ZONED = "zoned block devices (`zonemode`)"
-NEWER = ("options newer than fio 3.33 (`sprandom`, `fdp`, `md_per_io_size`, the `sequence` "
-         "distribution, `steadystate=lat`)")
-PRIO = "I/O priorities (`prioclass`, `cmdprio_*`)"
+NEWER = ("options newer than fio 3.33 (`sprandom`, `fdp`, `md_per_io_size`, `cmdprio_bssplit` "
+         "hints, the `sequence` distribution, `steadystate=lat`)")
 LAYOUT = "file layouts (`size` with `filesize`)"
 RANDOM = "fio's generators (`random_generator=lfsr`, `dedupe_mode`)"
 
 REFUSED: dict[str, Refusal] = {
     "atomic-verify.fio": Refusal("atomic=1", "atomic writes (`atomic`)"),
-    "cmdprio-bssplit.fio": Refusal("cmdprio_bssplit", PRIO),
-    "cmdprio-percentage.fio": Refusal("prioclass", PRIO),
+    "cmdprio-bssplit.fio": Refusal("newer than fio 3.33", NEWER),
     "dedupe-global.fio": Refusal("dedupe_mode", RANDOM),
     "disk-zone-profile.fio": Refusal("zonemode", ZONED),
     "enospc-pressure.fio": Refusal("size and filesize both given", LAYOUT),

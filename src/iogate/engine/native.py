@@ -54,12 +54,14 @@ QD_BUCKETS = 13  # qd_hist[i] counts depths in [2^i, 2^(i+1))
 WEIGHT_TOTAL = 1_000_000  # weights are parts per million
 VERIFY_HEADER = 64  # bytes of the header at the start of a verified block
 VERIFY_RECORDS = 16  # verification failures kept in detail per job
+CMDPRIO_MAX = 16  # command priority entries per direction (cmdprio)
 
 # I/O engines are named; the library lists its own (engine_infos).
 ENGINE_NAME_MAX = 32
 ENGINE_SUMMARY_MAX = 128
 ENGINE_DOES_IO = 1 << 0  # touches files (null does not)
 ENGINE_NO_DIRECT = 1 << 1  # cannot do O_DIRECT
+ENGINE_CMDPRIO = 1 << 2  # passes an I/O priority per request (cmdprio)
 
 # enum iog_rw; the trim modes take their per-direction values from slot 1 (DIR_WRITE)
 (RW_READ, RW_WRITE, RW_RANDREAD, RW_RANDWRITE, RW_RW, RW_RANDRW, RW_TRIM, RW_RANDTRIM,
@@ -76,6 +78,8 @@ DIRECTIONS = ("read", "write", "sync", "trim")
 # enum iog_lat
 LAT_SLAT, LAT_CLAT, LAT_LAT, LAT_RESP, LAT_LAG, LAT_COUNT = range(6)
 LAT_KINDS = ("slat", "clat", "lat", "resp", "lag")
+# iog_session_histogram only: clat of the requests that carried a command priority
+HIST_PRIO_CLAT = 5
 
 # enum iog_rate_process
 RATE_LINEAR, RATE_POISSON = 0, 1
@@ -135,6 +139,14 @@ class IogZone(ctypes.Structure):
     _fields_ = [
         ("access", c_uint32),
         ("size", c_uint32),
+    ]
+
+
+class IogCmdprioEntry(ctypes.Structure):
+    _fields_ = [
+        ("bs", c_uint64),
+        ("share", c_uint32),
+        ("ioprio", c_uint32),
     ]
 
 
@@ -202,6 +214,11 @@ class IogJobSpec(ctypes.Structure):
         ("depth_low", c_uint32),
         # exitall: jobs stopped when a thread of this one ends its run
         ("exit_mask", c_uint64),
+        # I/O priorities: the job's, and the command priority tables per direction
+        ("ioprio", c_uint32),
+        ("ncmdprio", c_uint32 * DATA_DIRS),
+        ("cmdprio_reserved", c_uint32),
+        ("cmdprio", (IogCmdprioEntry * CMDPRIO_MAX) * DATA_DIRS),
     ]
 
 
@@ -234,6 +251,9 @@ class IogDirStats(ctypes.Structure):
         ("qd_hist", c_uint64 * QD_BUCKETS),
         ("bs_other_ios", c_uint64),
         ("first_error_ns", c_uint64),
+        # command priorities: the requests that carried one, and their clat
+        ("prio_ios", c_uint64),
+        ("prio_clat", IogLatSummary),
     ]
 
 
@@ -259,6 +279,7 @@ class IogJobStats(ctypes.Structure):
         # submission batching
         ("submits", c_uint64),
         ("reaps", c_uint64),
+        ("ioprio", c_uint64),  # what ioprio_get said in the first thread after setting it
     ]
 
 
@@ -367,6 +388,7 @@ STRUCTS: dict[str, type[ctypes.Structure]] = {
     "iog_job_spec": IogJobSpec,
     "iog_bs_entry": IogBsEntry,
     "iog_zone": IogZone,
+    "iog_cmdprio_entry": IogCmdprioEntry,
     "iog_file_id": IogFileId,
     "iog_lat_summary": IogLatSummary,
     "iog_dir_stats": IogDirStats,

@@ -122,6 +122,19 @@ def job_struct(spec: JobSpec) -> native.IogJobSpec:
             out.bs[d][i] = native.IogBsEntry(lo=e.lo, hi=e.hi, weight=e.weight)
         iops, bytes_ = spec.rate(name)
         out.rate_iops[d], out.rate_bytes[d] = iops, bytes_
+    _in_range(1 << 16, ioprio=spec.ioprio)
+    out.ioprio = spec.ioprio
+    for d, entries in ((native.DIR_READ, spec.cmdprio_read),
+                       (native.DIR_WRITE, spec.cmdprio_write)):
+        if len(entries) > native.CMDPRIO_MAX:
+            raise EngineError(errno.EINVAL, f"{len(entries)} command priority entries, the "
+                                            f"limit is {native.CMDPRIO_MAX}")
+        out.ncmdprio[d] = len(entries)
+        for i, p in enumerate(entries):
+            _in_range(U64, cmdprio_bs=p.bs)
+            _in_range(U32, cmdprio_share=p.share)
+            _in_range(1 << 16, cmdprio_ioprio=p.ioprio)
+            out.cmdprio[d][i] = native.IogCmdprioEntry(bs=p.bs, share=p.share, ioprio=p.ioprio)
     out.blockalign[native.DIR_READ] = spec.blockalign_read
     out.blockalign[native.DIR_WRITE] = spec.blockalign_write
     for i, z in enumerate(spec.zones):
@@ -277,8 +290,10 @@ def _cpu_now() -> tuple[int, int]:
 def _job(h: native.SessionHandle, job: int, spec: JobSpec | None = None) -> JobResult:
     st = native.session_job_stats(h, job)
     verify = _verify(h, job, spec) if spec is not None and spec.verify != "none" else None
-    return JobResult(read=_direction(h, job, native.DIR_READ),
-                     write=_direction(h, job, native.DIR_WRITE),
+    return JobResult(read=_direction(h, job, native.DIR_READ,
+                                     spec is not None and bool(spec.cmdprio_read)),
+                     write=_direction(h, job, native.DIR_WRITE,
+                                      spec is not None and bool(spec.cmdprio_write)),
                      sync=_direction(h, job, native.DIR_SYNC),
                      trim=_direction(h, job, native.DIR_TRIM),
                      nfiles=st.nfiles,
@@ -339,7 +354,17 @@ def _intervals(h: native.SessionHandle, job: int, d: int) -> list[Interval]:
             for i in native.session_series(h, job, d)]
 
 
-def _direction(h: native.SessionHandle, job: int, d: int) -> DirectionResult:
+def _prio_clat(h: native.SessionHandle, job: int, d: int, s: native.IogLatSummary
+               ) -> LatencyStats:
+    if not s.count:
+        return LatencyStats()
+    return LatencyStats(count=s.count, min=s.min_ns, max=s.max_ns, mean=s.mean_ns,
+                        stdev=s.stdev_ns, histogram=Histogram.from_buckets(
+                            *native.session_histogram(h, job, d, native.HIST_PRIO_CLAT)))
+
+
+def _direction(h: native.SessionHandle, job: int, d: int, prio: bool = False
+               ) -> DirectionResult:
     st = native.session_dir_stats(h, job, d)
     lat = [LatencyStats(count=s.count, min=s.min_ns, max=s.max_ns, mean=s.mean_ns,
                         stdev=s.stdev_ns,
@@ -355,7 +380,10 @@ def _direction(h: native.SessionHandle, job: int, d: int) -> DirectionResult:
                            first_error_offset=st.first_error_offset,
                            first_error_ns=st.first_error_ns, series=series,
                            qd_sum=st.qd_sum, qd_samples=st.qd_samples, qd_hist=list(st.qd_hist),
-                           bs_counts=bs_counts, bs_other_ios=st.bs_other_ios)
+                           bs_counts=bs_counts, bs_other_ios=st.bs_other_ios,
+                           prio_ios=st.prio_ios if prio else None,
+                           prio_clat=_prio_clat(h, job, d, st.prio_clat) if prio
+                           else LatencyStats())
 
 
 def drive(session: Session, *, slice_s: float, report_s: float,

@@ -16,6 +16,9 @@ mixes in warnings). The result has the shape of the native engine's:
   17 s up in its last bin. Each bin's count goes to iogate's bucket of that middle value.
 - cpu: fio's usr_cpu and sys_cpu (percentages of each thread's runtime) as CPU time,
   summed over the threads: fio's job threads only, not its main process.
+- command priorities: the requests of fio's per-priority entries (json+ ``prios``) other
+  than the job's own priority are prio_ios; their clat is not measured, as fio gives each
+  priority one latency, the total one when lat_percentiles is asked for (always here).
 - resp and lag are iogate's own measures: fio has none, so they stay empty (unmeasured),
   as do coverage, data ratios, queue depth and block size counts.
 - errors: fio stops a job at its first error, reported as the job's errno (or counts
@@ -461,7 +464,9 @@ def _entries(doc: dict[str, Any], specs: Sequence[JobSpec], hosts: Sequence[Host
 def _job(clones: list[dict[str, Any]], spec: JobSpec, said: Sequence[str] = ()) -> JobResult:
     """One job's result from the entries of its threads; ``said``: fio's messages, where
     the first I/O error on one of the job's files tells its direction and offset."""
-    directions = {d: _merge_threads([_direction(c[d]) for c in clones])
+    prio = {"read": bool(spec.cmdprio_read), "write": bool(spec.cmdprio_write)}
+    directions = {d: _merge_threads([_direction(c[d], spec.ioprio if prio[d] else None)
+                                     for c in clones])
                   for d in ("read", "write")}
     # trims: in every fio 3 output; a job without them has a trim block of zeros
     trims = [_direction(c["trim"]) for c in clones if "trim" in c]
@@ -485,12 +490,26 @@ def _job(clones: list[dict[str, Any]], spec: JobSpec, said: Sequence[str] = ()) 
                      trim=directions["trim"], nfiles=len(spec.files()))
 
 
-def _direction(block: dict[str, Any]) -> DirectionResult:
-    return DirectionResult(
+def _direction(block: dict[str, Any], own_prio: int | None = None) -> DirectionResult:
+    """One direction of one thread; ``own_prio``: the job's own I/O priority when it has
+    command priorities (None: it has none), whose requests are the others."""
+    out = DirectionResult(
         ios=int(block["total_ios"]), bytes=int(block["io_bytes"]),
         runtime_ns=int(block["runtime"]) * _NS_PER_MS, iops=float(block["iops"]),
         bw=float(block["bw_bytes"]), slat=_latency(block.get("slat_ns")),
         clat=_latency(block.get("clat_ns")), lat=_latency(block.get("lat_ns")))
+    if own_prio is not None:
+        # fio's json+ has one entry per priority its requests carried: those other than
+        # the job's own carried a command priority. Each holds one latency, the total one
+        # (lat_ns) when lat_percentiles is asked for, as every section here asks: their
+        # count is known, their clat is not.
+        prios = [p for p in block.get("prios") or ()
+                 if isinstance(p, dict) and (int(p.get("prioclass") or 0) << 13
+                                             | int(p.get("prio") or 0)) != own_prio]
+        out.prio_ios = sum(int((p.get("clat_ns") or p.get("lat_ns") or {}).get("N") or 0)
+                           for p in prios)
+        out.prio_clat = LatencyStats.merged(_latency(p.get("clat_ns")) for p in prios)
+    return out
 
 
 def _sync(block: dict[str, Any]) -> DirectionResult:
@@ -544,7 +563,10 @@ def _sum_hosts(jobs: list[JobResult]) -> JobResult:
 def _merged(parts: list[DirectionResult]) -> DirectionResult:
     """Counts, latencies and errors of several parts (rates and runtime left to the caller)."""
     first = next((p for p in parts if p.errors), None)
+    prio = [p for p in parts if p.prio_ios is not None]
     return DirectionResult(
+        prio_ios=sum(p.prio_ios or 0 for p in prio) if prio else None,
+        prio_clat=LatencyStats.merged(p.prio_clat for p in prio),
         ios=sum(p.ios for p in parts), bytes=sum(p.bytes for p in parts),
         slat=LatencyStats.merged(p.slat for p in parts),
         clat=LatencyStats.merged(p.clat for p in parts),

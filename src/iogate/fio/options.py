@@ -30,7 +30,7 @@ from decimal import Decimal
 from iogate.engine import catalog
 from iogate.errors import EngineError
 from iogate.expr import printable, shown
-from iogate.job import PPM, BsEntry, JobSpec
+from iogate.job import PPM, BsEntry, JobSpec, PrioEntry
 from iogate.spec.modes import TRIM_MODES
 
 __all__ = ["FLAG_KEYS", "FORBIDDEN", "FioUnsupported", "KNOWN_KEYS", "VALUE_FORMS",
@@ -52,6 +52,7 @@ _TIME = r"[0-9]+(us|ms|s)"
 _PER_DIR = r"[0-9]+(,[0-9]+)?"
 _SPLIT = r"[0-9]+/[0-9]+(:[0-9]+/[0-9]+)*"
 _RANGE = r"[0-9]+-[0-9]+"
+_PRIO_SPLIT = r"[0-9]+/[0-9]+/[0-3]/[0-7](:[0-9]+/[0-9]+/[0-3]/[0-7])*"
 _FLAG = ""
 # Every option iogate writes, with the form its value must have: what job_options writes,
 # what a job file needs to order jobs (stonewall, loops), and reporting options that change
@@ -82,6 +83,9 @@ VALUE_FORMS: Mapping[str, str] = {
     "iodepth_batch_complete_max": _INT, "iodepth_low": _INT,
     "exitall": _BOOL, "exit_what": "group|stonewall", "new_group": _FLAG,
     "percentile_list": r"[0-9]+(\.[0-9]+)?(:[0-9]+(\.[0-9]+)?)*",
+    "prioclass": "[0-3]", "prio": "[0-7]", "cmdprio_percentage": _PER_DIR,
+    "cmdprio_class": _PER_DIR, "cmdprio": _PER_DIR,
+    "cmdprio_bssplit": f"{_PRIO_SPLIT}(,{_PRIO_SPLIT})?",
 }
 KNOWN_KEYS = frozenset(VALUE_FORMS)
 FLAG_KEYS = frozenset(k for k, form in VALUE_FORMS.items() if form == _FLAG)
@@ -177,6 +181,7 @@ def job_options(spec: JobSpec) -> list[tuple[str, str]]:
     out.append(("randseed", str(spec.seed)))
     out += _rates(spec, per_dir, problems)
     out += _pacing(spec, problems)
+    out += _priorities(spec, per_dir, problems)
     if writes:
         if spec.files():
             # iogate lays a file out with data before writing it, as fio does only with
@@ -403,6 +408,41 @@ def _batching(spec: JobSpec) -> list[tuple[str, str]]:
         ("iodepth_batch_complete_max",
          spec.batch_complete_max or (spec.iodepth if spec.batch_complete_min else 0)),
         ("iodepth_low", spec.depth_low)) if value]
+
+
+def _priorities(spec: JobSpec, per_dir: PerDirection, problems: list[str]
+                ) -> list[tuple[str, str]]:
+    """The job's I/O priority (prioclass, prio) and its command priorities: one share of
+    any size per direction is fio's cmdprio_percentage, shares per size its
+    cmdprio_bssplit with the class and level in each entry."""
+    out: list[tuple[str, str]] = []
+    if spec.ioprio:
+        out += [("prioclass", str(spec.ioprio >> 13)), ("prio", str(spec.ioprio & 0x1FFF))]
+    tables = {"read": spec.cmdprio_read, "write": spec.cmdprio_write}
+    if not any(tables.values()):
+        return out
+    if any(e.share % 10_000 for t in tables.values() for e in t):
+        problems.append("a command priority share that is not a whole percent (fio's are)")
+        return out
+    if all(len(t) <= 1 and all(e.bs == 0 for e in t) for t in tables.values()):
+        pct = {d: t[0].share // 10_000 if t else 0 for d, t in tables.items()}
+        prio = {d: t[0].ioprio if t else 1 << 13 for d, t in tables.items()}
+        out.append(("cmdprio_percentage", per_dir(pct["read"], pct["write"])))
+        out.append(("cmdprio_class", per_dir(prio["read"] >> 13, prio["write"] >> 13)))
+        out.append(("cmdprio", per_dir(prio["read"] & 0x1FFF, prio["write"] & 0x1FFF)))
+        return out
+    if any(e.bs == 0 for t in tables.values() for e in t):
+        problems.append("command priorities for any size mixed with ones per size (fio has "
+                        "either cmdprio_percentage or cmdprio_bssplit)")
+        return out
+
+    def split(direction: str) -> str:
+        table = tables[direction] or [PrioEntry(spec.bs_table(direction)[0].lo, 0, 1 << 13)]
+        return ":".join(f"{e.bs}/{e.share // 10_000}/{e.ioprio >> 13}/{e.ioprio & 0x1FFF}"
+                        for e in table)
+
+    out.append(("cmdprio_bssplit", per_dir(split("read"), split("write"))))
+    return out
 
 
 def _limits(spec: JobSpec, problems: list[str]) -> list[tuple[str, str]]:

@@ -283,6 +283,7 @@ class _Job:
         self._end_fsync()
         self.bool_key("fill_device")
         self._flow()
+        self._priorities()
         self.bool_key("invalidate")
         self._data()
         self._verify()
@@ -1540,6 +1541,98 @@ class _Job:
                 continue
             self.used.add(name)
             self.refuse(src, reason)
+
+    # -- I/O priorities ----------------------------------------------------------------
+
+    def _prio_value(self, text: str, hi: int) -> int:
+        """One priority class (0-3) or level (0-7) as fio reads it."""
+        t = text.strip()
+        if not t.isdigit() or int(t) > hi:
+            raise ValueProblem(f"'{shown(t)}' is not an integer from 0 to {hi}")
+        return int(t)
+
+    def _prio_directions(self, name: str, hi: int) -> None:
+        """cmdprio_percentage, cmdprio_class, cmdprio: fio's read[,write] (trims have none)."""
+        src = self.get(name)
+        if src is None or (text := self.value(src)) is None:
+            return
+        if has_reference(text):
+            self.put(name, suite_text(text), src)
+            return
+        try:
+            parts = directions(text, "values")
+            values = [self._prio_value(p, hi) if p else None for p in parts]
+        except ValueProblem as exc:
+            self.refuse(src, str(exc))
+            return
+        if values[0] == values[1]:
+            self.put(name, values[0], src)
+        else:
+            self.put(name, {d: v for d, v in zip(("read", "write"), values, strict=True)
+                            if v is not None}, src)
+
+    def _cmdprio_bssplit(self) -> None:
+        """fio's SIZE/PERCENT[/CLASS/LEVEL] entries, sizes in iogate's units."""
+        src = self.get("cmdprio_bssplit")
+        if src is None or (text := self.value(src)) is None:
+            return
+        try:
+            out: list[str | None] = []
+            for part in directions(text, "splits"):
+                entries = []
+                for entry in part.split(":") if part else ():
+                    fields = [f.strip() for f in entry.split("/")]
+                    if len(fields) == 5:
+                        raise ValueProblem(
+                            f"'{shown(entry)}': the form with a priority hint "
+                            "(SIZE/PERCENT/CLASS/LEVEL/HINT, for command duration limits) "
+                            "is newer than fio 3.33, which iogate follows")
+                    if len(fields) not in (2, 4):
+                        raise ValueProblem(f"'{shown(entry)}': write SIZE/PERCENT or "
+                                           "SIZE/PERCENT/CLASS/LEVEL")
+                    fields[0] = format_size_exact(fio_size(fields[0], self.kb_base))
+                    entries.append("/".join(fields))
+                out.append(":".join(entries) or None)
+        except ValueProblem as exc:
+            self.refuse(src, str(exc))
+            return
+        if out[0] == out[1]:
+            self.put("cmdprio_bssplit", out[0], src)
+        else:
+            self.put("cmdprio_bssplit", {d: v for d, v in zip(("read", "write"), out,
+                                                              strict=True) if v}, src)
+
+    def _priorities(self) -> None:
+        """prio and prioclass (the job's threads), and the command priorities of fio's
+        io_uring and libaio engines: the suite keys of the same names."""
+        for name, hi in (("prioclass", 3), ("prio", 7)):
+            src = self.get(name)
+            if src is None or (text := self.value(src)) is None:
+                continue
+            try:
+                self.put(name, suite_text(text) if has_reference(text)
+                         else self._prio_value(text, hi), src)
+            except ValueProblem as exc:
+                self.refuse(src, str(exc))
+        names = ("cmdprio_percentage", "cmdprio_bssplit", "cmdprio_class", "cmdprio")
+        given = [src for name in names if (src := self.opts.get(name)) is not None]
+        engine = catalog.get(self.engine) if self.engine else None
+        if given and engine is not None and not engine.cmdprio:
+            for src in given:
+                self.used.add(src.key)
+                self.refuse(src, f"an option of fio's {catalog.spoken_where('cmdprio')} "
+                            f"engines; this job's ioengine is {self.engine}")
+            return
+        percentage, split = self.opts.get("cmdprio_percentage"), self.opts.get("cmdprio_bssplit")
+        if percentage is not None and split is not None:
+            self.used.update(("cmdprio_percentage", "cmdprio_bssplit"))
+            self.refuse(split, "cmdprio_percentage and cmdprio_bssplit exclude each other "
+                        "(fio refuses both): keep one")
+            return
+        self._prio_directions("cmdprio_percentage", 100)
+        self._prio_directions("cmdprio_class", 3)
+        self._prio_directions("cmdprio", 7)
+        self._cmdprio_bssplit()
 
     def _loose_ends(self) -> None:
         """Every option not converted above: noted, accepted at its default, or refused."""

@@ -90,7 +90,7 @@ OUTPUT_ONLY: dict[str, str] = {
     "new_group": "iogate reports each workload on its own",
     **dict.fromkeys(("per_job_logs", "write_bw_log", "write_lat_log", "write_iops_log",
                      "write_hist_log", "log_avg_msec", "log_hist_msec", "log_hist_coarseness",
-                     "log_max_value", "log_offset", "log_prio", "log_compression",
+                     "log_max_value", "log_offset", "log_compression",
                      "log_compression_cpus", "log_store_compressed", "log_unix_epoch",
                      "log_alternate_epoch", "log_alternate_epoch_clock_id", "log_entries",
                      "bwavgtime", "iopsavgtime"), _OUTPUT),
@@ -100,6 +100,8 @@ OUTPUT_ONLY: dict[str, str] = {
                      "disable_bw_measurement"), _LATENCY),
     "disk_util": "iogate reports the device in the environment of each case, not its "
                  "utilisation",
+    "log_prio": "iogate keeps the latency of the requests issued with the command priority "
+                "apart: read.prio_clat and write.prio_clat in its results",
     "unified_rw_reporting": "iogate reports read, write and total for every workload",
     "unit_base": "iogate's results are in bytes",
     "error_dump": "iogate names the first error of a case with its errno and offset",

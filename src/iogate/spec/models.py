@@ -38,6 +38,10 @@ from iogate.spec.fields import (
     BlockSizes,
     BsRangeField,
     BsSplitField,
+    CmdprioBsSplit,
+    CmdprioClass,
+    CmdprioLevel,
+    CmdprioPercentage,
     Description,
     DirName,
     Duration,
@@ -50,6 +54,8 @@ from iogate.spec.fields import (
     PositiveDuration,
     PositiveNumber,
     PositiveSize,
+    PrioClass,
+    PrioLevel,
     RandomDistribution,
     RateBytes,
     RateIops,
@@ -169,6 +175,23 @@ class JobFields(BaseModel):
     iodepth_low: AtLeastOne | None = Field(default=None, description=(
         "asynchronous engines: once iodepth requests are in flight, new ones wait until at "
         "most this many are; default iodepth, refill at once (fio's iodepth_low)"))
+    prioclass: PrioClass | None = Field(default=None, description=(
+        "I/O priority class of the workload's threads (fio's prioclass, see ionice): 1 or "
+        "rt, 2 or be, 3 or idle; 0 means be; rt needs CAP_SYS_ADMIN or CAP_SYS_NICE"))
+    prio: PrioLevel | None = Field(default=None, description=(
+        "I/O priority level of the workload's threads, 0 (highest) to 7 (fio's prio); "
+        "with io_uring and libaio every request carries it too"))
+    cmdprio_percentage: CmdprioPercentage | None = Field(default=None, description=(
+        "share of requests, in percent, issued with the command priority (cmdprio_class, "
+        "cmdprio), per direction like bs: io_uring and libaio only; counted apart in "
+        "read.prio.* and write.prio.*"))
+    cmdprio_class: CmdprioClass | None = Field(default=None, description=(
+        "class of the command priority, per direction (default rt)"))
+    cmdprio: CmdprioLevel | None = Field(default=None, description=(
+        "level of the command priority, 0 (highest) to 7, per direction (default 0)"))
+    cmdprio_bssplit: CmdprioBsSplit | None = Field(default=None, description=(
+        "command priority per block size, fio's '4k/10:64k/50' or '4k/10/1/0:64k/50/3/0' "
+        "(SIZE/PERCENT[/CLASS/LEVEL]); instead of cmdprio_percentage"))
     # Safety: an existing file iogate did not create is written only with allow_overwrite;
     # with target_root, every target must resolve inside that directory.
     allow_overwrite: bool = False
@@ -283,7 +306,8 @@ class PreconditionStep(JobFields):
 STEP_INHERITS = ("filename", "size", "offset", "ioengine", "direct", "allow_overwrite",
                  "target_root", *BS_KEYS)
 # Keys of which setting one replaces the others coming from further out.
-EXCLUSIVE_GROUPS = (frozenset(BS_KEYS), frozenset(("rwmixread", "rwmixwrite")))
+EXCLUSIVE_GROUPS = (frozenset(BS_KEYS), frozenset(("rwmixread", "rwmixwrite")),
+                    frozenset(("cmdprio_percentage", "cmdprio_bssplit")))
 
 
 def _as_written(name: str, doc: str, **own: Any) -> type[BaseModel]:

@@ -89,6 +89,21 @@ def _batch_rules(w: JobFields, engine: catalog.Engine) -> Iterator[tuple[tuple[s
             f"({low or 1})")
 
 
+def _prio_rules(w: JobFields, engine: catalog.Engine
+                ) -> Iterator[tuple[tuple[str, ...], str]]:
+    """Command priorities: one way to give them, on an engine that passes them."""
+    if w.cmdprio_percentage is not None and w.cmdprio_bssplit is not None:
+        yield ("cmdprio_bssplit", "cmdprio_percentage"), (
+            "cmdprio_percentage and cmdprio_bssplit exclude each other (as in fio): keep "
+            "one")
+    for key in ("cmdprio_percentage", "cmdprio_bssplit"):
+        if getattr(w, key) is not None and not engine.cmdprio:
+            yield (key, "ioengine"), (
+                f"{engine.name} cannot give single requests a priority: {key} needs "
+                f"{catalog.spoken_where('cmdprio', 'or')}; or set only prio / prioclass, "
+                "which apply to the whole workload")
+
+
 def workload_rules(w: JobFields) -> Iterator[tuple[tuple[str, ...], str]]:
     """Rules between fields: (fields to blame, most specific first; message)."""
     dirs = directions_of(w.rw)
@@ -104,6 +119,7 @@ def workload_rules(w: JobFields) -> Iterator[tuple[tuple[str, ...], str]]:
                 f"{engine.name} keeps at most {engine.max_depth} requests in flight: iodepth "
                 f"must be at most {engine.max_depth}")
     yield from _batch_rules(w, engine)
+    yield from _prio_rules(w, engine)
     if w.direct and not engine.direct:
         yield ("direct", "ioengine"), (
             f"{engine.name} cannot bypass the page cache: direct does not apply to it; remove "
