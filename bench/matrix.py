@@ -123,8 +123,10 @@ DIFFERENCES = [
     "leaves out interpreter start and imports but holds session set-up and result collection.",
     "io_uring: iogate registers its files and asks for SINGLE_ISSUER|DEFER_TASKRUN rings; fio "
     "uses its defaults (no registerfiles, fixedbufs, sqpoll or hipri).",
-    "Submission: fio's defaults (iodepth_batch_submit=1, iodepth_batch_complete_min=1); iogate "
-    "submits everything queued at once and reaps every completion that is ready.",
+    "Submission: each tool's defaults, the same: every request submitted as soon as it is "
+    "prepared (iodepth_batch_submit=1), each reap waiting for one completion "
+    "(iodepth_batch_complete_min=1); fio takes one completion per reap, iogate every one "
+    "that is ready (up to iodepth).",
     "Clocks: fio --clocksource=cpu (TSC); iogate CLOCK_MONOTONIC. Percentiles come from each "
     "tool's own log-linear histogram (fio 64 buckets per octave, iogate 128).",
     "Offsets: uniform over the whole 1 GiB, no random map in either; each tool has its own "
