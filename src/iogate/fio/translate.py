@@ -1731,19 +1731,14 @@ def workload(section: Section, options: dict[str, Option], problems: Problems,
         section.name
     w = Workload(section, fio_name)
     w.name = _unique(suite_name(fio_name, "job"), used_names)
-    stonewall = options.get("stonewall")
-    if stonewall is not None:
-        try:
-            w.stonewall = _flag(stonewall)
-        except ValueProblem as exc:
-            problems.option(stonewall, str(exc))
+    for name in ("stonewall", "new_group"):  # the flags that place the job among others
+        src = options.get(name)
+        if src is not None:
+            try:
+                setattr(w, name, _flag(src))
+            except ValueProblem as exc:
+                problems.option(src, str(exc))
     w.wait_for = options.get("wait_for")
-    new_group = options.get("new_group")
-    if new_group is not None:
-        try:
-            w.new_group = _flag(new_group)
-        except ValueProblem as exc:
-            problems.option(new_group, str(exc))
     w.exitall, w.exit_what = options.get("exitall"), options.get("exit_what")
     desc = options.get("description")
     if desc is not None and desc.section != "global" and desc.value:

@@ -540,7 +540,9 @@ class BsSplit(BaseModel):
     write: Shares = None
 
 
-def _bssplit(value: Any) -> Any:
+def _split_per_direction(value: Any, example: str, entry: str) -> Any:
+    """A split given once for both directions (text or a list), as 'read,write' text, or as
+    a mapping per direction: the mapping."""
     if isinstance(value, (Mapping, BaseModel)):
         return value
     if isinstance(value, list):
@@ -553,8 +555,12 @@ def _bssplit(value: Any) -> Any:
             return {"read": value, "write": value}
         return {"read": parts[0] if parts[0].strip() else None,
                 "write": parts[1] if parts[1].strip() else None}
-    raise ValueError(f"expected a split like '4k/10:64k/90' or a list of "
-                     f"{{bs: SIZE, pct: PERCENT}}, got {describe_input(value)}")
+    raise ValueError(f"expected a split like '{example}' or a list of {{{entry}}}, got "
+                     f"{describe_input(value)}")
+
+
+def _bssplit(value: Any) -> Any:
+    return _split_per_direction(value, "4k/10:64k/90", "bs: SIZE, pct: PERCENT")
 
 
 _SHARES_SCHEMA = {"anyOf": [
@@ -733,21 +739,8 @@ class PrioSplit(BaseModel):
 
 
 def _prio_split(value: Any) -> Any:
-    if isinstance(value, (Mapping, BaseModel)):
-        return value
-    if isinstance(value, list):
-        return {"read": value, "write": value}
-    if isinstance(value, str):
-        parts = value.split(",")
-        if len(parts) > 2:
-            raise ValueError(f"'{shown(value)}': give at most two splits, 'read,write'")
-        if len(parts) == 1:
-            return {"read": value, "write": value}
-        return {"read": parts[0] if parts[0].strip() else None,
-                "write": parts[1] if parts[1].strip() else None}
-    raise ValueError(f"expected a split like '4k/10:64k/50' or a list of "
-                     f"{{bs: SIZE, pct: PERCENT, class: CLASS, level: LEVEL}}, got "
-                     f"{describe_input(value)}")
+    return _split_per_direction(value, "4k/10:64k/50",
+                                "bs: SIZE, pct: PERCENT, class: CLASS, level: LEVEL")
 
 
 _PRIO_SHARES_SCHEMA = {"anyOf": [
