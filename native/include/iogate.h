@@ -68,6 +68,7 @@ extern "C" {
 #define IOG_FAULT_SIZE_VER0        56
 #define IOG_PROGRESS_SIZE_VER0     96
 #define IOG_ENGINE_INFO_SIZE_VER0  176
+#define IOG_DISK_SAMPLE_SIZE_VER0  152
 
 /* Histogram geometry (see the comment at the top). */
 #define IOG_HIST_SUB_BITS    7
@@ -718,6 +719,28 @@ struct iog_engine_info {
     char summary[IOG_ENGINE_SUMMARY_MAX]; /* one line: what it issues          */
 };
 
+/* Device statistics: the kernel's counters of a whole block device
+ * (/sys/block/DEV/stat, Documentation/block/stat.rst), in the order of that
+ * file: read ios, read merges, read sectors, read ticks (ms), write ios,
+ * write merges, write sectors, write ticks, in_flight, io_ticks (ms),
+ * time_in_queue (ms), discard ios, discard merges, discard sectors, discard
+ * ticks, flush ios, flush ticks. Older kernels have fewer (at least 11):
+ * ncounters says how many the line had, the others are 0. */
+#define IOG_DISK_COUNTERS 17
+#define IOG_DISKS_MAX     4 /* watched devices per session */
+
+/* One reading of a watched device (iog_session_disk_samples). */
+struct iog_disk_sample {
+    uint32_t struct_size;
+    uint32_t ncounters; /* fields the stat line had, at most IOG_DISK_COUNTERS */
+    /* when, on the series' time base: ns from the session's count start (the
+     * earliest over jobs); 0 for the reading at count start, an interval's
+     * end_ns for the readings at interval boundaries (jobs that start
+     * counting together share these), and the last is the end of the run */
+    uint64_t end_ns;
+    uint64_t counters[IOG_DISK_COUNTERS];
+};
+
 /* A struct's size and field offsets, for bindings to check their layout. */
 struct iog_layout_field {
     const char *name;
@@ -737,7 +760,8 @@ IOG_API const char *iog_version(void);
  * Describes the layout of the public struct named `name` ("iog_job_spec",
  * "iog_bs_entry", "iog_zone", "iog_cmdprio_entry", "iog_dir_stats",
  * "iog_lat_summary", "iog_bs_count", "iog_job_stats", "iog_interval", "iog_progress",
- * "iog_verify_stats", "iog_verify_failure", "iog_fault", "iog_engine_info").
+ * "iog_verify_stats", "iog_verify_failure", "iog_fault", "iog_engine_info",
+ * "iog_disk_sample").
  * Writes its sizeof into *size and a pointer to a static array of fields into
  * *fields, returning the number of fields; -ENOENT for an unknown name.
  */
@@ -879,6 +903,31 @@ IOG_API int iog_session_verify(const iog_session *s, uint32_t job, struct iog_ve
  * the engine in a child process for this reason).
  */
 IOG_API int iog_session_fault(iog_session *s, struct iog_fault *out);
+
+/*
+ * Device statistics. Before iog_session_start, watches the block device
+ * statistics file `stat_path` (/sys/block/DEV/stat, or any file holding such
+ * a line): opens it and keeps it open, and checks that it reads as at least
+ * 11 counters. Returns the index of the watched device (0, 1...), or
+ * -EALREADY after start, -ENOSPC past IOG_DISKS_MAX, -EINVAL for a file that
+ * is not such a line, a negative errno from open.
+ * The background thread reads it (pread at offset 0, nothing on the I/O
+ * path) when counting starts, at every interval boundary of any job, and
+ * when the last job's run ends (read-back of verify is not part of it);
+ * nothing is read during layout or ramp, nor after a cancelled layout.
+ */
+IOG_API int iog_session_watch_disk(iog_session *s, const char *stat_path, char *err,
+                                   size_t errlen);
+
+/*
+ * Copies up to `n` readings of watched device `disk` into `out` (an array
+ * whose elements all have the struct_size of the first) and returns how
+ * many there are (which may exceed n: call again with a larger array). A
+ * reading that failed (the device went away) is left out. -EINVAL for a bad
+ * index or size or a session never started, -EBUSY while running.
+ */
+IOG_API int iog_session_disk_samples(const iog_session *s, uint32_t disk,
+                                     struct iog_disk_sample *out, uint32_t n);
 
 /*
  * Cancels, waits for every worker and frees the session. NULL is ignored.

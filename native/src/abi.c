@@ -201,6 +201,13 @@ static const struct iog_layout_field progress_fields[] = {
     FIELD(iog_progress, trim_ios),     FIELD(iog_progress, trim_bytes),
 };
 
+static const struct iog_layout_field disk_sample_fields[] = {
+    FIELD(iog_disk_sample, struct_size),
+    FIELD(iog_disk_sample, ncounters),
+    FIELD(iog_disk_sample, end_ns),
+    FIELD(iog_disk_sample, counters),
+};
+
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
 static const struct struct_desc {
@@ -229,6 +236,8 @@ static const struct struct_desc {
     {"iog_fault", sizeof(struct iog_fault), fault_fields, COUNT(fault_fields)},
     {"iog_engine_info", sizeof(struct iog_engine_info), engine_info_fields,
      COUNT(engine_info_fields)},
+    {"iog_disk_sample", sizeof(struct iog_disk_sample), disk_sample_fields,
+     COUNT(disk_sample_fields)},
 };
 
 /* The first version of a struct is never larger than the struct. */
@@ -239,6 +248,7 @@ _Static_assert(IOG_VERIFY_STATS_SIZE_VER0 <= sizeof(struct iog_verify_stats), "v
 _Static_assert(IOG_FAULT_SIZE_VER0 <= sizeof(struct iog_fault), "fault VER0");
 _Static_assert(IOG_PROGRESS_SIZE_VER0 <= sizeof(struct iog_progress), "progress VER0");
 _Static_assert(IOG_ENGINE_INFO_SIZE_VER0 <= sizeof(struct iog_engine_info), "engine info VER0");
+_Static_assert(IOG_DISK_SAMPLE_SIZE_VER0 <= sizeof(struct iog_disk_sample), "disk sample VER0");
 
 int abi_copy_in(void *dst, size_t ksize, const void *user, size_t usize, size_t ver0, size_t *bad)
 {

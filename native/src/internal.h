@@ -184,6 +184,13 @@ struct iog_job {
     int finished;
 };
 
+/* A watched device (diskstat.c): its stat file and the readings the monitor took. */
+struct disk_watch {
+    int fd;
+    struct iog_disk_sample *v;
+    size_t n, cap;
+};
+
 struct iog_session {
     struct iog_job *jobs;
     uint32_t njobs;
@@ -212,6 +219,9 @@ struct iog_session {
     uint64_t watch_tick_ns; /* how often the monitor looks for overdue requests, 0: never */
     struct iog_fault fault; /* the first fault, written once by the monitor */
     int fault_set;          /* release-stored after fault is filled */
+    /* device statistics: watched before start, read by the monitor only */
+    struct disk_watch disks[IOG_DISKS_MAX];
+    uint32_t ndisks;
 };
 
 /* A job's stop word: its workers issue nothing more once it is not
@@ -290,6 +300,16 @@ static inline uint32_t dir_slot(uint32_t dir)
 {
     return dir == IOG_DIR_TRIM ? IOG_DIR_WRITE : dir;
 }
+
+/* diskstat.c: parses a stat line into at most IOG_DISK_COUNTERS counters;
+ * returns how many it read. */
+uint32_t disk_parse(const char *line, uint64_t counters[IOG_DISK_COUNTERS]);
+/* diskstat.c (monitor): reads every watched device as of the absolute time
+ * `at` (on or after the session's count start), unless a reading as late
+ * exists. */
+void disk_sample(struct iog_session *s, uint64_t at);
+/* diskstat.c: closes the watched files and frees their readings. */
+void disk_free(struct iog_session *s);
 
 /* validate.c: splits a spec's filename list; the count, or -EINVAL. */
 int job_file_names(const struct iog_job_spec *spec, const char *names[IOG_FILES_MAX]);

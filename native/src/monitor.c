@@ -8,7 +8,8 @@
  * analysis thread finish measuring the written data, and marks the session done. Series storage is owned and grown here only.
  * For jobs with io_timeout_ns it also wakes every watch tick to look for overdue requests
  * (watch_scan), without any lock a worker could hold, so a worker stuck in the kernel does
- * not stop it.
+ * not stop it. It also reads the watched devices' statistics (diskstat.c) when counting
+ * starts, at every interval boundary and when the last job's run ends.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -130,6 +131,7 @@ static void emit_interval(struct iog_session *s, struct iog_job *job, uint64_t e
         series_push(&job->series[dir], &iv);
     }
     job->last_end_ns = end_ns;
+    disk_sample(s, job->count_start + end_ns);
 }
 
 static int job_has_news(struct iog_job *job)
@@ -245,6 +247,8 @@ static void begin_run(struct iog_session *s)
     }
     PUB_STORE(&s->t_run_start, t0);
     PUB_STORE(&s->t_count_start, first_count);
+    if (first_count <= t0)
+        disk_sample(s, first_count); /* counting starts now: before any worker */
     __atomic_store_n(&s->state, first_count > t0 ? IOG_STATE_RAMP : IOG_STATE_RUNNING,
                      __ATOMIC_RELEASE);
 
@@ -284,9 +288,10 @@ void *monitor_main(void *arg)
         int running = 0;
         int state = __atomic_load_n(&s->state, __ATOMIC_RELAXED);
         if (state == IOG_STATE_RAMP) {
-            if (now >= s->t_count_start)
+            if (now >= s->t_count_start) {
+                disk_sample(s, s->t_count_start); /* as of count start, read when woken */
                 __atomic_store_n(&s->state, IOG_STATE_RUNNING, __ATOMIC_RELEASE);
-            else
+            } else
                 wake = s->t_count_start;
         }
         uint32_t threads = 0, run_over = 0, verifying = 0;

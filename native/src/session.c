@@ -51,6 +51,7 @@ static void session_free(iog_session *s)
     if (!s)
         return;
     monitor_free(s);
+    disk_free(s);
     for (uint32_t j = 0; j < s->njobs; j++) {
         struct iog_job *job = &s->jobs[j];
         for (uint32_t t = 0; job->workers && t < job->nworkers; t++) {
