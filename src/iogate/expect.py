@@ -444,6 +444,9 @@ def _why_unmeasured(metric: MetricPath, backend: str) -> str:
         return "no written data was sampled"
     if scope == "offsets":
         return "the workload has no region to cover"
+    if scope == "disk":
+        return ("no target is on a block device (tmpfs and other virtual filesystems, the "
+                "null engine), so there are no device statistics")
     if scope == "sync":
         return "the workload made no sync calls"
     if scope in ("read", "write", "trim"):

@@ -207,7 +207,8 @@ def judge(case: Case, runs: list[RunResult], duration: float, target: str | None
                       requested=requested(result.specs), samples=samples,
                       environment=environment.target_facts(env), steady=rounds,
                       hosts={h: m for h, (_, m, _) in hosts.items() if h != LOCAL_HOST},
-                      run_series=[series_of(r) for r in runs])
+                      run_series=[series_of(r) for r in runs],
+                      run_disks=[r.disk_series() for r in runs])
 
 
 def _realized(runs: Sequence[RunResult]) -> list[str]:

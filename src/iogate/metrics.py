@@ -138,6 +138,25 @@ TABLE = (
            "blocks read back to verify, and those that failed", "verify", None),
     Family(("verify",), ("torn", "lost", "misdirected", "read_errors"), Kind.COUNT,
            Form.PLAIN, "verification failures of each kind", "verify", None),
+    Family(("disk",), ("read.ios", "write.ios", "discard.ios"), Kind.COUNT, Form.PLAIN,
+           "requests the target's block device completed over the counted run (its own "
+           "/sys/block counters: merged requests count once; any process's I/O counts)",
+           "disk", None),
+    Family(("disk",), ("read.merges", "write.merges", "discard.merges"), Kind.COUNT,
+           Form.PLAIN, "requests the block layer merged into others before the device",
+           "disk", None),
+    Family(("disk",), ("read.bytes", "write.bytes", "discard.bytes"), Kind.BYTES, Form.PLAIN,
+           "bytes the target's block device moved over the counted run (page cache hits "
+           "never reach it; readahead adds to it)", "disk", None),
+    Family(("disk",), ("util_pct",), Kind.PERCENT, Form.PLAIN,
+           "time the device had a request in flight, in percent of the counted run "
+           "(the busiest device when there are several)", "disk", None),
+    Family(("disk",), ("aqu_sz",), Kind.NUMBER, Form.PLAIN,
+           "mean requests in the device's queue over the counted run (time_in_queue / "
+           "elapsed)", "disk", None),
+    Family(("disk",), ("read.await", "write.await"), Kind.DURATION, Form.PLAIN,
+           "mean time a request spent in the device's queue and service (the kernel counts "
+           "in ms)", "disk", None),
 )
 
 
@@ -318,6 +337,8 @@ def parse_metric(text: str) -> MetricPath:
     if len(parts) < 2 or parts[0] not in scopes:
         raise _unknown(text, f"a metric starts with {', '.join(scopes)} (or is 'errors')")
     scope, name = parts[0], parts[1]
+    if scope in RUN_METRICS and text.split(".", 1)[1] in RUN_METRICS[scope]:
+        return MetricPath(scope, text.split(".", 1)[1])  # a name with a dot: disk.read.ios
     if scope in RUN_METRICS:
         if name not in RUN_METRICS[scope]:
             raise _unknown(text, f"'{scope}' has {', '.join(RUN_METRICS[scope])}")

@@ -48,6 +48,8 @@ class CaseResult:
     # Every run's interval series (each repeat or steady-state round, in order): per job, per
     # measured direction. ``run`` is the last of them.
     run_series: list[list[dict[str, list[Interval]]]] = field(default_factory=list)
+    # per run: the block devices' statistics per interval (RunResult.disk_series)
+    run_disks: list[list[dict[str, Any]]] = field(default_factory=list)
 
     @property
     def id(self) -> str:
@@ -84,9 +86,14 @@ class CaseResult:
         """Per run (repeat or round, from 1), per job, per measured direction: the interval
         series (IOPS, bandwidth, latency). An interval holds scalars only: its fields are
         copied as they are, as DirectionResult.to_json does, not deep-copied."""
-        return [{"repeat": n, "jobs": [{name: [vars(iv).copy() for iv in intervals]
-                                        for name, intervals in job.items()} for job in jobs]}
-                for n, jobs in enumerate(self.run_series, 1)]
+        out: list[dict[str, Any]] = [
+            {"repeat": n, "jobs": [{name: [vars(iv).copy() for iv in intervals]
+                                    for name, intervals in job.items()} for job in jobs]}
+            for n, jobs in enumerate(self.run_series, 1)]
+        for entry, disk in zip(out, self.run_disks, strict=False):
+            if disk:
+                entry["disk"] = disk  # per interval: its end and what each device did
+        return out
 
 
 @dataclass

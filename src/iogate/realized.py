@@ -11,6 +11,12 @@ Two views over the same metric paths as iogate.metrics:
   standard deviations sqrt(n p (1 - p)) away is flagged; a rate is a count over the
   run time, judged against max(2%, Z_LIMIT Poisson sigmas). Each warning starts with the
   metric path a user can put an expectation on.
+
+The block devices' own counters (``disk.*``, iogate.diskstats) are held against what the
+jobs on each device did: a device that read less than CACHE_SHARE of the bytes its jobs
+read was answered by the page cache (merges and readahead never make the device move
+fewer bytes than it was asked for), and one that completed far more requests than its jobs
+could have caused saw other I/O (see _disk for the allowance).
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ import math
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
+from iogate.diskstats import SECTOR, DiskStats
 from iogate.metrics import BS_PCT, DIRECTIONS
 from iogate.results import (
     DirectionResult,
@@ -38,6 +45,19 @@ RATE_SLACK = 0.02  # a rate within 2% of its target is never a complaint
 COMPRESS_SLACK = 0.05  # allowed |realized - requested| compression ratio
 DEDUPE_SLACK = 2.0  # percentage points on top of the binomial tolerance
 PPM = 1_000_000
+# Device statistics. The device must have moved at least this share of the bytes its jobs
+# read (or, with direct I/O, wrote): readahead only adds, merges keep bytes, so less than
+# half means at least half was served from memory. Not judged below DISK_MIN_BYTES.
+CACHE_SHARE = 0.5
+DISK_MIN_BYTES = 1 << 20
+# Requests a device may complete per request of its jobs: merges make fewer, a request
+# larger than the device's limit is split (each SPLIT_BYTES of a job's bytes counts as a
+# request, the smallest common max_sectors_kb), readahead and the filesystem's metadata
+# and journal add some; beyond POLLUTION_FACTOR times that, plus POLLUTION_SLACK, the
+# device served other I/O.
+SPLIT_BYTES = 128 << 10
+POLLUTION_FACTOR = 2.0
+POLLUTION_SLACK = 64
 MIXED = ("rw", "randrw")
 
 
@@ -288,4 +308,36 @@ def realized_warnings(specs: list[JobSpec], result: RunResult) -> list[str]:
         if len(specs) > 1:
             found = [w.replace(":", f" (job {index}):", 1) for w in found]
         out += found
+    for disk in result.disks:
+        out += _disk(specs, result, disk)
     return out
+
+
+def _disk(specs: list[JobSpec], result: RunResult, disk: DiskStats) -> Iterator[str]:
+    """The device's counters against what its jobs did (both over the counted run)."""
+    total = disk.total()
+    jobs = [(specs[j], result.jobs[j]) for j in disk.jobs
+            if j < len(specs) and j < len(result.jobs)]
+    if total is None or not jobs:
+        return
+    for name in ("read", "write"):
+        dev_bytes = total.count(f"{name}_sectors") * SECTOR
+        dev_ios = total.count(f"{name}_ios")
+        measured = [(spec, job.direction(name)) for spec, job in jobs
+                    if name == "read" or spec.direct]  # buffered writes are written back later
+        job_bytes = sum(d.bytes for _, d in measured)
+        if job_bytes >= DISK_MIN_BYTES and dev_bytes < CACHE_SHARE * job_bytes:
+            verb = "wrote" if name == "write" else "read"
+            yield (f"disk.{name}.bytes: the device {disk.device} {verb} "
+                   f"{format_size(dev_bytes)} of the {format_size(job_bytes)} the jobs {verb}: "
+                   f"served mostly by the page cache, not the device (less than "
+                   f"{CACHE_SHARE:.0%}); use direct I/O or drop the cache to measure the device")
+        ios = sum(j.direction(name).ios for _, j in jobs)
+        bytes_ = sum(j.direction(name).bytes for _, j in jobs)
+        allowed = max(ios, math.ceil(bytes_ / SPLIT_BYTES))
+        if dev_ios > POLLUTION_FACTOR * allowed + POLLUTION_SLACK:
+            yield (f"disk.{name}.ios: the device {disk.device} completed {dev_ios} {name}s "
+                   f"while the jobs on it did {ios}: other I/O on the same device (other "
+                   "processes, write-back of earlier writes) polluted the measurement (more "
+                   f"than {POLLUTION_FACTOR:g} x the jobs' requests, each {SPLIT_BYTES >> 10} "
+                   f"KiB counted as one, + {POLLUTION_SLACK})")

@@ -20,6 +20,10 @@ base units (IOPS, bytes/s, ns, bytes, counts), aggregating over all jobs:
   as a percent of the requested rate, combined over jobs in proportion to
   the IOPS each was asked for.
 
+- disk.* are what the block devices under the targets counted themselves
+  (iogate.diskstats), from count start to the end of the run; not measured when no
+  target is on a block device.
+
 A metric that was not measured is None: iops, bw and latencies of a direction
 (or total) that completed no I/O, shares without any sample, rate_pct
 without a requested rate. ios, bytes, runtime and errors are always measured
@@ -41,6 +45,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from iogate import diskstats
+from iogate.diskstats import DiskStats
 from iogate.histogram import Histogram
 from iogate.job import JobSpec
 from iogate.metrics import BS_PCT, DIRECTIONS, MetricPath, parse_metric, standard_paths
@@ -489,6 +495,8 @@ class RunResult:
     # The backend that measured the run ("native", "fio", or a plugin's): what it cannot
     # measure is missing for that reason, not because the workload did no such I/O.
     backend: str = "native"
+    # The statistics of the block devices the targets are on (empty when none is).
+    disks: list[DiskStats] = field(default_factory=list)
 
     def job_result(self, index: int) -> RunResult:
         """The run as seen by one job alone (its statistics and its spec)."""
@@ -497,7 +505,7 @@ class RunResult:
                          elapsed_ns=self.elapsed_ns, specs=specs, stopped=self.stopped,
                          hosts={k: r.job_result(index) for k, r in self.hosts.items()},
                          cpu=self.cpu if len(self.jobs) == 1 else None,
-                         backend=self.backend)
+                         backend=self.backend, disks=self.disks)
 
     def _dirs(self, scope: str) -> list[DirectionResult]:
         names = DIRECTIONS if scope == "total" else (scope,)
@@ -606,6 +614,18 @@ class RunResult:
         kind = "read_error" if mp.name == "read_errors" else mp.name
         return float(sum(v.by_kind.get(kind, 0) for v in verified))
 
+    def _m_disk(self, mp: MetricPath) -> float | None:
+        return diskstats.combined(self.disks, mp.name)
+
+    def disk_series(self) -> list[dict]:
+        """Per interval of the devices' readings: its end and what each device did."""
+        rows: dict[int, dict] = {}
+        for disk in self.disks:
+            for end_ns, d in disk.intervals():
+                row = rows.setdefault(end_ns, {"end_ns": end_ns})
+                row[disk.device] = d.to_json()
+        return [rows[k] for k in sorted(rows)]
+
     def _rate_pct(self, scope: str) -> float | None:
         if self.hosts:  # every host was asked for the rate: the fleet's share is their mean
             shares = [h._rate_pct(scope) for h in self.hosts.values()]
@@ -673,6 +693,8 @@ class RunResult:
                "jobs": [j.to_json() for j in self.jobs]}
         if self.cpu is not None:
             out["cpu"] = self.cpu.to_json()
+        if self.disks:
+            out["disks"] = [d.to_json() for d in self.disks]
         return out
 
 

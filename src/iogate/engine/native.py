@@ -375,6 +375,19 @@ class IogEngineInfo(ctypes.Structure):
     ]
 
 
+DISK_COUNTERS = 17  # counters of a block device's stat line (IOG_DISK_COUNTERS)
+DISKS_MAX = 4  # watched devices per session
+
+
+class IogDiskSample(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", c_uint32),
+        ("ncounters", c_uint32),  # fields the stat line had
+        ("end_ns", c_uint64),  # since the session's count start
+        ("counters", c_uint64 * DISK_COUNTERS),
+    ]
+
+
 class IogLayoutField(ctypes.Structure):
     _fields_ = [
         ("name", c_char_p),
@@ -400,6 +413,7 @@ STRUCTS: dict[str, type[ctypes.Structure]] = {
     "iog_verify_failure": IogVerifyFailure,
     "iog_fault": IogFault,
     "iog_engine_info": IogEngineInfo,
+    "iog_disk_sample": IogDiskSample,
 }
 
 SessionHandle = c_void_p
@@ -458,6 +472,9 @@ def _declare(lib: ctypes.CDLL) -> None:
     fn("iog_session_verify", c_int,
        [SessionHandle, c_uint32, POINTER(IogVerifyStats), POINTER(IogVerifyFailure), c_size_t])
     fn("iog_session_fault", c_int, [SessionHandle, POINTER(IogFault)])
+    fn("iog_session_watch_disk", c_int, [SessionHandle, c_char_p, *err])
+    fn("iog_session_disk_samples", c_int,
+       [SessionHandle, c_uint32, POINTER(IogDiskSample), c_uint32])
     fn("iog_session_destroy", None, [SessionHandle], None)
     fn("iog_hist_index", c_uint32, [c_uint64], None)
     fn("iog_hist_bounds", c_int, [c_uint32, POINTER(c_uint64), POINTER(c_uint64)])
@@ -656,6 +673,23 @@ def session_verify(handle: SessionHandle, job: int
 def session_fault(handle: SessionHandle) -> IogFault | None:
     out = IogFault(struct_size=ctypes.sizeof(IogFault))
     return out if lib().iog_session_fault(handle, byref(out)) else None
+
+
+def session_watch_disk(handle: SessionHandle, stat_path: str) -> int:
+    """Watch a block device's statistics file (before start); its index."""
+    err = ctypes.create_string_buffer(ERR_MAX)
+    return int(lib().iog_session_watch_disk(handle, os.fsencode(stat_path), err, ERR_MAX))
+
+
+def session_disk_samples(handle: SessionHandle, disk: int) -> list[IogDiskSample]:
+    cap = 64
+    while True:
+        buf = (IogDiskSample * cap)()
+        buf[0].struct_size = ctypes.sizeof(IogDiskSample)
+        n = lib().iog_session_disk_samples(handle, disk, buf, cap)
+        if n <= cap:
+            return list(buf[:n])
+        cap = n
 
 
 def session_destroy(handle: SessionHandle) -> None:

@@ -3,7 +3,9 @@
 run() is the simple entry point: it creates a session, starts it, waits in
 short slices (reporting progress and honouring cancellation between slices),
 collects every job's statistics into a RunResult and always frees the
-session. Session is the same thing one step at a time, as a context manager.
+session. Session is the same thing one step at a time, as a context manager. A session
+watches the statistics of the block devices its jobs' files are on (iogate.diskstats),
+read by the engine at count start, interval boundaries and the end of the run.
 """
 
 from __future__ import annotations
@@ -13,8 +15,9 @@ import errno
 import math
 import resource
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
+from iogate import diskstats
 from iogate.engine import catalog, native
 from iogate.errors import EngineError
 from iogate.histogram import Histogram
@@ -195,10 +198,14 @@ def _progress(p: native.IogProgress) -> Progress:
 class Session:
     """One library session: create on enter, destroy (cancelling) on exit."""
 
-    def __init__(self, specs: list[JobSpec]) -> None:
+    def __init__(self, specs: list[JobSpec], disks: Sequence[str] | None = None) -> None:
+        """``disks``: the stat files of the devices to watch; None: those of the jobs'
+        files (for engines that do I/O), as far as they are on block devices."""
         if not specs:
             raise EngineError(errno.EINVAL, "a run needs at least one job")
         self._job_specs = list(specs)
+        self._disks = list(disks) if disks is not None else None
+        self._watched: list[tuple[str, list[int]]] = []
         self._specs = [job_struct(s) for s in specs]
         self._handle: native.SessionHandle | None = None
         # CPU and wall clock when the run proper began (file layout done), see _cpu_use
@@ -227,7 +234,25 @@ class Session:
     def jobs(self) -> int:
         return len(self._job_specs)
 
+    def _watch_disks(self) -> None:
+        if self._disks is not None:
+            every = list(range(len(self._job_specs)))
+            for path in self._disks:
+                native.session_watch_disk(self.handle, path)
+                self._watched.append((path, every))
+            return
+        targets = [(j, name) for j, spec in enumerate(self._job_specs)
+                   if (engine := catalog.get(spec.engine)) is not None and engine.does_io
+                   for name in spec.files()]
+        for path, jobs in list(diskstats.watched(targets).items())[:native.DISKS_MAX]:
+            try:
+                native.session_watch_disk(self.handle, path)
+            except EngineError:
+                continue  # unreadable: the device's statistics are not measured
+            self._watched.append((path, jobs))
+
     def start(self) -> None:
+        self._watch_disks()
         self._started = (_cpu_now(), time.monotonic_ns())
         self._laying_out = True
         native.session_start(self.handle)
@@ -265,8 +290,12 @@ class Session:
         h = self.handle
         jobs = [_job(h, j, self._job_specs[j] if j < len(self._job_specs) else None)
                 for j in range(native.session_jobs(h))]
+        disks = [diskstats.DiskStats(diskstats.device_name(path),
+                                     [diskstats.Sample(x.end_ns, tuple(x.counters))
+                                      for x in native.session_disk_samples(h, i)], jobs)
+                 for i, (path, jobs) in enumerate(self._watched)]
         return RunResult(jobs=jobs, interrupted=interrupted, elapsed_ns=self.poll().elapsed_ns,
-                         specs=list(self._job_specs), cpu=self._cpu_use())
+                         specs=list(self._job_specs), cpu=self._cpu_use(), disks=disks)
 
     def _cpu_use(self) -> CpuUse | None:
         """The process's CPU time over the run: the engine's own cost, when the process runs
