@@ -25,6 +25,7 @@ import os
 import stat
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from itertools import pairwise
 from pathlib import Path
 
 SYSFS = Path("/sys")
@@ -144,7 +145,7 @@ class DiskStats:
 
     def intervals(self) -> list[tuple[int, DiskDelta]]:
         """(end_ns, what happened since the previous reading) per interval."""
-        return [(b.end_ns, delta(a, b)) for a, b in zip(self.samples, self.samples[1:])]
+        return [(b.end_ns, delta(a, b)) for a, b in pairwise(self.samples)]
 
     def to_json(self) -> dict:
         total = self.total()
