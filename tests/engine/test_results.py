@@ -95,10 +95,11 @@ def test_unmeasured_metrics_are_none_but_counts_are_zero():
 def test_metrics_cover_every_measured_standard_path(result):
     metrics = result.metrics()
     # Nothing in this result synced, trimmed, asked for a rate, sampled data, counted block
-    # sizes or queue depths, had a region, verified, measured its CPU use or gave
-    # command priorities.
+    # sizes or queue depths, had a region, verified, measured its CPU use, gave
+    # command priorities or watched a block device.
     unmeasured = {p for p in standard_paths()
-                  if p.startswith(("sync.lat", "data.", "offsets.", "verify.", "cpu.")) or
+                  if p.startswith(("sync.lat", "data.", "offsets.", "verify.", "cpu.",
+                                   "disk.")) or
                   ".prio_" in p or
                   p.endswith((".rate_pct", ".qd.mean")) or
                   (p.startswith("trim.") and p not in ("trim.ios", "trim.bytes",
