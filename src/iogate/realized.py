@@ -15,8 +15,9 @@ Two views over the same metric paths as iogate.metrics:
 The block devices' own counters (``disk.*``, iogate.diskstats) are held against what the
 jobs on each device did: a device that read less than CACHE_SHARE of the bytes its jobs
 read was answered by the page cache (merges and readahead never make the device move
-fewer bytes than it was asked for), and one that completed far more requests than its jobs
-could have caused saw other I/O (see _disk for the allowance).
+fewer bytes than it was asked for), and one that completed far more requests of a
+direction its jobs did than they could have caused saw other I/O (see _disk for the
+allowance).
 """
 
 from __future__ import annotations
@@ -335,7 +336,8 @@ def _disk(specs: list[JobSpec], result: RunResult, disk: DiskStats) -> Iterator[
         ios = sum(j.direction(name).ios for _, j in jobs)
         bytes_ = sum(j.direction(name).bytes for _, j in jobs)
         allowed = max(ios, math.ceil(bytes_ / SPLIT_BYTES))
-        if dev_ios > POLLUTION_FACTOR * allowed + POLLUTION_SLACK:
+        # like with like: a direction the jobs did not measure is not judged
+        if ios and dev_ios > POLLUTION_FACTOR * allowed + POLLUTION_SLACK:
             yield (f"disk.{name}.ios: the device {disk.device} completed {dev_ios} {name}s "
                    f"while the jobs on it did {ios}: other I/O on the same device (other "
                    "processes, write-back of earlier writes) polluted the measurement (more "

@@ -45,7 +45,9 @@ workloads:
     assert m["read.clat.min"] <= m["read.prio_clat.min"] <= m["read.prio_clat.max"] \
         <= m["read.clat.max"]
     assert case["requested"]["requested.read.prio_pct"] == 25.0
-    assert case["warnings"] == []
+    # The 4 MiB file is read four times (io_size 16 MiB) through the page cache: the
+    # device statistics rightly say the device read a fraction of it (disk.read.bytes).
+    assert [w for w in case["warnings"] if not w.startswith("disk.")] == []
     assert [c["metric"] for c in case["checks"]] == ["read.prio_clat.p99"]
 
 

@@ -74,3 +74,8 @@ def test_a_device_that_did_far_more_requests_warns_of_other_io() -> None:
     # large requests split at the device are not other I/O: 100 x 1 MiB, 800 pieces
     split = _run(100, 100 << 20, 800, 100 << 20)
     assert realized_warnings(split.specs, split) == []
+
+
+def test_a_direction_the_jobs_did_not_do_is_not_judged() -> None:
+    r = _run(0, 0, 5000, 20 << 20)  # reads of others while the job did none
+    assert realized_warnings(r.specs, r) == []
