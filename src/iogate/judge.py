@@ -27,7 +27,7 @@ from iogate.job import JobSpec
 from iogate.metrics import MetricPath, parse_metric
 from iogate.outcome import LOCAL_HOST, CaseResult, SteadyRounds, series_of
 from iogate.plan import case_id
-from iogate.realized import realized_warnings, requested
+from iogate.realized import device_warnings, realized_warnings, requested
 from iogate.results import (
     LatencyStats,
     RunResult,
@@ -218,9 +218,10 @@ def _realized(runs: Sequence[RunResult]) -> list[str]:
     for r in runs:
         if r.hosts:
             out |= {f"{key}: {w}" for key, host in r.hosts.items()
-                    for w in realized_warnings(host.specs, host)}
+                    for w in realized_warnings(host.specs, host)
+                    + device_warnings(host.specs, host)}
         else:
-            out |= set(realized_warnings(r.specs, r))
+            out |= set(realized_warnings(r.specs, r) + device_warnings(r.specs, r))
     return sorted(out)
 
 

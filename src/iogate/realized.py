@@ -12,12 +12,12 @@ Two views over the same metric paths as iogate.metrics:
   run time, judged against max(2%, Z_LIMIT Poisson sigmas). Each warning starts with the
   metric path a user can put an expectation on.
 
-The block devices' own counters (``disk.*``, iogate.diskstats) are held against what the
-jobs on each device did: a device that read less than CACHE_SHARE of the bytes its jobs
-read was answered by the page cache (merges and readahead never make the device move
-fewer bytes than it was asked for), and one that completed far more requests of a
-direction its jobs did than they could have caused saw other I/O (see _disk for the
-allowance).
+device_warnings(specs, result) holds the block devices' own counters (``disk.*``,
+iogate.diskstats) against what the jobs on each device did: a device that read less than
+CACHE_SHARE of the bytes its jobs read was answered by the page cache (merges and
+readahead never make the device move fewer bytes than it was asked for), and one that
+completed far more requests of a direction its jobs did than they could have caused saw
+other I/O (see _disk for the allowance).
 """
 
 from __future__ import annotations
@@ -309,9 +309,13 @@ def realized_warnings(specs: list[JobSpec], result: RunResult) -> list[str]:
         if len(specs) > 1:
             found = [w.replace(":", f" (job {index}):", 1) for w in found]
         out += found
-    for disk in result.disks:
-        out += _disk(specs, result, disk)
     return out
+
+
+def device_warnings(specs: list[JobSpec], result: RunResult) -> list[str]:
+    """Where the block devices' own counters say the run did not measure the device: the
+    page cache answered, or other I/O ran on it (see CACHE_SHARE, POLLUTION_FACTOR)."""
+    return [w for disk in result.disks for w in _disk(specs, result, disk)]
 
 
 def _disk(specs: list[JobSpec], result: RunResult, disk: DiskStats) -> Iterator[str]:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from iogate.diskstats import FIELDS, DiskStats, Sample, delta, stat_path
 from iogate.job import JobSpec
-from iogate.realized import realized_warnings
+from iogate.realized import device_warnings
 from iogate.results import DirectionResult, JobResult, RunResult
 
 MS = 1_000_000
@@ -57,25 +57,25 @@ def _run(job_ios: int, job_bytes: int, dev_ios: int, dev_bytes: int) -> RunResul
 
 def test_the_device_reading_what_the_job_read_is_no_warning() -> None:
     r = _run(4096, 16 << 20, 4000, 16 << 20)  # a few merges
-    assert realized_warnings(r.specs, r) == []
+    assert device_warnings(r.specs, r) == []
     assert r.metric("disk.read.ios") == 4000
 
 
 def test_a_device_that_read_far_less_warns_of_the_page_cache() -> None:
     r = _run(4096, 16 << 20, 10, 1 << 20)
-    (w,) = realized_warnings(r.specs, r)
+    (w,) = device_warnings(r.specs, r)
     assert w.startswith("disk.read.bytes:") and "page cache" in w and "50%" in w
 
 
 def test_a_device_that_did_far_more_requests_warns_of_other_io() -> None:
     r = _run(100, 400 << 10, 1000, 400 << 10)
-    (w,) = realized_warnings(r.specs, r)
+    (w,) = device_warnings(r.specs, r)
     assert w.startswith("disk.read.ios:") and "polluted" in w
     # large requests split at the device are not other I/O: 100 x 1 MiB, 800 pieces
     split = _run(100, 100 << 20, 800, 100 << 20)
-    assert realized_warnings(split.specs, split) == []
+    assert device_warnings(split.specs, split) == []
 
 
 def test_a_direction_the_jobs_did_not_do_is_not_judged() -> None:
     r = _run(0, 0, 5000, 20 << 20)  # reads of others while the job did none
-    assert realized_warnings(r.specs, r) == []
+    assert device_warnings(r.specs, r) == []
