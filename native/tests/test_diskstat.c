@@ -86,7 +86,7 @@ static int test_samples_at_boundaries(void)
         for (int k = 0; k < IOG_DISK_COUNTERS; k++)
             CHECK_EQ_U64(v[i].counters[k], want[k]);
     }
-    /* a caller's array of a smaller (first-version) struct gets that stride */
+    /* asking for none answers how many; an index past the watched devices is refused */
     CHECK(iog_session_disk_samples(s, 0, v, 0) == n);
     CHECK(iog_session_disk_samples(s, 1, v, 1) == -EINVAL);
     free(v);
