@@ -83,9 +83,12 @@ def _status_warning(doc: Mapping[str, Any], values: Values) -> None:
 
 
 def _common(doc: Mapping[str, Any], values: Values) -> None:
-    """What smartctl reports the same way for every device type."""
-    _put(values, "temperature", _get(doc, "temperature", "current"))
-    _put(values, "power_on_hours", _get(doc, "power_on_time", "hours"))
+    """What smartctl reports the same way for every device type, where the device type's
+    own log (NVMe's) did not say it."""
+    for name, where in (("temperature", ("temperature", "current")),
+                        ("power_on_hours", ("power_on_time", "hours"))):
+        if name not in values:
+            _put(values, name, _get(doc, *where))
 
 
 def _nvme_log(log: Mapping[str, Any], values: Values) -> None:
@@ -172,6 +175,8 @@ def from_smartctl(doc: Mapping[str, Any]) -> Values:
     log = doc.get("nvme_smart_health_information_log")
     if isinstance(log, Mapping):
         _nvme_log(log, values)
+        if values:
+            _put(values, "temperature", log.get("temperature"))  # smartctl: in Celsius
     elif protocol == "ATA" or "ata_smart_attributes" in doc:
         _status_warning(doc, values)
         _ata(doc, values)
