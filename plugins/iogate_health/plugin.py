@@ -25,6 +25,7 @@ import json
 import os
 import shutil
 import subprocess
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -210,6 +211,9 @@ def health_metrics(before: Reading | None, after: Reading) -> dict[str, float | 
 # each case's runs read, by case id, for the results document.
 _before: dict[str, Reading] = {}
 _records: dict[str, dict[str, Any]] = {}
+# Each host's own result of a run on a fleet (judged for per_host expectations after the
+# fleet's aggregate): its device is on that host, not here.
+_remote: weakref.WeakValueDictionary[int, RunResult] = weakref.WeakValueDictionary()
 
 
 def _key(target: str) -> str:
@@ -241,7 +245,9 @@ def _target(run: RunResult) -> str | None:
 @hookimpl
 def iogate_metrics(case: Case, run: RunResult) -> dict[str, float | NotMeasured]:
     target = _target(run)
-    if run.hosts:
+    if run.hosts or _remote.get(id(run)) is run:
+        for host_run in run.hosts.values():
+            _remote[id(host_run)] = host_run
         after = Reading(None, reason="the case ran on remote hosts; their devices are not read")
         return health_metrics(None, after)
     if target is None:

@@ -99,3 +99,19 @@ def test_a_missing_tool_is_not_installed(tmp_path: Path) -> None:
     if reading.device is None:
         pytest.skip(f"no block device behind / here: {reading.reason}")
     assert reading.values == {} and reading.reason == "smartctl not installed"
+
+
+def test_a_fleet_run_does_not_read_this_machines_device(disk_dir: Path) -> None:
+    # The aggregate of a fleet, then each host's own result (as per_host judging asks):
+    # neither is this machine's device, whatever the target's path is here.
+    from iogate.job import JobSpec
+    from iogate.results import RunResult
+    from iogate_health import plugin
+
+    spec = JobSpec(size=1 << 20, filename=str(disk_dir / "data"))
+    host = RunResult(specs=[spec])
+    fleet = RunResult(specs=[spec], hosts={"h1:8765": host})
+    for run in (fleet, host):
+        m = plugin.iogate_metrics(case=None, run=run)  # type: ignore[arg-type]
+        reason = m["health.media_errors.delta"]
+        assert isinstance(reason, NotMeasured) and "remote hosts" in reason.reason
