@@ -105,8 +105,11 @@ class Reading:
 
 def resolve_device(target: str) -> tuple[str | None, str]:
     """The node of the whole disk behind ``target`` (``/dev/vda`` for a file on vda1), or
-    None and why there is none."""
-    facts = target_facts(target)
+    None and why there is none. Never raises."""
+    try:
+        facts = target_facts(target)
+    except Exception as exc:  # a vanished mount (ENOTCONN) and the like
+        return None, f"cannot resolve the device behind {target}: {exc!r}"
     name = facts.get("target.device")
     if isinstance(name, str):
         return f"/dev/{name}", ""
@@ -254,7 +257,7 @@ def iogate_metrics(case: Case, run: RunResult) -> dict[str, float | NotMeasured]
         return health_metrics(None, Reading(None, reason="the case has no target file"))
     try:
         after = read_health(target)
-    except Exception as exc:  # noqa: BLE001 - never an error of the case
+    except Exception as exc:  # never an error of the case
         after = Reading(None, reason=f"reading the device's health failed: {exc}")
     before = _before.get(_key(target))
     _records[case_id(case)] = {"target": target,
