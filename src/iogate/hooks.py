@@ -253,33 +253,12 @@ def collect_plugin_metrics(case: Case, run: RunResult, core: Mapping[str, float]
     return values, reasons
 
 
-def metric_families(pm: pluggy.PluginManager | None = None) -> tuple[Family, ...]:
-    """The metric rows every plugin declares, checked: a plugin's own scope, exact paths
-    measured by the plugin, none declared twice or by the core."""
-    from iogate.metrics import TABLE, Form
-
+def collect_metric_families(pm: pluggy.PluginManager | None = None) -> list[Family]:
+    """The metric rows every plugin declares, in registration order, as they are;
+    :func:`iogate.metrics.plugin_families` checks them."""
     pm = pm or get_plugin_manager()
-    core_scopes = {scope for f in TABLE for scope in f.scopes} | {"errors"}
-    seen: set[str] = set()
-    out: list[Family] = []
-    for answer in reversed(pm.hook.iogate_metric_families()):  # in registration order
-        for family in answer or ():
-            who = family.plugin or "a plugin"
-            if family.plugin is None or family.form is not Form.PLAIN or \
-                    family.compute != "plugin":
-                raise ValueError(f"{who}: a plugin's metric row needs plugin=<its name>, "
-                                 "form=Form.PLAIN and compute='plugin'")
-            for scope in family.scopes:
-                if not scope or scope in core_scopes:
-                    raise ValueError(f"{who}: metric scope {scope!r} is the core's; "
-                                     "use a scope of the plugin's own")
-                for name in family.names:
-                    path = f"{scope}.{name}"
-                    if path in seen:
-                        raise ValueError(f"{who}: metric {path} is declared twice")
-                    seen.add(path)
-            out.append(family)
-    return tuple(out)
+    return [family for answer in reversed(pm.hook.iogate_metric_families())
+            for family in answer or ()]
 
 
 def collect_options(pm: pluggy.PluginManager | None = None) -> list[PluginOption]:

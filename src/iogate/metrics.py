@@ -159,10 +159,29 @@ def _index() -> dict[tuple[str, str], Family]:
 
 
 def plugin_families() -> tuple[Family, ...]:
-    """The rows the loaded plugins declare (``iogate_metric_families``), after TABLE's."""
+    """The rows the loaded plugins declare (``iogate_metric_families``), checked: each
+    under a scope of the plugin's own, measured by the plugin (``compute="plugin"``), exact
+    paths (``Form.PLAIN``), none declared twice."""
     from iogate import hooks  # loading the plugins imports this module: ask at call time
 
-    return hooks.metric_families()
+    core_scopes = {scope for f in TABLE for scope in f.scopes} | {"errors"}
+    seen: set[str] = set()
+    out: list[Family] = []
+    for family in hooks.collect_metric_families():
+        who = family.plugin or "a plugin"
+        if family.plugin is None or family.form is not Form.PLAIN or family.compute != "plugin":
+            raise ValueError(f"{who}: a plugin's metric row needs plugin=<its name>, "
+                             "form=Form.PLAIN and compute='plugin'")
+        for scope in family.scopes:
+            if not scope or scope in core_scopes:
+                raise ValueError(f"{who}: metric scope {scope!r} is the core's; use a scope "
+                                 "of the plugin's own")
+            for name in family.names:
+                if f"{scope}.{name}" in seen:
+                    raise ValueError(f"{who}: metric {scope}.{name} is declared twice")
+                seen.add(f"{scope}.{name}")
+        out.append(family)
+    return tuple(out)
 
 
 def families() -> tuple[Family, ...]:

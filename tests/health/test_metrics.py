@@ -115,3 +115,30 @@ def test_a_fleet_run_does_not_read_this_machines_device(disk_dir: Path) -> None:
         m = plugin.iogate_metrics(case=None, run=run)  # type: ignore[arg-type]
         reason = m["health.media_errors.delta"]
         assert isinstance(reason, NotMeasured) and "remote hosts" in reason.reason
+
+
+def test_a_plugin_cannot_declare_a_core_scope_or_a_path_twice() -> None:
+    from iogate import hooks
+    from iogate.hooks import hookimpl
+    from iogate.metrics import Family, Form, plugin_families
+
+    class Declares:
+        def __init__(self, scope: str, name: str) -> None:
+            self.row = Family((scope,), (name,), Kind.COUNT, Form.PLAIN, "x", "plugin", None,
+                              plugin="p")
+
+        @hookimpl
+        def iogate_metric_families(self) -> list[Family]:
+            return [self.row]
+
+    for plugins, message in (([Declares("read", "wear")], "scope 'read' is the core's"),
+                             ([Declares("p", "x"), Declares("p", "x")], "declared twice")):
+        pm = hooks.new_plugin_manager(load_entrypoints=False)
+        for plugin in plugins:
+            pm.register(plugin)
+        old = hooks.set_plugin_manager(pm)
+        try:
+            with pytest.raises(ValueError, match=message):
+                plugin_families()
+        finally:
+            hooks.set_plugin_manager(old)
