@@ -26,6 +26,9 @@ need_pkgs=()
 [ -f /usr/include/isa-l/crc.h ] || need_pkgs+=(libisal-dev)
 [ -f /usr/include/xxhash.h ] || need_pkgs+=(libxxhash-dev)
 [ -f /usr/include/openssl/evp.h ] || need_pkgs+=(libssl-dev)
+# device health before and after each case (plugins/iogate_health), in both modes
+command -v smartctl >/dev/null 2>&1 || need_pkgs+=(smartmontools)
+command -v nvme >/dev/null 2>&1 || need_pkgs+=(nvme-cli)
 if [ "$mode" = test ]; then
     # fault injection in the tests: a FUSE filesystem
     [ -f /usr/include/fuse3/fuse.h ] || need_pkgs+=(libfuse3-dev)

@@ -151,9 +151,11 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 
 def cmd_metrics(args: argparse.Namespace) -> int:
-    from iogate.metrics import TABLE, UNITS, pattern
+    from iogate.metrics import UNITS, families, pattern
 
-    rows = [(pattern(f), UNITS[f.kind], f.about, f.fio or "not measured") for f in TABLE]
+    rows = [(pattern(f), UNITS[f.kind], f.about,
+             f"{f.plugin} plugin" if f.plugin else f.fio or "not measured")
+            for f in families()]
     widths = [max(len(r[i]) for r in rows) for i in range(2)]
     print(f"{'metric':<{widths[0]}}  {'unit':<{widths[1]}}  what (fio's source)")
     for path, unit, about, fio in rows:

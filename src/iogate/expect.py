@@ -434,6 +434,8 @@ class Check:
 
 
 def _why_unmeasured(metric: MetricPath, backend: str) -> str:
+    if metric.family.plugin is not None:
+        return f"the {metric.family.plugin} plugin did not report it"
     if backend == "fio" and metric.family.fio is None:
         return f"fio does not measure {metric.name} (the native backend does)"
     scope = metric.scope
@@ -463,16 +465,18 @@ def _resolve(exp: Expectation, names: Mapping[str, float]) -> tuple[float | None
 
 
 def evaluate(exp: Expectation, observed: float | None, *,
-             names: Mapping[str, float] = _EMPTY, backend: str = "native") -> Check:
+             names: Mapping[str, float] = _EMPTY, backend: str = "native",
+             unmeasured: str | None = None) -> Check:
     """Compare a measured value with an expectation. Unmeasured or NaN values fail, and so
-    does an expectation whose names (``baseline``) have no value; ``backend``, the one that
-    measured the run, says why a value is missing."""
+    does an expectation whose names (``baseline``) have no value; ``unmeasured`` (a
+    plugin's reason) or else ``backend``, the one that measured the run, says why a value
+    is missing."""
     threshold, why = _resolve(exp, names)
     if threshold is None:
         return Check(exp, observed, False, why)
     if observed is None:
-        return Check(exp, None, False, f"not measured: {_why_unmeasured(exp.metric, backend)}",
-                     threshold)
+        why = unmeasured or _why_unmeasured(exp.metric, backend)
+        return Check(exp, None, False, f"not measured: {why}", threshold)
     if isinstance(observed, float) and math.isnan(observed):
         return Check(exp, observed, False, "not measured: the value is not a number",
                      threshold)

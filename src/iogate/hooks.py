@@ -28,6 +28,7 @@ import pluggy
 
 if TYPE_CHECKING:  # only for annotations: the specifications never run core code
     from iogate.backends import Backend
+    from iogate.metrics import Family
     from iogate.outcome import CaseResult
     from iogate.results import RunResult
     from iogate.spec import Case
@@ -70,12 +71,28 @@ def iogate_case_end(case: Case, result: CaseResult) -> None:
 
 
 @hookspec
-def iogate_metrics(case: Case, run: RunResult) -> dict[str, float] | None:
+def iogate_metrics(case: Case, run: RunResult) -> dict[str, float | NotMeasured] | None:
     """Extra metrics computed from a finished run, merged into the case's ``metrics``.
 
     Keys should be namespaced by the plugin (``myplugin.wear_pct``); a key the core already
     reports is ignored rather than overwritten, so a plugin can never change a verdict's
-    input. Not called for a case that did not run.
+    input. A value may be :class:`NotMeasured` with the reason: the metric is left out and
+    an expectation on it fails as not measured, giving that reason. Not called for a case
+    that did not run. Expectations may name a plugin's metric once it is declared through
+    :func:`iogate_metric_families`.
+    """
+
+
+@hookspec
+def iogate_metric_families() -> list[Family] | None:
+    """The metrics a plugin measures (through :func:`iogate_metrics`), declared so that
+    expectations may name them, ``validate`` accepts them and ``iogate metrics`` lists them.
+
+    Each is a :class:`iogate.metrics.Family` with ``form=Form.PLAIN``, ``compute="plugin"``,
+    ``plugin`` set to the plugin's name, one scope of the plugin's own (not a core scope:
+    ``read``, ``total``, ``sync``...) and names that complete the exact paths, dots allowed
+    (``scopes=("health",), names=("media_errors", "media_errors.delta")``). A path
+    declared twice is an error.
     """
 
 
@@ -106,6 +123,13 @@ def iogate_add_options(add: AddOption) -> None:
 def iogate_configure(options: Mapping[str, str | None]) -> None:
     """Called once before any case runs, with the value of every option declared through
     :func:`iogate_add_options` (keyed by option name; None when not given and no default)."""
+
+
+@dataclass(frozen=True)
+class NotMeasured:
+    """A plugin metric that could not be measured, and why (``smartctl not installed``)."""
+
+    reason: str
 
 
 # -- options -----------------------------------------------------------------------------------
@@ -212,9 +236,29 @@ def collect_environment(target: str | None = None,
 def collect_metrics(case: Case, run: RunResult, core: Mapping[str, float],
                     pm: pluggy.PluginManager | None = None) -> dict[str, float]:
     """The plugins' extra metrics for a run, without the keys the core already has."""
+    return collect_plugin_metrics(case, run, core, pm)[0]
+
+
+def collect_plugin_metrics(case: Case, run: RunResult, core: Mapping[str, float],
+                           pm: pluggy.PluginManager | None = None
+                           ) -> tuple[dict[str, float], dict[str, str]]:
+    """The plugins' extra metrics for a run, without the keys the core already has, and
+    the reason each metric a plugin reported :class:`NotMeasured` is missing."""
     pm = pm or get_plugin_manager()
     extra = _merge_first_wins(pm.hook.iogate_metrics(case=case, run=run))
-    return {k: float(v) for k, v in extra.items() if k not in core}
+    values = {k: float(v) for k, v in extra.items()
+              if k not in core and not isinstance(v, NotMeasured)}
+    reasons = {k: v.reason for k, v in extra.items()
+               if k not in core and isinstance(v, NotMeasured)}
+    return values, reasons
+
+
+def collect_metric_families(pm: pluggy.PluginManager | None = None) -> list[Family]:
+    """The metric rows every plugin declares, in registration order, as they are;
+    :func:`iogate.metrics.plugin_families` checks them."""
+    pm = pm or get_plugin_manager()
+    return [family for answer in reversed(pm.hook.iogate_metric_families())
+            for family in answer or ()]
 
 
 def collect_options(pm: pluggy.PluginManager | None = None) -> list[PluginOption]:

@@ -175,13 +175,15 @@ def judge(case: Case, runs: list[RunResult], duration: float, target: str | None
            env: dict[str, object], gate: Gate, rounds: SteadyRounds | None,
            choice: BaselineChoice | None) -> CaseResult:
     result = runs[-1]
-    metrics, samples = _measured(case, runs, case.expectations)
+    metrics, samples, unmeasured = _measured(case, runs, case.expectations)
     entry = choice.entry if choice is not None else None
-    checks = [_check(e, runs, metrics, samples, entry, gate) for e in case.expectations]
+    checks = [_check(e, runs, metrics, samples, entry, gate, unmeasured)
+              for e in case.expectations]
     hosts = _per_host(case, runs)
-    for host, (host_runs, host_metrics, host_samples) in hosts.items():
+    for host, (host_runs, host_metrics, host_samples, host_unmeasured) in hosts.items():
         for e in case.per_host_expectations:
-            check = _check(e, host_runs, host_metrics, host_samples, None, gate)
+            check = _check(e, host_runs, host_metrics, host_samples, None, gate,
+                           host_unmeasured)
             checks.append(replace(check, host=host))
     error = next((e for e in map(io_error, runs) if e), None)
     if any(r.interrupted for r in runs):
@@ -206,7 +208,7 @@ def judge(case: Case, runs: list[RunResult], duration: float, target: str | None
                       duration_s=duration, target=target, run=result, warnings=warnings,
                       requested=requested(result.specs), samples=samples,
                       environment=environment.target_facts(env), steady=rounds,
-                      hosts={h: m for h, (_, m, _) in hosts.items() if h != LOCAL_HOST},
+                      hosts={h: m for h, (_, m, _, _) in hosts.items() if h != LOCAL_HOST},
                       run_series=[series_of(r) for r in runs],
                       run_disks=[r.disk_series() for r in runs])
 
@@ -225,43 +227,50 @@ def _realized(runs: Sequence[RunResult]) -> list[str]:
     return sorted(out)
 
 
+Measured = tuple[dict[str, float], dict[str, list[float]], dict[str, str]]
+
+
 def _measured(case: Case, runs: Sequence[RunResult], expectations: Sequence[Expectation]
-              ) -> tuple[dict[str, float], dict[str, list[float]]]:
-    """The metrics of a case over its runs (medians when repeated) and, when repeated, the
-    value of each run."""
+              ) -> Measured:
+    """The metrics of a case over its runs (medians when repeated), when repeated the value
+    of each run, and why a plugin could not measure one of its metrics (in any run)."""
     extra = [e.metric.text for e in expectations]
     per_run = []
+    unmeasured: dict[str, str] = {}
     for r in runs:
         m = r.metrics(extra)
-        m.update(hooks.collect_metrics(case, r, m))
+        values, reasons = hooks.collect_plugin_metrics(case, r, m)
+        m.update(values)
+        unmeasured.update(reasons)
         per_run.append(m)
     if len(per_run) == 1:
-        return per_run[0], {}
+        return per_run[0], {}, unmeasured
     samples = {k: [m[k] for m in per_run] for k in per_run[0] if all(k in m for m in per_run)}
-    return {k: stats.median(v) for k, v in samples.items()}, samples
+    return {k: stats.median(v) for k, v in samples.items()}, samples, unmeasured
 
 
 def _per_host(case: Case, runs: Sequence[RunResult]
-              ) -> dict[str, tuple[list[RunResult], dict[str, float], dict[str, list[float]]]]:
+              ) -> dict[str, tuple[list[RunResult], dict[str, float], dict[str, list[float]],
+                                   dict[str, str]]]:
     """Each host's runs and metrics, keyed "host:port". A run on this machine is one host,
     LOCAL_HOST, so that ``per_host`` expectations judge it too."""
     keys = sorted({k for r in runs for k in r.hosts})
     if not keys:
         if not case.per_host_expectations:
             return {}
-        metrics, samples = _measured(case, runs, case.per_host_expectations)
-        return {LOCAL_HOST: (list(runs), metrics, samples)}
+        metrics, samples, unmeasured = _measured(case, runs, case.per_host_expectations)
+        return {LOCAL_HOST: (list(runs), metrics, samples, unmeasured)}
     out = {}
     for key in keys:
         host_runs = [r.hosts[key] for r in runs if key in r.hosts]
-        metrics, samples = _measured(case, host_runs, case.per_host_expectations)
-        out[key] = (host_runs, metrics, samples)
+        metrics, samples, unmeasured = _measured(case, host_runs, case.per_host_expectations)
+        out[key] = (host_runs, metrics, samples, unmeasured)
     return out
 
 
 def _check(e: Expectation, runs: list[RunResult], metrics: Mapping[str, float],
            samples: Mapping[str, list[float]], entry: BaselineEntry | None,
-           gate: Gate) -> Check:
+           gate: Gate, unmeasured: Mapping[str, str]) -> Check:
     path = e.metric.text
     names: dict[str, float] = {}
     if "baseline" in e.names and entry is not None:
@@ -277,7 +286,7 @@ def _check(e: Expectation, runs: list[RunResult], metrics: Mapping[str, float],
                                due=series.due, spans=series.spans, backend=backend)
     values = samples.get(path) or ([metrics[path]] if path in metrics else [])
     check = evaluate(e, _statistic(values, e.stat) if values else None, names=names,
-                     backend=backend)
+                     backend=backend, unmeasured=unmeasured.get(path))
     if check.passed or "baseline" not in names:
         return check
     small = _within_min_effect(e, check, names, gate.min_effect_pct)

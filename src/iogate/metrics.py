@@ -9,6 +9,10 @@ is computed and where fio's figure comes from; ``iogate metrics`` prints it. Pat
 one step. Every path has a kind that fixes its base unit, so a latency is never
 compared with an IOPS figure.
 
+Plugins add rows of their own through the ``iogate_metric_families`` hook
+(:func:`plugin_families`): plain paths under a scope of the plugin's (``health.media_errors``),
+measured by the plugin's ``iogate_metrics`` and judged like any other.
+
 An expectation's key may add a statistic over repeated runs: ``read.iops@min``
 (:data:`REPEAT_STATS`; the median when none is named). ``cv`` is the coefficient of
 variation in percent. Only the metrics in :func:`has_series` exist per interval, for
@@ -67,6 +71,8 @@ class Family:
     about: str
     compute: str
     fio: str | None
+    # The plugin that declares and measures the row (compute "plugin"); None for the core's.
+    plugin: str | None = None
 
 
 # The one table of every metric: validation (parse_metric), kinds and units, results
@@ -171,9 +177,46 @@ def _index() -> dict[tuple[str, str], Family]:
     return out
 
 
+def plugin_families() -> tuple[Family, ...]:
+    """The rows the loaded plugins declare (``iogate_metric_families``), checked: each
+    under a scope of the plugin's own, measured by the plugin (``compute="plugin"``), exact
+    paths (``Form.PLAIN``), none declared twice."""
+    from iogate import hooks  # loading the plugins imports this module: ask at call time
+
+    core_scopes = {scope for f in TABLE for scope in f.scopes} | {"errors"}
+    seen: set[str] = set()
+    out: list[Family] = []
+    for family in hooks.collect_metric_families():
+        who = family.plugin or "a plugin"
+        if family.plugin is None or family.form is not Form.PLAIN or family.compute != "plugin":
+            raise ValueError(f"{who}: a plugin's metric row needs plugin=<its name>, "
+                             "form=Form.PLAIN and compute='plugin'")
+        for scope in family.scopes:
+            if not scope or scope in core_scopes:
+                raise ValueError(f"{who}: metric scope {scope!r} is the core's; use a scope "
+                                 "of the plugin's own")
+            for name in family.names:
+                if f"{scope}.{name}" in seen:
+                    raise ValueError(f"{who}: metric {scope}.{name} is declared twice")
+                seen.add(f"{scope}.{name}")
+        out.append(family)
+    return tuple(out)
+
+
+def families() -> tuple[Family, ...]:
+    """Every row: :data:`TABLE` and the plugins'."""
+    return TABLE + plugin_families()
+
+
+def _plugin_index() -> dict[tuple[str, str], Family]:
+    return {(scope, name): f for f in plugin_families() for scope in f.scopes for name in f.names}
+
+
 def family_of(scope: str | None, name: str) -> Family:
-    """The row of :data:`TABLE` that a parsed path's scope and name belong to."""
-    return _index()[(scope or "", name)]
+    """The row of :data:`TABLE` (or of a plugin's) that a parsed path's scope and name
+    belong to."""
+    found = _index().get((scope or "", name))
+    return found if found is not None else _plugin_index()[(scope or "", name)]
 
 
 def _names(form: Form, scopes: tuple[str, ...]) -> dict[str, Kind]:
@@ -202,6 +245,8 @@ def describe(path: MetricPath) -> str:
     """One line on a metric for people and editors: what it is, its base unit, and where
     fio's figure comes from."""
     f = path.family
+    if f.plugin is not None:
+        return f"{f.about} ({UNITS[f.kind]}; measured by the {f.plugin} plugin)"
     fio = f"fio: {f.fio}" if f.fio else "not measured with fio"
     return f"{f.about} ({UNITS[f.kind]}; {fio})"
 
@@ -297,7 +342,8 @@ def _standard_paths() -> tuple[str, ...]:
 
 
 def _known_for_hints() -> list[str]:
-    return standard_paths() + [f"{d}.{BS_PCT}.4096" for d in DIRECTIONS]
+    return standard_paths() + [f"{d}.{BS_PCT}.4096" for d in DIRECTIONS] + \
+        [f"{scope}.{name}" for scope, name in _plugin_index()]
 
 
 def _unknown(text: str, why: str) -> ValueError:
@@ -326,16 +372,36 @@ def _no_more(text: str, parts: list[str]) -> None:
         raise _unknown(text, f"'{parts[0]}.{parts[1]}' takes no further part")
 
 
-@functools.lru_cache(maxsize=4096)
+_CORE_SCOPES = (*SCOPES, "sync", *RUN_METRICS)
+
+
 def parse_metric(text: str) -> MetricPath:
-    """Parse a metric path; raise ValueError with a suggestion when it is unknown. Paths
-    are immutable, so each text is parsed once (every case asks for the same ones)."""
+    """Parse a metric path; raise ValueError with a suggestion when it is unknown. A path
+    outside the core's scopes is looked up among the plugins' rows, which are always exact
+    paths (``health.media_errors.delta``)."""
+    scope, dot, name = text.partition(".")
+    if scope in _CORE_SCOPES or text == "errors":
+        return _parse_core(text)
+    plugins = _plugin_index()
+    if dot and (scope, name) in plugins:
+        return MetricPath(scope, name)
+    theirs = {f.plugin for (s, _), f in plugins.items() if s == scope}
+    if theirs:
+        raise _unknown(text, f"'{scope}' metrics are the {', '.join(sorted(map(str, theirs)))} "
+                       "plugin's, and this is not one of them (`iogate metrics` lists them)")
+    scopes = (*_CORE_SCOPES, *dict.fromkeys(s for s, _ in plugins))
+    raise _unknown(text, f"a metric starts with {', '.join(scopes)} (or is 'errors')")
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse_core(text: str) -> MetricPath:
+    """A path of :data:`TABLE`. Paths are immutable, so each text is parsed once (every
+    case asks for the same ones)."""
     parts = text.split(".", 2)
     if parts == ["errors"]:
         return MetricPath(None, "errors")
-    scopes = (*SCOPES, "sync", *RUN_METRICS)
-    if len(parts) < 2 or parts[0] not in scopes:
-        raise _unknown(text, f"a metric starts with {', '.join(scopes)} (or is 'errors')")
+    if len(parts) < 2:
+        raise _unknown(text, f"a metric starts with {', '.join(_CORE_SCOPES)} (or is 'errors')")
     scope, name = parts[0], parts[1]
     if scope in RUN_METRICS and text.split(".", 1)[1] in RUN_METRICS[scope]:
         return MetricPath(scope, text.split(".", 1)[1])  # a name with a dot: disk.read.ios
@@ -420,7 +486,7 @@ def key_patterns() -> list[tuple[str, str]]:
 
     repeat = "(@" + alternatives(REPEAT_STATS) + ")?"
     out = []
-    for family in TABLE:
+    for family in families():
         head = alternatives(family.names) if family.scopes == ("",) else \
             alternatives(family.scopes) + r"\." + alternatives(family.names)
         tail = {Form.PLAIN: "", Form.MEAN: r"\.mean", Form.SIZE: r"\.[1-9][0-9]*",

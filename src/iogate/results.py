@@ -521,6 +521,8 @@ class RunResult:
         """The value of a metric path for the whole run, or None if unmeasured: computed
         as its row of :data:`iogate.metrics.TABLE` says (``_m_<compute>``)."""
         mp = parse_metric(path) if isinstance(path, str) else path
+        if mp.family.plugin is not None:
+            return None  # a plugin's row: its iogate_metrics hook measures it, not the run
         compute: Callable[[MetricPath], float | None] = getattr(self, "_m_" + mp.family.compute)
         return compute(mp)
 
