@@ -267,8 +267,9 @@ def target_facts(target: str, proc: Path = PROC, sysfs: Path = SYSFS) -> Facts:
     try:
         existing = _existing(path)
         st = os.stat(existing) if existing is not None else None
-    except (OSError, ValueError):  # ValueError: a NUL in the path
-        st = None
+        real = str(existing.resolve()) if existing is not None else ""
+    except (OSError, ValueError):  # ValueError: a NUL in the path; OSError: a dead mount
+        return facts
     if existing is None or st is None:
         return facts
     if stat.S_ISBLK(st.st_mode):
@@ -277,7 +278,7 @@ def target_facts(target: str, proc: Path = PROC, sysfs: Path = SYSFS) -> Facts:
         return facts
     facts["target.kind"] = "file"
     dev = (os.major(st.st_dev), os.minor(st.st_dev))
-    mount = find_mount(str(existing.resolve()), dev,
+    mount = find_mount(real, dev,
                        parse_mountinfo(_read(proc / "self" / "mountinfo") or ""))
     if mount is not None:
         facts["target.fs"] = mount.fs_type

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from tests.faults import FaultFS
 
 from iogate import environment, hooks
 from iogate_sysinfo import plugin as sysinfo
@@ -288,3 +289,13 @@ def test_a_file_on_a_fake_partition_gets_the_aliases(sysfs: Path, tmp_path: Path
     assert facts["target.partition"] == "nvme0n1p1"
     assert facts["device_model"] == facts["target.device_model"] == "Example NVMe SSD 1TB"
     assert facts["firmware"] == facts["target.firmware"] == "2B2QEXM7"
+
+
+def test_a_target_on_a_vanished_mount_is_described_by_its_path_alone() -> None:
+    # A FUSE daemon killed: every look at the mount fails with ENOTCONN. The facts must say
+    # what they can (the path), never raise.
+    with FaultFS() as fs:
+        target = fs.path / "sub" / "data"
+        fs.kill()
+        facts = sysinfo.target_facts(str(target))
+    assert facts == {"target.path": str(target)}
