@@ -6,7 +6,6 @@ expectation on one fails as not measured, saying why."""
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
@@ -15,20 +14,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from tests.e2e.test_trim_devices import run_suite
 
 IOGATE = [sys.executable, "-m", "iogate"]
 IMAGE_SIZE = 16 << 20
-
-
-def run_suite(directory: Path, body: str, *args: str) -> tuple[subprocess.CompletedProcess,
-                                                              dict]:
-    (directory / "t.suite.yaml").write_text("suite: t\nworkloads:\n" + body)
-    (directory / "r.json").unlink(missing_ok=True)
-    proc = subprocess.run([*IOGATE, "run", "t.suite.yaml", "--json", "r.json", *args],
-                          cwd=directory, capture_output=True, text=True, timeout=300)
-    doc = json.loads((directory / "r.json").read_text()) if (directory / "r.json").exists() \
-        else {}
-    return proc, doc
 
 
 @pytest.fixture
