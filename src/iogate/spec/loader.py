@@ -421,10 +421,15 @@ class _Builder:
 
 
 def _yaml_message(exc: yaml.YAMLError) -> str:
+    """What the parser refused, as said to the user."""
+    if "maximum nesting depth" in str(exc):
+        # The parser's own limit (PyYAML 6.0.4 and later), met before ours when it scans ahead
+        # through the opening brackets: the same refusal as ours, in the same words.
+        return f"lists and mappings are nested more than {MAX_DEPTH} levels deep"
     if isinstance(exc, yaml.MarkedYAMLError):
         parts = [p for p in (exc.context, exc.problem) if p]
-        return ": ".join(parts) or "invalid YAML"
-    return str(exc)
+        return "invalid YAML: " + (": ".join(parts) or "the parser gave no reason")
+    return f"invalid YAML: {exc}"
 
 
 def _check_text(text: str, filename: str) -> None:
@@ -466,10 +471,9 @@ def load_yaml_lenient(text: str, filename: str = "<string>", *,
         except yaml.MarkedYAMLError as exc:
             mark = exc.problem_mark or exc.context_mark
             line, col = (mark.line + 1, mark.column + 1) if mark else (0, 0)
-            raise SuiteError.single(filename, f"invalid YAML: {_yaml_message(exc)}",
-                                    line, col) from None
+            raise SuiteError.single(filename, _yaml_message(exc), line, col) from None
         except yaml.YAMLError as exc:
-            raise SuiteError.single(filename, f"invalid YAML: {exc}") from None
+            raise SuiteError.single(filename, _yaml_message(exc)) from None
         if node is None:
             raise SuiteError.single(filename, "the file is empty: a suite needs 'suite' and "
                                     "'workloads'")
