@@ -35,6 +35,9 @@ if [ "$mode" = test ]; then
     command -v fusermount3 >/dev/null 2>&1 || need_pkgs+=(fuse3)
     # the fio backend, fleets of fio servers, and the cross-checks against fio
     command -v fio >/dev/null 2>&1 || need_pkgs+=(fio)
+    # power-loss verification: an ext4 loop mount shut down without flushing its log
+    command -v xfs_io >/dev/null 2>&1 || need_pkgs+=(xfsprogs)
+    command -v mkfs.ext4 >/dev/null 2>&1 || need_pkgs+=(e2fsprogs)
 fi
 command -v gcc >/dev/null 2>&1 || command -v cc >/dev/null 2>&1 || need_pkgs+=(gcc)
 command -v pkg-config >/dev/null 2>&1 || need_pkgs+=(pkg-config)

@@ -69,6 +69,7 @@ extern "C" {
 #define IOG_PROGRESS_SIZE_VER0     96
 #define IOG_ENGINE_INFO_SIZE_VER0  176
 #define IOG_DISK_SAMPLE_SIZE_VER0  152
+#define IOG_STATE_CHECK_SIZE_VER0  144
 
 /* Histogram geometry (see the comment at the top). */
 #define IOG_HIST_SUB_BITS    7
@@ -235,6 +236,48 @@ enum iog_verify_kind {
     IOG_VERIFY_MISDIRECTED = 2, /* a valid block written for another offset or file */
     IOG_VERIFY_READ_ERROR = 3,  /* the read-back itself failed or came back short */
     IOG_VERIFY_KINDS = 4,
+};
+
+/*
+ * What iog_verify_state_check found: how each block position named by the
+ * state file's write records reads now.
+ *  - intact: every write to it was covered by a completed sync, and it
+ *    holds the last of them (or a later write of the same run: one whose
+ *    completion was not yet recorded).
+ *  - not_durable: its last write completed after the last completed sync
+ *    (or never saw one): it may hold that write, an earlier one or what
+ *    was there before, but no damaged or misplaced data; not_durable_new of
+ *    them hold the last write recorded, or a later one.
+ *  - lost: it holds data older than the last write a completed sync
+ *    covered (an earlier write, another run's block, no block header, or
+ *    the file ends before it): the device broke its promise.
+ *  - torn, misdirected, read_errors: as the iog_verify_kind of that name,
+ *    whether or not a sync covered its writes.
+ * The six counts add up to blocks.
+ */
+struct iog_state_check {
+    uint32_t struct_size;
+    uint32_t nrecords;      /* failures kept in detail, at most IOG_VERIFY_RECORDS */
+    uint64_t generation;    /* of the session that wrote the state file */
+    uint32_t job;           /* the job's index in that session */
+    uint32_t verify;        /* enum iog_verify */
+    uint64_t block_size;
+    uint64_t region_start;  /* offset of the first block position in each file */
+    uint64_t file_blocks;   /* block positions of each file */
+    uint32_t nfiles;
+    uint32_t complete;      /* 1: the session closed the state file at its end */
+    uint64_t writes;        /* write records read */
+    uint64_t syncs;         /* records of completed syncs read */
+    uint64_t ignored_bytes; /* bytes after the last whole record that checks (a crash
+                               cut the file while it was being written): not used */
+    uint64_t blocks;        /* block positions written: the sum of the six counts */
+    uint64_t intact;
+    uint64_t not_durable;
+    uint64_t not_durable_new;
+    uint64_t lost;
+    uint64_t torn;
+    uint64_t misdirected;
+    uint64_t read_errors;
 };
 
 /* What ended a session abnormally (iog_session_fault). */
@@ -526,6 +569,22 @@ struct iog_job_spec {
     uint32_t ncmdprio[IOG_DATA_DIRS];
     uint32_t cmdprio_reserved; /* must be 0 */
     struct iog_cmdprio_entry cmdprio[IOG_DATA_DIRS][IOG_CMDPRIO_MAX];
+    /* Verify state file (appended after ABI 6; an empty path: none). A
+     * verifying job (verify != NONE, one thread) records in it, as they
+     * happen, every write that completed in full and every sync (fsync or
+     * fdatasync of all its files, sync_every or END_FSYNC) that succeeded,
+     * so that iog_verify_state_check can tell after a crash which blocks the
+     * device promised to keep. The caller creates the file, keeps it open
+     * for the session (its identity cannot be reused) and gives its path
+     * and identity; the session opens that very file (no symbolic link in
+     * the last component, the same device and inode, else -ESTALE),
+     * truncates it and writes its header when the job starts. Its format
+     * is private to the library: written by the session's own thread,
+     * synced often (fdatasync), every record checksummed, so that a state
+     * file cut short by the same crash is still read up to its last durable
+     * record. */
+    struct iog_file_id verify_state_id;
+    char verify_state[IOG_PATH_MAX];
 };
 
 /* Summary of one latency kind. mean and stdev are exact (not from buckets). */
@@ -650,6 +709,13 @@ struct iog_verify_stats {
     uint64_t failures;                  /* blocks that failed, all kinds                */
     uint64_t by_kind[IOG_VERIFY_KINDS]; /* failures per enum iog_verify_kind            */
     uint64_t elapsed_ns;                /* time spent reading back (longest thread)     */
+    /* The verify state file (iog_job_spec.verify_state; appended after
+     * ABI 6): records written to it, and the first error that stopped its
+     * writing (a positive errno, 0: none). A state file that could not be
+     * written in full still holds what came before the error. */
+    uint64_t state_records;
+    int32_t state_error;
+    uint32_t state_reserved;
 };
 
 /* One verification failure: where, what was expected, what was found. The
@@ -928,6 +994,27 @@ IOG_API int iog_session_watch_disk(iog_session *s, const char *stat_path, char *
  */
 IOG_API int iog_session_disk_samples(const iog_session *s, uint32_t disk,
                                      struct iog_disk_sample *out, uint32_t n);
+
+/*
+ * Checks a verify state file (iog_job_spec.verify_state) against the files
+ * it describes, after a crash, a power cut or a device reset: reads every
+ * block position its write records name from `files` (NUL-terminated names,
+ * the list ending with an empty name, as iog_job_spec.filename; they must
+ * be the files of the job that wrote it, in the same order) and judges it
+ * as struct iog_state_check says, filling *out (its struct_size must be
+ * set) and up to `cap` failure records (lost, torn, misdirected, read
+ * errors) in file and offset order. Only reads. Returns how many failure
+ * records there are (at most IOG_VERIFY_RECORDS), or a negative errno with a
+ * message in err: the state file cannot be read (-errno), is not a state
+ * file or was written by another version (-EINVAL), has a damaged header or
+ * a damaged record before a point a completed sync of the file made
+ * durable (-EBADMSG), names other files than `files` (-ENOENT with both
+ * lists), or a file cannot be opened (-errno).
+ */
+IOG_API int iog_verify_state_check(const char *state_path, const char *files,
+                                   struct iog_state_check *out,
+                                   struct iog_verify_failure *failures, size_t cap, char *err,
+                                   size_t errlen);
 
 /*
  * Cancels, waits for every worker and frees the session. NULL is ignored.

@@ -78,6 +78,8 @@ static const struct iog_layout_field job_spec_fields[] = {
     FIELD(iog_job_spec, ncmdprio),
     FIELD(iog_job_spec, cmdprio_reserved),
     FIELD(iog_job_spec, cmdprio),
+    FIELD(iog_job_spec, verify_state_id),
+    FIELD(iog_job_spec, verify_state),
 };
 
 static const struct iog_layout_field cmdprio_entry_fields[] = {
@@ -160,6 +162,22 @@ static const struct iog_layout_field verify_stats_fields[] = {
     FIELD(iog_verify_stats, generation),     FIELD(iog_verify_stats, blocks_written),
     FIELD(iog_verify_stats, blocks_checked), FIELD(iog_verify_stats, failures),
     FIELD(iog_verify_stats, by_kind),        FIELD(iog_verify_stats, elapsed_ns),
+    FIELD(iog_verify_stats, state_records),  FIELD(iog_verify_stats, state_error),
+    FIELD(iog_verify_stats, state_reserved),
+};
+
+static const struct iog_layout_field state_check_fields[] = {
+    FIELD(iog_state_check, struct_size),     FIELD(iog_state_check, nrecords),
+    FIELD(iog_state_check, generation),      FIELD(iog_state_check, job),
+    FIELD(iog_state_check, verify),          FIELD(iog_state_check, block_size),
+    FIELD(iog_state_check, region_start),    FIELD(iog_state_check, file_blocks),
+    FIELD(iog_state_check, nfiles),          FIELD(iog_state_check, complete),
+    FIELD(iog_state_check, writes),          FIELD(iog_state_check, syncs),
+    FIELD(iog_state_check, ignored_bytes),   FIELD(iog_state_check, blocks),
+    FIELD(iog_state_check, intact),          FIELD(iog_state_check, not_durable),
+    FIELD(iog_state_check, not_durable_new), FIELD(iog_state_check, lost),
+    FIELD(iog_state_check, torn),            FIELD(iog_state_check, misdirected),
+    FIELD(iog_state_check, read_errors),
 };
 
 static const struct iog_layout_field verify_failure_fields[] = {
@@ -238,6 +256,8 @@ static const struct struct_desc {
      COUNT(engine_info_fields)},
     {"iog_disk_sample", sizeof(struct iog_disk_sample), disk_sample_fields,
      COUNT(disk_sample_fields)},
+    {"iog_state_check", sizeof(struct iog_state_check), state_check_fields,
+     COUNT(state_check_fields)},
 };
 
 /* The first version of a struct is never larger than the struct. */
@@ -249,6 +269,7 @@ _Static_assert(IOG_FAULT_SIZE_VER0 <= sizeof(struct iog_fault), "fault VER0");
 _Static_assert(IOG_PROGRESS_SIZE_VER0 <= sizeof(struct iog_progress), "progress VER0");
 _Static_assert(IOG_ENGINE_INFO_SIZE_VER0 <= sizeof(struct iog_engine_info), "engine info VER0");
 _Static_assert(IOG_DISK_SAMPLE_SIZE_VER0 <= sizeof(struct iog_disk_sample), "disk sample VER0");
+_Static_assert(IOG_STATE_CHECK_SIZE_VER0 == sizeof(struct iog_state_check), "state check VER0");
 
 int abi_copy_in(void *dst, size_t ksize, const void *user, size_t usize, size_t ver0, size_t *bad)
 {

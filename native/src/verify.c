@@ -17,6 +17,7 @@
 
 #include "clock.h"
 #include "verify.h"
+#include "vstate.h"
 
 /* One block's expected state (see verify.h): the sequence number of its last
  * write completed in full, writes in flight, and flags. */
@@ -39,6 +40,8 @@ struct verify_state {
     uint32_t nrecords;
     struct iog_verify_failure records[IOG_VERIFY_RECORDS];
     int stop; /* a fatal failure was seen */
+    uint64_t state_records; /* the verify state file's, once closed */
+    int32_t state_error;
 
     /* what the run needs */
     uint32_t kind;
@@ -59,6 +62,7 @@ struct verify_state {
     uint32_t batch_cap;  /* backlog + depth: the drain adds at most depth */
     unsigned char *rbuf; /* aligned read buffer of bs bytes */
     struct verify_hasher hasher; /* of kind: made once, used on every write */
+    struct vstate_writer *state; /* the verify state file, NULL without one */
 };
 
 /* Little-endian fields, each one load or store (memcpy: any alignment). */
@@ -428,6 +432,23 @@ int verify_create(const struct verify_params *p, struct verify_state **out, char
     vs->rbuf = rbuf;
     if (verify_hasher_init(&vs->hasher, vs->kind) != 0)
         goto nomem;
+    if (spec->verify_state[0]) {
+        struct vstate_params sp = {.path = spec->verify_state,
+                                   .id = &spec->verify_state_id,
+                                   .generation = p->generation,
+                                   .job = p->job,
+                                   .kind = vs->kind,
+                                   .block_size = vs->bs,
+                                   .region_start = vs->region_start,
+                                   .file_blocks = vs->per_file,
+                                   .nfiles = p->nfiles,
+                                   .names = p->names};
+        int rc = vstate_open(&sp, &vs->state, err, errlen);
+        if (rc < 0) {
+            verify_destroy(vs);
+            return rc;
+        }
+    }
     *out = vs;
     return 0;
 
@@ -438,10 +459,19 @@ nomem:
     return -ENOMEM;
 }
 
+void verify_finish(struct verify_state *vs, int complete)
+{
+    if (!vs || !vs->state)
+        return;
+    vstate_close(vs->state, complete, &vs->state_records, &vs->state_error);
+    vs->state = NULL;
+}
+
 void verify_release(struct verify_state *vs)
 {
     if (!vs)
         return;
+    verify_finish(vs, 0);
     free(vs->blocks);
     free(vs->slot_seq);
     free(vs->slot_blk);
@@ -503,10 +533,19 @@ void verify_completed(struct verify_state *vs, uint32_t slot, int ok)
         vs->blocks_written++;
         if (vs->backlog && vs->nbatch < vs->batch_cap)
             vs->batch[vs->nbatch++] = blk;
+        if (vs->state) /* raced or unsettled: any write of this run may be what lands */
+            vstate_wrote(vs->state, (uint32_t)blk,
+                         (v & (B_RACED | B_UNKNOWN)) ? 0 : (v & B_SEQ_MASK));
     } else {
         v |= B_UNKNOWN;
     }
     *b = v;
+}
+
+void verify_synced(struct verify_state *vs)
+{
+    if (vs->state)
+        vstate_synced(vs->state);
 }
 
 int verify_backlog_due(const struct verify_state *vs)
@@ -589,6 +628,9 @@ void verify_merge(const struct verify_state *vs, struct iog_verify_stats *out,
         out->by_kind[k] += vs->by_kind[k];
     if (vs->elapsed_ns > out->elapsed_ns)
         out->elapsed_ns = vs->elapsed_ns;
+    out->state_records += vs->state_records;
+    if (!out->state_error)
+        out->state_error = vs->state_error;
     for (uint32_t i = 0; i < vs->nrecords && *nrecs < IOG_VERIFY_RECORDS; i++)
         recs[(*nrecs)++] = vs->records[i];
 }

@@ -184,6 +184,7 @@ struct verify_state;
 
 struct verify_params {
     const struct iog_job_spec *spec;
+    const char *names;   /* the job's file names, as spec->filename (the state file's) */
     uint32_t job;        /* job index */
     uint32_t nfiles;     /* files of the job */
     uint64_t file_size;  /* bytes of the region in each file */
@@ -191,7 +192,8 @@ struct verify_params {
     uint32_t depth;      /* request slots of the worker */
 };
 
-/* 0, or -ENOMEM with a message. */
+/* 0, or a negative errno with a message (-ENOMEM; opening the verify state
+ * file, spec->verify_state, when there is one: vstate_open). */
 int verify_create(const struct verify_params *p, struct verify_state **out, char *err,
                   size_t errlen);
 
@@ -213,6 +215,14 @@ void verify_submitted(struct verify_state *vs, uint32_t slot);
 
 /* The write of `slot` completed: ok when in full. */
 void verify_completed(struct verify_state *vs, uint32_t slot, int ok);
+
+/* A sync of every file completed, started with nothing in flight: the
+ * writes completed so far are durable (recorded in the verify state file). */
+void verify_synced(struct verify_state *vs);
+
+/* The run ended (complete: not cancelled): closes the verify state file,
+ * keeping how its writing went for the results. */
+void verify_finish(struct verify_state *vs, int complete);
 
 /* Whether verify_backlog writes completed since the last read-back. */
 int verify_backlog_due(const struct verify_state *vs);

@@ -220,6 +220,7 @@ int worker_setup(struct iog_worker *w, char *err, size_t errlen)
     w->verify = NULL;
     if (spec->verify != IOG_VERIFY_NONE) {
         struct verify_params vp = {.spec = spec,
+                                   .names = job->spec.filename,
                                    .job = job->index,
                                    .nfiles = job->nfiles,
                                    .file_size = job->file_size,
@@ -628,6 +629,8 @@ static void do_sync(struct iog_worker *w)
     uint64_t t1 = clock_now_ns();
     w->writes_since_sync = 0;
     w->sync_pending = 0;
+    if (!err && w->verify)
+        verify_synced(w->verify);
     if (t0 < w->count_start)
         return;
     struct thread_dir_stats *st = &w->st[IOG_DIR_SYNC];
@@ -646,11 +649,13 @@ static void end_fsync(struct iog_worker *w)
         PUB_LOAD(&w->s->cancel))
         return;
     struct thread_dir_stats *st = &w->st[IOG_DIR_SYNC];
+    int synced = 1;
     for (uint32_t f = 0; f < w->nfiles; f++) {
         uint64_t t0 = clock_now_ns();
         int r = fsync(w->fds[f]);
         int err = r < 0 ? errno : 0;
         uint64_t t1 = clock_now_ns();
+        synced = synced && !err;
         if (t0 < w->count_start)
             continue;
         if (err)
@@ -658,6 +663,8 @@ static void end_fsync(struct iog_worker *w)
         else
             stats_record_io(st, 0, 0, t1 - t0, t1 - t0, t1 - t0);
     }
+    if (synced && w->verify)
+        verify_synced(w->verify);
 }
 
 /* verify_backlog: the writes completed since the last read-back are due to
@@ -1063,6 +1070,8 @@ ran:;
     if (w->watch) /* nothing of this thread is outstanding any more */
         for (uint32_t i = 0; i < w->job->spec.iodepth; i++)
             __atomic_store_n(&w->watch[i].issued_ns, 0, __ATOMIC_RELAXED);
+    /* the verify state file is complete once nothing more is written */
+    verify_finish(w->verify, rc >= 0 && !PUB_LOAD(&s->cancel));
     int verified = verify_after_run(w);
     worker_teardown(w);
 

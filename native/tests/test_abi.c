@@ -35,7 +35,8 @@ static int test_versions(void)
 
 static int test_describe_all(void)
 {
-    CHECK(check_struct("iog_job_spec", sizeof(struct iog_job_spec), "struct_size", "cmdprio") ==
+    CHECK(check_struct("iog_job_spec", sizeof(struct iog_job_spec), "struct_size",
+                       "verify_state") ==
           T_PASS);
     CHECK(check_struct("iog_dir_stats", sizeof(struct iog_dir_stats), "struct_size",
                        "prio_clat") == T_PASS);
@@ -53,7 +54,9 @@ static int test_describe_all(void)
     CHECK(check_struct("iog_progress", sizeof(struct iog_progress), "struct_size",
                        "trim_bytes") == T_PASS);
     CHECK(check_struct("iog_verify_stats", sizeof(struct iog_verify_stats), "struct_size",
-                       "elapsed_ns") == T_PASS);
+                       "state_reserved") == T_PASS);
+    CHECK(check_struct("iog_state_check", sizeof(struct iog_state_check), "struct_size",
+                       "read_errors") == T_PASS);
     CHECK(check_struct("iog_verify_failure", sizeof(struct iog_verify_failure), "kind",
                        "computed_checksum") == T_PASS);
     CHECK(check_struct("iog_fault", sizeof(struct iog_fault), "struct_size", "timeout_ns") ==

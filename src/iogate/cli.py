@@ -46,8 +46,8 @@ def _suite_files(paths: Sequence[str]) -> list[Path]:
     return files
 
 
-def _load_all(paths: Sequence[str], overrides: Overrides | None = None
-              ) -> list[LoadedSuite]:
+def load_suites(paths: Sequence[str], overrides: Overrides | None = None
+                ) -> list[LoadedSuite]:
     """Every suite, fio job files (``.fio``, or starting with a [section]) imported, with
     ``overrides`` (``--set``) over their workloads' keys; one SuiteError with the problems
     of all of them."""
@@ -75,7 +75,7 @@ def _overrides(args: argparse.Namespace) -> Overrides:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    suites = _load_all(args.paths, _overrides(args))
+    suites = load_suites(args.paths, _overrides(args))
     for s in suites:
         print(f"{s.path}: ok, {len(s.cases)} case(s): {', '.join(c.id for c in s.cases)}")
     return EXIT_OK
@@ -88,7 +88,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 
     if args.output:
         check_output(args.output, "--output")
-    suites = _load_all([args.suite], _overrides(args))
+    suites = load_suites([args.suite], _overrides(args))
     if len(suites) != 1:
         print(f"iogate: export takes one suite file; {args.suite} holds {len(suites)}",
               file=sys.stderr)
@@ -194,7 +194,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"iogate: {exc}", file=sys.stderr)
         return EXIT_INVALID
     hooks.configure(lambda o: getattr(args, o.dest, None))
-    suites = _load_all(args.paths, run.overrides)
+    suites = load_suites(args.paths, run.overrides)
     cases = [c for s in suites for c in s.cases
              if not args.k or args.k in case_id(c)]
     if not cases:
@@ -392,6 +392,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     schema = sub.add_parser("schema", help="print the JSON Schema of suite files")
     schema.set_defaults(func=cmd_schema)
+
+    verify = sub.add_parser("verify", help="after a crash or power cut, check the targets of "
+                            "workloads with verify_state against what they recorded")
+    from iogate import powerloss
+
+    powerloss.add_arguments(verify)
+    add_option(verify.add_argument, "--", "set")
+    verify.set_defaults(func=powerloss.run)
 
     metrics = sub.add_parser("metrics", help="list the metrics expectations can use")
     metrics.set_defaults(func=cmd_metrics)

@@ -155,11 +155,7 @@ def write_whole(path: str | os.PathLike[str], data: str | bytes | Iterable[str],
     except OSError as exc:
         raise OutputError(path, f"cannot be written: {exc.strerror or exc}", option) from None
     try:
-        if st is not None:
-            os.fchmod(fd, stat.S_IMODE(st.st_mode))
-            if os.geteuid() == 0:
-                with contextlib.suppress(OSError):
-                    os.fchown(fd, st.st_uid, st.st_gid)
+        _keep_mode(fd, st)
         with os.fdopen(fd, "wb") as f:
             if isinstance(data, bytes):
                 f.write(data)
@@ -179,6 +175,44 @@ def write_whole(path: str | os.PathLike[str], data: str | bytes | Iterable[str],
                               option) from None
         raise
     _sync_directory(target.parent)
+
+
+def create_stream(path: str | os.PathLike[str], option: str | None = None) -> tuple[int, Path]:
+    """A new, empty file at ``path``, for a file written while a run goes on (a verify state
+    file), made by the rules above: created beside the target, synced, renamed over it,
+    its directory synced. Returns it open for writing, and the final path: the descriptor
+    stays on the file iogate created whatever later happens at the path (the caller
+    compares identities), and the caller closes it. An OutputError if it cannot be made."""
+    target = _final(Path(path))
+    st = _existing(target, path, option)
+    try:
+        fd, tmp = _create_temporary(target.parent, target.name, 0o666)
+    except OSError as exc:
+        raise OutputError(path, f"cannot be written: {exc.strerror or exc}", option) from None
+    try:
+        _keep_mode(fd, st)
+        os.fsync(fd)
+        os.replace(tmp, target)
+    except BaseException as exc:
+        os.close(fd)
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        if isinstance(exc, OSError):
+            raise OutputError(path, f"cannot be written: {exc.strerror or exc}",
+                              option) from None
+        raise
+    _sync_directory(target.parent)
+    return fd, target
+
+
+def _keep_mode(fd: int, st: os.stat_result | None) -> None:
+    """A file that replaces ``st`` keeps its mode (and, written by root, its owner)."""
+    if st is None:
+        return
+    os.fchmod(fd, stat.S_IMODE(st.st_mode))
+    if os.geteuid() == 0:
+        with contextlib.suppress(OSError):
+            os.fchown(fd, st.st_uid, st.st_gid)
 
 
 def _sync_directory(directory: Path) -> None:

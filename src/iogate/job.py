@@ -121,6 +121,10 @@ class JobSpec:
     verify: str = "none"  # none | crc32c | xxhash | crc32
     verify_backlog: int = 0  # 0: read back after the run; N: after every N writes
     verify_fatal: bool = False
+    # The verify state file (iog_job_spec.verify_state): its path, and the identity of the
+    # file the runner created there; empty: none.
+    verify_state: str = ""
+    verify_state_id: tuple[int, int] | None = None
     io_timeout_ns: int = 0  # 0: no limit
     # How long the job runs and where it goes next (per thread: each runs the whole job).
     io_limit_bytes: int = 0  # stop after this many bytes; 0: size (one pass) or runtime

@@ -7,7 +7,9 @@ judges a run while it goes, :func:`judge` when it has ended.
 
 from __future__ import annotations
 
+import errno
 import math
+import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
@@ -328,6 +330,12 @@ def io_error(result: RunResult) -> str | None:
     """Why a run cannot pass whatever it measured: an I/O error, or data that did not verify."""
     for job_index, job in enumerate(result.jobs):
         v = job.verify
+        if v is not None and v.state_error:
+            state = result.specs[job_index].verify_state if job_index < len(result.specs) else ""
+            return (f"the verify state file {state} could not be written in full "
+                    f"({v.state_error}: {os.strerror(getattr(errno, v.state_error, 0))}) "
+                    f"after {v.state_records} records: a check after a crash would miss what "
+                    "came later")
         if v is not None and v.failures:
             kinds = ", ".join(f"{n} {k}" for k, n in v.by_kind.items() if n)
             first = f"; first: {v.records[0].describe()}" if v.records else ""

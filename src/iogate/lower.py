@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from dataclasses import replace
 from fractions import Fraction
 
 from iogate.job import PPM, BsEntry, JobSpec, PrioEntry, Zone, ioprio_value
@@ -203,7 +204,7 @@ def lower(workload: Workload, *, filenames: Sequence[str], seed: int) -> JobSpec
 
     ``seed`` is the runner's per-case seed, used unless randseed or randrepeat say otherwise.
     """
-    return _job(workload, filenames, seed)
+    return replace(_job(workload, filenames, seed), verify_state=workload.verify_state or "")
 
 
 def lower_step(step: PreconditionStep, *, filenames: Sequence[str], seed: int) -> JobSpec:

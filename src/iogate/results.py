@@ -384,12 +384,20 @@ class VerifyResult:
     by_kind: dict[str, int] = field(default_factory=dict)
     elapsed_ns: int = 0
     records: list[VerifyFailure] = field(default_factory=list)
+    # The verify state file (verify_state): records written to it, and the error (an errno
+    # name, e.g. 'ENOSPC') that stopped its writing; None without a state file.
+    state_records: int | None = None
+    state_error: str | None = None
 
     def to_json(self) -> dict:
-        return {"generation": self.generation, "blocks_written": self.blocks_written,
-                "blocks_checked": self.blocks_checked, "failures": self.failures,
-                "by_kind": dict(self.by_kind), "elapsed_ns": self.elapsed_ns,
-                "records": [r.to_json() for r in self.records]}
+        out = {"generation": self.generation, "blocks_written": self.blocks_written,
+               "blocks_checked": self.blocks_checked, "failures": self.failures,
+               "by_kind": dict(self.by_kind), "elapsed_ns": self.elapsed_ns,
+               "records": [r.to_json() for r in self.records]}
+        if self.state_records is not None:
+            out["state_records"] = self.state_records
+            out["state_error"] = self.state_error
+        return out
 
 
 class SeriesSource(Protocol):

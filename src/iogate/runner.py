@@ -10,6 +10,7 @@ and the pytest plugin) call :func:`run_cases` and render the :class:`CaseResult`
 from __future__ import annotations
 
 import contextlib
+import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -25,6 +26,7 @@ from iogate.engine.isolated import (
     run,
 )
 from iogate.errors import EngineError, TargetError
+from iogate.files import OutputError, create_stream
 from iogate.job import JobSpec
 from iogate.judge import Gate, fail_fast, io_error, judge, needs_baseline, tracked
 from iogate.lower import exit_masks, lower_step
@@ -113,7 +115,8 @@ def run_cases(
                         if error:
                             return failed("error", f"precondition step {i}: {error}", targets)
             masks = exit_masks([c.workload for c in cases])
-            specs = [_pinned(replace(spec_for(c, files), exit_mask=mask), held)
+            specs = [_with_state_file(_pinned(replace(spec_for(c, files), exit_mask=mask),
+                                              held), stack)
                      for c, files, mask in zip(cases, targets, masks, strict=True)]
             steady = next((c.steady_state for c in cases if c.steady_state), None)
             if steady is not None:
@@ -131,7 +134,7 @@ def run_cases(
             return failed("interrupted", "aborted by a second interrupt: the engine was "
                           "killed, only the counts seen so far are kept", targets,
                           exc.partial.metrics())
-        except (EngineError, TargetError) as exc:
+        except (EngineError, TargetError, OutputError) as exc:
             return failed("error", str(exc), targets)
         except KeyboardInterrupt:
             return failed("interrupted", "interrupted before the run started", targets)
@@ -159,6 +162,22 @@ def _pinned(spec: JobSpec, held: Guard) -> JobSpec:
         return spec
     paths, ids = held.pins(spec.files())
     return replace(spec, filenames=paths, file_ids=ids)
+
+
+def _with_state_file(spec: JobSpec, stack: contextlib.ExitStack) -> JobSpec:
+    """The spec with its verify state file made anew (by the output rules of
+    :mod:`iogate.files`) and held open until the run ends: the engine writes that very file
+    (iog_job_spec.verify_state), and every repeat starts it again."""
+    if not spec.verify_state:
+        return spec
+    state = os.path.realpath(spec.verify_state)
+    if any(os.path.realpath(f) == state for f in spec.files()):
+        raise TargetError(f"verify_state {spec.verify_state} is the workload's own target: "
+                          "the state file must be another file, best on another filesystem")
+    fd, path = create_stream(spec.verify_state, "verify_state")
+    stack.callback(os.close, fd)
+    st = os.fstat(fd)
+    return replace(spec, verify_state=str(path), verify_state_id=(st.st_dev, st.st_ino))
 
 
 def _repeats(engine: Engine, n: int, specs: list[JobSpec],

@@ -219,6 +219,9 @@ class IogJobSpec(ctypes.Structure):
         ("ncmdprio", c_uint32 * DATA_DIRS),
         ("cmdprio_reserved", c_uint32),
         ("cmdprio", (IogCmdprioEntry * CMDPRIO_MAX) * DATA_DIRS),
+        # the verify state file: the identity of the file the caller created, its path
+        ("verify_state_id", IogFileId),
+        ("verify_state", c_char * PATH_MAX),
     ]
 
 
@@ -328,6 +331,37 @@ class IogVerifyStats(ctypes.Structure):
         ("failures", c_uint64),
         ("by_kind", c_uint64 * len(VERIFY_KINDS)),
         ("elapsed_ns", c_uint64),
+        ("state_records", c_uint64),  # written to the verify state file
+        ("state_error", c_int32),  # the errno that stopped its writing, 0: none
+        ("state_reserved", c_uint32),
+    ]
+
+
+class IogStateCheck(ctypes.Structure):
+    """What iog_verify_state_check found (iogate.h)."""
+
+    _fields_ = [
+        ("struct_size", c_uint32),
+        ("nrecords", c_uint32),
+        ("generation", c_uint64),
+        ("job", c_uint32),
+        ("verify", c_uint32),
+        ("block_size", c_uint64),
+        ("region_start", c_uint64),
+        ("file_blocks", c_uint64),
+        ("nfiles", c_uint32),
+        ("complete", c_uint32),
+        ("writes", c_uint64),
+        ("syncs", c_uint64),
+        ("ignored_bytes", c_uint64),
+        ("blocks", c_uint64),
+        ("intact", c_uint64),
+        ("not_durable", c_uint64),
+        ("not_durable_new", c_uint64),
+        ("lost", c_uint64),
+        ("torn", c_uint64),
+        ("misdirected", c_uint64),
+        ("read_errors", c_uint64),
     ]
 
 
@@ -414,6 +448,7 @@ STRUCTS: dict[str, type[ctypes.Structure]] = {
     "iog_fault": IogFault,
     "iog_engine_info": IogEngineInfo,
     "iog_disk_sample": IogDiskSample,
+    "iog_state_check": IogStateCheck,
 }
 
 SessionHandle = c_void_p
@@ -476,6 +511,8 @@ def _declare(lib: ctypes.CDLL) -> None:
     fn("iog_session_disk_samples", c_int,
        [SessionHandle, c_uint32, POINTER(IogDiskSample), c_uint32])
     fn("iog_session_destroy", None, [SessionHandle], None)
+    fn("iog_verify_state_check", c_int,
+       [c_char_p, c_char_p, POINTER(IogStateCheck), POINTER(IogVerifyFailure), c_size_t, *err])
     fn("iog_hist_index", c_uint32, [c_uint64], None)
     fn("iog_hist_bounds", c_int, [c_uint32, POINTER(c_uint64), POINTER(c_uint64)])
     fn("iog_hist_percentiles", c_int,
@@ -690,6 +727,18 @@ def session_disk_samples(handle: SessionHandle, disk: int) -> list[IogDiskSample
         if n <= cap:
             return list(buf[:n])
         cap = n
+
+
+def verify_state_check(state_path: str, files: bytes
+                       ) -> tuple[IogStateCheck, list[IogVerifyFailure]]:
+    """Check a verify state file against the job's files (``files``: the NUL-separated
+    list of iog_job_spec.filename). Raises EngineError with the library's message."""
+    out = IogStateCheck(struct_size=ctypes.sizeof(IogStateCheck))
+    buf = (IogVerifyFailure * VERIFY_RECORDS)()
+    err = ctypes.create_string_buffer(ERR_MAX)
+    n = lib().iog_verify_state_check(os.fsencode(state_path), files, byref(out), buf,
+                                     VERIFY_RECORDS, err, ERR_MAX)
+    return out, list(buf[:min(n, VERIFY_RECORDS)])
 
 
 def session_destroy(handle: SessionHandle) -> None:

@@ -52,7 +52,7 @@ def job_struct(spec: JobSpec) -> native.IogJobSpec:
     dist = _choice("random distribution", spec.dist, native.DISTS)
     sync_kind = _choice("sync kind", spec.sync_kind, native.SYNC_KINDS)
     verify = _choice("verify", spec.verify, native.VERIFIERS)
-    names = _encode_files(spec.files())
+    names = encode_files(spec.files())
     if len(spec.pattern) > native.PATTERN_MAX:
         raise EngineError(errno.EINVAL, f"pattern is {len(spec.pattern)} bytes, the limit "
                                         f"is {native.PATTERN_MAX}")
@@ -149,6 +149,16 @@ def job_struct(spec: JobSpec) -> native.IogJobSpec:
         for i, (dev, ino) in enumerate(spec.file_ids):
             _in_range(U64, file_dev=dev, file_ino=ino)
             out.file_ids[i] = native.IogFileId(dev=dev, ino=ino)
+    if spec.verify_state:
+        state = spec.verify_state.encode()
+        if spec.verify_state_id is None or b"\0" in state or len(state) >= native.PATH_MAX:
+            raise EngineError(errno.EINVAL, f"verify state file {spec.verify_state!r}: a "
+                                            "path under PATH_MAX bytes and the identity of "
+                                            "the file created there are needed")
+        dev, ino = spec.verify_state_id
+        _in_range(U64, state_dev=dev, state_ino=ino)
+        out.verify_state_id = native.IogFileId(dev=dev, ino=ino)
+        out.verify_state = state
     ctypes.memmove(out.pattern, spec.pattern, len(spec.pattern))
     # Assigning bytes to a char array stops at the first NUL; the list needs all of them.
     ctypes.memmove(ctypes.addressof(out) + native.IogJobSpec.filename.offset, names,
@@ -170,7 +180,7 @@ def _in_range(limit: int, **values: int) -> None:
             raise EngineError(errno.EINVAL, f"{name} must be in [0, {limit}), got {value}")
 
 
-def _encode_files(names: list[str]) -> bytes:
+def encode_files(names: list[str]) -> bytes:
     """The library's file list: each name NUL-terminated, then an empty name."""
     if len(names) > native.FILES_MAX:
         raise EngineError(errno.EINVAL, f"{len(names)} files, the limit is {native.FILES_MAX}")
@@ -340,22 +350,28 @@ def _verify(h: native.SessionHandle, job: int, spec: JobSpec) -> VerifyResult:
     st, records = native.session_verify(h, job)
     files = spec.files()
     kinds = native.VERIFY_KINDS
-
-    def failure(r: native.IogVerifyFailure) -> VerifyFailure:
-        return VerifyFailure(kind=kinds[r.kind] if r.kind < len(kinds) else f"kind{r.kind}",
-                             file=r.file, offset=r.offset, length=r.len,
-                             expected_generation=r.expected_generation,
-                             expected_seq=r.expected_seq, found_generation=r.found_generation,
-                             found_seq=r.found_seq, found_offset=r.found_offset,
-                             found_file=r.found_file, error=r.error,
-                             stored_checksum=r.stored_checksum,
-                             computed_checksum=r.computed_checksum,
-                             filename=files[r.file] if r.file < len(files) else None)
-
     return VerifyResult(generation=st.generation, blocks_written=st.blocks_written,
                         blocks_checked=st.blocks_checked, failures=st.failures,
                         by_kind={name: st.by_kind[i] for i, name in enumerate(kinds)},
-                        elapsed_ns=st.elapsed_ns, records=[failure(r) for r in records])
+                        elapsed_ns=st.elapsed_ns,
+                        records=[verify_failure(r, files) for r in records],
+                        state_records=st.state_records if spec.verify_state else None,
+                        state_error=(errno.errorcode.get(st.state_error, str(st.state_error))
+                                     if st.state_error else None))
+
+
+def verify_failure(r: native.IogVerifyFailure, files: list[str]) -> VerifyFailure:
+    """A failure record of the library, its file named from the job's ``files``."""
+    kinds = native.VERIFY_KINDS
+    return VerifyFailure(kind=kinds[r.kind] if r.kind < len(kinds) else f"kind{r.kind}",
+                         file=r.file, offset=r.offset, length=r.len,
+                         expected_generation=r.expected_generation,
+                         expected_seq=r.expected_seq, found_generation=r.found_generation,
+                         found_seq=r.found_seq, found_offset=r.found_offset,
+                         found_file=r.found_file, error=r.error,
+                         stored_checksum=r.stored_checksum,
+                         computed_checksum=r.computed_checksum,
+                         filename=files[r.file] if r.file < len(files) else None)
 
 
 _FAULT_KINDS = {native.FAULT_IO_TIMEOUT: "io_timeout"}

@@ -297,6 +297,19 @@ FileNames = Annotated[str | list[str], BeforeValidator(_filenames)]
 DirName = Annotated[str, AfterValidator(_check_filename)]
 
 
+def _check_output_path(value: str) -> str:
+    if "\0" in value:
+        raise ValueError("the path contains a NUL byte")
+    if not value.strip():
+        raise ValueError("the path must not be empty")
+    if len(value.encode()) >= PATH_MAX:
+        raise ValueError(f"the path is longer than {PATH_MAX - 1} bytes")
+    return value
+
+
+OutputPath = Annotated[str, AfterValidator(_check_output_path)]
+
+
 # -- engines ------------------------------------------------------------------------------
 # Which engines there are, and what each is, is the engine catalog's to say: read when a
 # suite is validated or a schema made.

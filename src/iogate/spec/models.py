@@ -49,6 +49,7 @@ from iogate.spec.fields import (
     Integer,
     IoEngine,
     Name,
+    OutputPath,
     Pattern,
     Percent,
     PositiveDuration,
@@ -279,6 +280,14 @@ EXITALL_DESCRIPTION = (
     "its group (itself may be named); a workload stopped this way still runs its end_fsync "
     "and verify and passes or fails on what it did")
 ExitAll = bool | Annotated[list[Name], Field(min_length=1)]
+VERIFY_STATE_DESCRIPTION = (
+    "power-loss verification: a file where the verified write workload records, as it runs, "
+    "every write that completed and every fsync or fdatasync (fsync: N, fdatasync: N, "
+    "end_fsync) that made them durable; after a crash, a power cut or a device reset, "
+    "'iogate verify SUITE' reads the target back against it and tells blocks lost after a "
+    "completed sync from blocks not yet durable. Needs verify and a filename; each workload "
+    "(and sweep point) its own file, best on another filesystem than the target; a relative "
+    "path is from the working directory; replaced at every run")
 EXIT_MASK_JOBS = 64  # an exitall list is a mask of 64 bits over the jobs of one session
 
 
@@ -288,6 +297,7 @@ class Workload(JobFields):
     name: Name
     group: Name | None = None
     exitall: ExitAll = False
+    verify_state: OutputPath | None = None
     expect: dict[str, Any] = Field(default_factory=dict)
     per_host: dict[str, Any] = Field(default_factory=dict)
     repeat: AtLeastOne = 1
@@ -383,6 +393,8 @@ class WorkloadEntry(Defaults):
     fail_fast: bool | None = None
     steady_state: SteadyState | None = None
     exitall: ExitAll | None = Field(default=None, description=EXITALL_DESCRIPTION)
+    verify_state: OutputPath | None = Field(default=None,
+                                              description=VERIFY_STATE_DESCRIPTION)
     # Values are checked by iogate.expect, which explains a bare number better.
     expect: dict[str, Any] = Field(default_factory=dict, description=(
         "metric -> comparison, e.g. 'read.clat.p99': '<= 1.2ms', or a list of comparisons "

@@ -17,6 +17,7 @@ Messages quote what was written cut short and with control characters escaped
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field, replace
@@ -48,6 +49,7 @@ from iogate.spec.models import (
     Workload,
 )
 from iogate.spec.overrides import Overrides
+from iogate.spec.rules import verifies
 from iogate.spec.sweep import MAX_POINTS, SweepPoint, read_sweep, sweep_size
 from iogate.spec.translate import FieldError, fields_for, translate
 from iogate.spec.variables import expand_tree
@@ -245,6 +247,7 @@ def load_suite_text(text: str, path: str | Path, env: Mapping[str, str] | None =
                 cases.append(case)
                 placed.append((i, case))
     _check_exitall(out, placed, first_line)
+    _check_verify_state(out, placed)
 
     if out.problems:
         raise SuiteError(sorted(out.problems, key=lambda p: (p.line, p.col)))
@@ -273,6 +276,29 @@ def _check_count(out: _Collector, workloads: MarkedList) -> None:
                 "fewer values")
     if too_big or total > MAX_WORKLOADS:
         raise SuiteError(sorted(out.problems, key=lambda p: (p.line, p.col)))
+
+
+def _check_verify_state(out: _Collector, placed: list[tuple[int, Case]]) -> None:
+    """verify_state belongs to a verified write workload on a named target, and each case
+    has a state file of its own (a sweep's points name theirs with a variable)."""
+    owner: dict[str, str] = {}
+    for i, case in placed:
+        w = case.workload
+        if w.verify_state is None:
+            continue
+        where = ("workloads", i, "verify_state")
+        if not verifies(w):
+            out.add(where, "verify_state records the writes that verify checks: it needs "
+                    "verify, e.g. 'verify: crc32c'")
+        elif w.filename is None:
+            out.add(where, "verify_state needs a filename: the blocks are checked on that "
+                    "target after a crash, and a temporary file does not outlive the run")
+        key = os.path.abspath(w.verify_state)
+        if key in owner and owner[key] != case.id:
+            out.add(where, f"'{shown(w.verify_state)}' is also the state file of "
+                    f"'{owner[key]}': each workload and sweep point needs its own, e.g. "
+                    "'state-${bs}.bin' in a sweep over bs", value=True)
+        owner.setdefault(key, case.id)
 
 
 def _check_exitall(out: _Collector, placed: list[tuple[int, Case]],

@@ -1,0 +1,391 @@
+"""Power-loss verification for real: a verified write workload with ``verify_state`` records
+its completed writes and syncs, then ``iogate verify`` reads the target back after the
+damage and tells blocks lost after a completed sync (exit 3) from blocks not yet durable
+(allowed), on the FUSE fault filesystem dropping writes, an ext4 loop mount shut down
+without flushing its log, and a run killed with SIGKILL."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.faults import FaultFS, require_root
+
+IOGATE = [sys.executable, "-m", "iogate"]
+BS = 4096
+
+
+def suite_text(target: Path, state: Path, *, blocks: int, extra: str = "",
+               rw: str = "write", every: int = 16) -> str:
+    return f"""\
+suite: powerloss
+workloads:
+  - name: w
+    filename: {target}
+    allow_overwrite: true
+    size: {blocks * BS}
+    bs: 4k
+    rw: {rw}
+    verify: crc32c
+    fdatasync: {every}
+    verify_state: {state}
+{extra}"""
+
+
+def iogate(*args: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*IOGATE, *args], capture_output=True, text=True, timeout=timeout,
+                          stdin=subprocess.DEVNULL)
+
+
+def verify(suite: Path, directory: Path, *extra: str
+           ) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
+    out = directory / "verify.json"
+    with contextlib.suppress(FileNotFoundError):
+        out.unlink()
+    proc = iogate("verify", str(suite), "--json", str(out), *extra)
+    doc = json.loads(out.read_text()) if out.exists() else {}
+    return proc, doc
+
+
+def case_of(doc: dict[str, Any]) -> dict[str, Any]:
+    (case,) = doc["cases"]
+    return case
+
+
+def test_writes_the_fault_filesystem_dropped_after_a_sync_are_lost(tmp_path: Path) -> None:
+    blocks, dropped_from = 256, 100
+    with FaultFS(base=tmp_path) as fs:
+        # Made beside the mount, so that no write through it is numbered before the run's.
+        (fs.backing / "t.data").write_bytes(bytes(blocks * BS))
+        suite = tmp_path / "pl.suite.yaml"
+        suite.write_text(suite_text(fs.path / "t.data", tmp_path / "state.bin",
+                                    blocks=blocks, extra="    ioengine: psync\n"))
+        fs.control(mode="drop", op="write", after=dropped_from)
+        run = iogate("run", str(suite))
+        assert fs.state()["faulted"] == blocks - dropped_from
+        fs.control(mode="none")
+        # The run's own read-back already sees them gone.
+        assert run.returncode != 0 and "lost" in run.stdout + run.stderr, run.stdout
+        proc, doc = verify(suite, tmp_path)
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    m = case_of(doc)["metrics"]
+    # Every 16th write was followed by an fdatasync: all 256 writes are covered, so each
+    # dropped block is a block lost after a completed sync, and the others are intact.
+    assert m["powerloss.writes"] == blocks and m["powerloss.syncs"] == blocks // 16
+    assert m["powerloss.lost"] == blocks - dropped_from
+    assert m["powerloss.intact"] == dropped_from
+    assert m["powerloss.not_durable"] == m["powerloss.torn"] == m["powerloss.misdirected"] == 0
+    first = case_of(doc)["offenders"][0]
+    assert first["kind"] == "lost" and first["offset"] == dropped_from * BS
+    assert f"lost write at offset {dropped_from * BS}" in proc.stdout
+    assert case_of(doc)["complete"] is True
+
+
+def test_writes_dropped_after_the_last_sync_are_only_not_yet_durable(tmp_path: Path) -> None:
+    # 250 writes with an fdatasync after every 16th: the last sync follows write 240, so
+    # writes 240..249 were never promised; the last five of them are dropped.
+    blocks, dropped_from = 250, 245
+    with FaultFS(base=tmp_path) as fs:
+        (fs.backing / "t.data").write_bytes(bytes(blocks * BS))
+        suite = tmp_path / "pl.suite.yaml"
+        suite.write_text(suite_text(fs.path / "t.data", tmp_path / "state.bin",
+                                    blocks=blocks, extra="    ioengine: psync\n"))
+        fs.control(mode="drop", op="write", after=dropped_from)
+        iogate("run", str(suite))
+        fs.control(mode="none")
+        proc, doc = verify(suite, tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    m = case_of(doc)["metrics"]
+    assert m["powerloss.intact"] == 240 and m["powerloss.lost"] == 0
+    assert m["powerloss.not_durable"] == 10 and m["powerloss.not_durable_new"] == 5
+
+
+@contextlib.contextmanager
+def ext4_loop(directory: Path, size_mb: int = 64) -> Iterator[Path]:
+    """An ext4 filesystem on a loop device, mounted; its mount point."""
+    require_root()
+    for tool in ("losetup", "mkfs.ext4", "xfs_io"):
+        if shutil.which(tool) is None:
+            pytest.skip(f"{tool} is not installed (bash scripts/setup.sh test installs it)")
+    image, mnt = directory / "ext4.img", directory / "mnt"
+    mnt.mkdir()
+    with open(image, "wb") as f:
+        f.truncate(size_mb << 20)
+    dev = subprocess.run(["losetup", "-f", "--show", str(image)], capture_output=True,
+                         text=True, check=True).stdout.strip()
+    try:
+        subprocess.run(["mkfs.ext4", "-q", dev], check=True)
+        subprocess.run(["mount", dev, str(mnt)], check=True)
+        try:
+            yield mnt
+        finally:
+            subprocess.run(["umount", str(mnt)], check=False)
+    finally:
+        subprocess.run(["losetup", "-d", dev], check=False)
+
+
+def remount(mnt: Path) -> None:
+    dev = subprocess.run(["findmnt", "-n", "-o", "SOURCE", str(mnt)], capture_output=True,
+                         text=True, check=True).stdout.strip()
+    subprocess.run(["umount", str(mnt)], check=True)
+    subprocess.run(["mount", dev, str(mnt)], check=True)  # the ext4 journal replays
+
+
+def wait_for_syncs(state: Path, proc: subprocess.Popen[str], syncs: int, every: int) -> None:
+    """Until the state file holds the records of at least ``syncs`` syncs after ``every``
+    writes each (a write record, a sync record and one saying the file was synced)."""
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if state.exists() and state.stat().st_size > 4096 + syncs * (every + 2) * 24:
+            return
+        if proc.poll() is not None:
+            raise AssertionError(f"the run ended early: {proc.communicate()}")
+        time.sleep(0.05)
+    raise AssertionError("the run recorded too little within two minutes")
+
+
+def test_ext4_shut_down_without_its_log_keeps_every_synced_block(tmp_path: Path) -> None:
+    with ext4_loop(tmp_path) as mnt:
+        state = tmp_path / "state.bin"  # on another filesystem: it outlives the shutdown
+        suite = tmp_path / "pl.suite.yaml"
+        # Buffered writes: what no fdatasync covered is still in the page cache when the
+        # filesystem stops, and is gone after the remount. Paced, so that the shutdown
+        # mostly falls between syncs rather than inside one.
+        suite.write_text(suite_text(mnt / "t.data", state, blocks=2048, rw="randwrite",
+                                    every=64,
+                                    extra="    ioengine: io_uring\n    iodepth: 4\n"
+                                          "    rate_iops: 4000\n"
+                                          "    time_based: true\n    runtime: 15s\n"))
+        proc = subprocess.Popen([*IOGATE, "run", str(suite)], stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, text=True, stdin=subprocess.DEVNULL)
+        try:
+            wait_for_syncs(state, proc, 50, 64)
+            subprocess.run(["xfs_io", "-x", "-c", "shutdown", str(mnt)], check=True)
+            out, _ = proc.communicate(timeout=120)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        assert proc.returncode != 0, out  # every I/O after the shutdown failed
+        remount(mnt)
+        result, doc = verify(suite, tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    m = case_of(doc)["metrics"]
+    assert m["powerloss.lost"] == m["powerloss.torn"] == m["powerloss.misdirected"] == 0
+    assert m["powerloss.read_errors"] == 0
+    assert m["powerloss.syncs"] >= 50 and m["powerloss.intact"] > 0
+    assert m["powerloss.blocks"] == m["powerloss.intact"] + m["powerloss.not_durable"]
+
+
+def test_a_run_killed_with_sigkill_leaves_a_state_file_that_checks(tmp_path: Path) -> None:
+    target, state = tmp_path / "t.data", tmp_path / "state.bin"
+    suite = tmp_path / "pl.suite.yaml"
+    suite.write_text(suite_text(target, state, blocks=2048, rw="randwrite",
+                                extra="    ioengine: io_uring\n    iodepth: 8\n"
+                                      "    time_based: true\n    runtime: 60s\n"))
+    proc = subprocess.Popen([*IOGATE, "run", str(suite)], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
+                            start_new_session=True)
+    try:
+        wait_for_syncs(state, proc, 100, 16)
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)  # the runner, its fork server and the engine
+        proc.wait()
+    result, doc = verify(suite, tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    case = case_of(doc)
+    assert case["complete"] is False and "did not close it" in result.stdout
+    m = case["metrics"]
+    assert m["powerloss.lost"] == m["powerloss.torn"] == m["powerloss.misdirected"] == 0
+    assert m["powerloss.syncs"] >= 100 and m["powerloss.intact"] > 0
+
+
+@pytest.fixture
+def clean_run(tmp_path: Path) -> tuple[Path, Path]:
+    """A suite that ran to its end on a plain file: its path and its state file's."""
+    state = tmp_path / "state.bin"
+    suite = tmp_path / "pl.suite.yaml"
+    suite.write_text(suite_text(tmp_path / "t.data", state, blocks=64,
+                                extra="    ioengine: psync\n"))
+    run = iogate("run", str(suite))
+    assert run.returncode == 0, run.stdout + run.stderr
+    return suite, state
+
+
+def test_a_clean_run_checks_intact_and_complete(clean_run: tuple[Path, Path]) -> None:
+    suite, _ = clean_run
+    proc, doc = verify(suite, suite.parent)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    case = case_of(doc)
+    assert case["complete"] is True and case["ignored_bytes"] == 0
+    assert case["metrics"]["powerloss.intact"] == case["metrics"]["powerloss.blocks"] == 64
+    assert case["metrics"]["powerloss.syncs"] == 4
+
+
+def test_a_state_file_cut_inside_a_record_is_read_up_to_it(clean_run: tuple[Path, Path]
+                                                            ) -> None:
+    suite, state = clean_run
+    data = state.read_bytes()
+    state.write_bytes(data[:-30])  # the end record and part of the one before
+    proc, doc = verify(suite, suite.parent)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    case = case_of(doc)
+    assert case["complete"] is False and case["ignored_bytes"] == 24 - 6
+    assert "bytes after its last whole record ignored" in proc.stdout
+
+
+@pytest.mark.parametrize(("damage", "words"), [
+    (lambda d: b"", "is empty"),
+    (lambda d: b"#!/bin/sh\n" + d[10:], "is not a verify state file"),
+    (lambda d: d[:20] + bytes([d[20] ^ 1]) + d[21:], "its header does not match its checksum"),
+    (lambda d: d[:40], "it ends inside its header"),
+], ids=["empty", "not-a-state-file", "header-bit-flip", "cut-in-header"])
+def test_a_damaged_state_file_is_a_clear_error(clean_run: tuple[Path, Path], damage: Any,
+                                               words: str) -> None:
+    suite, state = clean_run
+    state.write_bytes(damage(state.read_bytes()))
+    proc, doc = verify(suite, suite.parent)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert words in proc.stdout and str(state) in proc.stdout
+    assert words in case_of(doc)["error"]
+
+
+def test_a_damaged_record_before_a_durable_point_is_an_error(clean_run: tuple[Path, Path]
+                                                             ) -> None:
+    suite, state = clean_run
+    data = bytearray(state.read_bytes())
+    header = int.from_bytes(data[12:16], "little")
+    data[header + 16] ^= 0x40  # the first write record's sequence number
+    state.write_bytes(bytes(data))
+    proc, _ = verify(suite, suite.parent)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert f"the record at byte {header} does not check, although the file was made " \
+           "durable up to byte" in proc.stdout
+
+
+def test_a_missing_state_file_says_which_run_writes_it(tmp_path: Path) -> None:
+    suite = tmp_path / "pl.suite.yaml"
+    suite.write_text(suite_text(tmp_path / "t.data", tmp_path / "never.bin", blocks=64))
+    proc, _ = verify(suite, tmp_path)
+    assert proc.returncode == 2
+    assert "never.bin: no such file: was the run that writes it started with this " \
+           "verify_state?" in proc.stdout
+
+
+def test_a_state_file_checked_against_other_files_is_refused(clean_run: tuple[Path, Path]
+                                                             ) -> None:
+    suite, _ = clean_run
+    other = suite.parent / "other.data"
+    other.write_bytes(bytes(64 * BS))
+    proc, _ = verify(suite, suite.parent, "--filename", str(other))
+    assert proc.returncode == 2, proc.stdout
+    assert "was written for 1 file(s) (the first " in proc.stdout and str(other) in proc.stdout
+
+
+def test_a_block_rewritten_behind_the_runs_back_is_found(clean_run: tuple[Path, Path]
+                                                         ) -> None:
+    suite, _ = clean_run
+    target = suite.parent / "t.data"
+    with open(target, "r+b") as f:  # block 5 goes back to zeros; block 9 gets block 8
+        f.seek(5 * BS)
+        f.write(bytes(BS))
+        f.seek(8 * BS)
+        block8 = f.read(BS)
+        f.seek(9 * BS)
+        f.write(block8)
+    proc, doc = verify(suite, suite.parent)
+    assert proc.returncode == 3
+    m = case_of(doc)["metrics"]
+    assert m["powerloss.lost"] == 1 and m["powerloss.misdirected"] == 1
+    assert m["powerloss.intact"] == 62
+    kinds = [(o["kind"], o["offset"]) for o in case_of(doc)["offenders"]]
+    assert kinds == [("lost", 5 * BS), ("misdirected", 9 * BS)]
+
+
+def test_the_state_file_is_replaced_never_written_through_a_target(tmp_path: Path) -> None:
+    target = tmp_path / "t.data"
+    suite = tmp_path / "pl.suite.yaml"
+    suite.write_text(suite_text(target, target, blocks=64, extra="    ioengine: psync\n"))
+    target.write_bytes(b"user data" * 1000)
+    proc = iogate("run", str(suite))
+    assert proc.returncode != 0
+    assert "is the workload's own target" in proc.stdout + proc.stderr
+    assert target.read_bytes() == b"user data" * 1000
+
+
+def validate(tmp_path: Path, text: str) -> subprocess.CompletedProcess[str]:
+    suite = tmp_path / "v.suite.yaml"
+    suite.write_text(text)
+    return iogate("validate", str(suite))
+
+
+def test_verify_state_needs_verify(tmp_path: Path) -> None:
+    proc = validate(tmp_path, """\
+suite: v
+workloads:
+  - name: w
+    filename: t.data
+    size: 1m
+    rw: write
+    verify_state: s.bin
+""")
+    assert proc.returncode == 2
+    assert ":7:5:" in proc.stderr and "verify_state records the writes that verify checks: " \
+                                      "it needs verify, e.g. 'verify: crc32c'" in proc.stderr
+
+
+def test_verify_state_needs_a_named_target(tmp_path: Path) -> None:
+    proc = validate(tmp_path, """\
+suite: v
+workloads:
+  - name: w
+    size: 1m
+    rw: write
+    verify: crc32c
+    verify_state: s.bin
+""")
+    assert proc.returncode == 2
+    assert "verify_state needs a filename" in proc.stderr
+
+
+def test_each_sweep_point_needs_its_own_state_file(tmp_path: Path) -> None:
+    text = """\
+suite: v
+workloads:
+  - name: w
+    filename: t.data
+    size: 1m
+    rw: write
+    verify: crc32c
+    verify_state: {state}
+    sweep: {{bs: [4k, 8k]}}
+"""
+    proc = validate(tmp_path, text.format(state="s.bin"))
+    assert proc.returncode == 2
+    assert "'s.bin' is also the state file of 'w[bs=4k]'" in proc.stderr
+    proc = validate(tmp_path, text.format(state="s-${bs}.bin"))
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_verify_state_is_not_a_default(tmp_path: Path) -> None:
+    proc = validate(tmp_path, """\
+suite: v
+defaults:
+  verify_state: s.bin
+workloads:
+  - name: w
+    filename: t.data
+    size: 1m
+    rw: write
+""")
+    assert proc.returncode == 2 and "verify_state" in proc.stderr
