@@ -1008,10 +1008,14 @@ IOG_API int iog_session_disk_samples(const iog_session *s, uint32_t disk,
  * message in err: the state file cannot be read (-errno), is not a state
  * file or was written by another version (-EINVAL), has a damaged header or
  * a damaged record before a point a completed sync of the file made
- * durable (-EBADMSG), names other files than `files` (-ENOENT with both
- * lists), or a file cannot be opened (-errno).
+ * durable (-EBADMSG), names other files than `files` (-EXDEV, naming both;
+ * with IOG_STATE_OTHER_NAMES in flags only their number must agree: a device
+ * renamed since, e.g. after a surprise removal), or a file cannot be opened
+ * (-errno).
  */
-IOG_API int iog_verify_state_check(const char *state_path, const char *files,
+#define IOG_STATE_OTHER_NAMES (1u << 0)
+
+IOG_API int iog_verify_state_check(const char *state_path, const char *files, uint32_t flags,
                                    struct iog_state_check *out,
                                    struct iog_verify_failure *failures, size_t cap, char *err,
                                    size_t errlen);

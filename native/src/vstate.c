@@ -604,14 +604,18 @@ static uint32_t split_names(const char *list, const char *out[IOG_FILES_MAX])
     return n;
 }
 
-static int same_files(const struct check *c, const char *files, const char *path, char *err,
-                      size_t errlen)
+/* Whether `files` are the files the state file was written for (with
+ * other_names: as many). */
+static int same_files(const struct check *c, const char *files, int other_names,
+                      const char *path, char *err, size_t errlen)
 {
     size_t a = names_len(c->names), b = names_len(files);
     if (a == b && memcmp(c->names, files, a) == 0)
         return 0;
     const char *ours[IOG_FILES_MAX], *theirs[IOG_FILES_MAX];
     uint32_t na = split_names(c->names, ours), nb = split_names(files, theirs);
+    if (other_names && na == nb)
+        return 0;
     SET_ERR(err, errlen,
             "verify state file %s was written for %u file(s) (the first %s), not for the %u "
             "given (the first %s)",
@@ -627,7 +631,7 @@ static void check_free(struct check *c)
     free(c);
 }
 
-IOG_API int iog_verify_state_check(const char *state_path, const char *files,
+IOG_API int iog_verify_state_check(const char *state_path, const char *files, uint32_t flags,
                                    struct iog_state_check *out,
                                    struct iog_verify_failure *failures, size_t cap, char *err,
                                    size_t errlen)
@@ -653,7 +657,8 @@ IOG_API int iog_verify_state_check(const char *state_path, const char *files,
     uint64_t hl = 0;
     int rc = read_header(fd, state_path, c, &hl, err, errlen);
     if (!rc)
-        rc = same_files(c, files, state_path, err, errlen);
+        rc = same_files(c, files, (flags & IOG_STATE_OTHER_NAMES) != 0, state_path, err,
+                        errlen);
     if (!rc) {
         c->durable = calloc(c->nblocks, sizeof(*c->durable));
         c->last = calloc(c->nblocks, sizeof(*c->last));
@@ -667,7 +672,7 @@ IOG_API int iog_verify_state_check(const char *state_path, const char *files,
     close(fd);
     if (!rc) {
         const char *names[IOG_FILES_MAX];
-        split_names(c->names, names);
+        split_names(files, names);
         rc = read_blocks(c, names, err, errlen);
     }
     if (rc) {

@@ -21,6 +21,7 @@ invalid. The counts are the ``powerloss.*`` metrics of the ``--json`` document.
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import os
 import sys
@@ -38,6 +39,7 @@ EXIT_OK, EXIT_INVALID, EXIT_LOST = 0, 2, 3
 COUNTS = ("blocks", "intact", "not_durable", "not_durable_new", "lost", "torn", "misdirected",
           "read_errors", "writes", "syncs")
 FAILURES = ("lost", "torn", "misdirected", "read_errors")
+SHOWN = 5  # offenders printed; the JSON keeps all the library kept
 
 
 @dataclass
@@ -68,15 +70,21 @@ class StateCheck:
                 "offenders": [o.to_json() for o in self.offenders], "error": self.error}
 
 
-def check_case(case: Case, files: list[str]) -> StateCheck:
-    """Check ``case``'s state file against ``files``, its targets as the run named them."""
+def check_case(case: Case, files: list[str], *, renamed: bool = False) -> StateCheck:
+    """Check ``case``'s state file against ``files``, its targets as the run named them;
+    ``renamed``: the targets were given anew (``--filename``) and may have other names
+    than when the run wrote the state file (a device renamed after a surprise removal)."""
     state = case.workload.verify_state or ""
     real = [os.path.realpath(f) for f in files]  # as the run's engine was given them
     out = StateCheck(case.id, str(case.path), state, real)
     try:
-        st, records = native.verify_state_check(state, encode_files(real))
+        st, records = native.verify_state_check(
+            state, encode_files(real), native.STATE_OTHER_NAMES if renamed else 0)
     except EngineError as exc:
         out.error = str(exc)
+        if exc.errno == errno.EXDEV:
+            out.error += ("; if the device was renamed since (re-enumerated after the power "
+                          "cut), give its new name with --filename")
         return out
     out.counts = {k: int(getattr(st, k)) for k in COUNTS}
     out.complete = bool(st.complete)
@@ -103,8 +111,11 @@ def render(c: StateCheck) -> str:
              f"{n['lost']} lost after a completed sync, {n['torn']} torn, "
              f"{n['misdirected']} misdirected, {n['read_errors']} read errors"]
     if c.offenders:
-        lines.append("  first offenders:")
-        lines += [f"    {o.describe()}" for o in c.offenders]
+        failed = sum(n[k] for k in FAILURES)
+        shown = c.offenders[:SHOWN]
+        lines.append(f"  first offenders ({len(shown)} of {failed}; --json keeps "
+                     f"{len(c.offenders)}):" if failed > len(shown) else "  offenders:")
+        lines += [f"    {o.describe()}" for o in shown]
     return "\n".join(lines)
 
 
@@ -134,7 +145,8 @@ def run(args: argparse.Namespace) -> int:
               + "has verify_state: nothing to check", file=sys.stderr)
         return EXIT_INVALID
     with targets_of(cases, args.filename) as targets:
-        checks = [check_case(c, files) for c, files in zip(cases, targets, strict=True)]
+        checks = [check_case(c, files, renamed=bool(args.filename))
+                  for c, files in zip(cases, targets, strict=True)]
     for c in checks:
         print(render(c))
     if args.json:

@@ -141,12 +141,21 @@ def remount(mnt: Path) -> None:
     subprocess.run(["mount", dev, str(mnt)], check=True)  # the ext4 journal replays
 
 
-def wait_for_syncs(state: Path, proc: subprocess.Popen[str], syncs: int, every: int) -> None:
-    """Until the state file holds the records of at least ``syncs`` syncs after ``every``
-    writes each (a write record, a sync record and one saying the file was synced)."""
+def syncs_recorded(state: Path) -> int:
+    """The sync records a state file holds so far (vstate.h: 24-byte records after the
+    header, whose length is at byte 12; the type at byte 4 of each, 2 for a sync)."""
+    data = state.read_bytes() if state.exists() else b""
+    if len(data) < 16:
+        return 0
+    start = int.from_bytes(data[12:16], "little")
+    return sum(1 for at in range(start + 4, len(data), 24) if data[at] == 2)
+
+
+def wait_for_syncs(state: Path, proc: subprocess.Popen[str], syncs: int) -> None:
+    """Until the state file holds at least ``syncs`` sync records."""
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
-        if state.exists() and state.stat().st_size > 4096 + syncs * (every + 2) * 24:
+        if syncs_recorded(state) >= syncs:
             return
         if proc.poll() is not None:
             raise AssertionError(f"the run ended early: {proc.communicate()}")
@@ -169,7 +178,7 @@ def test_ext4_shut_down_without_its_log_keeps_every_synced_block(tmp_path: Path)
         proc = subprocess.Popen([*IOGATE, "run", str(suite)], stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT, text=True, stdin=subprocess.DEVNULL)
         try:
-            wait_for_syncs(state, proc, 50, 64)
+            wait_for_syncs(state, proc, 50)
             subprocess.run(["xfs_io", "-x", "-c", "shutdown", str(mnt)], check=True)
             out, _ = proc.communicate(timeout=120)
         finally:
@@ -197,7 +206,7 @@ def test_a_run_killed_with_sigkill_leaves_a_state_file_that_checks(tmp_path: Pat
                             stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
                             start_new_session=True)
     try:
-        wait_for_syncs(state, proc, 100, 16)
+        wait_for_syncs(state, proc, 100)
     finally:
         os.killpg(proc.pid, signal.SIGKILL)  # the runner, its fork server and the engine
         proc.wait()
@@ -287,9 +296,15 @@ def test_a_state_file_checked_against_other_files_is_refused(clean_run: tuple[Pa
     suite, _ = clean_run
     other = suite.parent / "other.data"
     other.write_bytes(bytes(64 * BS))
-    proc, _ = verify(suite, suite.parent, "--filename", str(other))
+    proc, _ = verify(suite, suite.parent, "--set", f"filename={other}")
     assert proc.returncode == 2, proc.stdout
     assert "was written for 1 file(s) (the first " in proc.stdout and str(other) in proc.stdout
+    assert "give its new name with --filename" in proc.stdout
+    # --filename names the target anew (a device renamed after the cut): it is read, and
+    # a wrong one holds none of the run's blocks.
+    proc, doc = verify(suite, suite.parent, "--filename", str(other))
+    assert proc.returncode == 3, proc.stdout
+    assert case_of(doc)["metrics"]["powerloss.lost"] == 64
 
 
 def test_a_block_rewritten_behind_the_runs_back_is_found(clean_run: tuple[Path, Path]

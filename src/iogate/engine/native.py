@@ -512,7 +512,8 @@ def _declare(lib: ctypes.CDLL) -> None:
        [SessionHandle, c_uint32, POINTER(IogDiskSample), c_uint32])
     fn("iog_session_destroy", None, [SessionHandle], None)
     fn("iog_verify_state_check", c_int,
-       [c_char_p, c_char_p, POINTER(IogStateCheck), POINTER(IogVerifyFailure), c_size_t, *err])
+       [c_char_p, c_char_p, c_uint32, POINTER(IogStateCheck), POINTER(IogVerifyFailure),
+        c_size_t, *err])
     fn("iog_hist_index", c_uint32, [c_uint64], None)
     fn("iog_hist_bounds", c_int, [c_uint32, POINTER(c_uint64), POINTER(c_uint64)])
     fn("iog_hist_percentiles", c_int,
@@ -729,14 +730,17 @@ def session_disk_samples(handle: SessionHandle, disk: int) -> list[IogDiskSample
         cap = n
 
 
-def verify_state_check(state_path: str, files: bytes
+STATE_OTHER_NAMES = 1 << 0  # the files may have other names than when the state was written
+
+
+def verify_state_check(state_path: str, files: bytes, flags: int = 0
                        ) -> tuple[IogStateCheck, list[IogVerifyFailure]]:
     """Check a verify state file against the job's files (``files``: the NUL-separated
     list of iog_job_spec.filename). Raises EngineError with the library's message."""
     out = IogStateCheck(struct_size=ctypes.sizeof(IogStateCheck))
     buf = (IogVerifyFailure * VERIFY_RECORDS)()
     err = ctypes.create_string_buffer(ERR_MAX)
-    n = lib().iog_verify_state_check(os.fsencode(state_path), files, byref(out), buf,
+    n = lib().iog_verify_state_check(os.fsencode(state_path), files, flags, byref(out), buf,
                                      VERIFY_RECORDS, err, ERR_MAX)
     return out, list(buf[:min(n, VERIFY_RECORDS)])
 

@@ -490,6 +490,9 @@ def _data(spec: JobSpec) -> list[tuple[str, str]]:
 
 
 def _verify(spec: JobSpec, problems: list[str]) -> list[tuple[str, str]]:
+    if spec.verify_state:
+        problems.append("verify_state (fio records no completed writes and syncs as they "
+                        "happen: verify_state_save writes its state once, at the end)")
     if spec.verify == "none":
         return []
     name = _FIO_VERIFY.get(spec.verify)
