@@ -150,6 +150,15 @@ def cmd_import(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_verify(args: argparse.Namespace) -> int:
+    from iogate import powerloss
+    from iogate.files import check_output
+
+    if args.json:
+        check_output(args.json, "--json")
+    return powerloss.run(args, load_suites(args.paths, _overrides(args)))
+
+
 def cmd_metrics(args: argparse.Namespace) -> int:
     from iogate.metrics import UNITS, families, pattern
 
@@ -399,7 +408,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     powerloss.add_arguments(verify)
     add_option(verify.add_argument, "--", "set")
-    verify.set_defaults(func=powerloss.run)
+    verify.set_defaults(func=cmd_verify)
 
     metrics = sub.add_parser("metrics", help="list the metrics expectations can use")
     metrics.set_defaults(func=cmd_metrics)

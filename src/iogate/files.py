@@ -23,7 +23,7 @@ import contextlib
 import os
 import secrets
 import stat
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from iogate.errors import IogateError
@@ -148,15 +148,9 @@ def write_whole(path: str | os.PathLike[str], data: str | bytes | Iterable[str],
     """Write ``data`` (text, bytes, or text in pieces, in order) to ``path`` by the rules
     above: to a temporary file beside the final target, synced, renamed over it. An
     OutputError if it cannot be (nothing at ``path`` is changed then)."""
-    target = _final(Path(path))
-    st = _existing(target, path, option)
-    try:
-        fd, tmp = _create_temporary(target.parent, target.name, 0o666)
-    except OSError as exc:
-        raise OutputError(path, f"cannot be written: {exc.strerror or exc}", option) from None
-    try:
-        _keep_mode(fd, st)
-        with os.fdopen(fd, "wb") as f:
+
+    def fill(fd: int) -> None:
+        with os.fdopen(fd, "wb", closefd=False) as f:
             if isinstance(data, bytes):
                 f.write(data)
             elif isinstance(data, str):
@@ -164,25 +158,24 @@ def write_whole(path: str | os.PathLike[str], data: str | bytes | Iterable[str],
             else:
                 for piece in data:
                     f.write(piece.encode("utf-8"))
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, target)
-    except BaseException as exc:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        if isinstance(exc, OSError):
-            raise OutputError(path, f"cannot be written: {exc.strerror or exc}",
-                              option) from None
-        raise
-    _sync_directory(target.parent)
+
+    fd, _ = _made_anew(path, option, fill)
+    os.close(fd)
 
 
 def create_stream(path: str | os.PathLike[str], option: str | None = None) -> tuple[int, Path]:
     """A new, empty file at ``path``, for a file written while a run goes on (a verify state
-    file), made by the rules above: created beside the target, synced, renamed over it,
-    its directory synced. Returns it open for writing, and the final path: the descriptor
-    stays on the file iogate created whatever later happens at the path (the caller
-    compares identities), and the caller closes it. An OutputError if it cannot be made."""
+    file), made by the rules above. Returns it open for writing, and the final path: the
+    descriptor stays on the file iogate created whatever later happens at the path (the
+    caller compares identities), and the caller closes it. An OutputError if it cannot be
+    made."""
+    return _made_anew(path, option, lambda fd: None)
+
+
+def _made_anew(path: str | os.PathLike[str], option: str | None,
+               fill: Callable[[int], None]) -> tuple[int, Path]:
+    """A temporary file beside the final target of ``path``, filled by ``fill``, synced,
+    renamed over the target, the directory synced; its descriptor (open) and the target."""
     target = _final(Path(path))
     st = _existing(target, path, option)
     try:
@@ -191,6 +184,7 @@ def create_stream(path: str | os.PathLike[str], option: str | None = None) -> tu
         raise OutputError(path, f"cannot be written: {exc.strerror or exc}", option) from None
     try:
         _keep_mode(fd, st)
+        fill(fd)
         os.fsync(fd)
         os.replace(tmp, target)
     except BaseException as exc:

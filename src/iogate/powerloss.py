@@ -25,6 +25,7 @@ import errno
 import json
 import os
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,7 +33,7 @@ from iogate.engine import native
 from iogate.engine.session import encode_files, verify_failure
 from iogate.errors import EngineError
 from iogate.results import VerifyFailure
-from iogate.spec import Case
+from iogate.spec import Case, LoadedSuite
 
 EXIT_OK, EXIT_INVALID, EXIT_LOST = 0, 2, 3
 # The counts of a check, as metrics: powerloss.<name>.
@@ -128,16 +129,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", metavar="FILE", help="write the checks as JSON to FILE")
 
 
-def run(args: argparse.Namespace) -> int:
-    """The ``verify`` command: its exit code."""
-    from iogate.cli import load_suites
-    from iogate.files import check_output, write_whole
+def run(args: argparse.Namespace, suites: Sequence[LoadedSuite]) -> int:
+    """The ``verify`` command on the ``suites`` its arguments named: its exit code. Its
+    output file was checked before the suites were loaded."""
+    from iogate.files import write_whole
     from iogate.plan import case_id, targets_of
-    from iogate.settings import overrides
 
-    if args.json:
-        check_output(args.json, "--json")
-    suites = load_suites(args.paths, overrides(args.iogate_set))
     cases = [c for s in suites for c in s.cases
              if c.workload.verify_state and (not args.k or args.k in case_id(c))]
     if not cases:

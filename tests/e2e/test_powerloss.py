@@ -62,8 +62,12 @@ def case_of(doc: dict[str, Any]) -> dict[str, Any]:
     return case
 
 
-def test_writes_the_fault_filesystem_dropped_after_a_sync_are_lost(tmp_path: Path) -> None:
-    blocks, dropped_from = 256, 100
+def dropped_run(tmp_path: Path, blocks: int, dropped_from: int
+                ) -> tuple[subprocess.CompletedProcess[str], subprocess.CompletedProcess[str],
+                           dict[str, Any], int]:
+    """A sequential write of ``blocks`` blocks through the fault filesystem, an fdatasync
+    after every 16th, with every write from number ``dropped_from`` on dropped (claimed,
+    not done); then the check. The run, the check, its document, the writes dropped."""
     with FaultFS(base=tmp_path) as fs:
         # Made beside the mount, so that no write through it is numbered before the run's.
         (fs.backing / "t.data").write_bytes(bytes(blocks * BS))
@@ -72,11 +76,18 @@ def test_writes_the_fault_filesystem_dropped_after_a_sync_are_lost(tmp_path: Pat
                                     blocks=blocks, extra="    ioengine: psync\n"))
         fs.control(mode="drop", op="write", after=dropped_from)
         run = iogate("run", str(suite))
-        assert fs.state()["faulted"] == blocks - dropped_from
+        dropped = int(fs.state()["faulted"])
         fs.control(mode="none")
-        # The run's own read-back already sees them gone.
-        assert run.returncode != 0 and "lost" in run.stdout + run.stderr, run.stdout
         proc, doc = verify(suite, tmp_path)
+    return run, proc, doc, dropped
+
+
+def test_writes_the_fault_filesystem_dropped_after_a_sync_are_lost(tmp_path: Path) -> None:
+    blocks, dropped_from = 256, 100
+    run, proc, doc, dropped = dropped_run(tmp_path, blocks, dropped_from)
+    assert dropped == blocks - dropped_from
+    # The run's own read-back already sees them gone.
+    assert run.returncode != 0 and "lost" in run.stdout + run.stderr, run.stdout
     assert proc.returncode == 3, proc.stdout + proc.stderr
     m = case_of(doc)["metrics"]
     # Every 16th write was followed by an fdatasync: all 256 writes are covered, so each
@@ -94,16 +105,8 @@ def test_writes_the_fault_filesystem_dropped_after_a_sync_are_lost(tmp_path: Pat
 def test_writes_dropped_after_the_last_sync_are_only_not_yet_durable(tmp_path: Path) -> None:
     # 250 writes with an fdatasync after every 16th: the last sync follows write 240, so
     # writes 240..249 were never promised; the last five of them are dropped.
-    blocks, dropped_from = 250, 245
-    with FaultFS(base=tmp_path) as fs:
-        (fs.backing / "t.data").write_bytes(bytes(blocks * BS))
-        suite = tmp_path / "pl.suite.yaml"
-        suite.write_text(suite_text(fs.path / "t.data", tmp_path / "state.bin",
-                                    blocks=blocks, extra="    ioengine: psync\n"))
-        fs.control(mode="drop", op="write", after=dropped_from)
-        iogate("run", str(suite))
-        fs.control(mode="none")
-        proc, doc = verify(suite, tmp_path)
+    _, proc, doc, dropped = dropped_run(tmp_path, 250, 245)
+    assert dropped == 5
     assert proc.returncode == 0, proc.stdout + proc.stderr
     m = case_of(doc)["metrics"]
     assert m["powerloss.intact"] == 240 and m["powerloss.lost"] == 0
