@@ -159,17 +159,30 @@ def device_name(stat_file: str) -> str:
 
 
 def combined(disks: Sequence[DiskStats], name: str) -> float | None:
-    """A metric over every watched device: counts add up, await is the ticks of all over
-    the requests of all, util_pct and aqu_sz are the busiest device's."""
-    totals = [t for t in (d.total() for d in disks) if t is not None]
-    if not totals:
+    """A metric over every watched device, over the counted run: counts add up, await is
+    the ticks of all over the requests of all, util_pct and aqu_sz are the busiest
+    device's."""
+    return _combine([t for t in (d.total() for d in disks) if t is not None], name)
+
+
+def combined_intervals(disks: Sequence[DiskStats], name: str) -> list[tuple[int, float | None]]:
+    """(end_ns, the metric over every watched device) per interval, combined as
+    :func:`combined` does; the devices are read at the same moments."""
+    per_disk = [d.intervals() for d in disks]
+    n = min((len(iv) for iv in per_disk), default=0)
+    return [(per_disk[0][i][0], _combine([iv[i][1] for iv in per_disk], name))
+            for i in range(n)]
+
+
+def _combine(deltas: Sequence[DiskDelta], name: str) -> float | None:
+    if not deltas:
         return None
     head, _, tail = name.partition(".")
     if tail == "await":
-        ios = sum(t.count(f"{head}_ios") for t in totals)
-        ticks = sum(t.count(f"{head}_ticks") for t in totals)
+        ios = sum(t.count(f"{head}_ios") for t in deltas)
+        ticks = sum(t.count(f"{head}_ticks") for t in deltas)
         return ticks * NS_PER_TICK / ios if ios else None
-    values = [v for v in (t.value(name) for t in totals) if v is not None]
+    values = [v for v in (t.value(name) for t in deltas) if v is not None]
     if not values:
         return None
     return max(values) if name in ("util_pct", "aqu_sz") else float(sum(values))

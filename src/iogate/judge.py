@@ -13,7 +13,7 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from iogate import environment, hooks, stats
+from iogate import diskstats, environment, hooks, stats
 from iogate.baseline import Baseline
 from iogate.baseline import Choice as BaselineChoice
 from iogate.baseline import Entry as BaselineEntry
@@ -163,13 +163,22 @@ def _window_series(runs: Sequence[RunResult], metric: MetricPath) -> WindowSerie
     assert metric.scope is not None
     out = WindowSeries()
     for n, r in enumerate(runs, 1):
+        if metric.scope == "disk":
+            # What the devices did in each interval: nothing the schedule says excuses one
+            # (an idle device in a run that meant to use it is what a window catches).
+            rows = diskstats.combined_intervals(r.disks, metric.name)
+            out.values += [value for _, value in rows]
+            out.due += [math.inf] * len(rows)
+            spans = interval_spans([end for end, _ in rows])
+            out.spans += [f"run {n}: {s}" if len(runs) > 1 else s for s in spans]
+            continue
         for j, job in enumerate(r.jobs):
             series = job.direction(metric.scope).series
             spec = r.specs[j] if j < len(r.specs) else None
             out.values += interval_values(series, metric)
             out.due += intervals_due(spec, metric.scope, series)
             out.spans += [f"run {n}: {s}" if len(runs) > 1 else s
-                          for s in interval_spans(series)]
+                          for s in interval_spans([iv.end_ns for iv in series])]
     return out
 
 

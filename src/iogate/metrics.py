@@ -454,7 +454,10 @@ def split_statistic(key: str) -> tuple[str, str]:
 
 
 def has_series(metric: MetricPath) -> bool:
-    """Whether the metric is also measured per interval (and so may be windowed)."""
+    """Whether the metric is also measured per interval (and so may be windowed): the
+    directions' rates and latency means and p99s, and the devices' own counters."""
+    if metric.scope == "disk":
+        return True
     if metric.scope not in DIRECTIONS:
         return False
     if metric.name in SERIES_METRICS:
@@ -468,7 +471,7 @@ def series_paths() -> list[str]:
     out = [f"{d}.{n}" for d in DIRECTIONS for n in SERIES_METRICS]
     out += [f"{d}.{lat}.{st}" for d in DIRECTIONS for lat in SERIES_LATENCIES
             for st in SERIES_LAT_STATS]
-    return out
+    return out + ["disk.*"]
 
 
 # -- for editors: the keys an expectation may have -----------------------------------------

@@ -183,13 +183,14 @@ def intervals_due(spec: JobSpec | None, direction: str, intervals: Sequence[Inte
 END_OF_FILE = errno.ENODATA
 
 
-def interval_spans(intervals: Sequence[Interval]) -> list[str]:
-    """Each interval as the span of the run it covers, for messages: "0.2-0.4 s"."""
+def interval_spans(ends_ns: Sequence[int]) -> list[str]:
+    """Each interval, given by where it ends (ns from the start of counting), as the span
+    of the run it covers, for messages: "0.2-0.4 s"."""
     out: list[str] = []
     start = 0
-    for iv in intervals:
-        out.append(f"{start / 1e9:g}-{iv.end_ns / 1e9:g} s")
-        start = iv.end_ns
+    for end in ends_ns:
+        out.append(f"{start / 1e9:g}-{end / 1e9:g} s")
+        start = end
     return out
 
 

@@ -69,6 +69,30 @@ def test_direct_random_reads_are_what_the_device_counted(disk_dir: Path,
     assert [row["end_ns"] for row in disk_series] == [iv["end_ns"] for iv in read_series]
 
 
+def test_windowed_expectations_judge_each_interval_of_the_device(disk_dir: Path,
+                                                                 loop_device: str) -> None:
+    body = (f"  - name: windows\n    ioengine: psync\n    rw: randread\n    bs: 4k\n"
+            f"    size: 8MiB\n    direct: true\n    filename: {loop_device}\n"
+            "    time_based: true\n    runtime: 1s\n"
+            "    expect:\n"
+            "      disk.read.ios: '>= 1 in all of 250ms'\n"
+            "      disk.read.await: '<= 10s in all of 250ms'\n"
+            "      disk.write.ios: '>= 1 in 50% of 250ms'\n")
+    proc, doc = run_suite(disk_dir, body)
+    case = doc["cases"][0]
+    checks = {c["metric"]: c for c in case["checks"]}
+    assert checks["disk.read.ios"]["passed"] and checks["disk.read.await"]["passed"], checks
+    # A read-only job: no interval saw a device write, and each interval is judged.
+    writes = checks["disk.write.ios"]
+    assert not writes["passed"] and writes["intervals"] >= 4, writes
+    assert writes["reason"].startswith("0.0% of "), writes
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    # The disk series is cut at the window's interval, like the job's.
+    device = os.path.basename(loop_device)
+    rows = case["series"][0]["disk"]
+    assert sum(r[device]["read.ios"] for r in rows) == case["metrics"]["disk.read.ios"]
+
+
 def test_a_buffered_reread_of_cached_data_warns_of_the_page_cache(disk_dir: Path,
                                                                   loop_device: str) -> None:
     # Read once, and keep the device open: its page cache lives until the last close.

@@ -146,7 +146,7 @@ def test_intervals_due_use_each_interval_s_own_span():
     assert intervals_due(spec(rate_iops_read=10), "read", series) == pytest.approx(
         [2.0, 2.0, 0.5])
     assert intervals_due(None, "read", series) == [math.inf] * 3
-    assert interval_spans(series) == ["0-0.2 s", "0.2-0.4 s", "0.4-0.45 s"]
+    assert interval_spans([i.end_ns for i in series]) == ["0-0.2 s", "0.2-0.4 s", "0.4-0.45 s"]
 
 
 # -- through the runner ------------------------------------------------------------------------
