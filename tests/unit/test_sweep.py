@@ -162,7 +162,7 @@ BAD = [
      "write.bw, trim.iops, trim.bw, read.clat.mean, read.clat.p99, read.lat.mean, "
      "read.lat.p99, read.resp.mean, read.resp.p99, write.clat.mean, write.clat.p99, "
      "write.lat.mean, write.lat.p99, write.resp.mean, write.resp.p99, trim.clat.mean, "
-     "trim.clat.p99, trim.lat.mean, trim.lat.p99, trim.resp.mean, trim.resp.p99"),
+     "trim.clat.p99, trim.lat.mean, trim.lat.p99, trim.resp.mean, trim.resp.p99, disk.*"),
     ("expect:\n  read.iops: \">= 0.8 * mean\"\n",
      "F:9:18: workloads[0].expect.read.iops: '>= 0.8 * mean': 'mean' is the whole-run value, "
      "so it only makes sense in a windowed expectation, e.g. '>= 0.8 * mean in all'"),
