@@ -90,6 +90,20 @@ class Sample:
     counters: tuple[int, ...]
 
 
+def read_sample(stat_file: str, end_ns: int) -> Sample | None:
+    """One reading of a stat file, taken at ``end_ns``, as the engine takes its own (for a
+    backend that runs another program); None when the file cannot be read or is not a
+    stat line."""
+    try:
+        fields = Path(stat_file).read_text().split()
+    except OSError:
+        return None
+    if len(fields) < MIN_FIELDS or not all(f.isdigit() for f in fields):
+        return None
+    counters = [int(f) for f in fields[:len(FIELDS)]]
+    return Sample(end_ns, tuple(counters + [0] * (len(FIELDS) - len(counters))))
+
+
 @dataclass(frozen=True)
 class DiskDelta:
     """What a device did between two readings."""

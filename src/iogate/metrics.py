@@ -75,6 +75,9 @@ class Family:
     plugin: str | None = None
 
 
+# What the fio backend reports the device statistics from.
+FIO_DISK = "/sys/block counters read by iogate before and after fio's run (its ramp included)"
+
 # The one table of every metric: validation (parse_metric), kinds and units, results
 # (RunResult.metric), the fio backend's coverage, reports and the schema read it.
 TABLE = (
@@ -147,22 +150,22 @@ TABLE = (
     Family(("disk",), ("read.ios", "write.ios", "discard.ios"), Kind.COUNT, Form.PLAIN,
            "requests the target's block device completed over the counted run (its own "
            "/sys/block counters: merged requests count once; any process's I/O counts)",
-           "disk", None),
+           "disk", FIO_DISK),
     Family(("disk",), ("read.merges", "write.merges", "discard.merges"), Kind.COUNT,
            Form.PLAIN, "requests the block layer merged into others before the device",
-           "disk", None),
+           "disk", FIO_DISK),
     Family(("disk",), ("read.bytes", "write.bytes", "discard.bytes"), Kind.BYTES, Form.PLAIN,
            "bytes the target's block device moved over the counted run (page cache hits "
-           "never reach it; readahead adds to it)", "disk", None),
+           "never reach it; readahead adds to it)", "disk", FIO_DISK),
     Family(("disk",), ("util_pct",), Kind.PERCENT, Form.PLAIN,
            "time the device had a request in flight, in percent of the counted run "
-           "(the busiest device when there are several)", "disk", None),
+           "(the busiest device when there are several)", "disk", FIO_DISK),
     Family(("disk",), ("aqu_sz",), Kind.NUMBER, Form.PLAIN,
            "mean requests in the device's queue over the counted run (time_in_queue / "
-           "elapsed)", "disk", None),
+           "elapsed)", "disk", FIO_DISK),
     Family(("disk",), ("read.await", "write.await"), Kind.DURATION, Form.PLAIN,
            "mean time a request spent in the device's queue and service (the kernel counts "
-           "in ms)", "disk", None),
+           "in ms)", "disk", FIO_DISK),
 )
 
 

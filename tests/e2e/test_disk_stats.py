@@ -93,6 +93,24 @@ def test_windowed_expectations_judge_each_interval_of_the_device(disk_dir: Path,
     assert sum(r[device]["read.ios"] for r in rows) == case["metrics"]["disk.read.ios"]
 
 
+@pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not installed")
+def test_the_fio_backend_reports_the_device_over_fio_s_run(disk_dir: Path,
+                                                           loop_device: str) -> None:
+    body = (f"  - name: direct\n    ioengine: psync\n    rw: randread\n    bs: 4k\n"
+            f"    size: 8MiB\n    direct: true\n    filename: {loop_device}\n"
+            "    expect:\n      disk.read.ios: '> 0'\n      disk.read.bytes: '>= 8MiB'\n")
+    proc, doc = run_suite(disk_dir, body, "--backend", "fio")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    case = doc["cases"][0]
+    m = case["metrics"]
+    job_ios, job_bytes = m["read.ios"], m["read.bytes"]
+    assert job_ios == (8 << 20) // 4096
+    assert job_ios / 8 <= m["disk.read.ios"] <= job_ios + 64, m
+    assert job_bytes <= m["disk.read.bytes"] <= job_bytes + (1 << 20)
+    assert m["disk.write.ios"] == 0 and 0 <= m["disk.util_pct"] <= 100
+    assert not [w for w in case["warnings"] if w.startswith("disk.")], case["warnings"]
+
+
 def test_a_buffered_reread_of_cached_data_warns_of_the_page_cache(disk_dir: Path,
                                                                   loop_device: str) -> None:
     # Read once, and keep the device open: its page cache lives until the last close.

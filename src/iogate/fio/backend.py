@@ -57,7 +57,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from iogate import diskstats
 from iogate.backends import Backend
+from iogate.diskstats import DiskStats, Sample
 from iogate.errors import EngineError
 from iogate.fio.hosts import Host
 from iogate.fio.options import FioUnsupported, exitall_options, job_options, render_jobfile
@@ -185,6 +187,10 @@ def run(specs: list[JobSpec], *, hosts: Sequence[Host] = (),
     path, _ = find_fio(binary)
     hosts = list(hosts)
     fds: list[int] = []
+    # Here, the devices under the targets are read before and after fio, as the engine
+    # reads them (fio's own disk_util knows no device behind /proc/self/fd/N).
+    devices = {} if hosts else diskstats.watched(
+        (j, f) for j, spec in enumerate(specs) for f in spec.files())
     with contextlib.ExitStack() as held, \
             tempfile.TemporaryDirectory(prefix="iogate-fio-") as tmp:
         if not hosts:  # here, fio opens the very files checked
@@ -201,6 +207,7 @@ def run(specs: list[JobSpec], *, hosts: Sequence[Host] = (),
             cmd += [f"--client={h.fio_client}", str(jobs)]
         if not hosts:
             cmd.append(str(jobs))
+        before = {dev: diskstats.read_sample(dev, 0) for dev in devices}
         started = time.monotonic()
         with open(work / "stdout", "wb") as stdout, open(work / "stderr", "wb") as stderr:
             try:
@@ -217,12 +224,13 @@ def run(specs: list[JobSpec], *, hosts: Sequence[Host] = (),
             finally:
                 _kill(proc)
         elapsed_ns = int((time.monotonic() - started) * 1e9)
+        disks = _disks(devices, before, elapsed_ns, specs)
         raw = out.read_text(encoding="utf-8", errors="replace") if out.exists() else ""
         said = "\n".join((work / name).read_text(encoding="utf-8", errors="replace")
                          for name in ("stderr", "stdout"))
     try:
         return parse_output(raw, specs, hosts, status=proc.returncode, messages=said,
-                            interrupted=interrupted, elapsed_ns=elapsed_ns)
+                            interrupted=interrupted, elapsed_ns=elapsed_ns, disks=disks)
     except EngineError:
         if interrupted:
             raise KeyboardInterrupt from None  # stopped before fio had a result
@@ -348,13 +356,14 @@ def _progress(specs: Sequence[JobSpec], started: float) -> Progress:
 
 def parse_output(raw: str, specs: Sequence[JobSpec], hosts: Sequence[Host] = (), *,
                  status: int = 0, messages: str = "", interrupted: bool = False,
-                 elapsed_ns: int = 0) -> FioRun:
+                 elapsed_ns: int = 0, disks: Sequence[DiskStats] = ()) -> FioRun:
     """The results in what fio wrote to its ``--output`` file, given its exit status and
-    what it said on stderr and stdout (``messages``); the same checks as :func:`run`."""
+    what it said on stderr and stdout (``messages``); the same checks as :func:`run`.
+    ``disks``: the devices under the targets over fio's run (a local run)."""
     # fio writes some messages (a lost host, a signal) to the output file before its JSON.
     preamble = raw[:raw.find("{")] if "{" in raw else raw
     return _results(_document(raw), messages + "\n" + preamble, status, specs, hosts,
-                    interrupted, elapsed_ns)
+                    interrupted, elapsed_ns, disks)
 
 
 def _document(raw: str) -> dict[str, Any] | None:
@@ -374,7 +383,7 @@ def _document(raw: str) -> dict[str, Any] | None:
 
 def _results(doc: dict[str, Any] | None, messages: str, status: int,
              specs: Sequence[JobSpec], hosts: Sequence[Host], interrupted: bool,
-             elapsed_ns: int) -> FioRun:
+             elapsed_ns: int, disks: Sequence[DiskStats] = ()) -> FioRun:
     lines = _lines(messages)
     entries: Mapping[str, list[list[dict[str, Any]]]] = {}
     if doc is not None:
@@ -406,7 +415,7 @@ def _results(doc: dict[str, Any] | None, messages: str, status: int,
                               ) from None
         by_host[key] = RunResult(jobs=results, interrupted=interrupted, elapsed_ns=elapsed_ns,
                                  specs=list(specs), cpu=_cpu([c for cs in jobs for c in cs]),
-                                 backend="fio")
+                                 backend="fio", disks=list(disks))
     if short is not None:
         failed = f" (fio {_status(status)})" if status else ""
         raise EngineError(errno.EIO, f"{short}{failed}{_tail(lines)}")
@@ -423,6 +432,20 @@ def _results(doc: dict[str, Any] | None, messages: str, status: int,
         interrupted=interrupted, elapsed_ns=elapsed_ns, specs=list(specs), hosts=dict(fleet),
         backend="fio")
     return FioRun(result=aggregate, hosts=fleet)
+
+
+def _disks(devices: Mapping[str, list[int]], before: Mapping[str, Sample | None],
+           elapsed_ns: int, specs: Sequence[JobSpec]) -> list[DiskStats]:
+    """What each device did over fio's run (its ramp included: the jobs are weighed
+    against the device's counts, for the realized-value warnings, only without a ramp)."""
+    ramp = any(s.ramp_ns for s in specs)
+    out = []
+    for dev, jobs in devices.items():
+        first, last = before.get(dev), diskstats.read_sample(dev, elapsed_ns)
+        if first is not None and last is not None:
+            out.append(DiskStats(diskstats.device_name(dev), [first, last],
+                                 [] if ramp else jobs))
+    return out
 
 
 def _cpu(clones: Sequence[dict[str, Any]]) -> CpuUse | None:
