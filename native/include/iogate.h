@@ -310,6 +310,14 @@ enum iog_fault_kind {
  * run writes. Use with IOG_JOB_NO_LAYOUT (the file grows as it is written);
  * rw IOG_RW_WRITE only, not TIME_BASED, no ramp_ns. */
 #define IOG_JOB_FILL (1u << 9)
+/* The job's files are opened O_SYNC (IOG_JOB_OSYNC) or O_DSYNC
+ * (IOG_JOB_ODSYNC) for writing (fio's sync=sync and sync=dsync): every write
+ * completes only once its data (O_SYNC: and metadata) is durable; a direct
+ * write to a device that has a volatile cache goes out with FUA. At most
+ * one of the two; a job that never writes, or the mmap engine, is refused.
+ * With a verify state file, every write it records is durable. */
+#define IOG_JOB_OSYNC  (1u << 10)
+#define IOG_JOB_ODSYNC (1u << 11)
 
 /* One entry of a direction's block size table. lo == hi: requests of exactly
  * lo bytes. lo < hi: request sizes drawn uniformly among the multiples of lo

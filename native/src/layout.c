@@ -289,5 +289,9 @@ int layout_open(const struct iog_job *job, uint32_t file, int *fd, char *err, si
     int flags = job_writes(spec) ? O_RDWR : O_RDONLY;
     if (spec->flags & IOG_JOB_DIRECT)
         flags |= O_DIRECT;
+    if (spec->flags & IOG_JOB_OSYNC) /* validated: a job that writes */
+        flags |= O_SYNC;
+    else if (spec->flags & IOG_JOB_ODSYNC)
+        flags |= O_DSYNC;
     return target_open(job, file, flags, fd, err, errlen);
 }

@@ -44,7 +44,7 @@ int job_file_names(const struct iog_job_spec *spec, const char *names[IOG_FILES_
 #define KNOWN_FLAGS                                                                                \
     (IOG_JOB_TIME_BASED | IOG_JOB_DIRECT | IOG_JOB_NO_LAYOUT | IOG_JOB_REFILL |                    \
      IOG_JOB_ZERO_BUFS | IOG_JOB_INVALIDATE | IOG_JOB_VERIFY_FATAL | IOG_JOB_TEST_CRASH |     \
-     IOG_JOB_END_FSYNC | IOG_JOB_FILL)
+     IOG_JOB_END_FSYNC | IOG_JOB_FILL | IOG_JOB_OSYNC | IOG_JOB_ODSYNC)
 
 /* The block size table of one direction; its largest size into *maxbs. */
 static int validate_bs(const struct iog_job_spec *j, uint32_t i, uint32_t d, uint64_t *maxbs,
@@ -170,7 +170,11 @@ static int validate_verify(const struct iog_job_spec *j, uint32_t i, const struc
 {
     if (j->verify != IOG_VERIFY_NONE && !verify_kind_known(j->verify))
         INVALID("job %u: verify %u is unknown", i, j->verify);
+    if (!memchr(j->verify_state, 0, sizeof(j->verify_state)))
+        INVALID("job %u: verify_state is not NUL-terminated", i);
     if (j->verify == IOG_VERIFY_NONE) {
+        if (j->verify_state[0])
+            INVALID("job %u: verify_state needs verify", i);
         if (j->verify_backlog != 0)
             INVALID("job %u: verify_backlog must be 0 without verify", i);
         if (j->flags & IOG_JOB_VERIFY_FATAL)
@@ -363,6 +367,12 @@ static int validate_spec(const struct iog_job_spec *j, uint32_t i, char *err, si
     if ((j->flags & IOG_JOB_FILL) &&
         (j->rw != IOG_RW_WRITE || (j->flags & IOG_JOB_TIME_BASED) || j->ramp_ns != 0))
         INVALID("job %u: IOG_JOB_FILL needs rw write, neither time based nor a ramp", i);
+    if ((j->flags & IOG_JOB_OSYNC) && (j->flags & IOG_JOB_ODSYNC))
+        INVALID("job %u: flags OSYNC and ODSYNC exclude each other", i);
+    if ((j->flags & (IOG_JOB_OSYNC | IOG_JOB_ODSYNC)) &&
+        (!job_uses_dir(j, IOG_DIR_WRITE) || strcmp(e->name, "mmap") == 0))
+        INVALID("job %u: flags OSYNC and ODSYNC need a job that writes, not with the %s engine",
+                i, e->name);
     if (j->reserved0 != 0)
         INVALID("job %u: reserved0 must be 0", i);
     if ((rc = validate_pacing(j, i, err, errlen)) < 0)

@@ -442,6 +442,9 @@ int verify_create(const struct verify_params *p, struct verify_state **out, char
                                    .region_start = vs->region_start,
                                    .file_blocks = vs->per_file,
                                    .nfiles = p->nfiles,
+                                   .flags = (spec->flags & (IOG_JOB_OSYNC | IOG_JOB_ODSYNC))
+                                                ? VS_DURABLE_WRITES
+                                                : 0,
                                    .names = p->names};
         int rc = vstate_open(&sp, &vs->state, err, errlen);
         if (rc < 0) {

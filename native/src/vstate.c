@@ -261,6 +261,7 @@ int vstate_open(const struct vstate_params *p, struct vstate_writer **out, char 
     put64(hdr + 48, p->file_blocks);
     put32(hdr + 56, p->nfiles);
     put32(hdr + 60, (uint32_t)nl);
+    put32(hdr + 64, p->flags);
     memcpy(hdr + VS_HEADER_FIXED, p->names, nl);
     put32(hdr + hl - 4, crc32_iscsi(hdr, (int)(hl - 4), 0));
     int rc = ftruncate(fd, 0) < 0 ? errno : write_all(fd, hdr, hl, 0);
@@ -317,6 +318,7 @@ struct check {
     uint64_t *last;    /* [nblocks] 0: never written; else its last write's sequence + 1 */
     uint32_t *dirty;   /* blocks written since the last sync */
     uint64_t ndirty;
+    int durable_writes; /* VS_DURABLE_WRITES: every write covers itself */
 };
 
 static int fail(char *err, size_t errlen, int rc, const char *fmt, const char *path,
@@ -370,6 +372,11 @@ static int read_header(int fd, const char *path, struct check *c, uint64_t *hl_o
     c->r.region_start = get64(fixed + 40);
     c->r.file_blocks = get64(fixed + 48);
     c->r.nfiles = get32(fixed + 56);
+    uint32_t flags = get32(fixed + 64);
+    c->durable_writes = (flags & VS_DURABLE_WRITES) != 0;
+    if ((flags & ~VS_DURABLE_WRITES) || get32(fixed + 68))
+        return fail(err, errlen, -EBADMSG, "verify state file %s: %s", path,
+                    "its header has flags this version does not know");
     if (!verify_kind_known(c->r.verify) || c->r.block_size < verify_min_block(c->r.verify) ||
         c->r.block_size > (1ull << 30) || c->r.nfiles < 1 || c->r.nfiles > IOG_FILES_MAX ||
         c->r.file_blocks > VERIFY_MAX_BLOCKS / c->r.nfiles)
@@ -398,10 +405,14 @@ static void apply(struct check *c, int type, const unsigned char *rec)
     if (type == VS_WRITE) {
         uint32_t b = get32(rec + 8);
         uint64_t seq = get64(rec + 16) & ~LAST_DIRTY;
+        c->r.writes++;
+        if (c->durable_writes) { /* O_SYNC, O_DSYNC: it was durable when it completed */
+            c->last[b] = c->durable[b] = seq + 1;
+            return;
+        }
         if (!(c->last[b] & LAST_DIRTY))
             c->dirty[c->ndirty++] = b;
         c->last[b] = (seq + 1) | LAST_DIRTY;
-        c->r.writes++;
     } else if (type == VS_SYNC) {
         for (uint64_t i = 0; i < c->ndirty; i++) {
             uint32_t b = c->dirty[i];

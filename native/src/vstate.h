@@ -19,7 +19,8 @@
  *     28 u32 verify kind                   32 u64 block size
  *     40 u64 region start                  48 u64 block positions per file
  *     56 u32 files                         60 u32 bytes of the names
- *     64 the names (as iog_job_spec.filename, the empty name included)
+ *     64 u32 flags (VS_DURABLE_WRITES)     68 u32 zero
+ *     72 the names (as iog_job_spec.filename, the empty name included)
  *     last 4 bytes: crc32c of the header before them
  *   then records of VS_RECORD bytes, record i at header + i * VS_RECORD:
  *     0 u32 crc32c of the record's index (u64) and bytes 4..23, seeded with
@@ -35,6 +36,8 @@
  * A WRITE record is appended once the write completed in full; a SYNC
  * record once a sync that started after every earlier WRITE record's write
  * completed has itself completed: it covers every WRITE record before it.
+ * With VS_DURABLE_WRITES (files opened O_SYNC or O_DSYNC) every WRITE record
+ * is covered by itself.
  * A crash may cut the file after its last DURABLE point: reading stops at
  * the first record that does not check, and what follows is ignored, unless
  * a DURABLE record after it says that point was already durable (then the
@@ -48,9 +51,10 @@
 
 #include "iogate.h"
 
-#define VS_VERSION      1
-#define VS_HEADER_FIXED 64
-#define VS_RECORD       24
+#define VS_VERSION        1
+#define VS_HEADER_FIXED   72
+#define VS_RECORD         24
+#define VS_DURABLE_WRITES (1u << 0) /* header flag: each write was durable when it completed */
 
 enum vs_type {
     VS_WRITE = 1,   /* a write completed in full */
@@ -72,6 +76,7 @@ struct vstate_params {
     uint64_t region_start;
     uint64_t file_blocks;
     uint32_t nfiles;
+    uint32_t flags;    /* VS_DURABLE_WRITES */
     const char *names; /* iog_job_spec.filename: NUL-terminated names, an empty one last */
 };
 

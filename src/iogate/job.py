@@ -133,6 +133,7 @@ class JobSpec:
     seq_skip: int = 0  # sequential: bytes skipped after each request (negative: back)
     start_delay_ns: int = 0  # the job starts this long after its group
     fill: bool = False  # sequential writes until the filesystem is full (fio's fill_device)
+    open_sync: str = "none"  # none | sync | dsync: the files opened O_SYNC or O_DSYNC
     # flow control between the jobs of a session with the same flow_id (weight 0: none)
     flow_id: int = 0
     flow_weight: int = 0

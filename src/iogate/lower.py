@@ -185,6 +185,7 @@ def _job(job: JobFields, filenames: Sequence[str], seed: int) -> JobSpec:
         start_delay_ns=job.startdelay,
         # The file grows as it is written, until the filesystem is full: no layout.
         fill=job.fill_device,
+        open_sync=job.sync,
         no_layout=job.fill_device,
         flow_id=job.flow_id,
         flow_weight=job.flow or 0,

@@ -26,7 +26,8 @@ BS = 4096
 
 
 def suite_text(target: Path, state: Path, *, blocks: int, extra: str = "",
-               rw: str = "write", every: int = 16) -> str:
+               rw: str = "write", every: int | None = 16) -> str:
+    syncs = f"    fdatasync: {every}\n" if every else ""
     return f"""\
 suite: powerloss
 workloads:
@@ -37,8 +38,7 @@ workloads:
     bs: 4k
     rw: {rw}
     verify: crc32c
-    fdatasync: {every}
-    verify_state: {state}
+{syncs}    verify_state: {state}
 {extra}"""
 
 
@@ -62,7 +62,8 @@ def case_of(doc: dict[str, Any]) -> dict[str, Any]:
     return case
 
 
-def dropped_run(tmp_path: Path, blocks: int, dropped_from: int
+def dropped_run(tmp_path: Path, blocks: int, dropped_from: int, extra: str = "",
+                every: int | None = 16
                 ) -> tuple[subprocess.CompletedProcess[str], subprocess.CompletedProcess[str],
                            dict[str, Any], int]:
     """A sequential write of ``blocks`` blocks through the fault filesystem, an fdatasync
@@ -73,7 +74,8 @@ def dropped_run(tmp_path: Path, blocks: int, dropped_from: int
         (fs.backing / "t.data").write_bytes(bytes(blocks * BS))
         suite = tmp_path / "pl.suite.yaml"
         suite.write_text(suite_text(fs.path / "t.data", tmp_path / "state.bin",
-                                    blocks=blocks, extra="    ioengine: psync\n"))
+                                    blocks=blocks, every=every,
+                                    extra="    ioengine: psync\n" + extra))
         fs.control(mode="drop", op="write", after=dropped_from)
         run = iogate("run", str(suite))
         dropped = int(fs.state()["faulted"])
@@ -111,6 +113,19 @@ def test_writes_dropped_after_the_last_sync_are_only_not_yet_durable(tmp_path: P
     m = case_of(doc)["metrics"]
     assert m["powerloss.intact"] == 240 and m["powerloss.lost"] == 0
     assert m["powerloss.not_durable"] == 10 and m["powerloss.not_durable_new"] == 5
+
+
+def test_with_o_dsync_every_completed_write_is_promised(tmp_path: Path) -> None:
+    # No fdatasync at all: the files are opened O_DSYNC, so each write that completed was
+    # durable, and the dropped ones are lost, not merely not yet durable.
+    _, proc, doc, dropped = dropped_run(tmp_path, 64, 40, extra="    sync: dsync\n",
+                                        every=None)
+    assert dropped == 24
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    m = case_of(doc)["metrics"]
+    assert m["powerloss.syncs"] == 0 and m["powerloss.writes"] == 64
+    assert m["powerloss.lost"] == 24 and m["powerloss.intact"] == 40
+    assert m["powerloss.not_durable"] == 0
 
 
 @contextlib.contextmanager
@@ -407,3 +422,16 @@ workloads:
     rw: write
 """)
     assert proc.returncode == 2 and "verify_state" in proc.stderr
+
+
+@pytest.mark.parametrize(("keys", "words"), [
+    ("    rw: randread\n    sync: dsync\n", "sync opens the files for durable writes, but "
+                                            "randread never writes"),
+    ("    rw: write\n    ioengine: mmap\n    sync: sync\n", "mmap writes reach the file through "
+                                                           "memory, where O_SYNC has no effect"),
+    ("    rw: write\n    sync: fua\n", "sync"),
+], ids=["never-writes", "mmap", "unknown-mode"])
+def test_sync_is_refused_where_it_cannot_work(tmp_path: Path, keys: str, words: str) -> None:
+    proc = validate(tmp_path, f"suite: v\nworkloads:\n  - name: w\n    filename: t.data\n"
+                              f"    size: 1m\n{keys}")
+    assert proc.returncode == 2 and words in proc.stderr, proc.stderr

@@ -157,3 +157,24 @@ def test_an_exported_job_imports_back_to_the_same_options(tmp_path: Path) -> Non
     back = lower(case.workload, filenames=["/var/tmp/x"], seed=1)
     assert (back.io_limit_bytes, back.io_limit_ios, back.seq_skip, back.start_delay_ns,
             back.end_fsync) == (3 * MiB, 100, 4 * KiB, 250 * MS, True)
+
+
+@pytest.mark.parametrize("body, mode", [
+    ("rw=write\nsync=1\n", "sync"), ("rw=write\nsync=sync\n", "sync"),
+    ("rw=randwrite\nsync=dsync\n", "dsync"), ("rw=write\nsync=0\n", "none"),
+    ("rw=write\nsync=none\n", "none"), ("rw=read\nsync=1\n", "none"),
+])
+def test_sync_opens_the_files_o_sync_or_o_dsync(body: str, mode: str) -> None:
+    spec, text = one(body)
+    assert spec.open_sync == mode
+    if mode != "none":
+        assert f"sync: {mode}" in text
+        assert ("sync", mode) in job_options(spec)  # and back to fio
+    else:
+        assert "sync:" not in text.replace("fsync", "")
+
+
+def test_sync_refusals_say_why() -> None:
+    assert "'2' is none of fio's 0, 1, none, sync, dsync" in refused("rw=write\nsync=2\n")
+    assert "mmap writes reach the file through memory" in refused(
+        "rw=write\nioengine=mmap\nsync=1\n")

@@ -124,6 +124,9 @@ JOB_VERIFY_FATAL = 1 << 6
 JOB_TEST_CRASH = 1 << 7  # test only: the engine crashes (SIGSEGV) after one request
 JOB_END_FSYNC = 1 << 8  # fsync every file when a writing thread's run ends
 JOB_FILL = 1 << 9  # a write that finds the filesystem full ends the run, no error
+JOB_OSYNC = 1 << 10  # the files are opened O_SYNC for writing
+JOB_ODSYNC = 1 << 11  # the files are opened O_DSYNC for writing
+OPEN_SYNC_FLAGS = {"none": 0, "sync": JOB_OSYNC, "dsync": JOB_ODSYNC}  # JobSpec.open_sync
 
 
 class IogBsEntry(ctypes.Structure):

@@ -93,7 +93,8 @@ def job_struct(spec: JobSpec) -> native.IogJobSpec:
              | (native.JOB_VERIFY_FATAL if spec.verify_fatal else 0)
              | (native.JOB_TEST_CRASH if spec.test_crash else 0)
              | (native.JOB_END_FSYNC if spec.end_fsync else 0)
-             | (native.JOB_FILL if spec.fill else 0))
+             | (native.JOB_FILL if spec.fill else 0)
+             | _choice("sync", spec.open_sync, native.OPEN_SYNC_FLAGS))
     out = native.IogJobSpec(
         struct_size=ctypes.sizeof(native.IogJobSpec), engine=engine, rw=rw,
         rwmixread=spec.rwmixread, iodepth=spec.iodepth, numjobs=spec.numjobs,

@@ -70,7 +70,7 @@ VALUE_FORMS: Mapping[str, str] = {
     "random_distribution": r"(zipf|pareto):[0-9]+(\.[0-9]+)?|zoned:" + _SPLIT,
     "randseed": _INT, "randrepeat": _BOOL, "rate": _PER_DIR, "rate_iops": _PER_DIR,
     "rate_process": "linear|poisson", "thinktime": _TIME, "thinktime_blocks": _INT,
-    "fsync": _INT, "fdatasync": _INT, "buffer_compress_percentage": _INT,
+    "fsync": _INT, "fdatasync": _INT, "sync": "sync|dsync", "buffer_compress_percentage": _INT,
     "buffer_compress_chunk": _INT, "buffer_pattern": r"0x[0-9a-f]+", "dedupe_percentage": _INT,
     "refill_buffers": _FLAG, "scramble_buffers": _BOOL, "zero_buffers": _FLAG,
     "verify": "crc32c|crc32|crc64|md5|sha1|sha256|sha512|xxhash|meta", "verify_backlog": _INT,
@@ -395,6 +395,8 @@ def _pacing(spec: JobSpec, problems: list[str]) -> list[tuple[str, str]]:
         problems.append(f"sync kind '{spec.sync_kind}'")
     if spec.end_fsync and spec.does("write"):
         out.append(("end_fsync", "1"))
+    if spec.open_sync != "none":
+        out.append(("sync", spec.open_sync))
     return out
 
 

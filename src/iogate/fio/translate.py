@@ -280,6 +280,7 @@ class _Job:
         self._randomness()
         self._thinktime()
         self._syncs()
+        self._open_sync()
         self._end_fsync()
         self.bool_key("fill_device")
         self._flow()
@@ -1326,6 +1327,25 @@ class _Job:
                 self.note(src, f"the {self.engine} engine has no file to sync")
             else:
                 self.int_key(name, zero_means_off="0 is fio's default: no syncs")
+
+    def _open_sync(self) -> None:
+        """sync: the files opened O_SYNC (1, sync) or O_DSYNC (dsync) for writing."""
+        src = self.get("sync")
+        if src is None or (text := self.value(src)) is None:
+            return
+        mode = {"0": "none", "none": "none", "1": "sync", "sync": "sync",
+                "dsync": "dsync"}.get(text.lower())
+        if mode is None:
+            self.refuse(src, f"'{shown(text)}' is none of fio's 0, 1, none, sync, dsync")
+        elif mode == "none":
+            self.note(src, "fio's default: no O_SYNC")
+        elif (why := self.never_writes()) is not None:
+            self.note(src, f"{why}: nothing is written durably")
+        elif self.engine == "mmap":
+            self.refuse(src, "mmap writes reach the file through memory, where O_SYNC has no "
+                        "effect: use fsync=N, or another engine")
+        else:
+            self.put("sync", mode, src)
 
     def _end_fsync(self) -> None:
         """end_fsync and fsync_on_close: a sync of each file as the job ends."""

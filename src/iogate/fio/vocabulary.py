@@ -140,7 +140,7 @@ SAME_MEANING: dict[str, dict[str | None, str]] = {
 
 # Options accepted only at fio's default value (as fio would read them), which iogate shares.
 AT_DEFAULT: dict[str, tuple[str, ...]] = {
-    "sync": ("0", "none"), "exitall": ("0",), "exitall_on_error": ("0",),
+    "exitall": ("0",), "exitall_on_error": ("0",),
     "continue_on_error": ("none", "0"), "stats": ("1",), "zonemode": ("none",),
     "io_submit_mode": ("inline",), "do_verify": ("1",), "verify_async": ("0",), "nice": ("0",),
     "percentage_random": ("100",), "file_service_type": ("roundrobin",),
@@ -215,8 +215,6 @@ HINTS: dict[str, str] = {
                      "replay_redirect", "replay_scale", "replay_align", "replay_time_scale",
                      "replay_skip", "merge_blktrace_file", "merge_blktrace_scalars",
                      "merge_blktrace_iters"), _NO_LOGS),
-    "sync": "iogate does not open files O_SYNC; fsync: N or fdatasync: N sync after every N "
-            "writes",
     "exitall_on_error": "iogate lets the other workloads of a group run on when one fails "
                         "(exitall stops them when one ends its run)",
     "stats": "iogate measures every workload",

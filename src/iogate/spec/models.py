@@ -118,6 +118,10 @@ class JobFields(BaseModel):
     thinktime: PositiveDuration | None = None
     thinktime_blocks: AtLeastOne | None = None
     fsync: AtLeastOne | None = None
+    sync: Literal["none", "sync", "dsync"] = Field(default="none", description=(
+        "open the files for writing O_SYNC ('sync') or O_DSYNC ('dsync'), fio's sync: "
+        "every write completes only once it is durable (a direct write to a device with a "
+        "volatile cache goes out with FUA); not with mmap"))
     fdatasync: AtLeastOne | None = None
     invalidate: bool = True
     verify: Verify | None = Field(default=None, description=(
@@ -283,9 +287,10 @@ ExitAll = bool | Annotated[list[Name], Field(min_length=1)]
 VERIFY_STATE_DESCRIPTION = (
     "power-loss verification: a file where the verified write workload records, as it runs, "
     "every write that completed and every fsync or fdatasync (fsync: N, fdatasync: N, "
-    "end_fsync) that made them durable; after a crash, a power cut or a device reset, "
-    "'iogate verify SUITE' reads the target back against it and tells blocks lost after a "
-    "completed sync from blocks not yet durable. Needs verify and a filename; each workload "
+    "end_fsync) that made them durable (with sync: dsync or sync, each write itself); "
+    "after a crash, a power cut or a device reset, 'iogate verify SUITE' reads the target "
+    "back against it and tells blocks lost after a completed sync from blocks not yet "
+    "durable. Needs verify and a filename; each workload "
     "(and sweep point) its own file, best on another filesystem than the target; a relative "
     "path is from the working directory; replaced at every run")
 EXIT_MASK_JOBS = 64  # an exitall list is a mask of 64 bits over the jobs of one session

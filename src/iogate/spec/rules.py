@@ -190,6 +190,11 @@ def workload_rules(w: JobFields) -> Iterator[tuple[tuple[str, ...], str]]:
                                        "creates")
     yield from _rate_rules(w, dirs)
     yield from _data_rules(w, writes)
+    if w.sync != "none" and not writes:
+        yield ("sync", "rw"), f"sync opens the files for durable writes, but {w.rw} never writes"
+    elif w.sync != "none" and w.ioengine == "mmap":
+        yield ("sync", "ioengine"), ("mmap writes reach the file through memory, where "
+                                     "O_SYNC has no effect: use fsync: N, or another engine")
     yield from _verify_rules(w, tables)
     if w.random_distribution is not None and w.random_distribution.kind != "random" \
             and w.rw not in RANDOM:
