@@ -23,10 +23,10 @@
 #include "vstate.h"
 
 #define VS_MAGIC      "IOGSTATE"
-#define RING_ENTRIES  (1u << 16)   /* 1 MiB of entries between two drains */
-#define DRAIN_RECORDS 4096         /* records encoded per write(2) */
-#define IDLE_NS       1000000ull   /* the thread looks at the ring every millisecond */
-#define CHECK_CHUNK   (1u << 20)   /* bytes read at once by the check */
+#define RING_ENTRIES  (1u << 16) /* 1 MiB of entries between two drains */
+#define DRAIN_RECORDS 4096       /* records encoded per write(2) */
+#define IDLE_NS       1000000ull /* the thread looks at the ring every millisecond */
+#define CHECK_CHUNK   (1u << 20) /* bytes read at once by the check */
 #define NAMES_MAX     IOG_PATH_MAX
 
 struct vs_entry {
@@ -39,10 +39,10 @@ struct vstate_writer {
     int fd;
     uint64_t generation;
     struct vs_entry *ring;
-    uint64_t head; /* next entry the I/O thread fills (written by it only) */
-    uint64_t tail; /* next entry the thread drains (written by it only) */
-    int closing;   /* 1: drain and stop; 2: also append END */
-    int error;     /* first errno of the thread; then entries are not kept */
+    uint64_t head;    /* next entry the I/O thread fills (written by it only) */
+    uint64_t tail;    /* next entry the thread drains (written by it only) */
+    int closing;      /* 1: drain and stop; 2: also append END */
+    int error;        /* first errno of the thread; then entries are not kept */
     uint64_t records; /* records appended */
     uint64_t offset;  /* where the next record goes */
     unsigned char *buf;
@@ -214,8 +214,7 @@ static void *writer_main(void *arg)
     return NULL;
 }
 
-int vstate_open(const struct vstate_params *p, struct vstate_writer **out, char *err,
-                size_t errlen)
+int vstate_open(const struct vstate_params *p, struct vstate_writer **out, char *err, size_t errlen)
 {
     *out = NULL;
     int fd = open(p->path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
@@ -228,8 +227,10 @@ int vstate_open(const struct vstate_params *p, struct vstate_writer **out, char 
     if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_dev != p->id->dev ||
         (uint64_t)st.st_ino != p->id->ino) {
         close(fd);
-        SET_ERR(err, errlen, "verify state file %s was replaced after it was created; "
-                "nothing was written to it", p->path);
+        SET_ERR(err, errlen,
+                "verify state file %s was replaced after it was created; "
+                "nothing was written to it",
+                p->path);
         return -ESTALE;
     }
     size_t nl = names_len(p->names), hl = header_len(nl);
@@ -428,8 +429,7 @@ static void apply(struct check *c, int type, const unsigned char *rec)
 
 /* Replays the records; 0, or -EBADMSG with a message when a damaged record
  * lies before a point the file was made durable up to. */
-static int replay(int fd, const char *path, uint64_t hl, struct check *c, char *err,
-                  size_t errlen)
+static int replay(int fd, const char *path, uint64_t hl, struct check *c, char *err, size_t errlen)
 {
     unsigned char *buf = malloc((size_t)DRAIN_RECORDS * VS_RECORD);
     if (!buf)
@@ -437,8 +437,8 @@ static int replay(int fd, const char *path, uint64_t hl, struct check *c, char *
     uint64_t index = 0, bad = 0; /* bad: byte of the first record that does not check */
     int rc = 0;
     for (;;) {
-        ssize_t r = pread(fd, buf, (size_t)DRAIN_RECORDS * VS_RECORD,
-                          (off_t)(hl + index * VS_RECORD));
+        ssize_t r =
+            pread(fd, buf, (size_t)DRAIN_RECORDS * VS_RECORD, (off_t)(hl + index * VS_RECORD));
         if (r < 0) {
             rc = fail(err, errlen, -errno, "verify state file %s: %s", path, strerror(errno));
             break;
@@ -459,8 +459,7 @@ static int replay(int fd, const char *path, uint64_t hl, struct check *c, char *
                          "the record at byte %llu does not check, although the file was "
                          "made durable up to byte %llu",
                          (unsigned long long)bad, (unsigned long long)get64(rec + 16));
-                rc = fail(err, errlen, -EBADMSG, "verify state file %s is damaged: %s", path,
-                          why);
+                rc = fail(err, errlen, -EBADMSG, "verify state file %s is damaged: %s", path, why);
                 goto out;
             }
         }
@@ -575,8 +574,7 @@ static int read_blocks(struct check *c, const char *const *files, char *err, siz
                 close(fd);
                 fd = open(files[f], O_RDONLY | O_CLOEXEC);
                 if (fd < 0) {
-                    rc = fail(err, errlen, -errno, "cannot open %s: %s", files[f],
-                              strerror(errno));
+                    rc = fail(err, errlen, -errno, "cannot open %s: %s", files[f], strerror(errno));
                     break;
                 }
                 continue;
@@ -617,8 +615,8 @@ static uint32_t split_names(const char *list, const char *out[IOG_FILES_MAX])
 
 /* Whether `files` are the files the state file was written for (with
  * other_names: as many). */
-static int same_files(const struct check *c, const char *files, int other_names,
-                      const char *path, char *err, size_t errlen)
+static int same_files(const struct check *c, const char *files, int other_names, const char *path,
+                      char *err, size_t errlen)
 {
     size_t a = names_len(c->names), b = names_len(files);
     if (a == b && memcmp(c->names, files, a) == 0)
@@ -643,9 +641,8 @@ static void check_free(struct check *c)
 }
 
 IOG_API int iog_verify_state_check(const char *state_path, const char *files, uint32_t flags,
-                                   struct iog_state_check *out,
-                                   struct iog_verify_failure *failures, size_t cap, char *err,
-                                   size_t errlen)
+                                   struct iog_state_check *out, struct iog_verify_failure *failures,
+                                   size_t cap, char *err, size_t errlen)
 {
     uint32_t size = abi_out_size(out, IOG_STATE_CHECK_SIZE_VER0);
     if (!state_path || !files || !size || (!failures && cap > 0)) {
@@ -654,8 +651,7 @@ IOG_API int iog_verify_state_check(const char *state_path, const char *files, ui
     }
     struct check *c = calloc(1, sizeof(*c));
     if (!c)
-        return fail(err, errlen, -ENOMEM, "verify state file %s: %s", state_path,
-                    "out of memory");
+        return fail(err, errlen, -ENOMEM, "verify state file %s: %s", state_path, "out of memory");
     int fd = open(state_path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
         int e = errno;
@@ -668,8 +664,7 @@ IOG_API int iog_verify_state_check(const char *state_path, const char *files, ui
     uint64_t hl = 0;
     int rc = read_header(fd, state_path, c, &hl, err, errlen);
     if (!rc)
-        rc = same_files(c, files, (flags & IOG_STATE_OTHER_NAMES) != 0, state_path, err,
-                        errlen);
+        rc = same_files(c, files, (flags & IOG_STATE_OTHER_NAMES) != 0, state_path, err, errlen);
     if (!rc) {
         c->durable = calloc(c->nblocks, sizeof(*c->durable));
         c->last = calloc(c->nblocks, sizeof(*c->last));

@@ -921,6 +921,120 @@ static int test_validation(void)
     return T_PASS;
 }
 
+/* ---- the verify state file ----------------------------------------------- */
+
+static int check_state(const char *state, const char *target, uint32_t flags,
+                       struct iog_state_check *out, struct iog_verify_failure *recs,
+                       char *err)
+{
+    char files[IOG_PATH_MAX] = {0};
+    strcpy(files, target);
+    memset(out, 0, sizeof(*out));
+    out->struct_size = sizeof(*out);
+    return iog_verify_state_check(state, files, flags, out, recs, IOG_VERIFY_RECORDS, err,
+                                  IOG_ERR_MAX);
+}
+
+/* A run that records its writes and syncs, then checks that hold, a block put
+ * back to old data, a state file cut short, and refusals. */
+static int test_state_file(void)
+{
+    char target[IOG_PATH_MAX], state[IOG_PATH_MAX], err[IOG_ERR_MAX];
+    CHECK(t_temp_path(target, sizeof(target)) == 0);
+    CHECK(t_temp_path(state, sizeof(state)) == 0);
+    int sfd = open(state, O_RDWR | O_CREAT | O_EXCL, 0644);
+    CHECK(sfd >= 0);
+    struct stat st;
+    CHECK(fstat(sfd, &st) == 0);
+    struct iog_job_spec j = t_spec("psync", IOG_RW_WRITE, BS, 64 * BS);
+    j.verify = IOG_VERIFY_CRC32C;
+    j.sync_kind = IOG_SYNC_FDATASYNC;
+    j.sync_every = 8;
+    strcpy(j.filename, target);
+    strcpy(j.verify_state, state);
+    j.verify_state_id.dev = (uint64_t)st.st_dev;
+    j.verify_state_id.ino = (uint64_t)st.st_ino;
+    iog_session *s = NULL;
+    CHECK(t_run(&j, 1, &s) == 0);
+    struct iog_verify_stats vs;
+    CHECK(get_verify(s, 0, &vs, NULL) == 0);
+    iog_session_destroy(s);
+    close(sfd);
+    CHECK(vs.state_error == 0);
+    CHECK(vs.state_records >= 64 + 8 + 1); /* writes, syncs, the end */
+
+    struct iog_state_check c;
+    struct iog_verify_failure recs[IOG_VERIFY_RECORDS];
+    CHECK(check_state(state, target, 0, &c, recs, err) == 0);
+    CHECK_EQ_U64(c.writes, 64);
+    CHECK_EQ_U64(c.syncs, 8);
+    CHECK_EQ_U64(c.blocks, 64);
+    CHECK_EQ_U64(c.intact, 64);
+    CHECK(c.complete == 1 && c.ignored_bytes == 0 && c.block_size == BS);
+
+    /* block 3 back to zeros: a write a sync covered is lost */
+    int fd = open(target, O_WRONLY);
+    CHECK(fd >= 0);
+    unsigned char zero[BS] = {0};
+    CHECK(pwrite(fd, zero, BS, 3 * BS) == BS);
+    close(fd);
+    CHECK(check_state(state, target, 0, &c, recs, err) == 1);
+    CHECK_EQ_U64(c.lost, 1);
+    CHECK_EQ_U64(c.intact, 63);
+    CHECK(recs[0].kind == IOG_VERIFY_LOST && recs[0].offset == 3 * BS);
+
+    /* cut inside the last record: read up to it, the end record gone */
+    CHECK(stat(state, &st) == 0);
+    CHECK(truncate(state, st.st_size - 5) == 0);
+    CHECK(check_state(state, target, 0, &c, recs, err) == 1);
+    CHECK(c.complete == 0 && c.ignored_bytes == 24 - 5);
+
+    /* another target, by name: refused unless told the names may differ */
+    CHECK(check_state(state, "/nonexistent/other", 0, &c, recs, err) == -EXDEV);
+    CHECK(strstr(err, "was written for 1 file(s)") != NULL);
+    CHECK(check_state(state, "/nonexistent/other", IOG_STATE_OTHER_NAMES, &c, recs, err) ==
+          -ENOENT);
+
+    /* not a state file; missing; bad arguments */
+    CHECK(check_state(target, target, 0, &c, recs, err) == -EINVAL);
+    unlink(state);
+    CHECK(check_state(state, target, 0, &c, recs, err) == -ENOENT);
+    c.struct_size = 8;
+    CHECK(iog_verify_state_check(state, target, 0, &c, NULL, 0, err, sizeof(err)) == -EINVAL);
+    unlink(target);
+    return T_PASS;
+}
+
+/* The state file must be the very file the caller created. */
+static int test_state_file_identity(void)
+{
+    char target[IOG_PATH_MAX], state[IOG_PATH_MAX];
+    CHECK(t_temp_path(target, sizeof(target)) == 0);
+    CHECK(t_temp_path(state, sizeof(state)) == 0);
+    int sfd = open(state, O_RDWR | O_CREAT | O_EXCL, 0644);
+    CHECK(sfd >= 0);
+    struct stat st;
+    CHECK(fstat(sfd, &st) == 0);
+    struct iog_job_spec j = t_spec("psync", IOG_RW_WRITE, BS, 8 * BS);
+    j.verify = IOG_VERIFY_CRC32C;
+    strcpy(j.filename, target);
+    strcpy(j.verify_state, state);
+    j.verify_state_id.dev = (uint64_t)st.st_dev;
+    j.verify_state_id.ino = (uint64_t)st.st_ino + 1; /* not this file */
+    char err[IOG_ERR_MAX];
+    iog_session *s = NULL;
+    int rc = iog_session_create(&j, 1, &s, err, sizeof(err));
+    if (rc == 0)
+        rc = iog_session_start(s, err, sizeof(err));
+    iog_session_destroy(s);
+    close(sfd);
+    unlink(state);
+    unlink(target);
+    CHECK(rc == -ESTALE);
+    CHECK(strstr(err, "was replaced after it was created") != NULL);
+    return T_PASS;
+}
+
 int main(void)
 {
     int result = T_PASS;
@@ -942,5 +1056,7 @@ int main(void)
     RUN(test_generations_differ, result);
     RUN(test_verify_getter_errors, result);
     RUN(test_validation, result);
+    RUN(test_state_file, result);
+    RUN(test_state_file_identity, result);
     FINISH(result);
 }
