@@ -125,7 +125,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="suite files whose workloads have verify_state")
     parser.add_argument("-k", metavar="SUBSTRING", help="only cases whose id contains SUBSTRING")
     parser.add_argument("--filename", metavar="PATH",
-                        help="the target of every case, as it was given to run --filename")
+                        help="the target of every case, as given to run --filename, or "
+                             "under its new name (a device renamed since the run)")
     parser.add_argument("--json", metavar="FILE", help="write the checks as JSON to FILE")
 
 
