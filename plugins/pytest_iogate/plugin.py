@@ -373,11 +373,29 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
             terminalreporter.write_line(extra)
 
 
+def _record_history(session: pytest.Session, dest: str, document: dict[str, Any]) -> None:
+    """Record the session's run in the history store; a store that refuses fails the
+    session (the results are in --iogate-json when asked)."""
+    from iogate.history import HistoryError, parse_labels, record
+
+    writer = session.config.get_terminal_writer()
+    try:
+        run_id, n = record(dest, document,
+                           parse_labels(session.config.getoption("iogate_label")))
+    except HistoryError as exc:
+        writer.line(f"iogate: {exc}", red=True)
+        if session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
+        return
+    writer.line(f"iogate: {dest}: run {run_id} recorded, {n} case(s)")
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if _is_worker(session.config):
         return  # its cases went to the controller with their reports
     path = session.config.getoption("iogate_json")
     save = session.config.getoption("iogate_save_baseline")
+    history = session.config.getoption("iogate_history")
     results: list[Any] = session.config.stash.get(RESULTS_KEY, [])
     if not (path or save or results):
         return
@@ -401,6 +419,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
                 record(save, document)
             except BaselineError as exc:
                 session.config.get_terminal_writer().line(f"iogate: {exc}", red=True)
+        if history and results:
+            _record_history(session, history, document)
     finally:
         if journal is not None:
             # Kept only when the results file could not be written: it holds the cases.

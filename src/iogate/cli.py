@@ -150,6 +150,21 @@ def cmd_import(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_history(args: argparse.Namespace) -> int:
+    from iogate.history import Filters, HistoryError, parse_labels, render_runs, runs
+
+    try:
+        rows = runs(args.store, Filters(suite=args.suite, case=args.k, device=args.device,
+                                        firmware=args.firmware,
+                                        labels=parse_labels(args.label),
+                                        since=args.since, until=args.until))
+    except HistoryError as exc:
+        print(f"iogate: {exc}", file=sys.stderr)
+        return EXIT_INVALID
+    print(render_runs(rows))
+    return EXIT_OK
+
+
 def cmd_verify(args: argparse.Namespace) -> int:
     from iogate import powerloss
     from iogate.files import check_output
@@ -283,8 +298,11 @@ def cmd_run(args: argparse.Namespace) -> int:
                 written = failure is None
                 if failure:
                     print(failure, file=sys.stderr)
+        recorded = _record_history(run.history, run.labels, document)
         code = _report_run(run.save_baseline, cases, results, document,
                            time.monotonic() - started)
+        if not recorded:
+            code = max(code, EXIT_RUNTIME)
         if interrupted:
             return EXIT_INTERRUPTED
         if usage_error:
@@ -296,6 +314,24 @@ def cmd_run(args: argparse.Namespace) -> int:
             # cases.
             with interrupts.deferred():
                 journal.close(remove=written or None)
+
+
+def _record_history(dest: str | None, labels: dict[str, str],
+                    document: dict[str, object]) -> bool:
+    """Record the run in the history store ``dest`` (if any); False (said on stderr) if it
+    could not be."""
+    from iogate.history import HistoryError, record
+
+    if not dest:
+        return True
+    try:
+        with interrupts.deferred():  # the run is recorded whole or not at all
+            run_id, n = record(dest, document, labels)
+    except HistoryError as exc:
+        print(f"iogate: {exc}", file=sys.stderr)
+        return False
+    print(f"{dest}: run {run_id} recorded, {n} case(s)", file=sys.stderr)
+    return True
 
 
 def _report_run(save_baseline: str | None, cases: Sequence[object],
@@ -409,6 +445,22 @@ def build_parser() -> argparse.ArgumentParser:
     powerloss.add_arguments(verify)
     add_option(verify.add_argument, "--", "set")
     verify.set_defaults(func=cmd_verify)
+
+    history = sub.add_parser("history", help="list the runs a history store holds")
+    history.add_argument("store", metavar="DEST", help="the history store (run --history)")
+    history.add_argument("--suite", metavar="SUBSTRING", help="runs with a case of a suite "
+                         "file whose path contains SUBSTRING")
+    history.add_argument("-k", metavar="SUBSTRING", help="runs with a case whose id contains "
+                         "SUBSTRING")
+    history.add_argument("--device", metavar="SUBSTRING", help="runs with a case on a device "
+                         "whose model contains SUBSTRING")
+    history.add_argument("--firmware", metavar="REV", help="runs with a case on firmware REV")
+    history.add_argument("--label", metavar="KEY=VALUE", action="append",
+                         help="runs with this label (repeatable)")
+    history.add_argument("--since", metavar="TIME", help="runs recorded at or after TIME "
+                         "(ISO 8601, UTC: 2026-11-24 or 2026-11-24T08:00)")
+    history.add_argument("--until", metavar="TIME", help="runs recorded before TIME")
+    history.set_defaults(func=cmd_history)
 
     metrics = sub.add_parser("metrics", help="list the metrics expectations can use")
     metrics.set_defaults(func=cmd_metrics)

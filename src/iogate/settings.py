@@ -11,7 +11,7 @@ declare the options they share with a run by name (:func:`add_option`).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -78,6 +78,11 @@ OPTIONS = (
            "firmware=1.2", "KEY=VALUE", repeat=True),
     Option("save-baseline", "store this run's results in the baseline FILE (merged if it "
            "exists)", "FILE"),
+    Option("history", "record this run (every case's metrics and repeat samples, the device, "
+           "firmware, host and the CI's build) in the history store DEST, a SQLite file "
+           "created on first use", "DEST"),
+    Option("label", "a label of this run in the history store (repeatable), e.g. "
+           "firmware_build=1234", "KEY=VALUE", repeat=True),
     Option("alpha", "significance of a regression against the baseline (0.05)", "P",
            default=0.05, type=float),
     Option("min-effect", "smallest change in percent that counts as a regression (5)", "PCT",
@@ -128,6 +133,8 @@ class RunSettings:
     safety: Any  # iogate.targets.Policy
     engine: Any  # iogate.backends.Engine
     overrides: Overrides
+    history: str | None = None  # the history store the run is recorded in
+    labels: dict[str, str] = field(default_factory=dict)  # its labels there
 
 
 def overrides(values: Sequence[str] | None, prefix: str = "--") -> Overrides:
@@ -150,10 +157,21 @@ def settings(value: Callable[[str], Any], prefix: str = "--") -> RunSettings:
     from iogate.baseline import BaselineError
     from iogate.errors import TargetError
     from iogate.fio.hosts import parse_hosts
+    from iogate.history import HistoryError, check_destination, parse_labels
     from iogate.targets import Policy
 
     json_path, save = value("json"), value("save-baseline")
     check_outputs(json_path, save)
+    history = value("history")
+    try:
+        if history:
+            check_destination(history, prefix + "history")
+        labels = parse_labels(value("label"))
+    except HistoryError as exc:
+        raise UsageError("history", str(exc)) from None
+    if labels and not history:
+        raise UsageError("label", f"{prefix}label names this run in a history store: give "
+                                  f"{prefix}history DEST too")
     overridden = overrides(value("set"), prefix)
     try:
         gate = make_gate(value("baseline"), value("baseline-match"), alpha=value("alpha"),
@@ -170,7 +188,8 @@ def settings(value: Callable[[str], Any], prefix: str = "--") -> RunSettings:
                                      parse_hosts(hosts) if hosts else ())
     except (backends.BackendError, ValueError) as exc:
         raise UsageError("backend", str(exc)) from None
-    return RunSettings(json_path, value("filename"), save, gate, safety, engine, overridden)
+    return RunSettings(json_path, value("filename"), save, gate, safety, engine, overridden,
+                       history, labels)
 
 
 def check_outputs(json_path: str | None, baseline_path: str | None) -> None:

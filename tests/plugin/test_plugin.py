@@ -215,3 +215,22 @@ def test_a_bad_iogate_set_is_a_usage_error(pytester: pytest.Pytester) -> None:
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--iogate-set sise=1m: unknown key 'sise'; did you mean "
                                  "'size'?*"])
+
+
+def test_a_session_is_recorded_in_the_history_store(pytester: pytest.Pytester) -> None:
+    import sqlite3
+
+    write_suite(pytester, NULL_SUITE)
+    store = pytester.path / "h.sqlite"
+    for lot in ("A", "B"):
+        result = pytester.runpytest("-p", "no:cacheprovider", "--iogate-history", str(store),
+                                    "--iogate-label", f"lot={lot}")
+        result.assert_outcomes(passed=1, failed=1)
+        result.stdout.fnmatch_lines([f"*{store}: run * recorded, 2 case(s)*"])
+    db = sqlite3.connect(store)
+    assert db.execute("SELECT labels FROM runs ORDER BY recorded_at").fetchall() == [
+        ('{"lot": "A"}',), ('{"lot": "B"}',)]
+    assert db.execute("SELECT COUNT(DISTINCT case_id), COUNT(*) FROM cases").fetchone() == (2, 4)
+    result = pytester.runpytest("-p", "no:cacheprovider", "--iogate-label", "lot=A")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--iogate-label names this run in a history store*"])
