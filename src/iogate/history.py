@@ -249,6 +249,19 @@ class Filters:
     until: str | None = None
 
 
+def parse_time(text: str, option: str) -> str:
+    """An ISO 8601 date or time (UTC unless it says otherwise) as the store writes times;
+    a HistoryError for one that is not."""
+    try:
+        when = _dt.datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise HistoryError(f"{option} {text!r}: write a date or time such as 2026-11-24 or "
+                           "2026-11-24T08:00") from None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=_dt.timezone.utc)
+    return when.astimezone(_dt.timezone.utc).isoformat(timespec="microseconds")
+
+
 def runs(dest: str, filters: Filters = Filters()) -> list[RunRow]:
     """The runs of the store that pass ``filters``, oldest first."""
     where, args = ["1 = 1"], []
@@ -263,10 +276,10 @@ def runs(dest: str, filters: Filters = Filters()) -> list[RunRow]:
         args += [v for _, v in chosen]
     if filters.since:
         where.append("r.recorded_at >= ?")
-        args.append(filters.since)
+        args.append(parse_time(filters.since, "--since"))
     if filters.until:
         where.append("r.recorded_at < ?")
-        args.append(filters.until)
+        args.append(parse_time(filters.until, "--until"))
     out = []
     with _store(dest, create=False) as db:
         rows = db.execute("SELECT r.run_id, r.recorded_at, r.host, r.commit_id, r.build, "

@@ -78,7 +78,10 @@ def test_the_listing_filters_runs(tmp_path: Path) -> None:
         first, second]
     assert runs(store, Filters(case="nothing-like-it")) == []
     assert runs(store, Filters(since="2999-01-01")) == []
-    assert len(runs(store, Filters(until="2999-01-01"))) == 2
+    assert len(runs(store, Filters(until="2999-01-01 00:00"))) == 2
+    assert len(runs(store, Filters(since="2000-01-01T00:00+02:00"))) == 2
+    with pytest.raises(HistoryError, match="--since 'yesterday': write a date or time"):
+        runs(store, Filters(since="yesterday"))
     text = render_runs(runs(store))
     assert "ACME NVMe 3000 FW2" in text and "build=9" in text and "lot=B1" in text
     assert render_runs([]) == "no runs match"
