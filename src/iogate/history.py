@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from iogate.baseline import Baseline
+from iogate.baseline import Baseline, BaselineError
 from iogate.errors import IogateError
 
 SCHEMA_VERSION = 1
@@ -181,7 +181,10 @@ def record(dest: str, document: Mapping[str, Any], labels: Mapping[str, str] | N
     its run id and the number of cases recorded. ``environ``: where the CI's variables
     are read (default: the process's environment)."""
     environ = os.environ if environ is None else environ
-    entries = Baseline.from_results(document, "the results").entries
+    try:
+        entries = Baseline.from_results(document, "the results").entries
+    except BaselineError as exc:
+        raise HistoryError(f"{dest}: the run was not recorded: {exc}") from None
     files = {c.get("id"): c.get("file") for c in document.get("cases", [])
              if isinstance(c, Mapping)}
     shared = document.get("environment") or {}

@@ -119,6 +119,8 @@ def test_stores_that_cannot_be_used_are_refused(tmp_path: Path) -> None:
         runs(str(text))
     with pytest.raises(HistoryError, match="no such history store"):
         runs(str(tmp_path / "missing.sqlite"))
+    with pytest.raises(HistoryError, match="the run was not recorded: .*schema_version"):
+        record(str(tmp_path / "h.sqlite"), {**document(), "schema_version": 0}, environ={})
     for bad in ("postgresql://db/iogate", str(tmp_path), str(tmp_path / "no" / "h.sqlite")):
         with pytest.raises(HistoryError):
             check_destination(bad)
