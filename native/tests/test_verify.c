@@ -935,25 +935,37 @@ static int check_state(const char *state, const char *target, uint32_t flags,
                                   IOG_ERR_MAX);
 }
 
+/* A verified psync write job of `blocks` blocks on a new temporary target
+ * with a verify state file created here, as the caller of the library does:
+ * its descriptor (kept open by the test, closed by it), or -1. */
+static int state_job(struct iog_job_spec *j, char *target, char *state, uint32_t blocks)
+{
+    if (t_temp_path(target, IOG_PATH_MAX) < 0 || t_temp_path(state, IOG_PATH_MAX) < 0)
+        return -1;
+    int sfd = open(state, O_RDWR | O_CREAT | O_EXCL, 0644);
+    struct stat st;
+    if (sfd < 0 || fstat(sfd, &st) < 0)
+        return -1;
+    *j = t_spec("psync", IOG_RW_WRITE, BS, (uint64_t)blocks * BS);
+    j->verify = IOG_VERIFY_CRC32C;
+    strcpy(j->filename, target);
+    strcpy(j->verify_state, state);
+    j->verify_state_id.dev = (uint64_t)st.st_dev;
+    j->verify_state_id.ino = (uint64_t)st.st_ino;
+    return sfd;
+}
+
 /* A run that records its writes and syncs, then checks that hold, a block put
  * back to old data, a state file cut short, and refusals. */
 static int test_state_file(void)
 {
     char target[IOG_PATH_MAX], state[IOG_PATH_MAX], err[IOG_ERR_MAX];
-    CHECK(t_temp_path(target, sizeof(target)) == 0);
-    CHECK(t_temp_path(state, sizeof(state)) == 0);
-    int sfd = open(state, O_RDWR | O_CREAT | O_EXCL, 0644);
+    struct iog_job_spec j;
+    int sfd = state_job(&j, target, state, 64);
     CHECK(sfd >= 0);
-    struct stat st;
-    CHECK(fstat(sfd, &st) == 0);
-    struct iog_job_spec j = t_spec("psync", IOG_RW_WRITE, BS, 64 * BS);
-    j.verify = IOG_VERIFY_CRC32C;
     j.sync_kind = IOG_SYNC_FDATASYNC;
     j.sync_every = 8;
-    strcpy(j.filename, target);
-    strcpy(j.verify_state, state);
-    j.verify_state_id.dev = (uint64_t)st.st_dev;
-    j.verify_state_id.ino = (uint64_t)st.st_ino;
+    struct stat st;
     iog_session *s = NULL;
     CHECK(t_run(&j, 1, &s) == 0);
     struct iog_verify_stats vs;
@@ -1009,18 +1021,10 @@ static int test_state_file(void)
 static int test_state_file_identity(void)
 {
     char target[IOG_PATH_MAX], state[IOG_PATH_MAX];
-    CHECK(t_temp_path(target, sizeof(target)) == 0);
-    CHECK(t_temp_path(state, sizeof(state)) == 0);
-    int sfd = open(state, O_RDWR | O_CREAT | O_EXCL, 0644);
+    struct iog_job_spec j;
+    int sfd = state_job(&j, target, state, 8);
     CHECK(sfd >= 0);
-    struct stat st;
-    CHECK(fstat(sfd, &st) == 0);
-    struct iog_job_spec j = t_spec("psync", IOG_RW_WRITE, BS, 8 * BS);
-    j.verify = IOG_VERIFY_CRC32C;
-    strcpy(j.filename, target);
-    strcpy(j.verify_state, state);
-    j.verify_state_id.dev = (uint64_t)st.st_dev;
-    j.verify_state_id.ino = (uint64_t)st.st_ino + 1; /* not this file */
+    j.verify_state_id.ino++; /* not this file */
     char err[IOG_ERR_MAX];
     iog_session *s = NULL;
     int rc = iog_session_create(&j, 1, &s, err, sizeof(err));

@@ -170,15 +170,13 @@ def syncs_recorded(state: Path) -> int:
 
 
 def wait_for_syncs(state: Path, proc: subprocess.Popen[str], syncs: int) -> None:
-    """Until the state file holds at least ``syncs`` sync records."""
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        if syncs_recorded(state) >= syncs:
-            return
+    """Until the state file holds at least ``syncs`` sync records; the run (time based, far
+    longer than that takes on any machine) ending first is a failure. No deadline of its
+    own: a slow machine only waits longer."""
+    while syncs_recorded(state) < syncs:
         if proc.poll() is not None:
-            raise AssertionError(f"the run ended early: {proc.communicate()}")
+            raise AssertionError(f"the run ended before {syncs} syncs: {proc.communicate()}")
         time.sleep(0.05)
-    raise AssertionError("the run recorded too little within two minutes")
 
 
 def test_ext4_shut_down_without_its_log_keeps_every_synced_block(tmp_path: Path) -> None:
@@ -196,7 +194,7 @@ def test_ext4_shut_down_without_its_log_keeps_every_synced_block(tmp_path: Path)
         proc = subprocess.Popen([*IOGATE, "run", str(suite)], stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT, text=True, stdin=subprocess.DEVNULL)
         try:
-            wait_for_syncs(state, proc, 50)
+            wait_for_syncs(state, proc, 10)
             subprocess.run(["xfs_io", "-x", "-c", "shutdown", str(mnt)], check=True)
             out, _ = proc.communicate(timeout=120)
         finally:
@@ -210,7 +208,7 @@ def test_ext4_shut_down_without_its_log_keeps_every_synced_block(tmp_path: Path)
     m = case_of(doc)["metrics"]
     assert m["powerloss.lost"] == m["powerloss.torn"] == m["powerloss.misdirected"] == 0
     assert m["powerloss.read_errors"] == 0
-    assert m["powerloss.syncs"] >= 50 and m["powerloss.intact"] > 0
+    assert m["powerloss.syncs"] >= 10 and m["powerloss.intact"] > 0
     assert m["powerloss.blocks"] == m["powerloss.intact"] + m["powerloss.not_durable"]
 
 
@@ -224,7 +222,7 @@ def test_a_run_killed_with_sigkill_leaves_a_state_file_that_checks(tmp_path: Pat
                             stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
                             start_new_session=True)
     try:
-        wait_for_syncs(state, proc, 100)
+        wait_for_syncs(state, proc, 20)
     finally:
         os.killpg(proc.pid, signal.SIGKILL)  # the runner, its fork server and the engine
         proc.wait()
@@ -234,7 +232,7 @@ def test_a_run_killed_with_sigkill_leaves_a_state_file_that_checks(tmp_path: Pat
     assert case["complete"] is False and "did not close it" in result.stdout
     m = case["metrics"]
     assert m["powerloss.lost"] == m["powerloss.torn"] == m["powerloss.misdirected"] == 0
-    assert m["powerloss.syncs"] >= 100 and m["powerloss.intact"] > 0
+    assert m["powerloss.syncs"] >= 20 and m["powerloss.intact"] > 0
 
 
 @pytest.fixture
@@ -362,33 +360,18 @@ def validate(tmp_path: Path, text: str) -> subprocess.CompletedProcess[str]:
     return iogate("validate", str(suite))
 
 
-def test_verify_state_needs_verify(tmp_path: Path) -> None:
-    proc = validate(tmp_path, """\
-suite: v
-workloads:
-  - name: w
-    filename: t.data
-    size: 1m
-    rw: write
-    verify_state: s.bin
-""")
-    assert proc.returncode == 2
-    assert ":7:5:" in proc.stderr and "verify_state records the writes that verify checks: " \
-                                      "it needs verify, e.g. 'verify: crc32c'" in proc.stderr
-
-
-def test_verify_state_needs_a_named_target(tmp_path: Path) -> None:
-    proc = validate(tmp_path, """\
-suite: v
-workloads:
-  - name: w
-    size: 1m
-    rw: write
-    verify: crc32c
-    verify_state: s.bin
-""")
-    assert proc.returncode == 2
-    assert "verify_state needs a filename" in proc.stderr
+@pytest.mark.parametrize(("keys", "words"), [
+    ("    filename: t.data\n", ":7:5: workloads[0].verify_state: verify_state records the "
+                              "writes that verify checks: it needs verify, e.g. 'verify: "
+                              "crc32c'"),
+    ("    verify: crc32c\n", "verify_state needs a filename: the blocks are checked on "
+                            "that target after a crash"),
+], ids=["without-verify", "without-filename"])
+def test_verify_state_needs_verify_and_a_named_target(tmp_path: Path, keys: str,
+                                                       words: str) -> None:
+    proc = validate(tmp_path, "suite: v\nworkloads:\n  - name: w\n    size: 1m\n"
+                              f"    rw: write\n{keys}    verify_state: s.bin\n")
+    assert proc.returncode == 2 and words in proc.stderr, proc.stderr
 
 
 def test_each_sweep_point_needs_its_own_state_file(tmp_path: Path) -> None:
