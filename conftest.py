@@ -42,3 +42,63 @@ def disk_dir() -> Iterator[Path]:
 @pytest.fixture
 def repo_root() -> Path:
     return REPO
+
+
+def _postgres_bin() -> Path | None:
+    found = sorted(Path("/usr/lib/postgresql").glob("*/bin/initdb"))
+    return found[-1].parent if found else None
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[str]:
+    """A throwaway PostgreSQL cluster on a Unix socket in a temporary directory, started
+    for the session and removed afterwards; its connection URL without a database. Skipped,
+    saying why, where it cannot start (no PostgreSQL server installed, not root)."""
+    import subprocess
+
+    bindir = _postgres_bin()
+    if bindir is None:
+        pytest.skip("PostgreSQL tests need the server (apt-get install postgresql; "
+                    "bash scripts/setup.sh test installs it)")
+    if os.geteuid() != 0 or shutil.which("runuser") is None:
+        pytest.skip("PostgreSQL tests start a cluster as the postgres user: run as root")
+    base = Path(tempfile.mkdtemp(prefix="iogate-pg-"))
+    base.chmod(0o755)
+    shutil.chown(base, "postgres")
+    port = 20000 + os.getpid() % 20000
+    as_pg = ["runuser", "-u", "postgres", "--"]
+    data = base / "data"
+
+    def pg(*argv: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([*as_pg, *argv], capture_output=True, text=True, timeout=120)
+
+    try:
+        made = pg(str(bindir / "initdb"), "-D", str(data), "-A", "trust", "-U", "iogate")
+        started = made.returncode == 0 and pg(
+            str(bindir / "pg_ctl"), "-D", str(data), "-w", "-l", str(base / "log"), "-o",
+            f"-k {base} -p {port} -c listen_addresses='' -c fsync=off", "start"
+        ).returncode == 0
+        if not started:
+            log = (base / "log").read_text() if (base / "log").exists() else made.stderr
+            pytest.skip(f"the PostgreSQL test cluster did not start: {log.strip()[-400:]}")
+        yield f"postgresql://iogate@/?host={base}&port={port}"
+    finally:
+        if data.exists():
+            pg(str(bindir / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop")
+        shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.fixture
+def postgres_url(postgres_server: str, request: pytest.FixtureRequest) -> str:
+    """The URL of a new, empty database of the test cluster, for this test alone."""
+    import re
+    import uuid
+
+    import psycopg
+
+    name = "t_" + re.sub(r"[^a-z0-9]", "_", request.node.name.lower())[:40] + "_" \
+        + uuid.uuid4().hex[:8]
+    with psycopg.connect(postgres_server.replace("/?", "/postgres?"),
+                         autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    return postgres_server.replace("/?", f"/{name}?")

@@ -38,6 +38,8 @@ if [ "$mode" = test ]; then
     # power-loss verification: an ext4 loop mount shut down without flushing its log
     command -v xfs_io >/dev/null 2>&1 || need_pkgs+=(xfsprogs)
     command -v mkfs.ext4 >/dev/null 2>&1 || need_pkgs+=(e2fsprogs)
+    # the history store on a shared database: a throwaway PostgreSQL cluster per test session
+    compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || need_pkgs+=(postgresql)
 fi
 command -v gcc >/dev/null 2>&1 || command -v cc >/dev/null 2>&1 || need_pkgs+=(gcc)
 command -v pkg-config >/dev/null 2>&1 || need_pkgs+=(pkg-config)

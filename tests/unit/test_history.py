@@ -1,6 +1,7 @@
-"""The results store on real SQLite files: what a run records (cases that measured, their
-metrics and repeat samples, device and firmware, the CI's build, labels), the filters of
-the listing, the schema version, refusals, and writers racing each other."""
+"""The results store on real SQLite files and a real PostgreSQL server (the same tests on
+both): what a run records (cases that measured, their metrics and repeat samples, device and
+firmware, the CI's build, labels), the filters of the listing, the series read back, the
+schema version, refusals, and writers racing each other."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from iogate.history import (
     HistoryError,
     build_identity,
     check_destination,
+    load,
     parse_labels,
     record,
     render_runs,
@@ -44,31 +46,69 @@ def document(firmware: str = "FW1", *, iops: float = 1000.0, outcome: str = "pas
     }
 
 
-def test_a_run_is_recorded_with_its_cases_samples_and_build(tmp_path: Path) -> None:
-    store = str(tmp_path / "h.sqlite")
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A store that does not exist yet: a SQLite file, or a new PostgreSQL database."""
+    if request.param == "sqlite":
+        return str(tmp_path / "h.sqlite")
+    return str(request.getfixturevalue("postgres_url"))
+
+
+def query(store: str, sql: str, args: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Rows of the store read with its own driver, in SQLite's spelling."""
+    if store.startswith("postgresql://"):
+        import psycopg
+
+        with psycopg.connect(store) as conn:
+            return [tuple(r) for r in conn.execute(sql.replace("?", "%s"), args).fetchall()]
+    db = sqlite3.connect(store)
+    try:
+        return db.execute(sql, args).fetchall()
+    finally:
+        db.close()
+
+
+def test_a_run_is_recorded_with_its_cases_samples_and_build(store: str,
+                                                             tmp_path: Path) -> None:
     suite = tmp_path / "s.suite.yaml"
     suite.write_text("suite: s\n")
     env = {"GITHUB_SHA": "0123456789abcdef", "GITHUB_RUN_NUMBER": "42",
            "GITHUB_REF_NAME": "main"}
     run_id, n = record(store, document(suite_file=str(suite)), {"lot": "A7"}, environ=env)
     assert n == 1  # the case that ended in an error measured only part of its run
-    db = sqlite3.connect(store)
-    assert db.execute("SELECT commit_id, build, branch, host, kernel, labels FROM runs "
-                      "WHERE run_id = ?", (run_id,)).fetchone() == (
-        "0123456789abcdef", "42", "main", "node-7", "6.1.0", '{"lot": "A7"}')
-    case_key, model, firmware, digest = db.execute(
-        "SELECT case_key, device_model, firmware, suite_hash FROM cases").fetchone()
+    assert query(store, "SELECT commit_id, build, branch, host, kernel, labels FROM runs "
+                 "WHERE run_id = ?", (run_id,)) == [
+        ("0123456789abcdef", "42", "main", "node-7", "6.1.0", '{"lot": "A7"}')]
+    [(case_key, model, firmware, digest)] = query(
+        store, "SELECT case_key, device_model, firmware, suite_hash FROM cases")
     assert (model, firmware) == ("ACME NVMe 3000", "FW1")
     assert digest == hashlib.sha256(b"suite: s\n").hexdigest()
-    assert dict(db.execute("SELECT name, value FROM metrics WHERE case_key = ?",
-                           (case_key,))) == {"read.iops": 1000.0, "read.clat.p99": 250000.0}
-    assert [v for (v,) in db.execute("SELECT value FROM samples WHERE name = 'read.iops' "
-                                     "ORDER BY repeat_index")] == [990.0, 1000.0, 1010.0]
-    assert db.execute("SELECT MAX(version) FROM iogate_schema").fetchone() == (SCHEMA_VERSION,)
+    assert dict(query(store, "SELECT name, value FROM metrics WHERE case_key = ?",
+                      (case_key,))) == {"read.iops": 1000.0, "read.clat.p99": 250000.0}
+    assert [v for (v,) in query(store, "SELECT value FROM samples WHERE name = 'read.iops' "
+                                "ORDER BY repeat_index")] == [990.0, 1000.0, 1010.0]
+    assert query(store, "SELECT MAX(version) FROM iogate_schema") == [(SCHEMA_VERSION,)]
 
 
-def test_the_listing_filters_runs(tmp_path: Path) -> None:
-    store = str(tmp_path / "h.sqlite")
+def test_series_are_read_back_per_case_device_and_metric(store: str) -> None:
+    first, _ = record(store, document("FW1", iops=1000.0), environ={"BUILD_NUMBER": "7"})
+    second, _ = record(store, document("FW2", iops=900.0), environ={})
+    series = load(store)
+    key = ("s.suite.yaml::randread", "ACME NVMe 3000", "read.iops")
+    assert set(series) == {key, key[:2] + ("read.clat.p99",)}
+    assert [(p.run_id, p.value, p.samples, p.tag()) for p in series[key]] == [
+        (first, 1000.0, (990.0, 1000.0, 1010.0), "FW1"),
+        (second, 900.0, (890.0, 900.0, 910.0), "FW2")]
+    assert series[key][0].build == "7"
+    assert list(load(store, ["read.iops"], case_id=key[0], device=key[1])) == [key]
+    assert load(store, ["read.iops"], case_id="s.suite.yaml::rand") == {}
+    assert load(store, ["read.iops"], device="ACME") == {}
+    assert [p.run_id for p in load(store, ["read.iops"], filters=Filters(
+        firmware="FW2"))[key]] == [second]
+    assert load(store, []) == {}
+
+
+def test_the_listing_filters_runs(store: str) -> None:
     first, _ = record(store, document("FW1"), {"lot": "A7"}, environ={})
     second, _ = record(store, document("FW2"), {"lot": "B1"}, environ={"BUILD_NUMBER": "9"})
     assert [r.run_id for r in runs(store)] == [first, second]
@@ -91,16 +131,14 @@ def _record_many(store: str, n: int) -> list[str]:
     return [record(store, document(), {"writer": "x"}, environ={})[0] for _ in range(n)]
 
 
-def test_writers_racing_never_lose_or_duplicate_a_run(tmp_path: Path) -> None:
-    store = str(tmp_path / "h.sqlite")
+def test_writers_racing_never_lose_or_duplicate_a_run(store: str) -> None:
     with multiprocessing.get_context("spawn").Pool(4) as pool:
         ids = [i for part in pool.starmap(_record_many, [(store, 5)] * 8) for i in part]
     assert len(ids) == len(set(ids)) == 40
     listed = runs(store)
     assert sorted(r.run_id for r in listed) == sorted(ids)
     assert all(r.cases == 1 for r in listed)
-    db = sqlite3.connect(store)
-    assert db.execute("SELECT COUNT(*) FROM samples").fetchone() == (40 * 3,)
+    assert query(store, "SELECT COUNT(*) FROM samples") == [(40 * 3,)]
 
 
 def test_stores_that_cannot_be_used_are_refused(tmp_path: Path) -> None:
@@ -121,9 +159,35 @@ def test_stores_that_cannot_be_used_are_refused(tmp_path: Path) -> None:
         runs(str(tmp_path / "missing.sqlite"))
     with pytest.raises(HistoryError, match="the run was not recorded: .*schema_version"):
         record(str(tmp_path / "h.sqlite"), {**document(), "schema_version": 0}, environ={})
-    for bad in ("postgresql://db/iogate", str(tmp_path), str(tmp_path / "no" / "h.sqlite")):
+    for bad in ("mysql://db/iogate", str(tmp_path), str(tmp_path / "no" / "h.sqlite")):
         with pytest.raises(HistoryError):
             check_destination(bad)
+    unreachable = f"postgresql://iogate:secret@/iogate?host={tmp_path}/none&port=1"
+    with pytest.raises(HistoryError, match="--history postgresql://iogate:\\*\\*\\*@/iogate"
+                       ".*cannot connect to the history store") as refused:
+        check_destination(unreachable)
+    assert "secret" not in str(refused.value)
+
+
+def test_a_postgresql_database_may_hold_other_tables_but_not_foreign_ones_of_ours(
+        postgres_url: str) -> None:
+    import psycopg
+
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        conn.execute("CREATE TABLE inventory (x int)")
+    record(postgres_url, document(), environ={})  # a shared database: its tables are kept
+    assert query(postgres_url, "SELECT COUNT(*) FROM inventory") == [(0,)]
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        conn.execute("DROP TABLE samples, metrics, cases, runs, iogate_schema")
+        conn.execute("CREATE TABLE runs (x int)")
+    with pytest.raises(HistoryError, match="not a history store .*tables runs"):
+        record(postgres_url, document(), environ={})
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        conn.execute("DROP TABLE runs")
+        conn.execute("CREATE TABLE iogate_schema (version INTEGER NOT NULL)")
+        conn.execute("INSERT INTO iogate_schema VALUES (99)")
+    with pytest.raises(HistoryError, match="schema version 99"):
+        runs(postgres_url)
 
 
 def test_labels_and_build_identity() -> None:
