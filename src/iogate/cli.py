@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     import argparse
     from pathlib import Path
 
+    from iogate.history import Filters
     from iogate.outcome import CaseResult
     from iogate.report import Journal
     from iogate.spec import LoadedSuite
@@ -113,14 +114,13 @@ def cmd_export(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _write_output(out: str, text: str) -> bool:
-    """Write a command's output file (``--output``) whole or not at all; False (said on
-    stderr) if not."""
+def _write_output(out: str, data: str | bytes, option: str = "--output") -> bool:
+    """Write a command's output file whole or not at all; False (said on stderr) if not."""
     from iogate.files import OutputError, write_whole
 
     try:
         with interrupts.deferred():
-            write_whole(out, text, "--output")
+            write_whole(out, data, option)
     except OutputError as exc:
         print(f"iogate: {exc}", file=sys.stderr)
         return False
@@ -150,18 +150,101 @@ def cmd_import(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def cmd_history(args: argparse.Namespace) -> int:
-    from iogate.history import Filters, HistoryError, parse_labels, render_runs, runs
+def _filters(args: argparse.Namespace) -> Filters:
+    from iogate.history import Filters, parse_labels
 
+    return Filters(suite=args.suite, case=args.k, device=args.device, firmware=args.firmware,
+                   labels=parse_labels(args.label), since=args.since, until=args.until)
+
+
+def cmd_history(args: argparse.Namespace) -> int:
+    from iogate.changes import ChangesError
+    from iogate.files import check_output
+    from iogate.history import HistoryError, render_runs, runs
+
+    for option in ("png", "html"):
+        if getattr(args, option) and not args.metric:
+            print(f"iogate: --{option} draws the trend of one metric: give --metric M too "
+                  "(and -k CASE)", file=sys.stderr)
+            return EXIT_INVALID
+        if getattr(args, option):
+            check_output(getattr(args, option), f"--{option}")
     try:
-        rows = runs(args.store, Filters(suite=args.suite, case=args.k, device=args.device,
-                                        firmware=args.firmware,
-                                        labels=parse_labels(args.label),
-                                        since=args.since, until=args.until))
-    except HistoryError as exc:
+        if args.metric:
+            return _trend(args)
+        rows = runs(args.store, _filters(args))
+    except (HistoryError, ChangesError) as exc:
         print(f"iogate: {exc}", file=sys.stderr)
         return EXIT_INVALID
     print(render_runs(rows))
+    return EXIT_OK
+
+
+def _trend(args: argparse.Namespace) -> int:
+    """``iogate history DEST --metric M``: one series, printed, drawn or both."""
+    from iogate import trend
+    from iogate.changes import ChangesError
+    from iogate.history import load
+
+    series = load(args.store, [args.metric], filters=_filters(args))
+    if not series:
+        print(f"iogate: no run of the store measured {args.metric} for the cases chosen",
+              file=sys.stderr)
+        return EXIT_INVALID
+    if len(series) > 1:
+        names = "\n  ".join(f"{c}{f' on {d}' if d else ''}" for c, d, _ in sorted(series))
+        print(f"iogate: {len(series)} series of {args.metric} match; choose one with -k CASE "
+              f"(and --device MODEL):\n  {names}", file=sys.stderr)
+        return EXIT_INVALID
+    ((key, points),) = series.items()
+    findings = trend.detect({key: points})
+    print(trend.render(findings, 1, trend.RECENT) if findings else
+          f"{key[0]}: {key[2]}: {len(points)} runs, no change point")
+    png = None
+    if args.png or args.html:
+        try:
+            png = trend.trend_png(key, points, findings)
+        except ChangesError as exc:
+            if args.png:
+                raise
+            print(f"iogate: {exc}", file=sys.stderr)
+    for path, data in ((args.png, png), (args.html, trend.trend_html(
+            key, points, findings, png, trend.RECENT) if args.html else None)):
+        if path and data is not None:
+            if not _write_output(path, data, "--png" if path == args.png else "--html"):
+                return EXIT_RUNTIME
+            print(f"{path}: trend of {key[2]} over {len(points)} runs", file=sys.stderr)
+    return EXIT_OK
+
+
+def cmd_detect(args: argparse.Namespace) -> int:
+    from iogate import trend
+    from iogate.changes import ChangesError
+    from iogate.files import check_output
+    from iogate.history import HistoryError
+
+    if args.json:
+        check_output(args.json, "--json")
+    try:
+        series = trend.load_for(args.store, _filters(args), args.metric)
+        findings = trend.detect(series, trend.Options(args.alpha, args.min_change,
+                                                      args.min_runs))
+    except (HistoryError, ChangesError, ValueError) as exc:
+        print(f"iogate: {exc}", file=sys.stderr)
+        return EXIT_INVALID
+    print(trend.render(findings, len(series), args.recent))
+    new = [f for f in findings if f.regression and f.new(args.recent)]
+    if args.json:
+        import json
+
+        text = json.dumps({"series": len(series), "recent": args.recent,
+                           "change_points": trend.as_json(findings, args.recent)}, indent=2)
+        if not _write_output(args.json, text + "\n", "--json"):
+            return EXIT_RUNTIME
+    if new:
+        print(f"iogate: {len(new)} regression(s) start among the newest {args.recent} runs "
+              "of their series", file=sys.stderr)
+        return EXIT_FAILED
     return EXIT_OK
 
 
@@ -446,25 +529,58 @@ def build_parser() -> argparse.ArgumentParser:
     add_option(verify.add_argument, "--", "set")
     verify.set_defaults(func=cmd_verify)
 
-    history = sub.add_parser("history", help="list the runs a history store holds")
-    history.add_argument("store", metavar="DEST", help="the history store (run --history)")
-    history.add_argument("--suite", metavar="SUBSTRING", help="runs with a case of a suite "
-                         "file whose path contains SUBSTRING")
-    history.add_argument("-k", metavar="SUBSTRING", help="runs with a case whose id contains "
-                         "SUBSTRING")
-    history.add_argument("--device", metavar="SUBSTRING", help="runs with a case on a device "
-                         "whose model contains SUBSTRING")
-    history.add_argument("--firmware", metavar="REV", help="runs with a case on firmware REV")
-    history.add_argument("--label", metavar="KEY=VALUE", action="append",
-                         help="runs with this label (repeatable)")
-    history.add_argument("--since", metavar="TIME", help="runs recorded at or after TIME "
-                         "(ISO 8601, UTC: 2026-11-24 or 2026-11-24T08:00)")
-    history.add_argument("--until", metavar="TIME", help="runs recorded before TIME")
+    history = sub.add_parser("history", help="list the runs a history store holds, or the "
+                             "trend of one metric")
+    _store_arguments(history)
+    history.add_argument("--metric", metavar="M", help="the trend of metric M (with -k CASE): "
+                         "its value per run and change points")
+    history.add_argument("--png", metavar="FILE", help="draw the trend of --metric in FILE")
+    history.add_argument("--html", metavar="FILE", help="write the trend of --metric as a "
+                         "page: the plot, the change points, every run")
     history.set_defaults(func=cmd_history)
+
+    from iogate import changes
+
+    detect = sub.add_parser("detect", help="find where metrics changed level across the runs "
+                            "of a history store; exit 1 when a regression starts among the "
+                            "newest runs")
+    _store_arguments(detect)
+    detect.add_argument("--metric", metavar="PATTERN", action="append",
+                        help="metrics to look at (repeatable, shell wildcards); default: IOPS, "
+                        "bandwidth and clat p50/p99/p99.9")
+    detect.add_argument("--alpha", type=float, default=changes.ALPHA, metavar="P",
+                        help=f"significance of a change point (default {changes.ALPHA:g})")
+    detect.add_argument("--min-change", type=float, default=changes.MIN_CHANGE_PCT,
+                        metavar="PCT", help="smallest move of a level that is a change, in "
+                        f"percent (default {changes.MIN_CHANGE_PCT:g})")
+    detect.add_argument("--min-runs", type=int, default=changes.MIN_RUNS, metavar="N",
+                        help="fewest runs on each side of a change point (default "
+                        f"{changes.MIN_RUNS})")
+    detect.add_argument("--recent", type=int, default=changes.RECENT, metavar="N",
+                        help="a regression is new when it starts among the newest N runs of "
+                        f"its series (default {changes.RECENT})")
+    detect.add_argument("--json", metavar="FILE", help="also write the change points to FILE")
+    detect.set_defaults(func=cmd_detect)
 
     metrics = sub.add_parser("metrics", help="list the metrics expectations can use")
     metrics.set_defaults(func=cmd_metrics)
     return parser
+
+
+def _store_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("store", metavar="DEST", help="the history store (run --history): a "
+                        "SQLite file or a postgresql:// URL")
+    parser.add_argument("--suite", metavar="SUBSTRING", help="cases of a suite file whose path "
+                        "contains SUBSTRING")
+    parser.add_argument("-k", metavar="SUBSTRING", help="cases whose id contains SUBSTRING")
+    parser.add_argument("--device", metavar="SUBSTRING", help="cases on a device whose model "
+                        "contains SUBSTRING")
+    parser.add_argument("--firmware", metavar="REV", help="cases on firmware REV")
+    parser.add_argument("--label", metavar="KEY=VALUE", action="append",
+                        help="runs with this label (repeatable)")
+    parser.add_argument("--since", metavar="TIME", help="runs recorded at or after TIME "
+                        "(ISO 8601, UTC: 2026-11-24 or 2026-11-24T08:00)")
+    parser.add_argument("--until", metavar="TIME", help="runs recorded before TIME")
 
 
 def main(argv: Sequence[str] | None = None, *, hold_signals: bool = False) -> int:

@@ -1,0 +1,186 @@
+"""Change points in a history: where a series of runs (one value per run, oldest first)
+moves to another level, by how much and how significantly; and the level of its last stable
+segment, with the noise it showed, that a new run is judged against.
+
+The method is the one performance-history tools settled on (E-divisive means as Apache
+Otava and MongoDB use it), built on ``ruptures``: the best single split of a segment, by
+least squares (binary segmentation, at least ``min_runs`` runs a side), is a change point
+when Student's t-test between its two sides (pooled variance: the series' own noise) gives
+a p-value at most ``alpha`` and the level moved by at least ``min_change_pct``; both sides
+are then split the same way. Once no segment splits, each change point is tested again
+between its neighbours and the weakest one that no longer holds is dropped, until all hold.
+
+``ruptures`` and ``scipy`` are the ``history`` extra: imported when a series is segmented.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from iogate.errors import IogateError
+
+ALPHA = 0.001  # default significance of a change point
+MIN_CHANGE_PCT = 2.0  # default smallest move of the level that is a change
+MIN_RUNS = 2  # default fewest runs on each side of a change point
+RECENT = 5  # default: a regression is new when it starts among a series' newest RECENT runs
+
+
+class ChangesError(IogateError):
+    """Change detection cannot run: the libraries it needs are missing."""
+
+
+def _libraries() -> tuple[Any, Any, Any]:
+    try:
+        import numpy
+        import ruptures
+        from scipy import stats
+    except ImportError as exc:
+        raise ChangesError(f"change detection needs ruptures and scipy ({exc.name} is "
+                           "missing): pip install 'iogate[history]'") from None
+    return ruptures, stats, numpy
+
+
+@dataclass(frozen=True)
+class ChangePoint:
+    """The level moved at run ``index`` (the first run of the new level)."""
+
+    index: int
+    before: float  # mean of the segment before
+    after: float  # mean of the segment from ``index``
+    p_value: float
+    runs_before: int
+    runs_after: int
+
+    @property
+    def change_pct(self) -> float:
+        if self.before == 0:
+            return math.inf if self.after else 0.0
+        return (self.after - self.before) / abs(self.before) * 100.0
+
+
+@dataclass(frozen=True)
+class Level:
+    """The last stable segment of a series: its runs' values from ``start`` on."""
+
+    start: int
+    values: tuple[float, ...]
+
+    @property
+    def mean(self) -> float:
+        return sum(self.values) / len(self.values)
+
+    @property
+    def stdev(self) -> float:
+        n = len(self.values)
+        if n < 2:
+            return 0.0
+        m = self.mean
+        return math.sqrt(sum((v - m) ** 2 for v in self.values) / (n - 1))
+
+    def p_value(self, value: float) -> float | None:
+        """How likely a new run of this level lies as far from its mean as ``value`` (two
+        sided, Student's t prediction interval with the segment's own noise); None with
+        fewer than 2 runs, where there is no noise to judge with."""
+        n = len(self.values)
+        if n < 2:
+            return None
+        _, tdist, _ = _libraries()
+        sd = self.stdev
+        if sd == 0:
+            return 1.0 if value == self.mean else 0.0
+        t = (value - self.mean) / (sd * math.sqrt(1 + 1 / n))
+        return float(2 * tdist.t.sf(abs(t), n - 1))
+
+
+def _t_test(left: Sequence[float], right: Sequence[float]) -> float:
+    """Two-sided p-value of Student's t-test with pooled variance; a side of one run uses
+    the other side's noise alone."""
+    _, tdist, _ = _libraries()
+    n1, n2 = len(left), len(right)
+    m1, m2 = sum(left) / n1, sum(right) / n2
+    ss = sum((v - m1) ** 2 for v in left) + sum((v - m2) ** 2 for v in right)
+    df = n1 + n2 - 2
+    if df <= 0:
+        return 1.0
+    sd = math.sqrt(ss / df)
+    if sd == 0:
+        return 1.0 if m1 == m2 else 0.0
+    t = (m2 - m1) / (sd * math.sqrt(1 / n1 + 1 / n2))
+    return float(2 * tdist.t.sf(abs(t), df))
+
+
+def _mean(values: Sequence[float]) -> float:
+    return sum(values) / len(values)
+
+
+def _moved_enough(left: Sequence[float], right: Sequence[float], min_change_pct: float) -> bool:
+    before, after = _mean(left), _mean(right)
+    if before == 0:
+        return after != 0
+    return abs(after - before) / abs(before) * 100.0 >= min_change_pct
+
+
+def change_points(values: Sequence[float], *, alpha: float = ALPHA,
+                  min_change_pct: float = MIN_CHANGE_PCT,
+                  min_runs: int = MIN_RUNS) -> list[ChangePoint]:
+    """The change points of a series, in order (see the module's method)."""
+    if not 0 < alpha < 1:
+        raise ValueError(f"the significance {alpha:g} is not strictly between 0 and 1")
+    if min_runs < 1:
+        raise ValueError(f"min_runs {min_runs} is not at least 1")
+    ruptures, _, numpy = _libraries()
+    data = [float(v) for v in values]
+    if any(not math.isfinite(v) for v in data):
+        raise ValueError("a series to segment holds a value that is not a finite number")
+
+    def holds(lo: int, split: int, hi: int) -> bool:
+        left, right = data[lo:split], data[split:hi]
+        return (_moved_enough(left, right, min_change_pct)
+                and _t_test(left, right) <= alpha)
+
+    found: set[int] = set()
+    pending = [(0, len(data))]
+    while pending:
+        lo, hi = pending.pop()
+        if hi - lo < 2 * min_runs:
+            continue
+        segment = data[lo:hi]
+        if max(segment) == min(segment):
+            continue
+        algo = ruptures.Binseg(model="l2", min_size=min_runs, jump=1).fit(
+            numpy.asarray(segment))
+        split = lo + algo.predict(n_bkps=1)[0]
+        if lo < split < hi and holds(lo, split, hi):
+            found.add(split)
+            pending += [(lo, split), (split, hi)]
+    points = sorted(found)
+    # Re-test each against its neighbours now that all are known; drop the weakest that
+    # fails, one at a time, until every one holds.
+    while points:
+        bounds = [0, *points, len(data)]
+        failing = [(
+            _t_test(data[bounds[i - 1]:bounds[i]], data[bounds[i]:bounds[i + 1]]), bounds[i])
+            for i in range(1, len(bounds) - 1)
+            if not holds(bounds[i - 1], bounds[i], bounds[i + 1])]
+        if not failing:
+            break
+        points.remove(max(failing)[1])
+    bounds = [0, *points, len(data)]
+    return [ChangePoint(bounds[i], _mean(data[bounds[i - 1]:bounds[i]]),
+                        _mean(data[bounds[i]:bounds[i + 1]]),
+                        _t_test(data[bounds[i - 1]:bounds[i]], data[bounds[i]:bounds[i + 1]]),
+                        bounds[i] - bounds[i - 1], bounds[i + 1] - bounds[i])
+            for i in range(1, len(bounds) - 1)]
+
+
+def last_level(values: Sequence[float], **options: Any) -> Level | None:
+    """The last stable segment of a series (after its last change point); None for an empty
+    series."""
+    if not values:
+        return None
+    points = change_points(values, **options)
+    start = points[-1].index if points else 0
+    return Level(start, tuple(float(v) for v in values[start:]))
