@@ -89,17 +89,22 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config,
                                   items: list[pytest.Item]) -> None:
-    """Before anything runs: a collected case the baseline holds no entry for is a usage
-    error, as on the command line."""
+    """Before anything runs: a collected case the baseline holds no entry for, or one that
+    refers to history without a history store, is a usage error, as on the command line."""
     from iogate.baseline import BaselineError
+    from iogate.judge import needs_history
 
     gate = config.stash.get(GATE_KEY, None)
     if gate is None:
         return
+    cases = [item.case for item in items if isinstance(item, WorkloadItem)]
     try:
-        gate.check([item.case for item in items if isinstance(item, WorkloadItem)])
+        gate.check(cases)
     except BaselineError as exc:
         raise pytest.UsageError(f"--iogate-baseline: {exc}") from None
+    no_history = needs_history(cases, gate)
+    if no_history:
+        raise pytest.UsageError(no_history)
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:

@@ -6,8 +6,10 @@ The method is the one performance-history tools settled on (E-divisive means as 
 Otava and MongoDB use it), built on ``ruptures``: the best single split of a segment, by
 least squares (binary segmentation, at least ``min_runs`` runs a side), is a change point
 when Student's t-test between its two sides (pooled variance: the series' own noise) gives
-a p-value at most ``alpha`` and the level moved by at least ``min_change_pct``; both sides
-are then split the same way. Once no segment splits, each change point is tested again
+a p-value at most ``alpha``, the level moved by at least ``min_change_pct``, and the two
+sides also differ in rank order (Mann-Whitney U, p at most :data:`RANK_ALPHA`: one slow
+outlier beside a normal run is no step, however slow); both sides are then split the same
+way. Once no segment splits, each change point is tested again
 between its neighbours and the weakest one that no longer holds is dropped, until all hold.
 
 ``ruptures`` and ``scipy`` are the ``history`` extra: imported when a series is segmented.
@@ -20,16 +22,23 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from iogate import stats as _stats
 from iogate.errors import IogateError
 
 ALPHA = 0.001  # default significance of a change point
 MIN_CHANGE_PCT = 2.0  # default smallest move of the level that is a change
 MIN_RUNS = 2  # default fewest runs on each side of a change point
+RANK_ALPHA = 0.05  # the rank order of the two sides must differ at least this significantly
 RECENT = 5  # default: a regression is new when it starts among a series' newest RECENT runs
 
 
 class ChangesError(IogateError):
     """Change detection cannot run: the libraries it needs are missing."""
+
+
+def require() -> None:
+    """Raise ChangesError now if change detection's libraries are missing."""
+    _libraries()
 
 
 def _libraries() -> tuple[Any, Any, Any]:
@@ -63,35 +72,35 @@ class ChangePoint:
 
 @dataclass(frozen=True)
 class Level:
-    """The last stable segment of a series: its runs' values from ``start`` on."""
+    """The last stable segment of a series: its runs' values from ``start`` on. Its level
+    is their median and its noise their median absolute deviation (scaled to a standard
+    deviation), so that a slow run inside it moves neither much."""
 
     start: int
     values: tuple[float, ...]
 
     @property
-    def mean(self) -> float:
-        return sum(self.values) / len(self.values)
+    def center(self) -> float:
+        return _stats.median(self.values)
 
     @property
-    def stdev(self) -> float:
-        n = len(self.values)
-        if n < 2:
-            return 0.0
-        m = self.mean
-        return math.sqrt(sum((v - m) ** 2 for v in self.values) / (n - 1))
+    def scale(self) -> float:
+        """The noise of the runs: 1.4826 times their median absolute deviation."""
+        center = self.center
+        return 1.4826 * _stats.median([abs(v - center) for v in self.values])
 
     def p_value(self, value: float) -> float | None:
-        """How likely a new run of this level lies as far from its mean as ``value`` (two
-        sided, Student's t prediction interval with the segment's own noise); None with
-        fewer than 2 runs, where there is no noise to judge with."""
+        """How likely a new run of this level lies as far from it as ``value`` (two sided,
+        Student's t with the segment's own noise, as a prediction for one more run); None
+        with fewer than 2 runs, where there is no noise to judge with."""
         n = len(self.values)
         if n < 2:
             return None
         _, tdist, _ = _libraries()
-        sd = self.stdev
-        if sd == 0:
-            return 1.0 if value == self.mean else 0.0
-        t = (value - self.mean) / (sd * math.sqrt(1 + 1 / n))
+        scale = self.scale
+        if scale == 0:
+            return 1.0 if value == self.center else 0.0
+        t = (value - self.center) / (scale * math.sqrt(1 + 1 / n))
         return float(2 * tdist.t.sf(abs(t), n - 1))
 
 
@@ -139,7 +148,8 @@ def change_points(values: Sequence[float], *, alpha: float = ALPHA,
     def holds(lo: int, split: int, hi: int) -> bool:
         left, right = data[lo:split], data[split:hi]
         return (_moved_enough(left, right, min_change_pct)
-                and _t_test(left, right) <= alpha)
+                and _t_test(left, right) <= alpha
+                and _stats.mann_whitney_u(left, right)[1] <= RANK_ALPHA)
 
     found: set[int] = set()
     pending = [(0, len(data))]

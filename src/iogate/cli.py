@@ -288,7 +288,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     from iogate import hooks, report
     from iogate.baseline import BaselineError
-    from iogate.judge import needs_baseline
+    from iogate.judge import needs_baseline, needs_history
     from iogate.plan import case_id, expected_bytes, plan
     from iogate.runner import run_cases
     from iogate.settings import UsageError, journal_path, settings
@@ -317,6 +317,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         print("iogate: these expectations refer to baseline, but no baseline is loaded "
               "(--baseline FILE; --save-baseline FILE records one):\n  "
               + "\n  ".join(needs_baseline(cases)), file=sys.stderr)
+        return EXIT_INVALID
+    no_history = needs_history(cases, gate)
+    if no_history:
+        print(f"iogate: {no_history}", file=sys.stderr)
         return EXIT_INVALID
     results: list[CaseResult] = []
     journal: Journal | None = None

@@ -3,8 +3,10 @@
 An expectation is ``OP EXPR [in SHARE [of INTERVAL]]`` with OP one of ``>= <= > < == !=``.
 
 EXPR is an arithmetic expression (:mod:`iogate.expr`: ``+ - * /``, parentheses) over
-numbers with units and two names: ``baseline`` (the baseline's value of the same metric
-and statistic) and ``mean`` (the whole-run value, for windowed expectations). Units must
+numbers with units and three names: ``baseline`` (the baseline's value of the same metric
+and statistic), ``history`` (the metric's level over the last stable stretch of the case's
+recorded runs, :mod:`iogate.changes`) and ``mean`` (the whole-run value, for windowed
+expectations). Units must
 fit the metric's kind (a latency takes ``ms``, an IOPS figure ``k``, a bandwidth
 ``MiB/s``, a percentage ``5%`` or a plain ``5``, a ratio a plain decimal such as
 ``0.55``); this is checked when the suite is loaded. ``baseline + 10%`` is
@@ -157,7 +159,7 @@ def _what_literal_is(text: str) -> str | None:
 
 # -- expressions -------------------------------------------------------------------------
 
-NAMES = ("baseline", "mean")  # the names an expectation may refer to
+NAMES = ("baseline", "history", "mean")  # the names an expectation may refer to
 _EMPTY: Mapping[str, float] = MappingProxyType({})
 # Stand-in values for the names when a suite is loaded: only the units are checked then.
 _PROBE = Fraction(7919, 7907)
@@ -336,6 +338,7 @@ class Expectation:
 
 def _missing_words(missing: list[str]) -> str:
     why = {"baseline": "baseline, but no baseline is loaded or it has no value for it",
+           "history": "history, but no history store is given or it has no run of it",
            "mean": "mean, but the whole-run value was not measured"}
     return "; and ".join(why.get(n, f"'{n}', which has no value") for n in missing)
 
@@ -376,7 +379,8 @@ def parse_expectation(metric: str, text: object) -> Expectation:
         hint = f"did you mean '{close[0]}'?" if close else \
             "a suite variable is written ${" + shown(unknown[0]) + "}"
         raise ExpectationError(f"'{shown(text.strip())}': unknown name '{shown(unknown[0])}'; an "
-                               f"expectation may refer to {' and '.join(NAMES)}; {hint}")
+                               f"expectation may refer to {', '.join(NAMES[:-1])} and "
+                               f"{NAMES[-1]}; {hint}")
     if window is not None:
         if not has_series(path):
             raise ExpectationError(f"{path.text} has no per-interval values, so it cannot "

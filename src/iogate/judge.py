@@ -1,8 +1,8 @@
 """Judging a case: its metrics over the runs (medians of repeats), each expectation checked
 against thresholds, the baseline and the series' windows, and the outcome that follows.
 
-:class:`Gate` holds how verdicts that refer to a baseline are reached; :func:`fail_fast`
-judges a run while it goes, :func:`judge` when it has ended.
+:class:`Gate` holds how verdicts that refer to a baseline or to the history store are
+reached; :func:`fail_fast` judges a run while it goes, :func:`judge` when it has ended.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from iogate import diskstats, environment, hooks, stats
 from iogate.baseline import Baseline
 from iogate.baseline import Choice as BaselineChoice
 from iogate.baseline import Entry as BaselineEntry
+from iogate.changes import Level
 from iogate.expect import (
     Check,
     Expectation,
@@ -57,6 +58,8 @@ class Gate:
     # refusing the run.
     recording: bool = False
     match: Mapping[str, str | None] = field(default_factory=dict)
+    # The history store that expectations referring to ``history`` are judged against.
+    history: str | None = None
 
     def __post_init__(self) -> None:
         """Refuse settings that cannot judge anything: ValueError, or BaselineMatchError
@@ -90,11 +93,71 @@ class Gate:
         return self.baseline.choose(case_id(case), env, self.match)
 
 
-def needs_baseline(cases: Sequence[Case]) -> list[str]:
-    """Where the suites refer to ``baseline`` (``file:line: metric``), to refuse a run
-    without one before anything runs."""
+def needs_baseline(cases: Sequence[Case], name: str = "baseline") -> list[str]:
+    """Where the suites refer to ``baseline`` (or ``name``: ``history``) as
+    ``file:line: case: metric``, to refuse a run without one before anything runs."""
     return [f"{c.path}:{e.line or c.line}: {case_id(c)}: {e.key}" for c in cases
-            for e in c.expectations if "baseline" in e.names]
+            for e in c.expectations if name in e.names]
+
+
+def needs_history(cases: Sequence[Case], gate: Gate) -> str | None:
+    """Why the cases cannot run with this gate because they refer to ``history``: no store
+    is given, or change detection's libraries are missing; None when they can."""
+    where = needs_baseline(cases, "history")
+    if not where:
+        return None
+    if gate.history is None:
+        return ("these expectations refer to history, but no history store is given "
+                "(--history DEST; pytest: --iogate-history DEST):\n  " + "\n  ".join(where))
+    from iogate.changes import ChangesError, require
+
+    try:
+        require()
+    except ChangesError as exc:
+        return f"{exc} (expectations refer to history:\n  " + "\n  ".join(where) + ")"
+    return None
+
+
+MIN_HISTORY = 5  # fewest recorded runs of a case that ``history`` is judged against
+
+
+@dataclass(frozen=True)
+class HistoryLevel:
+    """What ``history`` is for one case and metric: the level judged against, or why
+    there is none (``judged``: False when that is no failure, such as a short history)."""
+
+    level: Level | None
+    reason: str = ""
+    judged: bool = True
+    runs: int = 0
+
+
+def history_level(store: str, cid: str, device: str, metric: str) -> HistoryLevel:
+    """The level of ``metric`` for case ``cid`` on ``device`` over the runs of the store:
+    the last segment between change points that has lasted :data:`iogate.changes.RECENT`
+    runs (a newer level is a change still under watch, not yet the norm; a regression is
+    accepted as the norm once it has lasted that long), or the first."""
+    from iogate.changes import RECENT, change_points
+    from iogate.history import HistoryError, is_url, load
+
+    try:
+        if not is_url(store) and not os.path.exists(store):
+            series = {}  # made by this run's recording
+        else:
+            series = load(store, [metric], case_id=cid, device=device)
+    except HistoryError as exc:
+        return HistoryLevel(None, f"the history store cannot be read: {exc}")
+    values = [p.value for points in series.values() for p in points]
+    if len(values) < MIN_HISTORY:
+        where = f" on {device}" if device else ""
+        return HistoryLevel(None, f"not judged: the history holds {len(values)} run(s) of "
+                            f"this case{where}, {MIN_HISTORY} are needed", judged=False,
+                            runs=len(values))
+    bounds = [0, *(cp.index for cp in change_points(values)), len(values)]
+    lo, hi = next((lo, hi) for lo, hi in reversed(list(zip(bounds, bounds[1:],
+                                                            strict=False)))
+                  if hi - lo >= RECENT or lo == 0)
+    return HistoryLevel(Level(lo, tuple(values[lo:hi])), runs=len(values))
 
 
 def fail_fast(cases: Sequence[Case], specs: Sequence[JobSpec]
@@ -188,7 +251,13 @@ def judge(case: Case, runs: list[RunResult], duration: float, target: str | None
     result = runs[-1]
     metrics, samples, unmeasured = _measured(case, runs, case.expectations)
     entry = choice.entry if choice is not None else None
-    checks = [_check(e, runs, metrics, samples, entry, gate, unmeasured)
+    levels: dict[str, HistoryLevel] = {}
+    if gate.history is not None:
+        device = str(env.get("target.device_model") or "")
+        levels = {e.metric.text: history_level(gate.history, case_id(case), device,
+                                               e.metric.text)
+                  for e in case.expectations if "history" in e.names}
+    checks = [_check(e, runs, metrics, samples, entry, gate, unmeasured, levels)
               for e in case.expectations]
     hosts = _per_host(case, runs)
     for host, (host_runs, host_metrics, host_samples, host_unmeasured) in hosts.items():
@@ -281,9 +350,17 @@ def _per_host(case: Case, runs: Sequence[RunResult]
 
 def _check(e: Expectation, runs: list[RunResult], metrics: Mapping[str, float],
            samples: Mapping[str, list[float]], entry: BaselineEntry | None,
-           gate: Gate, unmeasured: Mapping[str, str]) -> Check:
+           gate: Gate, unmeasured: Mapping[str, str],
+           levels: Mapping[str, HistoryLevel] | None = None) -> Check:
     path = e.metric.text
     names: dict[str, float] = {}
+    level = (levels or {}).get(path)
+    if "history" in e.names:
+        if level is None or level.level is None:
+            why = level.reason if level is not None else "no history store is given"
+            return Check(e, None, level is not None and not level.judged, why,
+                         judged=level is not None and level.judged)
+        names["history"] = level.level.center
     if "baseline" in e.names and entry is not None:
         old = entry.samples(path)
         if old:
@@ -298,11 +375,15 @@ def _check(e: Expectation, runs: list[RunResult], metrics: Mapping[str, float],
     values = samples.get(path) or ([metrics[path]] if path in metrics else [])
     check = evaluate(e, _statistic(values, e.stat) if values else None, names=names,
                      backend=backend, unmeasured=unmeasured.get(path))
-    if check.passed or "baseline" not in names:
+    if check.passed or not {"baseline", "history"} & set(names):
         return check
-    small = _within_min_effect(e, check, names, gate.min_effect_pct)
+    reference = "baseline" if "baseline" in names else "history"
+    small = _within_min_effect(e, check, names, gate.min_effect_pct, reference)
     if small:
         return replace(check, passed=True, reason=f"{check.reason}, but {small}")
+    if reference == "history":
+        assert level is not None and level.level is not None
+        return _against_history(check, level, gate.alpha)
     if e.stat not in ("median", "mean"):
         return check
     # Below the threshold: with enough repeats on both sides, only a significant difference
@@ -319,19 +400,36 @@ def _check(e: Expectation, runs: list[RunResult], metrics: Mapping[str, float],
     return check
 
 
+def _against_history(check: Check, level: HistoryLevel, alpha: float) -> Check:
+    """A failed check against ``history`` fails only when the value lies outside the
+    history's own noise: Student's t prediction test against the level's runs."""
+    assert level.level is not None
+    n = len(level.level.values)
+    observed = check.observed
+    p = level.level.p_value(observed) if observed is not None else None
+    if p is None:
+        return check
+    where = f"level of the last {n} of {level.runs} recorded runs"
+    if p > alpha:
+        return replace(check, passed=True, reason=f"{check.reason}, but within the history's "
+                       f"noise (p={p:.3f} > {alpha}, {where})")
+    return replace(check, reason=f"{check.reason} (significant against the history's noise: "
+                   f"p={p:.2g}, {where})")
+
+
 def _within_min_effect(e: Expectation, check: Check, names: Mapping[str, float],
-                       min_effect_pct: float) -> str | None:
-    """Why a failed check against the baseline is no regression, if it is not: its value
-    differs from the baseline's by less than the minimum effect, and the baseline's value
-    itself meets the expectation (so the expectation bounds a regression; one that asks for
-    an improvement is not met by a value that barely moved)."""
-    observed, old = check.observed, names["baseline"]
+                       min_effect_pct: float, reference: str = "baseline") -> str | None:
+    """Why a failed check against the baseline (or the history) is no regression, if it is
+    not: its value differs from the reference by less than the minimum effect, and the
+    reference itself meets the expectation (so the expectation bounds a regression; one
+    that asks for an improvement is not met by a value that barely moved)."""
+    observed, old = check.observed, names[reference]
     if observed is None or math.isnan(observed) or not evaluate(e, old, names=names).passed:
         return None
     change = stats.effect_pct(old, observed)
     if abs(change) >= min_effect_pct:
         return None
-    return (f"within the minimum effect: {change:+.1f}% from the baseline's "
+    return (f"within the minimum effect: {change:+.1f}% from the {reference}'s "
             f"{format_value(e.kind, old)} is less than the minimum effect, {min_effect_pct:g}%")
 
 

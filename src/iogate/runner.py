@@ -28,7 +28,15 @@ from iogate.engine.isolated import (
 from iogate.errors import EngineError, TargetError
 from iogate.files import OutputError, create_stream
 from iogate.job import JobSpec
-from iogate.judge import Gate, fail_fast, io_error, judge, needs_baseline, tracked
+from iogate.judge import (
+    Gate,
+    fail_fast,
+    io_error,
+    judge,
+    needs_baseline,
+    needs_history,
+    tracked,
+)
 from iogate.lower import exit_masks, lower_step
 from iogate.outcome import CaseResult, SteadyRounds
 from iogate.plan import seed_for, sized, spec_for, target_text, targets_of
@@ -90,6 +98,9 @@ def run_cases(
             return failed("error", "an expectation refers to baseline, but no baseline is "
                           "loaded: pass --baseline FILE (pytest: --iogate-baseline FILE)",
                           targets)
+        no_history = needs_history(cases, gate)
+        if no_history:
+            return failed("error", no_history, targets)
         try:
             # A workload without size takes its target's (fio's rule): known from here on.
             cases = [sized(c, files) for c, files in zip(cases, targets, strict=True)]

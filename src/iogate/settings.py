@@ -175,7 +175,8 @@ def settings(value: Callable[[str], Any], prefix: str = "--") -> RunSettings:
     overridden = overrides(value("set"), prefix)
     try:
         gate = make_gate(value("baseline"), value("baseline-match"), alpha=value("alpha"),
-                         min_effect_pct=value("min-effect"), recording=bool(save))
+                         min_effect_pct=value("min-effect"), recording=bool(save),
+                         history=history)
     except (BaselineError, ValueError) as exc:
         raise UsageError("baseline", str(exc)) from None
     try:
@@ -211,10 +212,11 @@ def journal_path(results_path: str) -> Path:
 
 
 def make_gate(baseline: str | None, match: Sequence[str] | None, *, alpha: float,
-              min_effect_pct: float, recording: bool) -> Any:
+              min_effect_pct: float, recording: bool, history: str | None = None) -> Any:
     """The gate of a run (:class:`iogate.judge.Gate`): the baseline file judged against (if
     any) with the entries it may choose (``KEY=VALUE`` texts), the significance and minimum
-    effect of a regression, and whether the run records a baseline. Raises BaselineError
+    effect of a regression, whether the run records a baseline, and the history store
+    judged against (``history``: the one the run is recorded in). Raises BaselineError
     for an unusable file or criteria no entry meets, ValueError for bad settings."""
     from iogate.baseline import Baseline, parse_match
     from iogate.judge import Gate
@@ -224,4 +226,5 @@ def make_gate(baseline: str | None, match: Sequence[str] | None, *, alpha: float
         raise ValueError("--baseline-match chooses entries of a baseline: pass --baseline FILE "
                          "(pytest: --iogate-baseline FILE)")
     loaded = Baseline.load(baseline) if baseline else None
-    return Gate(loaded, alpha, min_effect_pct, recording=recording, match=criteria)
+    return Gate(loaded, alpha, min_effect_pct, recording=recording, match=criteria,
+                history=history)
