@@ -1,11 +1,15 @@
 """The history store through the command line: runs recorded with --history and --label,
-listed and filtered with ``iogate history``; usage errors before anything runs."""
+listed and filtered with ``iogate history``; change points found by ``iogate detect``;
+trends drawn; expectations judged against the history; the nightly loop on SQLite and
+PostgreSQL alike; usage errors before anything runs."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 IOGATE = [sys.executable, "-m", "iogate"]
 SUITE = """\
@@ -47,11 +51,144 @@ def test_history_usage_errors_come_before_the_run(tmp_path: Path) -> None:
     (tmp_path / "h.suite.yaml").write_text(SUITE)
     proc = iogate("run", "h.suite.yaml", "--label", "lot=A", cwd=tmp_path)
     assert proc.returncode == 2 and "--label names this run in a history store" in proc.stderr
-    proc = iogate("run", "h.suite.yaml", "--history", "postgresql://db/x", cwd=tmp_path)
-    assert proc.returncode == 2 and "give a file path" in proc.stderr
+    proc = iogate("run", "h.suite.yaml", "--history",
+                  f"postgresql://u:pw@/x?host={tmp_path}/none&port=1", cwd=tmp_path)
+    assert proc.returncode == 2 and "cannot connect to the history store" in proc.stderr
+    assert "u:***@" in proc.stderr and ":pw@" not in proc.stderr
+    proc = iogate("run", "h.suite.yaml", "--history", "mysql://db/x", cwd=tmp_path)
+    assert proc.returncode == 2 and "a SQLite file path or a postgresql://" in proc.stderr
     proc = iogate("run", "h.suite.yaml", "--history", "h.sqlite", "--label", "oops",
                   cwd=tmp_path)
     assert proc.returncode == 2 and "write KEY=VALUE" in proc.stderr
     assert not (tmp_path / "h.sqlite").exists()
     listed = iogate("history", "missing.sqlite", cwd=tmp_path)
     assert listed.returncode == 2 and "no such history store" in listed.stderr
+
+
+PACED = """\
+suite: nightly
+workloads:
+  - name: paced
+    ioengine: null
+    rw: randread
+    bs: 4k
+    size: 4MiB
+    rate_iops: ${RATE:-2000}
+    runtime: 200ms
+    time_based: true
+    expect:
+      read.iops: ">= 0.95 * history"
+"""
+
+
+def nightly(tmp_path: Path, store: str, rates: list[int], *extra: str) -> list[int]:
+    """Run the paced suite once per rate (in this process, as CI would run the command),
+    recorded in ``store``; the exit codes."""
+    import os
+
+    from iogate.cli import main
+
+    suite = tmp_path / "nightly.suite.yaml"
+    suite.write_text(PACED)
+    codes = []
+    for i, rate in enumerate(rates):
+        os.environ["RATE"], os.environ["BUILD_NUMBER"] = str(rate), str(100 + i)
+        try:
+            codes.append(main(["run", str(suite), "--history", store, "--json",
+                               str(tmp_path / f"run{i}.json"), *extra]))
+        finally:
+            del os.environ["RATE"], os.environ["BUILD_NUMBER"]
+    return codes
+
+
+def test_a_nightly_loop_finds_the_slower_build_in_sqlite_and_postgresql(
+        tmp_path: Path, postgres_url: str) -> None:
+    import json
+
+    from iogate.history import record
+
+    store = str(tmp_path / "nightly.sqlite")
+    codes = nightly(tmp_path, store, [2000] * 25 + [1800] * 5)
+    # The history expectation: not judged while the history is short, then met, then
+    # failed by every run of the 10 % slower build. (A paced run on a busy machine may
+    # really fall short of its rate: then, and only then, may a run before it fail.)
+    assert codes[25:] == [1] * 5
+    checks = [json.loads((tmp_path / f"run{i}.json").read_text())["cases"][0]["checks"][0]
+              for i in range(30)]
+    assert [c["judged"] for c in checks[:5]] == [False] * 5
+    for code, check in zip(codes[:25], checks[:25], strict=True):
+        assert code == 0 or check["observed"] < 0.95 * 2000, check
+    slow = json.loads((tmp_path / "run25.json").read_text())["cases"][0]["checks"][0]
+    assert slow["passed"] is False and "significant against the history's noise" in \
+        slow["reason"]
+    for i in range(30):  # the same runs, recorded in a shared PostgreSQL database
+        record(postgres_url, json.loads((tmp_path / f"run{i}.json").read_text()),
+               environ={"BUILD_NUMBER": str(100 + i)})
+    outputs = []
+    for dest in (store, postgres_url):
+        proc = iogate("detect", dest, "--metric", "read.iops", "--json", "cp.json",
+                      cwd=tmp_path)
+        assert proc.returncode == 1, proc.stdout + proc.stderr
+        assert "REGRESSED (new)" in proc.stdout and "build 125" in proc.stdout
+        [found] = json.loads((tmp_path / "cp.json").read_text())["change_points"]
+        assert found["build"] == "build 125" and found["new"] and found["regression"]
+        assert (found["runs_before"], found["runs_after"]) == (25, 5)
+        assert found["change_pct"] == pytest.approx(-10, abs=1)
+        outputs.append(found)
+    assert outputs[0]["before"] == pytest.approx(outputs[1]["before"])
+    assert outputs[0]["p_value"] == pytest.approx(outputs[1]["p_value"])
+    # After more runs at the new level, the regression is no longer new: detect passes.
+    proc = iogate("detect", store, "--metric", "read.iops", "--recent", "4", cwd=tmp_path)
+    assert proc.returncode == 0 and "REGRESSED" in proc.stdout and "(new)" not in proc.stdout
+    # The trend: the plot and the page name the change.
+    proc = iogate("history", store, "--metric", "read.iops", "-k", "paced", "--png",
+                  "trend.png", "--html", "trend.html", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "trend.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    page = (tmp_path / "trend.html").read_text()
+    assert "build 125" in page and "regression (new)" in page and "data:image/png" in page
+    assert page.count("<tr><td>20") == 30 + 1  # every run, and the change point
+
+
+def test_detect_and_trend_refuse_what_they_cannot_do(tmp_path: Path) -> None:
+    store = str(tmp_path / "h.sqlite")
+    assert nightly(tmp_path, store, [2000] * 3) == [0] * 3
+    proc = iogate("detect", store, cwd=tmp_path)
+    assert proc.returncode == 0 and "no change point in 7 series" in proc.stdout
+    proc = iogate("detect", store, "--alpha", "2", cwd=tmp_path)
+    assert proc.returncode == 2 and "not strictly between 0 and 1" in proc.stderr
+    proc = iogate("detect", "missing.sqlite", cwd=tmp_path)
+    assert proc.returncode == 2 and "no such history store" in proc.stderr
+    proc = iogate("history", store, "--png", "t.png", cwd=tmp_path)
+    assert proc.returncode == 2 and "give --metric M too" in proc.stderr
+    proc = iogate("history", store, "--metric", "write.iops", cwd=tmp_path)
+    assert proc.returncode == 2 and "no run of the store measured write.iops" in proc.stderr
+    (tmp_path / "other.suite.yaml").write_text(PACED.replace("paced", "paced2"))
+    from iogate.cli import main
+
+    assert main(["run", str(tmp_path / "other.suite.yaml"), "--history", store]) == 0
+    proc = iogate("history", store, "--metric", "read.iops", cwd=tmp_path)
+    assert proc.returncode == 2 and "2 series of read.iops match; choose one with -k" in \
+        proc.stderr
+    proc = iogate("history", store, "--metric", "read.iops", "-k", "paced2", cwd=tmp_path)
+    assert proc.returncode == 0 and "1 runs, no change point" in proc.stdout
+    assert not (tmp_path / "t.png").exists()
+
+
+def test_history_expectations_need_a_store(tmp_path: Path) -> None:
+    (tmp_path / "n.suite.yaml").write_text(PACED)
+    proc = iogate("run", "n.suite.yaml", cwd=tmp_path)
+    assert proc.returncode == 2
+    assert "refer to history, but no history store is given" in proc.stderr
+    assert "n.suite.yaml:12: nightly.suite.yaml" not in proc.stderr
+    assert "n.suite.yaml:12: n.suite.yaml::paced: read.iops" in proc.stderr
+
+
+def test_a_run_is_recorded_in_postgresql_from_the_command_line(tmp_path: Path,
+                                                                postgres_url: str) -> None:
+    (tmp_path / "h.suite.yaml").write_text(SUITE)
+    proc = iogate("run", "h.suite.yaml", "--history", postgres_url, "--label", "lot=A",
+                  cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    listed = iogate("history", postgres_url, "--label", "lot=A", cwd=tmp_path)
+    assert listed.returncode == 0 and "1 case(s)" in listed.stdout and "lot=A" in listed.stdout

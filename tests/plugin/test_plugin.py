@@ -234,3 +234,41 @@ def test_a_session_is_recorded_in_the_history_store(pytester: pytest.Pytester) -
     result = pytester.runpytest("-p", "no:cacheprovider", "--iogate-label", "lot=A")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--iogate-label names this run in a history store*"])
+
+
+PACED_SUITE = """\
+suite: nightly
+workloads:
+  - name: paced
+    ioengine: null
+    rw: randread
+    bs: 4k
+    size: 4MiB
+    rate_iops: ${RATE:-2000}
+    runtime: 200ms
+    time_based: true
+    expect:
+      read.iops: ">= 0.95 * history"
+"""
+
+
+def test_a_history_expectation_fails_the_item_of_a_slower_build(
+        pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    from iogate.history import record
+    from iogate.report import SCHEMA_VERSION
+
+    write_suite(pytester, PACED_SUITE, "nightly")
+    store = str(pytester.path / "h.sqlite")
+    for i in range(8):  # eight nights at 2000 IOPS, within 0.1 %
+        record(store, {"schema_version": SCHEMA_VERSION, "cases": [
+            {"id": "nightly.suite.yaml::paced", "outcome": "passed",
+             "metrics": {"read.iops": 2000.0 + (i % 3 - 1)}, "environment": {}}]},
+            environ={})
+    monkeypatch.setenv("RATE", "1800")
+    result = pytester.runpytest("-p", "no:cacheprovider", "--iogate-history", store)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*is not >= 0.95 * history (1.9k) (significant against the "
+                                 "history's noise*last 8 of 8 recorded runs)"])
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*refer to history, but no history store is given*"])

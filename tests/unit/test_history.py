@@ -199,3 +199,38 @@ def test_labels_and_build_identity() -> None:
                            "CI_COMMIT_REF_NAME": "dev"}) == {"commit": "c", "build": "7",
                                                              "branch": "dev"}
     assert build_identity({}) == {}
+
+
+def test_history_is_the_level_of_the_last_segment_that_lasted(tmp_path: Path) -> None:
+    from iogate.judge import MIN_HISTORY, history_level
+
+    store = str(tmp_path / "h.sqlite")
+    key = ("s.suite.yaml::randread", "ACME NVMe 3000", "read.iops")
+
+    def level() -> Any:
+        return history_level(store, *key)
+
+    assert level().judged is False and "holds 0 run(s)" in level().reason
+    values = [1000.0, 1001.0, 999.0, 1000.5, 999.5, 1000.0, 1001.0, 999.0]
+    for v in values[:MIN_HISTORY - 1]:
+        record(store, document(iops=v), environ={})
+    short = level()
+    assert (short.level, short.judged, short.runs) == (None, False, MIN_HISTORY - 1)
+    assert "on ACME NVMe 3000, 5 are needed" in short.reason
+    for v in values[MIN_HISTORY - 1:]:
+        record(store, document(iops=v), environ={})
+    assert level().level is not None and level().level.center == pytest.approx(1000.0)
+    # A slower build: its first runs are a change under watch, not the level yet...
+    for n in range(1, 5):
+        record(store, document(iops=900.0 + n), environ={})
+        assert level().level.center == pytest.approx(1000.0, abs=1), n
+    # ... until it has lasted RECENT runs: then it is the norm.
+    record(store, document(iops=902.0), environ={})
+    lasted = level()
+    assert lasted.level.center == pytest.approx(902.0, abs=1)
+    assert (lasted.level.start, lasted.runs) == (len(values), len(values) + 5)
+    other = history_level(store, key[0], "OTHER DRIVE", key[2])
+    assert other.runs == 0 and other.judged is False
+    (tmp_path / "junk.sqlite").write_text("not a database\n" * 100)
+    broken = history_level(str(tmp_path / "junk.sqlite"), *key)
+    assert broken.judged and broken.level is None and "cannot be read" in broken.reason
