@@ -6,10 +6,10 @@ A plot that cannot be drawn is one message on stderr; the rest is made all the s
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import IO
+from typing import IO, Any
 
 from iogate.outcome import CaseResult
 from iogate_plots import data
@@ -90,7 +90,26 @@ def _drawer(function: str, subject: object) -> Callable[[ModuleType], bytes | No
     return lambda figures: getattr(figures, function)(subject)
 
 
-def build(results: Sequence[CaseResult], figures: ModuleType | None, err: IO[str]) -> Report:
+def _recent(document: Mapping[str, Any], case_id: str) -> Mapping[str, Any]:
+    """The case's recent trends from the document's ``history`` section (when the run was
+    recorded in a history store), per metric."""
+    section = document.get("history")
+    cases = section.get("cases") if isinstance(section, Mapping) else None
+    found = cases.get(case_id) if isinstance(cases, Mapping) else None
+    return found if isinstance(found, Mapping) else {}
+
+
+def _trend_drawer(case_id: str, metric: str, entry: Mapping[str, Any]
+                  ) -> Callable[[ModuleType], bytes | None]:
+    def draw(_: ModuleType) -> bytes | None:
+        from iogate.trend import recent_png
+
+        return recent_png(case_id, metric, entry) if entry.get("runs") else None
+    return draw
+
+
+def build(results: Sequence[CaseResult], figures: ModuleType | None, err: IO[str],
+          document: Mapping[str, Any] | None = None) -> Report:
     plot = _Plotter(figures, err)
     cases = []
     for result, directory in zip(results, data.unique_names([r.id for r in results]),
@@ -112,6 +131,11 @@ def build(results: Sequence[CaseResult], figures: ModuleType | None, err: IO[str
                 artifact = plot(name, caption, _drawer(draw, result), result.id)
                 if artifact is not None:
                     files.files.append(artifact)
+        for metric, entry in _recent(document or {}, result.id).items():
+            artifact = plot(f"trend-{metric}.png", f"{metric}: the recorded runs' trend and "
+                            "this run", _trend_drawer(result.id, metric, entry), result.id)
+            if artifact is not None:
+                files.files.append(artifact)
         cases.append(files)
     swept = data.sweeps(results)
     names = data.unique_names([f"sweep-{s.name}" for s in swept],

@@ -11,6 +11,8 @@ file name) holding:
 - ``latency_cdf.png``: the latency CDF per direction with every latency expectation's
   threshold drawn on it; ``timeline.png``: IOPS and p99 per interval, every repeat;
   ``repeats.png`` (repeated cases): each headline metric per repeat, with the median;
+  ``trend-<metric>.png`` (a run recorded with ``--history``): the case's recent recorded
+  runs of that metric, their change points and this run (the document's ``history``);
 
 and per swept workload ``sweep-<name>.png`` (headline metrics against the sweep point) in
 DIR itself. ``document["artifacts"]`` lists, per case id, the files written relative to DIR.

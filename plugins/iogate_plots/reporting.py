@@ -62,7 +62,7 @@ def write_reports(results: Sequence[CaseResult], document: dict[str, Any], *,
     figures = load_figures()
     if figures is None:
         print(f"{PREFIX}: {NO_MATPLOTLIB}; writing the rest without them", file=err)
-    report = build(results, figures, err)
+    report = build(results, figures, err, document)
     if artifacts:
         document["artifacts"] = write_artifacts(Path(artifacts), report, err)
     if html:

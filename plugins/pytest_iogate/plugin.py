@@ -410,7 +410,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     journal = session.config.stash.get(JOURNAL_KEY, None)
     written = False
     try:
-        document = finish_document(results, journal)
+        document = finish_document(results, journal, history)
         if path:
             failure = write_results(path, document, journal)
             written = failure is None

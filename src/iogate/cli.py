@@ -203,7 +203,7 @@ def _trend(args: argparse.Namespace) -> int:
     png = None
     if args.png or args.html:
         try:
-            png = trend.trend_png(key, points, findings)
+            png = trend.trend_png(key, points, trend.marks(findings))
         except ChangesError as exc:
             if args.png:
                 raise
@@ -367,7 +367,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             interrupted = True
             print("iogate: interrupted", file=sys.stderr)
         with interrupts.deferred():
-            document = report.results_document(results, journal)
+            document = report.results_document(results, journal, run.history)
         try:
             report.call_report_hooks(results, document)
         except BaseException as exc:

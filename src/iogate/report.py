@@ -324,14 +324,16 @@ class JournalCases(list):  # type: ignore[type-arg]
         return f"JournalCases({str(self.path)!r}, {self._count})"
 
 
-def results_document(results: Sequence[CaseResult],
-                     journal: Journal | None = None) -> dict[str, Any]:
+def results_document(results: Sequence[CaseResult], journal: Journal | None = None,
+                     history: str | None = None) -> dict[str, Any]:
     """The results document; its cases are read from ``journal`` when given (it holds
-    every case of ``results``), else made from ``results``."""
+    every case of ``results``), else made from ``results``. With ``history`` (the store the
+    run is recorded in), its ``history`` section holds each case's recent trend
+    (:func:`iogate.trend.recent`)."""
     counts = {o: 0 for o in OUTCOMES}
     for r in results:
         counts[r.outcome] = counts.get(r.outcome, 0) + 1
-    return {
+    document = {
         "schema_version": SCHEMA_VERSION,
         "iogate_version": __version__,
         "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
@@ -340,6 +342,11 @@ def results_document(results: Sequence[CaseResult],
         "cases": (journal.cases() if journal is not None and journal.intact
                   else [r.to_json() for r in results]),
     }
+    if history:
+        from iogate.trend import recent
+
+        document["history"] = recent(history, results)
+    return document
 
 
 def write_json(path: str | Path, document: dict[str, Any]) -> None:
@@ -385,10 +392,10 @@ def call_report_hooks(results: Sequence[CaseResult], document: dict[str, Any]) -
     hooks.get_plugin_manager().hook.iogate_report(results=list(results), document=document)
 
 
-def finish_document(results: Sequence[CaseResult],
-                    journal: Journal | None = None) -> dict[str, Any]:
+def finish_document(results: Sequence[CaseResult], journal: Journal | None = None,
+                    history: str | None = None) -> dict[str, Any]:
     """The results document, after every plugin had its say (``iogate_report``)."""
-    document = results_document(results, journal)
+    document = results_document(results, journal, history)
     call_report_hooks(results, document)
     return document
 

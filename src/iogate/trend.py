@@ -14,6 +14,7 @@ from __future__ import annotations
 import fnmatch
 import html
 import io
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -23,6 +24,7 @@ from iogate.compare import DEFAULT_METRICS, higher_is_better
 from iogate.expect import format_value
 from iogate.history import Filters, Point, SeriesKey, load
 from iogate.metrics import parse_metric
+from iogate.outcome import CaseResult
 
 RECENT = changes.RECENT
 
@@ -45,6 +47,21 @@ class Finding:
 
     def new(self, recent: int) -> bool:
         return self.runs_since <= recent
+
+
+@dataclass(frozen=True)
+class Mark:
+    """A change point as a trend plot marks it."""
+
+    index: int  # the first run at the new level
+    change_pct: float
+    regression: bool
+    build: str
+
+
+def marks(findings: Sequence[Finding]) -> list[Mark]:
+    return [Mark(f.change.index, f.change.change_pct, f.regression, f.first.tag())
+            for f in findings]
 
 
 @dataclass(frozen=True)
@@ -124,10 +141,12 @@ def as_json(findings: Sequence[Finding], recent: int) -> list[dict[str, Any]]:
 
 # -- the trend of one metric -----------------------------------------------------------------
 
-def trend_png(key: SeriesKey, points: Sequence[Point], findings: Sequence[Finding]) -> bytes:
+def trend_png(key: SeriesKey, points: Sequence[Point], changes_at: Sequence[Mark],
+              current: float | None = None) -> bytes:
     """One series drawn: each run's value (its repeats as a vertical spread), the level of
     each segment, the change points marked with their size, the runs labelled by build
-    wherever the build changes. Needs matplotlib (the ``plots`` extra)."""
+    wherever the build changes; ``current``: a run not recorded yet, drawn after them.
+    Needs matplotlib (the ``plots`` extra)."""
     try:
         import matplotlib
 
@@ -148,16 +167,19 @@ def trend_png(key: SeriesKey, points: Sequence[Point], findings: Sequence[Findin
                       color="#9ab", linewidth=3, label="repeats (min to max)")
         ax.plot(xs, [p.value for p in points], "o", color="#1f4e99", markersize=4,
                 label=metric)
-        bounds = [0, *(f.change.index for f in findings), len(points)]
+        if current is not None:
+            ax.plot([len(points)], [current], "*", color="#d35400", markersize=11,
+                    label="this run")
+        bounds = [0, *(m.index for m in changes_at), len(points)]
         for lo, hi in zip(bounds, bounds[1:], strict=False):
             if hi > lo:
                 level = sum(p.value for p in points[lo:hi]) / (hi - lo)
                 ax.hlines(level, lo - 0.4, hi - 0.6, color="#444", linewidth=1.2)
-        for f in findings:
-            color = "#c0392b" if f.regression else "#27ae60"
-            ax.axvline(f.change.index - 0.5, color=color, linestyle="--", linewidth=1.2)
-            ax.annotate(f"{f.change.change_pct:+.1f}% at {f.first.tag()}",
-                        (f.change.index - 0.5, 1.0), xycoords=("data", "axes fraction"),
+        for m in changes_at:
+            color = "#c0392b" if m.regression else "#27ae60"
+            ax.axvline(m.index - 0.5, color=color, linestyle="--", linewidth=1.2)
+            ax.annotate(f"{m.change_pct:+.1f}% at {m.build}",
+                        (m.index - 0.5, 1.0), xycoords=("data", "axes fraction"),
                         xytext=(3, -12), textcoords="offset points", color=color,
                         fontsize=8)
         ticks = [i for i, p in enumerate(points) if i == 0 or p.tag() != points[i - 1].tag()]
@@ -165,7 +187,7 @@ def trend_png(key: SeriesKey, points: Sequence[Point], findings: Sequence[Findin
             ticks = ticks[:: -(-len(ticks) // 25)]
         ax.set_xticks(ticks, [points[i].tag() for i in ticks], rotation=45, ha="right",
                       fontsize=7)
-        ax.set_xlim(-0.8, len(points) - 0.2)
+        ax.set_xlim(-0.8, len(points) + (0.8 if current is not None else -0.2))
         ax.yaxis.set_major_formatter(
             matplotlib.ticker.FuncFormatter(lambda v, _: format_value(kind, v)))
         ax.set_title(f"{case}{f' on {device}' if device else ''}: {metric}", fontsize=9)
@@ -217,3 +239,62 @@ def trend_html(key: SeriesKey, points: Sequence[Point], findings: Sequence[Findi
         f"<th>build</th><th>value</th><th>repeats</th></tr>{run_rows}</table>"
         "</body></html>\n")
 
+
+
+# -- the recent trend of each case of a run --------------------------------------------------
+
+TREND_RUNS = 30  # runs of each series a run's report shows
+
+
+def _trend_metrics(result: CaseResult) -> list[str]:
+    """The metrics a case's report draws the trend of: those its expectations name, and
+    the IOPS and p99 completion latency of each direction it measured."""
+    named = [e.metric.text for e in result.case.expectations]
+    headline = [m for m in result.metrics
+                if m.endswith((".iops", ".clat.p99")) and not m.startswith("total.")]
+    return list(dict.fromkeys(named + headline))
+
+
+def recent(dest: str, results: Sequence[CaseResult]) -> dict[str, Any]:
+    """The results document's ``history`` section: per case that measured and per metric
+    of :func:`_trend_metrics`, the newest :data:`TREND_RUNS` recorded runs of the case on
+    its device (before this one), this run's value, and the change points among them."""
+    from iogate.history import HistoryError, is_url, shown
+
+    section: dict[str, Any] = {"store": shown(dest), "runs": TREND_RUNS, "cases": {}}
+    if not is_url(dest) and not os.path.exists(dest):
+        return section  # made by this run's recording
+    try:
+        for r in results:
+            if r.outcome not in ("passed", "failed"):
+                continue
+            device = str(r.environment.get("target.device_model") or "")
+            series = load(dest, _trend_metrics(r), case_id=r.id, device=device)
+            case: dict[str, Any] = {}
+            for (_, _, metric), points in sorted(series.items()):
+                points = points[-TREND_RUNS:]
+                found = detect({(r.id, device, metric): points}) if len(points) >= 4 else []
+                case[metric] = {
+                    "runs": [{"run_id": p.run_id, "recorded_at": p.recorded_at,
+                              "build": p.tag(), "value": p.value,
+                              "samples": list(p.samples)} for p in points],
+                    "current": r.metrics.get(metric),
+                    "change_points": [{"index": f.change.index, "build": f.first.tag(),
+                                       "change_pct": f.change.change_pct,
+                                       "p_value": f.change.p_value,
+                                       "regression": f.regression} for f in found]}
+            if case:
+                section["cases"][r.id] = case
+    except (HistoryError, changes.ChangesError) as exc:
+        section["error"] = str(exc)
+    return section
+
+
+def recent_png(case_id: str, metric: str, entry: Mapping[str, Any]) -> bytes:
+    """One case's recent trend of ``metric`` from the document's ``history`` section, this
+    run drawn after the recorded ones."""
+    points = [Point(r["run_id"], r["recorded_at"], r["value"], tuple(r.get("samples", ())),
+                    firmware=r["build"]) for r in entry["runs"]]
+    at = [Mark(c["index"], c["change_pct"], c["regression"], c["build"])
+          for c in entry.get("change_points", ())]
+    return trend_png((case_id, "", metric), points, at, current=entry.get("current"))

@@ -192,3 +192,24 @@ def test_a_run_is_recorded_in_postgresql_from_the_command_line(tmp_path: Path,
     assert proc.returncode == 0, proc.stderr
     listed = iogate("history", postgres_url, "--label", "lot=A", cwd=tmp_path)
     assert listed.returncode == 0 and "1 case(s)" in listed.stdout and "lot=A" in listed.stdout
+
+
+def test_a_recorded_run_reports_each_case_s_recent_trend(tmp_path: Path) -> None:
+    import json
+
+    store = str(tmp_path / "h.sqlite")
+    nightly(tmp_path, store, [2000] * 6)
+    assert nightly(tmp_path, store, [1800], "--html", str(tmp_path / "r.html"),
+                   "--artifacts", str(tmp_path / "art")) == [1]
+    section = json.loads((tmp_path / "run0.json").read_text())["history"]
+    assert section["store"] == store and section["runs"] == 30
+    trend = section["cases"]["nightly.suite.yaml::paced"]["read.iops"]
+    assert len(trend["runs"]) == 6 and trend["runs"][0]["build"] == "build 100"
+    assert trend["current"] == pytest.approx(1800, rel=0.05)
+    assert set(section["cases"]["nightly.suite.yaml::paced"]) == {"read.iops",
+                                                                  "read.clat.p99"}
+    [case_dir] = (tmp_path / "art").iterdir()
+    assert (case_dir / "trend-read.iops.png").read_bytes()[:4] == b"\x89PNG"
+    page = (tmp_path / "r.html").read_text()
+    assert "read.iops: the recorded runs&#x27; trend and this run" in page or \
+        "read.iops: the recorded runs' trend and this run" in page
