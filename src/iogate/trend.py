@@ -117,8 +117,8 @@ def render(findings: Sequence[Finding], nseries: int, recent: int) -> str:
             lines.append(f"{case}{f' on {device}' if device else ''}: {metric}")
             last = f.key
         cp = f.change
-        verdict = ("REGRESSED" if f.regression else "improved") if f.regression or \
-            higher_is_better(metric) is not None else "changed"
+        verdict = ("CHANGED" if higher_is_better(metric) is None
+                   else "REGRESSED" if f.regression else "improved")
         if f.regression and f.new(recent):
             verdict += " (new)"
         lines.append(
@@ -285,8 +285,8 @@ def recent(dest: str, results: Sequence[CaseResult]) -> dict[str, Any]:
                                        "regression": f.regression} for f in found]}
             if case:
                 section["cases"][r.id] = case
-    except (HistoryError, changes.ChangesError) as exc:
-        section["error"] = str(exc)
+    except (HistoryError, changes.ChangesError, ValueError) as exc:
+        section["error"] = str(exc)  # the run's results never depend on its trends
     return section
 
 
