@@ -5,12 +5,14 @@ segment, with the noise it showed, that a new run is judged against.
 The method is the one performance-history tools settled on (E-divisive means as Apache
 Otava and MongoDB use it), built on ``ruptures``: the best single split of a segment, by
 least squares (binary segmentation, at least ``min_runs`` runs a side), is a change point
-when Student's t-test between its two sides (pooled variance: the series' own noise) gives
-a p-value at most ``alpha``, the level moved by at least ``min_change_pct``, and the two
-sides also differ in rank order (Mann-Whitney U, p at most :data:`RANK_ALPHA`: one slow
-outlier beside a normal run is no step, however slow); both sides are then split the same
-way. Once no segment splits, each change point is tested again
-between its neighbours and the weakest one that no longer holds is dropped, until all hold.
+when Student's t-test between its two sides (pooled variance: the series' own noise; on
+the logarithms of the values when all are positive, as performance noise is
+multiplicative) gives a p-value at most ``alpha``, the level moved by at least
+``min_change_pct``, and the two sides also differ in rank order (Mann-Whitney U, p at most
+:data:`RANK_ALPHA`: one slow outlier beside a normal run is no step, however slow); both
+sides are then split the same way. Once no segment splits, each change point is tested
+again between its neighbours and the weakest one that no longer holds is dropped, until
+all hold.
 
 ``ruptures`` and ``scipy`` are the ``history`` extra: imported when a series is segmented.
 """
@@ -145,10 +147,18 @@ def change_points(values: Sequence[float], *, alpha: float = ALPHA,
     if any(not math.isfinite(v) for v in data):
         raise ValueError("a series to segment holds a value that is not a finite number")
 
+    # Performance figures are positive and their noise multiplicative (a tail latency
+    # spikes up by a factor, never down by as much): splits and t-tests are made on their
+    # logarithms when every value is positive, the sizes on the values themselves.
+    scaled = [math.log(v) for v in data] if data and min(data) > 0 else data
+
+    def significance(lo: int, split: int, hi: int) -> float:
+        return _t_test(scaled[lo:split], scaled[split:hi])
+
     def holds(lo: int, split: int, hi: int) -> bool:
         left, right = data[lo:split], data[split:hi]
         return (_moved_enough(left, right, min_change_pct)
-                and _t_test(left, right) <= alpha
+                and significance(lo, split, hi) <= alpha
                 and _stats.mann_whitney_u(left, right)[1] <= RANK_ALPHA)
 
     found: set[int] = set()
@@ -157,7 +167,7 @@ def change_points(values: Sequence[float], *, alpha: float = ALPHA,
         lo, hi = pending.pop()
         if hi - lo < 2 * min_runs:
             continue
-        segment = data[lo:hi]
+        segment = scaled[lo:hi]
         if max(segment) == min(segment):
             continue
         algo = ruptures.Binseg(model="l2", min_size=min_runs, jump=1).fit(
@@ -171,17 +181,16 @@ def change_points(values: Sequence[float], *, alpha: float = ALPHA,
     # fails, one at a time, until every one holds.
     while points:
         bounds = [0, *points, len(data)]
-        failing = [(
-            _t_test(data[bounds[i - 1]:bounds[i]], data[bounds[i]:bounds[i + 1]]), bounds[i])
-            for i in range(1, len(bounds) - 1)
-            if not holds(bounds[i - 1], bounds[i], bounds[i + 1])]
+        failing = [(significance(bounds[i - 1], bounds[i], bounds[i + 1]), bounds[i])
+                   for i in range(1, len(bounds) - 1)
+                   if not holds(bounds[i - 1], bounds[i], bounds[i + 1])]
         if not failing:
             break
         points.remove(max(failing)[1])
     bounds = [0, *points, len(data)]
     return [ChangePoint(bounds[i], _mean(data[bounds[i - 1]:bounds[i]]),
                         _mean(data[bounds[i]:bounds[i + 1]]),
-                        _t_test(data[bounds[i - 1]:bounds[i]], data[bounds[i]:bounds[i + 1]]),
+                        significance(bounds[i - 1], bounds[i], bounds[i + 1]),
                         bounds[i] - bounds[i - 1], bounds[i + 1] - bounds[i])
             for i in range(1, len(bounds) - 1)]
 
