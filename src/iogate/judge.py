@@ -357,7 +357,9 @@ def _check(e: Expectation, runs: list[RunResult], metrics: Mapping[str, float],
     level = (levels or {}).get(path)
     if "history" in e.names:
         if level is None or level.level is None:
-            why = level.reason if level is not None else "no history store is given"
+            why = (level.reason if level is not None else "no history store is given"
+                   if levels is not None else "history is recorded for the whole case, "
+                   "not per host: refer to it outside per_host")
             return Check(e, None, level is not None and not level.judged, why,
                          judged=level is not None and level.judged)
         names["history"] = level.level.center
