@@ -61,7 +61,7 @@ def test_parse(metric, text, op, threshold):
     ("read.iops", ">=", "ends too early"),
     ("read.iops", ">= 250k +", "'>= 250k +': expected a number, found the end"),
     ("read.iops", ">= baselin", "unknown name 'baselin'; an expectation may refer to "
-                                "baseline and mean; did you mean 'baseline'?"),
+                                "baseline, history and mean; did you mean 'baseline'?"),
     ("read.iops", ">= 1k 2k", "'>= 1k 2k': expected an operator, found '2k'"),
     ("read.iops", "=> 1k", "must start with one of"),
     ("read.iops", ">= #", "unexpected '#'"),
