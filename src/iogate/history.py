@@ -366,6 +366,23 @@ class Filters:
     since: str | None = None  # ISO 8601, compared with the recording time (UTC)
     until: str | None = None
 
+    def case_terms(self) -> list[tuple[str, str]]:
+        """The conditions on a case ``c`` (in SQLite's spelling) with their parameters."""
+        terms = [("instr(c.suite_file, ?) > 0", self.suite),
+                 ("instr(c.case_id, ?) > 0", self.case),
+                 ("instr(c.device_model, ?) > 0", self.device),
+                 ("c.firmware = ?", self.firmware)]
+        return [(term, value) for term, value in terms if value is not None]
+
+    def time_terms(self) -> list[tuple[str, str]]:
+        """The conditions on a run ``r``'s recording time with their parameters."""
+        out = []
+        if self.since:
+            out.append(("r.recorded_at >= ?", parse_time(self.since, "--since")))
+        if self.until:
+            out.append(("r.recorded_at < ?", parse_time(self.until, "--until")))
+        return out
+
 
 def parse_time(text: str, option: str) -> str:
     """An ISO 8601 date or time (UTC unless it says otherwise) as the store writes times;
@@ -383,21 +400,14 @@ def parse_time(text: str, option: str) -> str:
 def runs(dest: str, filters: Filters = Filters()) -> list[RunRow]:
     """The runs of the store that pass ``filters``, oldest first."""
     where, args = ["1 = 1"], []
-    case_terms = [("instr(c.suite_file, ?) > 0", filters.suite),
-                  ("instr(c.case_id, ?) > 0", filters.case),
-                  ("instr(c.device_model, ?) > 0", filters.device),
-                  ("c.firmware = ?", filters.firmware)]
-    chosen = [(term, value) for term, value in case_terms if value is not None]
+    chosen = filters.case_terms()
     if chosen:
         where.append("EXISTS (SELECT 1 FROM cases c WHERE c.run_id = r.run_id AND "
                      + " AND ".join(t for t, _ in chosen) + ")")
         args += [v for _, v in chosen]
-    if filters.since:
-        where.append("r.recorded_at >= ?")
-        args.append(parse_time(filters.since, "--since"))
-    if filters.until:
-        where.append("r.recorded_at < ?")
-        args.append(parse_time(filters.until, "--until"))
+    for term, value in filters.time_terms():
+        where.append(term)
+        args.append(value)
     out = []
     with _store(dest, create=False) as db:
         rows = db.execute("SELECT r.run_id, r.recorded_at, r.host, r.commit_id, r.build, "
@@ -469,21 +479,11 @@ def load(dest: str, metrics: Sequence[str] | None = None, *, case_id: str | None
     case and device model exactly; ``filters`` as for :func:`runs` (a case filter selects
     the cases themselves)."""
     where, args = ["1 = 1"], []
-    terms = [("instr(c.suite_file, ?) > 0", filters.suite),
-             ("instr(c.case_id, ?) > 0", filters.case),
-             ("instr(c.device_model, ?) > 0", filters.device),
-             ("c.firmware = ?", filters.firmware), ("c.case_id = ?", case_id),
-             ("COALESCE(c.device_model, '') = ?", device)]
-    for term, value in terms:
-        if value is not None:
-            where.append(term)
-            args.append(value)
-    if filters.since:
-        where.append("r.recorded_at >= ?")
-        args.append(parse_time(filters.since, "--since"))
-    if filters.until:
-        where.append("r.recorded_at < ?")
-        args.append(parse_time(filters.until, "--until"))
+    exact = [("c.case_id = ?", case_id), ("COALESCE(c.device_model, '') = ?", device)]
+    for term, value in [*filters.case_terms(), *filters.time_terms(),
+                        *((t, v) for t, v in exact if v is not None)]:
+        where.append(term)
+        args.append(value)
     if metrics is not None:
         if not metrics:
             return {}
