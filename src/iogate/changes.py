@@ -141,7 +141,9 @@ def change_points(values: Sequence[float], *, alpha: float = ALPHA,
     if not 0 < alpha < 1:
         raise ValueError(f"the significance {alpha:g} is not strictly between 0 and 1")
     if min_runs < 1:
-        raise ValueError(f"min_runs {min_runs} is not at least 1")
+        raise ValueError(f"the fewest runs a side, {min_runs}, is not at least 1")
+    if not 0 <= min_change_pct < math.inf:
+        raise ValueError(f"the smallest change {min_change_pct:g}% is not a percentage >= 0")
     ruptures, _, numpy = _libraries()
     data = [float(v) for v in values]
     if any(not math.isfinite(v) for v in data):

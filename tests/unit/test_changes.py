@@ -53,7 +53,7 @@ def test_a_change_smaller_than_the_minimum_is_not_one() -> None:
 
 
 def test_bad_settings_and_values_are_refused() -> None:
-    for kwargs in ({"alpha": 0}, {"alpha": 1.5}, {"min_runs": 0}):
+    for kwargs in ({"alpha": 0}, {"alpha": 1.5}, {"min_runs": 0}, {"min_change_pct": -1}):
         with pytest.raises(ValueError):
             change_points([1.0, 2.0, 3.0, 4.0], **kwargs)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="not a finite number"):
