@@ -96,8 +96,11 @@ test)
     "$venv/bin/python" -m pip install -q ".[lint]"
     "$venv/bin/ruff" check src plugins tests bench conftest.py
     "$venv/bin/mypy"
-    say "Python tests against the installed package"
-    exec "$venv/bin/python" -m pytest "${@:2}"
+    # one worker per CPU, at most 4 (the tests share the machine's disk); IOGATE_TEST_WORKERS=N
+    cpus=$(nproc 2>/dev/null || echo 1)
+    workers=${IOGATE_TEST_WORKERS:-$((cpus > 4 ? 4 : cpus))}
+    say "Python tests against the installed package ($workers workers)"
+    exec "$venv/bin/python" -m pytest -n "$workers" "${@:2}"
     ;;
 *)
     say "unknown mode '$mode': use smoke, test or nothing"
