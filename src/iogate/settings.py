@@ -80,10 +80,12 @@ OPTIONS = (
            "exists)", "FILE"),
     Option("history", "record this run (every case's metrics and repeat samples, the device, "
            "firmware, host and the CI's build) in the history store DEST, a SQLite file "
-           "created on first use", "DEST"),
+           "created on first use or a postgresql:// URL; expectations that refer to history "
+           "are judged against the runs it holds", "DEST"),
     Option("label", "a label of this run in the history store (repeatable), e.g. "
            "firmware_build=1234", "KEY=VALUE", repeat=True),
-    Option("alpha", "significance of a regression against the baseline (0.05)", "P",
+    Option("alpha", "significance of a regression against the baseline or the history "
+           "(0.05)", "P",
            default=0.05, type=float),
     Option("min-effect", "smallest change in percent that counts as a regression (5)", "PCT",
            default=5.0, type=float),
