@@ -1,5 +1,6 @@
 """Fuzzing the suite loader: generated documents, mutated bytes and alias bombs each load or
-end in a SuiteError (never another exception), within a deadline and bounded memory."""
+end in a SuiteError (never another exception), in bounded memory. How long a refusal takes
+is measured in bench/malformed_load.py, not asserted here (a busy machine is slow)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,6 @@ import tempfile
 import tracemalloc
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import timedelta
 from pathlib import Path
 
 import yaml
@@ -21,7 +21,7 @@ from iogate.spec.models import Workload
 SUITES = Path(__file__).resolve().parents[2] / "suites"
 ENV = {"SIZE": "1m", "BS": "4k", "QD": "8", "EMPTY": "", "REF": "${SIZE}", "NUL": "a\0b",
        "LONG": "x" * 5000, "NUM": "9" * 200}
-FUZZ = settings(deadline=timedelta(seconds=2), suppress_health_check=[HealthCheck.too_slow])
+FUZZ = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 # Problems about the file as a whole rather than a place in it.
 WHOLE_FILE = ("the file is empty", "the file has", "the file is larger")
