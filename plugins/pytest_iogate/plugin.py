@@ -199,7 +199,9 @@ class WorkloadItem(pytest.Item):
         if isinstance(excinfo.value, CaseFailed):
             from iogate.report import failure_report
 
-            return failure_report(excinfo.value.result)
+            # pytest names the item in its summary line: the report's first line names
+            # the failed checks instead of repeating the id.
+            return failure_report(excinfo.value.result, named=False)
         return super().repr_failure(excinfo, style=style)
 
     def reportinfo(self) -> tuple[Path, int, str]:

@@ -69,19 +69,30 @@ def latency_plots(result: CaseResult) -> list[str]:
     return out
 
 
-def failure_report(result: CaseResult) -> str:
-    """What a human needs to act on a failed case: the checks, their suite lines, the workload."""
+def failed_checks_line(result: CaseResult) -> str:
+    """The failed checks in one line, each with what was measured and what was expected:
+    ``read.clat.p99 1.8ms, expected <= 1.2ms; read.iops ...``."""
+    return "; ".join(f"{c.key} {observed_text(c)}, expected {expected_text(c)}"
+                     for c in result.failed_checks)
+
+
+def failure_report(result: CaseResult, *, named: bool = True) -> str:
+    """What a human needs to act on a failed case: the checks, their suite lines, the workload.
+    Its first line says what failed (the case's id first when ``named``: a front end that
+    names the case itself, such as pytest's summary, leaves it out)."""
     case = result.case
     parts: list[str] = []
+    prefix = f"{result.id}: " if named else ""
     if result.outcome in ("error", "crashed"):
-        parts.append(f"{result.id}: {result.outcome}: {result.error}")
+        parts.append(f"{prefix}{result.outcome}: {result.error}")
     elif result.outcome == "skipped" or (result.steady and not result.steady.steady):
-        parts.append(f"{result.id}: {result.outcome}: {result.error}")
+        parts.append(f"{prefix}{result.outcome}: {result.error}")
     elif result.outcome == "interrupted":
-        parts.append(f"{result.id}: interrupted; metrics below are partial")
+        parts.append(f"{prefix}interrupted; metrics below are partial")
     else:
         n = len(result.failed_checks)
-        parts.append(f"{result.id}: {n} of {len(result.checks)} expectation(s) not met")
+        parts.append(f"{prefix}{n} of {len(result.checks)} expectation(s) not met: "
+                     f"{failed_checks_line(result)}")
         if result.error:
             parts.append(result.error)
     if result.checks:

@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -304,8 +305,22 @@ def test_failure_report_quotes_the_suite_as_it_was_run(tmp_path: Path) -> None:
                     "      read.iops: ['>= 1', '>= 1000G']\n      read.ios: '== 1'\n")
     [case] = load_suite(path).cases
     path.write_text("suite: f\n")  # edited meanwhile: the report does not read it again
-    report = failure_report(run_case(case))
+    result = run_case(case)
+    report = failure_report(result)
+    # The first line names the case and every failed check with its value and bound.
+    ios = result.metrics["read.ios"]
+    assert report.splitlines()[0] == (
+        f"f.suite.yaml::tight: 2 of 3 expectation(s) not met: read.iops "
+        f"{observed(result, 1)}, expected >= 1000G; read.ios {ios:.0f}, expected == 1")
+    assert failure_report(result, named=False).splitlines()[0].startswith(
+        "2 of 3 expectation(s) not met: read.iops ")
     quoted = report.split("suite lines")[1].split("workload tight")[0]
     assert "     8 |       read.iops: ['>= 1', '>= 1000G']" in quoted
     assert "     9 |       read.ios: '== 1'" in quoted
     assert quoted.count("read.iops: [") == 1
+
+
+def observed(result: Any, index: int) -> str:
+    from iogate.expect import observed_text
+
+    return observed_text(result.checks[index])
