@@ -4,7 +4,8 @@ Registered through the ``pytest11`` entry point named ``iogate``. Suite errors a
 errors with one ``file:line:col: path: message`` line per problem; a failing expectation fails
 its own item with a table of metric, expectation, observed value and verdict, the suite lines
 that asked for it and the workload as run. Measured metrics are attached as
-``user_properties`` so JUnit XML carries them.
+``user_properties`` so JUnit XML carries them, each named with its base unit where the name
+does not say it (``read.clat.p99_ns``, ``read.bw_bytes_per_s``, ``read.iops``).
 
 Under pytest-xdist the workers run the items and the controller reports: each case's result
 travels to the controller with its item's test report, and only the controller journals the
@@ -159,6 +160,7 @@ class WorkloadItem(pytest.Item):
     def runtest(self) -> None:
         from iogate.baseline import BaselineMatchError
         from iogate.errors import RealizedWorkloadWarning
+        from iogate.metrics import unit_name
         from iogate.plan import expected_bytes
         from iogate.runner import run_cases
 
@@ -185,7 +187,7 @@ class WorkloadItem(pytest.Item):
         else:
             _record(self.config, result)
         for path, value in sorted(result.metrics.items()):
-            self.user_properties.append((path, value))
+            self.user_properties.append((unit_name(path), value))
         self.user_properties.append(("outcome", result.outcome))
         if result.outcome == "interrupted":
             raise KeyboardInterrupt

@@ -244,6 +244,24 @@ UNITS = {Kind.COUNT: "count", Kind.BYTES: "bytes", Kind.IOPS: "IOPS",
          Kind.NUMBER: "ratio"}
 
 
+# The unit a value's name carries where the name alone does not say it (CI tools show
+# properties and series as bare numbers).
+_NAME_UNITS = {Kind.DURATION: "ns", Kind.BANDWIDTH: "bytes_per_s", Kind.BYTES: "bytes",
+               Kind.PERCENT: "pct"}
+
+
+def unit_name(text: str) -> str:
+    """``text`` with the base unit of its values appended when it has one (a JUnit property,
+    a time series): ``read.clat.p99_ns``, ``read.bw_bytes_per_s``; ``read.iops`` and counts
+    are their own unit. A name that is no metric stays as it is."""
+    try:
+        kind = parse_metric(text).kind
+    except ValueError:
+        return text
+    unit = _NAME_UNITS.get(kind)
+    return text if unit is None or text.endswith(unit) else f"{text}_{unit}"
+
+
 def describe(path: MetricPath) -> str:
     """One line on a metric for people and editors: what it is, its base unit, and where
     fio's figure comes from."""

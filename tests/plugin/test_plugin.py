@@ -89,7 +89,11 @@ def test_metrics_reach_junit_xml_as_properties(pytester: pytest.Pytester) -> Non
     props = {p.get("name"): p.get("value") for p in tree.iter("property")}
     assert float(props["read.ios"]) == 1024
     assert float(props["read.iops"]) > 0
-    assert "read.clat.p99" in props
+    # Each name carries its base unit where the name does not say it.
+    assert float(props["read.clat.p99_ns"]) > 0 and "read.clat.p99" not in props
+    assert float(props["read.bw_bytes_per_s"]) == pytest.approx(
+        float(props["read.iops"]) * 4096, rel=1e-6)
+    assert "read.rate_pct_pct" not in props
     assert props["outcome"] == "passed"
 
 
