@@ -74,7 +74,8 @@ def test_pytest_reports_a_crash_and_runs_the_next_item(pytester: pytest.Pytester
     monkeypatch.setenv("IOGATE_TEST_CRASH", "*::first")
     result = pytester.runpytest("-p", "no:cacheprovider")
     result.assert_outcomes(passed=1, failed=1)
-    result.stdout.fnmatch_lines(["*first: crashed: the engine crashed: killed by SIGSEGV*"])
+    result.stdout.fnmatch_lines(["crashed: the engine crashed: killed by SIGSEGV (signal 11)",
+                                 "FAILED outcomes.suite.yaml::first - crashed: the engine*"])
 
 
 def _children(pid: int) -> list[int]:
