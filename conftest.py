@@ -26,6 +26,15 @@ if settings is not None:
 
 REPO = Path(__file__).resolve().parent
 
+# pytester's in-process runs drop, when they end, every module imported during them, and
+# numpy's extension cannot be loaded twice in one process: the scientific modules the
+# history's change detection uses are imported once here, before any such run.
+for _module in ("numpy", "scipy.stats", "ruptures"):
+    try:
+        __import__(_module)
+    except ImportError:  # pragma: no cover - the history extra is a test dependency
+        pass
+
 
 @pytest.fixture
 def disk_dir() -> Iterator[Path]:

@@ -49,8 +49,9 @@ def _libraries() -> tuple[Any, Any, Any]:
         import ruptures
         from scipy import stats
     except ImportError as exc:
-        raise ChangesError(f"change detection needs ruptures and scipy ({exc.name} is "
-                           "missing): pip install 'iogate[history]'") from None
+        why = f"{exc.name} is missing" if exc.name else str(exc)
+        raise ChangesError(f"change detection needs ruptures and scipy ({why}): pip install "
+                           "'iogate[history]'") from None
     return ruptures, stats, numpy
 
 

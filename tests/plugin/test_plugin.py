@@ -6,6 +6,7 @@ import json
 import xml.etree.ElementTree as ET
 
 import pytest
+from tests.e2e.test_history_cli import PACED
 
 NULL_SUITE = """\
 suite: demo
@@ -240,20 +241,8 @@ def test_a_session_is_recorded_in_the_history_store(pytester: pytest.Pytester) -
     result.stderr.fnmatch_lines(["*--iogate-label names this run in a history store*"])
 
 
-PACED_SUITE = """\
-suite: nightly
-workloads:
-  - name: paced
-    ioengine: null
-    rw: randread
-    bs: 4k
-    size: 4MiB
-    rate_iops: ${RATE:-2000}
-    runtime: 200ms
-    time_based: true
-    expect:
-      read.iops: ">= 0.95 * history"
-"""
+# The paced suite of the command-line history tests, judged here by pytest.
+PACED_SUITE = PACED
 
 
 def test_a_history_expectation_fails_the_item_of_a_slower_build(
