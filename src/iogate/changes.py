@@ -199,10 +199,13 @@ def change_points(values: Sequence[float], *, alpha: float = ALPHA,
 
 
 def last_level(values: Sequence[float], **options: Any) -> Level | None:
-    """The last stable segment of a series (after its last change point); None for an empty
-    series."""
+    """The level a new run is judged against: the last segment between change points that
+    has lasted :data:`RECENT` runs (a newer one is a change still under watch, not yet the
+    norm; a regression becomes the norm once it has lasted that long), else the first; None
+    for an empty series."""
     if not values:
         return None
-    points = change_points(values, **options)
-    start = points[-1].index if points else 0
-    return Level(start, tuple(float(v) for v in values[start:]))
+    bounds = [0, *(cp.index for cp in change_points(values, **options)), len(values)]
+    lo, hi = next((lo, hi) for lo, hi in reversed(list(zip(bounds, bounds[1:], strict=False)))
+                  if hi - lo >= RECENT or lo == 0)
+    return Level(lo, tuple(float(v) for v in values[lo:hi]))

@@ -182,7 +182,7 @@ def cmd_history(args: argparse.Namespace) -> int:
 
 def _trend(args: argparse.Namespace) -> int:
     """``iogate history DEST --metric M``: one series, printed, drawn or both."""
-    from iogate import trend
+    from iogate import changes, trend
     from iogate.changes import ChangesError
     from iogate.history import load
 
@@ -198,7 +198,7 @@ def _trend(args: argparse.Namespace) -> int:
         return EXIT_INVALID
     ((key, points),) = series.items()
     findings = trend.detect({key: points})
-    print(trend.render(findings, 1, trend.RECENT) if findings else
+    print(trend.render(findings, 1, changes.RECENT) if findings else
           f"{key[0]}: {key[2]}: {len(points)} runs, no change point")
     png = None
     if args.png or args.html:
@@ -209,7 +209,7 @@ def _trend(args: argparse.Namespace) -> int:
                 raise
             print(f"iogate: {exc}", file=sys.stderr)
     for path, data in ((args.png, png), (args.html, trend.trend_html(
-            key, points, findings, png, trend.RECENT) if args.html else None)):
+            key, points, findings, png, changes.RECENT) if args.html else None)):
         if path and data is not None:
             if not _write_output(path, data, "--png" if path == args.png else "--html"):
                 return EXIT_RUNTIME

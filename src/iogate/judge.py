@@ -133,11 +133,9 @@ class HistoryLevel:
 
 
 def history_level(store: str, cid: str, device: str, metric: str) -> HistoryLevel:
-    """The level of ``metric`` for case ``cid`` on ``device`` over the runs of the store:
-    the last segment between change points that has lasted :data:`iogate.changes.RECENT`
-    runs (a newer level is a change still under watch, not yet the norm; a regression is
-    accepted as the norm once it has lasted that long), or the first."""
-    from iogate.changes import RECENT, change_points
+    """The level of ``metric`` for case ``cid`` on ``device`` over the runs of the store
+    (:func:`iogate.changes.last_level`)."""
+    from iogate.changes import last_level
     from iogate.history import HistoryError, is_url, load
 
     try:
@@ -153,11 +151,7 @@ def history_level(store: str, cid: str, device: str, metric: str) -> HistoryLeve
         return HistoryLevel(None, f"not judged: the history holds {len(values)} run(s) of "
                             f"this case{where}, {MIN_HISTORY} are needed", judged=False,
                             runs=len(values))
-    bounds = [0, *(cp.index for cp in change_points(values)), len(values)]
-    lo, hi = next((lo, hi) for lo, hi in reversed(list(zip(bounds, bounds[1:],
-                                                            strict=False)))
-                  if hi - lo >= RECENT or lo == 0)
-    return HistoryLevel(Level(lo, tuple(values[lo:hi])), runs=len(values))
+    return HistoryLevel(last_level(values), runs=len(values))
 
 
 def fail_fast(cases: Sequence[Case], specs: Sequence[JobSpec]

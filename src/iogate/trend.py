@@ -26,8 +26,6 @@ from iogate.history import Filters, Point, SeriesKey, load
 from iogate.metrics import parse_metric
 from iogate.outcome import CaseResult
 
-RECENT = changes.RECENT
-
 
 @dataclass(frozen=True)
 class Finding:
