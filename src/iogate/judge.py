@@ -284,7 +284,8 @@ def judge(case: Case, runs: list[RunResult], duration: float, target: str | None
                       environment=environment.target_facts(env), steady=rounds,
                       hosts={h: m for h, (_, m, _, _) in hosts.items() if h != LOCAL_HOST},
                       run_series=[series_of(r) for r in runs],
-                      run_disks=[r.disk_series() for r in runs])
+                      run_disks=[r.disk_series() for r in runs],
+                      baseline=dict(entry.metrics) if entry is not None else {})
 
 
 def _realized(runs: Sequence[RunResult]) -> list[str]:

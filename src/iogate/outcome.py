@@ -50,6 +50,9 @@ class CaseResult:
     run_series: list[list[dict[str, list[Interval]]]] = field(default_factory=list)
     # per run: the block devices' statistics per interval (RunResult.disk_series)
     run_disks: list[list[dict[str, Any]]] = field(default_factory=list)
+    # The metrics of the baseline entry the case was judged against (medians when that entry
+    # was repeated); empty when none was. Reports draw them beside this run's.
+    baseline: dict[str, float] = field(default_factory=dict)
 
     @property
     def id(self) -> str:
