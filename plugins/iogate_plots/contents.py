@@ -1,5 +1,5 @@
 """What a report holds, made in memory once: every case's files (CSV, JSON and PNG) and
-every sweep's plot, drawn by :mod:`iogate_plots.figures` when matplotlib is there.
+every sweep's plots, drawn by :mod:`iogate_plots.figures` when matplotlib is there.
 
 A plot that cannot be drawn is one message on stderr; the rest is made all the same.
 """
@@ -45,7 +45,7 @@ class CaseFiles:
 @dataclass
 class SweepFiles:
     sweep: data.Sweep
-    plot: Artifact | None
+    plots: list[Artifact] = field(default_factory=list)  # written in DIR itself
 
 
 @dataclass
@@ -123,8 +123,10 @@ def build(results: Sequence[CaseResult], figures: ModuleType | None, err: IO[str
                                         data.histograms_json(result).encode(),
                                         "latency histograms"))
             for name, caption, draw in (
-                    ("latency_cdf.png", "latency CDF with the expectations' thresholds",
-                     "latency_cdf"),
+                    ("latency_percentiles.png", "latency by percentile (nines axis) with the "
+                     "expectations' thresholds" + (" and the baseline's percentiles"
+                                                   if result.baseline else ""),
+                     "latency_percentiles"),
                     ("timeline.png", "IOPS and p99 completion latency per interval",
                      "timeline"),
                     ("repeats.png", "per-repeat values and their median", "repeats")):
@@ -138,9 +140,20 @@ def build(results: Sequence[CaseResult], figures: ModuleType | None, err: IO[str
                 files.files.append(artifact)
         cases.append(files)
     swept = data.sweeps(results)
-    names = data.unique_names([f"sweep-{s.name}" for s in swept],
-                              taken=[c.directory for c in cases])
-    sweeps = [SweepFiles(s, plot(f"{name}.png", f"sweep {s.name}: metrics against the point",
-                                 _drawer("sweep", s), f"sweep {s.name}"))
-              for s, name in zip(swept, names, strict=True)]
+    # A sweep's files sit in DIR beside the case directories: no name may be taken twice.
+    taken = [c.directory[len(prefix):-len(".png")] for c in cases
+             for prefix in ("knee-", "sweep-")
+             if c.directory.startswith(prefix) and c.directory.endswith(".png")]
+    names = data.unique_names([s.name for s in swept], taken=taken)
+    sweeps = []
+    for s, name in zip(swept, names, strict=True):
+        sweep_files = SweepFiles(s)
+        for artifact in (
+                plot(f"knee-{name}.png", f"sweep {s.name}: latency against IOPS, a point per "
+                     "sweep value", _drawer("knee", s), f"sweep {s.name}"),
+                plot(f"sweep-{name}.png", f"sweep {s.name}: headline metrics against the "
+                     "point", _drawer("sweep", s), f"sweep {s.name}")):
+            if artifact is not None:
+                sweep_files.plots.append(artifact)
+        sweeps.append(sweep_files)
     return Report(cases, sweeps, figures is None)

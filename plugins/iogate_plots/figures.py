@@ -12,27 +12,50 @@ import statistics
 from collections.abc import Callable, Mapping, Sequence
 
 from matplotlib.axes import Axes
+from matplotlib.axis import Axis
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
-from matplotlib.ticker import FuncFormatter
+from matplotlib.ticker import (
+    Formatter,
+    FuncFormatter,
+    Locator,
+    LogLocator,
+    MaxNLocator,
+    NullFormatter,
+)
 
 from iogate.expect import format_value
 from iogate.metrics import DIRECTIONS, Kind
 from iogate.outcome import CaseResult
 from iogate.results import Interval
+from iogate.units import format_duration
 from iogate_plots.data import (
-    Distribution,
+    NINES_TICKS,
+    Slo,
     Sweep,
     distributions,
     headline,
+    knee_curves,
     metric_kind,
+    nines,
+    percentile_curve,
+    percentile_label,
+    percentile_points,
     point_label,
+    resolved_nines,
+    slos,
+    sweep_value_labels,
 )
 
 PASS_COLOUR = "#2e7d32"
 FAIL_COLOUR = "#c62828"
 NEUTRAL_COLOUR = "#757575"
-DIRECTION_COLOURS = {"read": "#1565c0", "write": "#ef6c00"}
+# One colour per direction in every plot; latency kinds differ by line style, never by colour.
+DIRECTION_COLOURS = {"read": "#1565c0", "write": "#ef6c00", "trim": "#6d4c41",
+                     "sync": "#00838f"}
+LineStyle = str | tuple[int, tuple[int, int]]
+KIND_STYLES: dict[str, LineStyle] = {"clat": "-", "resp": "--", "lat": "-.", "slat": ":",
+                                     "lag": (0, (1, 3))}
 _DPI = 100
 
 
@@ -43,68 +66,187 @@ def _png(fig: Figure) -> bytes:
     return buf.getvalue()
 
 
-def _formatter(kind: Kind) -> FuncFormatter:
-    return FuncFormatter(lambda value, _pos: format_value(kind, value))
+def direction_colour(direction: str) -> str:
+    return DIRECTION_COLOURS.get(direction, NEUTRAL_COLOUR)
 
 
-# -- latency CDF --------------------------------------------------------------------------
-
-def cdf_points(dist: Distribution) -> tuple[list[float], list[float]]:
-    """Steps of the empirical CDF read from the histogram: at the last value of each non-empty
-    bucket (clamped into the exact [min, max]) the share of samples up to it. Latencies
-    of 0 ns sit at 1 ns so the log axis can show them."""
-    s = dist.stats
-    xs, ys = [float(max(s.min, 1))], [0.0]
-    seen = 0
-    for _lo, hi, count in s.histogram.nonzero():
-        seen += count
-        xs.append(float(max(1, min(max(hi - 1, s.min), s.max))))
-        ys.append(seen / s.count)
-    return xs, ys
+def kind_style(kind: str) -> LineStyle:
+    return KIND_STYLES.get(kind, "-")
 
 
-def _threshold_line(ax: Axes, check_threshold: float, label: str, failed: bool) -> None:
-    colour = FAIL_COLOUR if failed else PASS_COLOUR
-    ax.axvline(max(check_threshold, 1.0), color=colour, linestyle="--", linewidth=1.2)
-    ax.text(max(check_threshold, 1.0), 0.02, " " + label, rotation=90, color=colour,
-            fontsize=8, va="bottom", ha="right", transform=ax.get_xaxis_transform())
+# -- humane axes ------------------------------------------------------------------------------
+
+# Per kind of quantity: the step between its units and the units, smallest first. Sizes and
+# bandwidths are binary (a MiB is 2^20 bytes), so their ticks are chosen in the unit shown.
+_UNITS: dict[Kind, tuple[int, tuple[str, ...]]] = {
+    Kind.BANDWIDTH: (1024, ("B/s", "KiB/s", "MiB/s", "GiB/s", "TiB/s", "PiB/s")),
+    Kind.BYTES: (1024, ("B", "KiB", "MiB", "GiB", "TiB", "PiB")),
+    Kind.DURATION: (1000, ("ns", "us", "ms", "s")),
+    Kind.IOPS: (1000, ("", "k", "M", "G")),
+    Kind.COUNT: (1000, ("", "k", "M", "G")),
+}
+_ROUND_STEPS = (1, 2, 2.5, 5, 10)
 
 
-def latency_cdf(result: CaseResult) -> bytes | None:
-    """One panel per direction: the CDF of each latency kind, log x axis, and a dashed
-    vertical line per latency expectation on it (green when met, red when not), labelled
-    with the expectation; a percentile expectation also marks the observed percentile."""
+def axis_unit(kind: Kind, largest: float) -> tuple[float, str]:
+    """The unit an axis of ``kind`` reaching ``largest`` is labelled in: the largest unit
+    of which it holds at least one (its scale in base units and its name)."""
+    base, names = _UNITS.get(kind, (1, ("",)))
+    scale, name = 1.0, names[0]
+    for i, n in enumerate(names):
+        if abs(largest) >= float(base) ** i:
+            scale, name = float(base) ** i, n
+    return scale, name
+
+
+def _number(value: float) -> str:
+    text = f"{round(value, 6):.6g}"
+    return "0" if text in ("0", "-0") else text
+
+
+class HumaneLocator(Locator):
+    """Ticks at round values (1, 2, 2.5, 5 times a power of ten) in the unit the axis is
+    labelled in: a bandwidth axis ticks at 250MiB/s, 500MiB/s, not at whole megabytes."""
+
+    def __init__(self, kind: Kind, nbins: int = 6) -> None:
+        self.kind = kind
+        self.nbins = nbins
+
+    def __call__(self) -> Sequence[float]:
+        assert self.axis is not None
+        vmin, vmax = self.axis.get_view_interval()
+        return self.tick_values(vmin, vmax)
+
+    def tick_values(self, vmin: float, vmax: float) -> Sequence[float]:
+        scale, _ = axis_unit(self.kind, max(abs(vmin), abs(vmax)))
+        inner = MaxNLocator(nbins=self.nbins, steps=list(_ROUND_STEPS))
+        return [float(t) * scale for t in inner.tick_values(vmin / scale, vmax / scale)]
+
+
+class HumaneFormatter(Formatter):
+    """Tick labels in the axis's one unit (``0``, ``250MiB/s``, ``500MiB/s``)."""
+
+    def __init__(self, kind: Kind) -> None:
+        self.kind = kind
+
+    def __call__(self, x: float, pos: int | None = None) -> str:
+        assert self.axis is not None
+        vmin, vmax = self.axis.get_view_interval()
+        return self.label(x, max(abs(vmin), abs(vmax)))
+
+    def label(self, x: float, largest: float) -> str:
+        if self.kind not in _UNITS:
+            return format_value(self.kind, x)
+        scale, name = axis_unit(self.kind, largest)
+        text = _number(x / scale)
+        return text if text == "0" else text + name
+
+
+def humane_axis(axis: Axis, kind: Kind) -> None:
+    """Round ticks in one unit on a linear axis of ``kind``."""
+    if kind in _UNITS:
+        axis.set_major_locator(HumaneLocator(kind))
+    axis.set_major_formatter(HumaneFormatter(kind))
+
+
+def log_duration_axis(axis: Axis, low: float, high: float) -> None:
+    """A logarithmic latency axis from ``low`` to ``high`` ns, ticked at 1, 2 and 5 times a
+    power of ten over up to three decades (at the powers alone beyond), each tick in its own
+    unit (``500us``, ``1ms``, ``2ms``)."""
+    decades = math.log10(max(high, 1.0)) - math.log10(max(low, 1.0))
+    axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0) if decades <= 3 else
+                                      (1.0,)))
+    axis.set_major_formatter(FuncFormatter(lambda v, _pos: format_duration(v)))
+    axis.set_minor_formatter(NullFormatter())
+
+
+# -- latency by percentile ----------------------------------------------------------------------
+
+def _nines_axis(ax: Axes, right: float) -> None:
+    ticks = [p for p in NINES_TICKS if nines(p) <= right + 1e-9]
+    ax.set_xticks([nines(p) for p in ticks], [percentile_label(p) for p in ticks])
+    ax.set_xlim(0, right)
+    ax.set_xlabel("percentile (nines: -log10(1 - q))")
+
+
+def _draw_slo(ax: Axes, slo: Slo, right: float) -> None:
+    colour = NEUTRAL_COLOUR if not slo.judged else PASS_COLOUR if slo.passed else FAIL_COLOUR
+    level = max(slo.threshold, 1.0)
+    if slo.percentile is not None:
+        # p99 <= T holds every percentile up to p99 under T: a ceiling up to there.
+        x = nines(slo.percentile)
+        ax.plot([0, x], [level, level], color=colour, linestyle="--", linewidth=1.1)
+        ax.plot([x], [level], marker="v", markersize=9, color=colour, linestyle="none")
+        ax.annotate(slo.label, (x, level), textcoords="offset points", xytext=(-4, 5),
+                    ha="right", fontsize=8, color=colour)
+    else:
+        ax.axhline(level, color=colour, linestyle=":", linewidth=1.1)
+        ax.annotate(slo.label, (right, level), textcoords="offset points", xytext=(-4, 5),
+                    ha="right", fontsize=8, color=colour)
+
+
+def latency_percentiles(result: CaseResult) -> bytes | None:
+    """One panel per measured direction: latency (log axis) against the percentile on a
+    nines axis, a line per latency kind (the direction's colour, the kind's line style)
+    reaching as far as the run's samples resolve; every latency expectation drawn at its
+    percentile (a triangle at the threshold and a dashed ceiling up to it; a mean or maximum
+    a dotted line), green when met and red when not; and, when the case was judged against
+    a baseline, the baseline entry's percentiles as hollow circles in the same colour and
+    style, so the two distributions overlay."""
     dists = distributions(result)
     directions = [d for d in DIRECTIONS if any(x.direction == d for x in dists)]
     if not directions:
         return None
-    fig = Figure(figsize=(6.4 * len(directions), 4.2), layout="tight")
+    fig = Figure(figsize=(6.4 * len(directions), 4.6), layout="tight")
     axes = fig.subplots(1, len(directions), squeeze=False, sharey=True)[0]
-    styles = {"clat": "-", "resp": "--", "lat": "-.", "slat": ":", "lag": ":"}
+    lows: list[float] = []
+    highs: list[float] = []
     for ax, direction in zip(axes, directions, strict=True):
-        for dist in (x for x in dists if x.direction == direction):
-            xs, ys = cdf_points(dist)
-            ax.plot(xs, ys, drawstyle="steps-post", linestyle=styles.get(dist.kind, "-"),
-                    color=DIRECTION_COLOURS[direction] if dist.kind == "clat" else None,
-                    label=f"{dist.kind} (n={dist.stats.count})")
-            for check in dist.checks:
-                assert check.threshold is not None
-                e = check.expectation
-                failed = check.judged and not check.passed
-                _threshold_line(ax, check.threshold, f"{e.key} {e.describe()}", failed)
-                pct = e.metric.percentile
-                if pct is not None and e.window is None and check.observed is not None:
-                    ax.plot([max(check.observed, 1.0)], [pct / 100], marker="o",
-                            color=FAIL_COLOUR if failed else PASS_COLOUR)
-        ax.set_xscale("log")
-        ax.xaxis.set_major_formatter(_formatter(Kind.DURATION))
-        ax.set_ylim(0, 1.02)
-        ax.set_xlabel(f"{direction} latency")
-        ax.set_title(f"{direction}: latency CDF")
+        colour = direction_colour(direction)
+        mine = [x for x in dists if x.direction == direction]
+        right = 3.0  # p99.9 at least
+        for dist in mine:
+            right = max(right, resolved_nines(dist.stats.count))
+            right = max([right] + [nines(p) for p, _ in percentile_points(
+                result.baseline, direction, dist.kind)] + [
+                nines(s.percentile) for s in slos(dist) if s.percentile is not None])
+        right = min(math.ceil(right * 2) / 2, nines(NINES_TICKS[-1]) + 0.2)
+        for dist in mine:
+            style = kind_style(dist.kind)
+            xs, ys = percentile_curve(dist.stats)
+            ys = [max(y, 1.0) for y in ys]  # 0 ns on a log axis: at 1 ns
+            ax.plot(xs, ys, color=colour, linestyle=style, linewidth=1.8,
+                    label=f"{dist.kind} (n={format_value(Kind.COUNT, dist.stats.count)})")
+            marks = [(nines(p), max(v, 1.0)) for p, v in percentile_points(
+                result.metrics, direction, dist.kind)]
+            if marks:
+                ax.plot(*zip(*marks, strict=True), color=colour, marker="o", markersize=4,
+                        linestyle="none")
+            old = [(nines(p), max(v, 1.0)) for p, v in percentile_points(
+                result.baseline, direction, dist.kind)]
+            if old:
+                ax.plot(*zip(*old, strict=True), color=colour, linestyle=style,
+                        linewidth=0.9, alpha=0.8, marker="o", markersize=7,
+                        markerfacecolor="white", label=f"{dist.kind} baseline")
+            lows += ys[:1] + [v for _, v in old]
+            highs += ys[-1:] + [v for _, v in old]
+            for slo in slos(dist):
+                _draw_slo(ax, slo, right)
+                lows.append(max(slo.threshold, 1.0))
+                highs.append(max(slo.threshold, 1.0))
+        _nines_axis(ax, right)
+        ax.set_yscale("log")
+        ax.set_title(f"{direction}: latency by percentile"
+                     + (" (hollow: baseline)" if result.baseline else ""), fontsize=10)
         ax.grid(True, which="major", alpha=0.3)
         ax.legend(loc="upper left", fontsize=8)
-    axes[0].set_ylabel("share of I/Os at or below")
-    fig.suptitle(result.id, fontsize=10)
+    low, high = min(lows, default=1.0), max(highs, default=10.0)
+    axes[0].set_ylim(low / 1.5, high * 2.0)
+    for ax in axes:
+        log_duration_axis(ax.yaxis, low / 1.5, high * 2.0)
+    axes[0].set_ylabel("latency")
+    fig.suptitle(result.id + (f" (last of {len(result.run_series)} runs)"
+                              if len(result.run_series) > 1 else ""), fontsize=10)
     return _png(fig)
 
 
@@ -147,7 +289,7 @@ def timeline(result: CaseResult) -> bytes | None:
     tops: list[float] = []
     bottoms: list[float] = []
     for direction in drawn:
-        colour = DIRECTION_COLOURS[direction]
+        colour = direction_colour(direction)
         lines = [run[direction] for run in runs if run[direction][0]]
         for n, (ends, iops, p99) in enumerate(lines):
             # Each value holds over its whole interval: a step from the previous end to its own.
@@ -168,10 +310,10 @@ def timeline(result: CaseResult) -> bytes | None:
             top.plot(xs, [iops[0], *iops], **style)
             bottom.plot(xs, [p99[0], *p99], **style)
     top.set_ylabel("IOPS")
-    top.yaxis.set_major_formatter(_formatter(Kind.IOPS))
+    humane_axis(top.yaxis, Kind.IOPS)
     top.set_title("IOPS per interval" + (f", {len(runs)} runs" if several else ""))
     bottom.set_ylabel("clat p99")
-    bottom.yaxis.set_major_formatter(_formatter(Kind.DURATION))
+    humane_axis(bottom.yaxis, Kind.DURATION)
     bottom.set_title("p99 completion latency per interval")
     bottom.set_xlabel("time (s)")
     for ax, values in ((top, tops), (bottom, [v for v in bottoms if not math.isnan(v)])):
@@ -210,7 +352,7 @@ def _metric_panels(metrics: Sequence[str], title: str, xlabel: str, width: float
     for ax, metric in zip(axes, metrics, strict=True):
         draw(ax, metric)
         ax.set_ylabel(metric)
-        ax.yaxis.set_major_formatter(_formatter(metric_kind(metric)))
+        humane_axis(ax.yaxis, metric_kind(metric))
         ax.grid(True, alpha=0.3)
     axes[-1].set_xlabel(xlabel)
     fig.suptitle(title, fontsize=10)
@@ -219,7 +361,8 @@ def _metric_panels(metrics: Sequence[str], title: str, xlabel: str, width: float
 
 def sweep(points: Sweep) -> bytes | None:
     """One panel per headline metric measured at any point: the metric against the sweep
-    point, a line through the points, each point green if its case passed and red if not."""
+    point, a line in the direction's colour through the points, each point green if its
+    case passed and red if not."""
     metrics = headline(m for r in points.results for m in r.metrics)
     if not metrics:
         return None
@@ -228,7 +371,7 @@ def sweep(points: Sweep) -> bytes | None:
 
     def draw(ax: Axes, metric: str) -> None:
         values = [r.metrics.get(metric, float("nan")) for r in points.results]
-        ax.plot(xs, values, color=NEUTRAL_COLOUR, linewidth=1)
+        ax.plot(xs, values, color=direction_colour(metric.split(".")[0]), linewidth=1)
         ax.scatter(xs, values, zorder=3, c=[PASS_COLOUR if r.outcome == "passed"
                                            else FAIL_COLOUR for r in points.results])
         ax.set_xticks(xs, labels, rotation=30 if len(labels) > 4 else 0, ha="right"
@@ -254,7 +397,7 @@ def repeats(result: CaseResult) -> bytes | None:
         median = statistics.median(values)
         mean = statistics.fmean(values)
         cv = 100 * statistics.stdev(values) / mean if len(values) > 1 and mean else 0.0
-        ax.scatter(xs, values, color=DIRECTION_COLOURS[metric.split(".")[0]], zorder=3)
+        ax.scatter(xs, values, color=direction_colour(metric.split(".")[0]), zorder=3)
         ax.axhline(median, color=NEUTRAL_COLOUR, linestyle="--", linewidth=1)
         kind = metric_kind(metric)
         ax.set_title(f"{metric}: median {format_value(kind, median)}, cv {cv:.1f}%, "
@@ -265,3 +408,100 @@ def repeats(result: CaseResult) -> bytes | None:
     n = max(len(result.samples[m]) for m in metrics)
     return _metric_panels(metrics, f"{result.id}: {n} repeats", "repeat", 6.4, draw)
 
+
+
+# -- the knee: latency against IOPS over a sweep ------------------------------------------------
+
+_KNEE_STYLES = {"p99": ("-", "o"), "mean": (":", "s")}
+
+
+def knee(points: Sweep) -> bytes | None:
+    """One panel per direction: each latency metric (clat p99 solid, clat mean dotted, and
+    any other the sweep's expectations judge) against the direction's IOPS, one point per
+    sweep point joined in sweep order and labelled with its value (the iodepth, say), in the
+    direction's colour; each latency expectation's threshold a dashed line (red when some
+    point missed it; a threshold that differs per point, one that refers to the baseline, a
+    mark at each point); when the points were judged against a baseline, its points as
+    hollow markers. Where latency climbs and IOPS stop growing is the knee."""
+    curves = knee_curves(points)
+    if not curves:
+        return None
+    variable, _ = sweep_value_labels(points.results)
+    directions = list(dict.fromkeys(c.direction for c in curves))
+    fig = Figure(figsize=(6.4 * len(directions), 4.8), layout="tight")
+    axes = fig.subplots(1, len(directions), squeeze=False)[0]
+    missed = {(c.expectation.metric.text, f"{c.expectation.key} {c.expectation.describe()}")
+              for r in points.results for c in r.checks if c.judged and not c.passed}
+    for ax, direction in zip(axes, directions, strict=True):
+        colour = direction_colour(direction)
+        tops: list[float] = []
+        slo_lines: list[tuple[str, str, list[float], list[float | None]]] = []
+        widest = 0.0
+        for n, curve in enumerate(c for c in curves if c.direction == direction):
+            stat = curve.metric.rsplit(".", 1)[-1]
+            style, marker = _KNEE_STYLES.get(stat, ("--", "^"))
+            known = [(x, y, label) for x, y, label in zip(curve.iops, curve.latency,
+                                                          curve.labels, strict=True)
+                     if not (math.isnan(x) or math.isnan(y))]
+            if not known:
+                continue
+            xs, ys, labels = zip(*known, strict=True)
+            ax.plot(xs, ys, color=colour, linestyle=style, marker=marker, markersize=5,
+                    linewidth=1.6, label=curve.metric.split(".", 1)[1])
+            tops += ys
+            if curve.has_baseline:
+                old = [(x, y) for x, y in zip(curve.baseline_iops, curve.baseline_latency,
+                                              strict=True)
+                       if not (math.isnan(x) or math.isnan(y))]
+                ax.plot(*zip(*old, strict=True), color=colour, linestyle=style, marker=marker,
+                        markersize=7, markerfacecolor="white", linewidth=0.8, alpha=0.7,
+                        label=f"{curve.metric.split('.', 1)[1]} baseline")
+                tops += [y for _, y in old]
+                widest = max([widest] + [x for x, _ in old])
+            if n == 0:  # the values once, on the first curve (clat p99)
+                for x, y, label in known:
+                    ax.annotate(label, (x, y), textcoords="offset points", xytext=(5, 5),
+                                fontsize=8, color=colour, fontweight="bold")
+            slo_lines += [(curve.metric, text, curve.iops, thresholds)
+                          for text, thresholds in curve.slos.items()]
+        # A threshold far above every point would squash them: it is named, not drawn.
+        top = max(tops, default=0.0)
+        above = []
+        for metric, text, iops, thresholds in slo_lines:
+            colour_slo = FAIL_COLOUR if (metric, text) in missed else PASS_COLOUR
+            levels = [t for t in thresholds if t is not None]
+            if levels and min(levels) > 3 * top > 0:
+                above.append(f"{text}: above the plot "
+                             f"({format_value(Kind.DURATION, min(levels))})")
+            elif levels and max(levels) == min(levels):
+                value = format_value(Kind.DURATION, levels[0])
+                ax.axhline(levels[0], color=colour_slo, linestyle="--", linewidth=1.1)
+                ax.annotate(text if value in text else f"{text} ({value})",
+                            (0.99, levels[0]), xycoords=("axes fraction", "data"),
+                            textcoords="offset points", xytext=(0, 4), fontsize=8,
+                            ha="right", color=colour_slo)
+                top = max(top, levels[0])
+            elif levels:  # a threshold per point (it refers to the point's variables)
+                pairs = [(x, t) for x, t in zip(iops, thresholds, strict=True)
+                         if t is not None and not math.isnan(x)]
+                ax.plot(*zip(*pairs, strict=True), color=colour_slo, linestyle="none",
+                        marker="_", markersize=14, markeredgewidth=2,
+                        label=f"{text}, per point")
+                top = max(top, *levels)
+        if above:
+            ax.text(0.99, 0.98, "\n".join(above), transform=ax.transAxes, ha="right",
+                    va="top", fontsize=8, color=NEUTRAL_COLOUR)
+        ax.set_xlim(left=0, right=max([widest] + [v for c in curves if c.direction == direction
+                                                  for v in c.iops if not math.isnan(v)])
+                    * 1.15)
+        ax.set_ylim(0, top * 1.15 if top > 0 else 1.0)
+        humane_axis(ax.xaxis, Kind.IOPS)
+        humane_axis(ax.yaxis, Kind.DURATION)
+        ax.set_xlabel(f"{direction} IOPS")
+        ax.set_ylabel(f"{direction} latency")
+        ax.set_title(f"{direction}: latency against IOPS", fontsize=10)
+        ax.grid(True, alpha=0.3)
+        ax.legend(loc="upper left", fontsize=8)
+    fig.suptitle(f"sweep {points.name}: {len(points.results)} points, in sweep order, "
+                 f"labelled with {variable}", fontsize=10)
+    return _png(fig)

@@ -1,10 +1,12 @@
 """The ``--html`` page: one self-contained HTML5 file for a run (styles inline, plots as
 base64 data URIs, no scripts, no external resources).
 
-It shows the suites and the verdict counts, the environment, a row per case (outcome,
-duration, headline metrics, failed checks with expected against observed), then per case its
-error, warnings, checks table (in a ``<details>``, open when the case did not pass), target
-facts and plots. Every text from a suite, a result or the system goes through
+It shows the suites and the verdict counts, the environment (sizes in binary units), a row
+per case (outcome, duration, headline metrics, failed checks with expected against observed),
+each sweep's plots (latency against IOPS, metrics against the point), then per case its
+error, warnings, workload parameters as run, the spread of its repeats (min, median and max
+of each headline metric), checks table (in a ``<details>``, open when the case did not pass),
+target facts and plots. Every text from a suite, a result or the system goes through
 :func:`html.escape`.
 """
 
@@ -18,8 +20,16 @@ from typing import Any
 from iogate.expect import format_value
 from iogate.outcome import OUTCOMES, CaseResult
 from iogate.report import expected_text, observed_text, verdict
-from iogate_plots.contents import NO_MATPLOTLIB, Artifact, CaseFiles, Report
-from iogate_plots.data import headline, metric_kind, point_label
+from iogate_plots.contents import NO_MATPLOTLIB, Artifact, CaseFiles, Report, SweepFiles
+from iogate_plots.data import (
+    fact_text,
+    headline,
+    metric_kind,
+    point_label,
+    repeat_spread,
+    requested_rates,
+    workload_parameters,
+)
 
 OUTCOME_COLOURS = {"passed": "#2e7d32", "failed": "#c62828", "error": "#6a1b9a",
                    "interrupted": "#ef6c00", "skipped": "#757575"}
@@ -41,6 +51,8 @@ figure { display: inline-block; margin: .4em; }
 figure img { max-width: 100%; border: 1px solid #eee; }
 figcaption { font-size: .85em; color: #555; }
 section.case { border-top: 1px solid #ddd; margin-top: 1em; }
+.facts { display: flex; flex-wrap: wrap; gap: 1.5em; align-items: flex-start; }
+.facts h4 { margin: .3em 0 0; font-size: .95em; }
 code { font-size: .95em; }
 """
 
@@ -110,8 +122,30 @@ def _checks_details(result: CaseResult) -> str:
 
 
 def _facts_table(facts: Mapping[str, object]) -> str:
-    return _table(("fact", "value"), ([f"<code>{_e(k)}</code>", _e(v)]
+    return _table(("fact", "value"), ([f"<code>{_e(k)}</code>", _e(fact_text(k, v))]
                                       for k, v in facts.items()))
+
+
+def _parameters_table(result: CaseResult) -> str:
+    rows = [[f"<code>{_e(k)}</code>", _e(v)] for k, v in workload_parameters(result)]
+    rows += [[f"<code>{_e(k)}</code> requested", _e(v)] for k, v in requested_rates(result)]
+    return ("<div><h4>workload as run</h4>"
+            + _table(("parameter", "value"), rows, cls="params") + "</div>")
+
+
+def _spread_table(result: CaseResult) -> str:
+    spreads = repeat_spread(result)
+    if not spreads:
+        return ""
+    rows = []
+    for s in spreads:
+        kind = metric_kind(s.metric)
+        rows.append([f"<code>{_e(s.metric)}</code>", f'<span class="num">{len(s.values)}</span>',
+                     *(_e(format_value(kind, v)) for v in (s.low, s.median, s.high)),
+                     _e(f"{s.spread_pct:.1f}%")])
+    return ("<div><h4>spread of the repeats</h4>"
+            + _table(("metric", "runs", "min", "median", "max", "max-min of median"), rows,
+                     cls="spread") + "</div>")
 
 
 def _case_section(index: int, case: CaseFiles, plots_missing: bool) -> str:
@@ -128,6 +162,7 @@ def _case_section(index: int, case: CaseFiles, plots_missing: bool) -> str:
     if r.warnings:
         parts.append("<ul>" + "".join(f"<li>warning: {_e(w)}</li>" for w in r.warnings)
                      + "</ul>")
+    parts.append('<div class="facts">' + _parameters_table(r) + _spread_table(r) + "</div>")
     parts.append(_checks_details(r))
     if r.environment:
         parts.append(f"<details><summary>target</summary>\n{_facts_table(r.environment)}"
@@ -139,6 +174,18 @@ def _case_section(index: int, case: CaseFiles, plots_missing: bool) -> str:
         parts.append(f'<p class="note">{_e(NO_MATPLOTLIB)}.</p>')
     parts.append("</section>")
     return "\n".join(parts)
+
+
+def _sweep_section(files: SweepFiles, anchors: Mapping[int, int]) -> str:
+    """A sweep's plots and its points in run order, each linked to its case's section
+    (``anchors``: the id() of a case's result to its index)."""
+    points = ", ".join(f'<a href="#{_anchor(anchors[id(r)])}">'
+                       f"{_e(point_label(r.case.sweep_point))}</a>"
+                       for r in files.sweep.results)
+    return (f'<section class="sweep"><h3>sweep <code>{_e(files.sweep.name)}</code></h3>'
+            f"<p>points in order: {points}</p>"
+            + "".join(_img(p, f"sweep {files.sweep.name}: {p.caption}") for p in files.plots)
+            + "</section>")
 
 
 def _counts(report: Report, document: Mapping[str, Any]) -> dict[str, int]:
@@ -168,11 +215,11 @@ def render(report: Report, document: Mapping[str, Any]) -> str:
     body += ["<h2>Cases</h2>",
              _table(("case", "outcome", "time", "metrics", "problems"),
                     _summary_rows(report.cases), cls="cases")]
-    sweep_plots = [s for s in report.sweeps if s.plot is not None]
+    sweep_plots = [s for s in report.sweeps if s.plots]
     if sweep_plots:
         body.append("<h2>Sweeps</h2>")
-        body += [_img(s.plot, f"sweep {s.sweep.name}") for s in sweep_plots
-                 if s.plot is not None]
+        anchors = {id(c.result): i for i, c in enumerate(report.cases)}
+        body += [_sweep_section(s, anchors) for s in sweep_plots]
     body.append("<h2>Details</h2>")
     body += [_case_section(i, c, report.plots_missing) for i, c in enumerate(report.cases)]
     return ("<!DOCTYPE html>\n"

@@ -8,14 +8,19 @@ file name) holding:
   end_s, ios, bytes, iops, bw_bytes, clat/lat/resp mean and p99 in ns);
 - ``histograms.json``: per direction and latency kind with samples, the non-empty buckets
   ``[lo_ns, hi_ns, count]`` with the exact count, min, max, mean and stdev;
-- ``latency_cdf.png``: the latency CDF per direction with every latency expectation's
-  threshold drawn on it; ``timeline.png``: IOPS and p99 per interval, every repeat;
+- ``latency_percentiles.png``: per direction, latency against the percentile on a nines
+  axis (p50, p90, p99, p99.9...: ``-log10(1 - q)``), a line per latency kind, every
+  latency expectation drawn at its percentile and threshold, and, for a case judged
+  against a baseline, the baseline entry's percentiles overlaid (``CaseResult.baseline``);
+  ``timeline.png``: IOPS and p99 per interval, every repeat;
   ``repeats.png`` (repeated cases): each headline metric per repeat, with the median;
   ``trend-<metric>.png`` (a run recorded with ``--history``): the case's recent recorded
   runs of that metric, their change points and this run (the document's ``history``);
 
-and per swept workload ``sweep-<name>.png`` (headline metrics against the sweep point) in
-DIR itself. ``document["artifacts"]`` lists, per case id, the files written relative to DIR.
+and per swept workload, in DIR itself, ``knee-<name>.png`` (each direction's clat p99 and
+mean against its IOPS, one point per sweep point in sweep order, labelled with its value,
+the latency expectations' thresholds and the baseline's points) and ``sweep-<name>.png``
+(headline metrics against the sweep point). ``document["artifacts"]`` lists, per case id, the files written relative to DIR.
 With repeats or steady-state rounds, the series are every run's and the histograms the last
 run's.
 

@@ -29,7 +29,7 @@ def _write(path: Path, content: bytes, err: IO[str]) -> bool:
 
 def write_artifacts(root: Path, report: Report, err: IO[str]) -> dict[str, list[str]]:
     """Write every file under ``root``; return, per case id, the files written (relative
-    to ``root``), its sweep's plot included."""
+    to ``root``), its sweep's plots included."""
     try:
         root.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -51,9 +51,10 @@ def write_artifacts(root: Path, report: Report, err: IO[str]) -> dict[str, list[
             if _write(directory / artifact.name, artifact.content, err):
                 names.append(f"{case.directory}/{artifact.name}")
     for s in report.sweeps:
-        if s.plot is not None and _write(root / s.plot.name, s.plot.content, err):
-            for r in s.sweep.results:
-                written.setdefault(r.id, []).append(s.plot.name)
+        for plot in s.plots:
+            if _write(root / plot.name, plot.content, err):
+                for r in s.sweep.results:
+                    written.setdefault(r.id, []).append(plot.name)
     return written
 
 

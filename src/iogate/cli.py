@@ -290,6 +290,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from iogate.baseline import BaselineError
     from iogate.judge import needs_baseline, needs_history
     from iogate.plan import case_id, expected_bytes, plan
+    from iogate.progress import ProgressLine, schedule
     from iogate.runner import run_cases
     from iogate.settings import UsageError, journal_path, settings
 
@@ -334,10 +335,12 @@ def cmd_run(args: argparse.Namespace) -> int:
         started = time.monotonic()  # the summary reports wall time: a group's cases run at once
         interrupted = usage_error = False
         try:
-            for unit in plan(cases):
+            units = plan(cases)
+            planned = schedule(units)  # the position and the ETA of the progress line
+            for index, unit in enumerate(units):
                 label = " + ".join(case_id(c) for c in unit)
-                line = report.ProgressLine(label, stream=sys.stderr,
-                                           total_bytes=expected_bytes(unit))
+                line = ProgressLine(label, stream=sys.stderr, total_bytes=expected_bytes(unit),
+                                    schedule=planned, unit=index)
                 try:
                     unit_results = run_cases(unit, filename=run.filename, on_progress=line,
                                              on_phase=line.set_phase, gate=gate,
@@ -350,10 +353,10 @@ def cmd_run(args: argparse.Namespace) -> int:
                     line.close()
                 # A case said finished on stderr is a case in the journal, and the other way.
                 with interrupts.deferred():
-                    for result in unit_results:
+                    for n, result in enumerate(unit_results):
                         journal.append(result)
                         results.append(result)
-                        print(f"{result.id}: {result.outcome}"
+                        print(f"[{planned.position(index, n)}] {result.id}: {result.outcome}"
                               + (f" ({result.error})" if result.error else ""),
                               file=sys.stderr)
                         for warning in result.warnings:

@@ -1,4 +1,5 @@
-"""Human and machine renderings of case results: tables, failure reports, progress, JSON."""
+"""Human and machine renderings of case results: tables, failure reports, JSON (the live
+progress line is :mod:`iogate.progress`)."""
 
 from __future__ import annotations
 
@@ -7,9 +8,7 @@ import datetime as _dt
 import itertools
 import json
 import os
-import sys
 import tempfile
-import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
@@ -19,9 +18,9 @@ from iogate.expect import Check, expected_text, format_value, observed_text, ver
 from iogate.files import OutputError, write_whole
 from iogate.metrics import DIRECTIONS, LATENCIES, Kind, parse_metric
 from iogate.outcome import OUTCOMES, SCHEMA_VERSION, SPREAD_METRICS, CaseResult, host_spread
-from iogate.results import Progress
+from iogate.progress import ProgressLine as ProgressLine  # the line's former home
 from iogate.textplot import latency_summary
-from iogate.units import format_count, format_duration_exact, format_size_exact
+from iogate.units import format_duration_exact, format_size_exact
 
 # Metrics shown in the summary when a case has no expectation on them.
 _SUMMARY_METRICS = ("read.iops", "read.bw", "read.clat.p99", "write.iops", "write.bw",
@@ -409,72 +408,6 @@ def finish_document(results: Sequence[CaseResult], journal: Journal | None = Non
     document = results_document(results, journal, history)
     call_report_hooks(results, document)
     return document
-
-
-class ProgressLine:
-    """A one-line live progress display (bar, ETA, live IOPS) for a terminal.
-
-    On a stream that is not a terminal it stays silent, so logs and CI output stay clean.
-    """
-
-    STATES = {"created": "starting", "layout": "laying out", "ramp": "ramping",
-              "running": "running", "done": "done"}
-
-    def __init__(self, label: str, stream: IO[str] | None = None, width: int = 24,
-                 total_bytes: int | None = None) -> None:
-        self.label = label
-        self.phase = ""  # e.g. "precondition 1/2"; empty for the measured run
-        self.total_bytes = total_bytes  # for runs that end by size, not by time
-        self.stream = stream or sys.stderr
-        self.width = width
-        self.enabled = bool(getattr(self.stream, "isatty", lambda: False)())
-        self._last: tuple[float, int] | None = None
-        self._rate = 0.0
-        self._shown = False
-
-    def __call__(self, p: Progress) -> None:
-        if not self.enabled:
-            return
-        ios = sum(p.ios) + p.trim_ios
-        now = time.monotonic()
-        if self._last is not None and now > self._last[0]:
-            self._rate = (ios - self._last[1]) / (now - self._last[0])
-        self._last = (now, ios)
-        frac = p.fraction
-        remaining: float | None = None
-        if frac is not None and p.state != "layout":
-            remaining = max(0.0, (p.expected_ns - p.elapsed_ns) / 1e9)
-        if p.state in ("ramp", "running") and self.total_bytes:
-            # what size counts: reads and writes, or trims (trimwrite's writes follow them)
-            by_size = min(1.0, max(sum(p.bytes), p.trim_bytes) / self.total_bytes)
-            if frac is None or by_size > frac:
-                frac = by_size
-                counted_s = p.counted_ns / 1e9
-                remaining = counted_s * (1 - by_size) / by_size if by_size > 0 else None
-        if frac is None:
-            bar = "." * self.width
-        else:
-            filled = int(round(frac * self.width))
-            bar = "#" * filled + "." * (self.width - filled)
-        eta = "" if remaining is None else f" ETA {remaining:4.0f}s"
-        state = self.STATES.get(p.state, p.state)
-        if self.phase:
-            state = f"{self.phase}: {state}"
-        text = (f"\r{self.label} [{bar}] {state:<10} {p.elapsed_ns / 1e9:6.1f}s{eta} "
-                f"{format_count(self._rate):>7} IOPS")
-        self.stream.write(text + "\x1b[K")
-        self.stream.flush()
-        self._shown = True
-
-    def set_phase(self, phase: str) -> None:
-        self.phase = phase
-        self._last = None  # live IOPS restart with the new phase
-
-    def close(self) -> None:
-        if self.enabled and self._shown:
-            self.stream.write("\r\x1b[K")
-            self.stream.flush()
-
 
 
 def _kind_of(path: str) -> Kind:

@@ -428,6 +428,7 @@ class Progress:
     layout_total: int = 0  # to write in total by layout; 0: nothing to lay out
     trim_ios: int = 0  # trims so far (the trim direction)
     trim_bytes: int = 0
+    counts: bool = True  # False: ios and bytes are not counted while the run goes (fio)
 
     @property
     def fraction(self) -> float | None:

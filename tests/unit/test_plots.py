@@ -181,11 +181,12 @@ def test_artifacts_per_case(pm: pluggy.PluginManager, results: list[CaseResult],
     assert listed[by_name(results, "hostile").id] == []  # it never ran
     for r in ran(results):
         names = {Path(f).name for f in listed[r.id]}
-        expected = {"series.csv", "histograms.json", "latency_cdf.png", "timeline.png"}
+        expected = {"series.csv", "histograms.json", "latency_percentiles.png",
+                    "timeline.png"}
         if r.samples:
             expected.add("repeats.png")
         if r.case.sweep_point:
-            expected.add("sweep-scale.png")
+            expected |= {"sweep-scale.png", "knee-scale.png"}
         assert names == expected, r.id
         directories = {Path(f).parent for f in listed[r.id] if "/" in f}
         assert len(directories) == 1
@@ -196,8 +197,9 @@ def test_artifacts_per_case(pm: pluggy.PluginManager, results: list[CaseResult],
             if f.endswith(".png"):
                 assert content.startswith(PNG), f
                 assert len(content) > 10_000, f  # axes, lines and labels, not an empty canvas
-    # A plot directory per run case plus the sweep plot, and nothing else.
-    assert sorted(p.name for p in root.iterdir() if p.is_file()) == ["sweep-scale.png"]
+    # A plot directory per run case plus the sweep's plots, and nothing else.
+    assert sorted(p.name for p in root.iterdir() if p.is_file()) == ["knee-scale.png",
+                                                                      "sweep-scale.png"]
     assert len([p for p in root.iterdir() if p.is_dir()]) == len(ran(results))
 
 
@@ -283,13 +285,20 @@ def test_latency_thresholds_go_on_their_distribution(results: list[CaseResult]) 
     assert {d.kind for d in data.distributions(by_name(results, "on-disk"))} == {"clat"}
 
 
-def test_cdf_steps_rise_to_one(results: list[CaseResult]) -> None:
-    figures = pytest.importorskip("iogate_plots.figures")
-    for dist in data.distributions(by_name(results, "paced")):
-        xs, ys = figures.cdf_points(dist)
-        assert ys[0] == 0.0 and ys[-1] == 1.0
-        assert xs == sorted(xs) and ys == sorted(ys)
-        assert xs[0] >= 1 and xs[-1] <= max(dist.stats.max, 1)
+def test_percentile_curve_passes_through_the_run_percentiles(
+        results: list[CaseResult]) -> None:
+    paced = by_name(results, "paced")
+    assert paced.run is not None
+    measured = paced.run.metrics()
+    for dist in data.distributions(paced):
+        xs, ys = data.percentile_curve(dist.stats)
+        assert xs == sorted(xs) and ys == sorted(ys)  # latency never falls as q rises
+        assert xs[0] == 0.0 and ys[0] == dist.stats.min
+        assert xs[-1] == pytest.approx(math.log10(dist.stats.count))  # what n resolves
+        at = dict(zip(xs, ys, strict=True))
+        for pct in (50.0, 90.0, 99.0):  # the curve is the metrics, not an approximation
+            assert at[data.nines(pct)] == measured[f"{dist.direction}.{dist.kind}.p{pct:g}"], \
+                (dist.direction, dist.kind, pct)
 
 
 def _stalled(result: CaseResult) -> CaseResult:
@@ -398,7 +407,7 @@ def test_html_page_is_valid_self_contained_and_complete(pm: pluggy.PluginManager
     for src in parsed.images:
         assert src.startswith("data:image/png;base64,")
         assert base64.b64decode(src.split(",", 1)[1]).startswith(PNG)
-    expected_plots = sum(2 + bool(r.samples) for r in ran(results)) + 1  # + the sweep
+    expected_plots = sum(2 + bool(r.samples) for r in ran(results)) + 2  # + knee and sweep
     assert len(parsed.images) == expected_plots
     assert not re.search(r"""(src|href)=["'](?!data:|#)""", text)
     # The failed check, expected against observed.
@@ -482,7 +491,7 @@ def test_a_plot_that_fails_is_reported_and_the_rest_written(
     document = report(pm, [paced], artifacts=str(tmp_path))
     assert "cannot draw timeline.png: no ink" in capsys.readouterr().err
     assert sorted(Path(f).name for f in document["artifacts"][paced.id]) == [
-        "histograms.json", "latency_cdf.png", "series.csv"]
+        "histograms.json", "latency_percentiles.png", "series.csv"]
 
 
 # -- through the command line ------------------------------------------------------------------

@@ -349,7 +349,7 @@ def _progress(specs: Sequence[JobSpec], started: float) -> Progress:
         if all(s.time_based and s.runtime_ns for s in specs) else 0
     return Progress(state="ramp" if elapsed < ramp else "running", elapsed_ns=elapsed,
                     counted_ns=max(0, elapsed - ramp), expected_ns=expected, ios=(0, 0),
-                    bytes=(0, 0), errors=0, jobs_done=0, jobs=len(specs))
+                    bytes=(0, 0), errors=0, jobs_done=0, jobs=len(specs), counts=False)
 
 
 # -- reading fio's output -------------------------------------------------------------------
