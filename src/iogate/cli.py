@@ -356,9 +356,10 @@ def cmd_run(args: argparse.Namespace) -> int:
                     for n, result in enumerate(unit_results):
                         journal.append(result)
                         results.append(result)
-                        print(f"[{planned.position(index, n)}] {result.id}: {result.outcome}"
-                              + (f" ({result.error})" if result.error else ""),
-                              file=sys.stderr)
+                        # the position last: what reads "id: outcome" still does
+                        print(f"{result.id}: {result.outcome}"
+                              + (f" ({result.error})" if result.error else "")
+                              + f" [{planned.position(index, n)}]", file=sys.stderr)
                         for warning in result.warnings:
                             print(f"{result.id}: warning: {warning}", file=sys.stderr)
                 if any(r.outcome == "interrupted" for r in unit_results):
