@@ -19,6 +19,7 @@ import base64
 import fnmatch
 import pickle
 import sys
+import time
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -36,6 +37,8 @@ OVERRIDES_KEY = pytest.StashKey[Any]()  # iogate.spec.overrides.Overrides (--iog
 TERMINAL_KEY = pytest.StashKey[Any]()
 # The journal every finished case is appended to (iogate.report.Journal), made at the first.
 JOURNAL_KEY = pytest.StashKey[Any]()
+# When the session began (time.monotonic()): the summaries give the run's wall time.
+STARTED_KEY = pytest.StashKey[float]()
 # In an xdist worker: the result of the item's case, until its report takes it to the controller.
 CASE_RESULT_KEY = pytest.StashKey[Any]()
 # The attribute of a test report that carries its case's result (iogate.runner.CaseResult).
@@ -66,6 +69,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.stash[RESULTS_KEY] = []
     config.stash[TERMINAL_KEY] = sys.stdout
+    config.stash[STARTED_KEY] = time.monotonic()
     from iogate import hooks
     from iogate.files import OutputError
     from iogate.settings import UsageError, settings
@@ -399,6 +403,33 @@ def _record_history(session: pytest.Session, dest: str, document: dict[str, Any]
     writer.line(f"iogate: {dest}: run {run_id} recorded, {n} case(s)")
 
 
+def _summaries(config: pytest.Config) -> list[tuple[str, str]]:
+    """The summaries for CI asked for: (option, file)."""
+    return [(name, path) for name in ("markdown",)
+            if (path := config.getoption("iogate_" + name))]
+
+
+def _write_summaries(session: pytest.Session, summaries: list[tuple[str, str]],
+                     results: list[Any], document: dict[str, Any]) -> None:
+    """Write each summary whole or not at all; one that cannot be is said and fails the
+    session, the others being written all the same."""
+    from iogate import markdown
+    from iogate.files import OutputError
+
+    started = session.config.stash.get(STARTED_KEY, None)
+    wall_s = None if started is None else time.monotonic() - started
+    environment = document.get("environment") or {}
+    for name, path in summaries:
+        try:
+            if name == "markdown":
+                markdown.write(path, results, environment, wall_s=wall_s, option=name)
+        except OutputError as exc:
+            session.config.get_terminal_writer().line(f"iogate: {exc.message('--iogate-')}",
+                                                      red=True)
+            if session.exitstatus == pytest.ExitCode.OK:
+                session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if _is_worker(session.config):
         return  # its cases went to the controller with their reports
@@ -406,7 +437,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     save = session.config.getoption("iogate_save_baseline")
     history = session.config.getoption("iogate_history")
     results: list[Any] = session.config.stash.get(RESULTS_KEY, [])
-    if not (path or save or results):
+    summaries = _summaries(session.config)
+    if not (path or save or results or summaries):
         return
     from iogate.baseline import BaselineError, record
     from iogate.report import finish_document, write_results
@@ -423,6 +455,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
                 session.config.get_terminal_writer().line(failure, red=True)
                 if session.exitstatus == pytest.ExitCode.OK:
                     session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
+        _write_summaries(session, summaries, results, document)
         if save and results:
             try:
                 record(save, document)

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from iogate.history import Filters
     from iogate.outcome import CaseResult
     from iogate.report import Journal
+    from iogate.settings import RunSettings
     from iogate.spec import LoadedSuite
     from iogate.spec.overrides import Overrides
 
@@ -389,10 +390,12 @@ def cmd_run(args: argparse.Namespace) -> int:
                 written = failure is None
                 if failure:
                     print(failure, file=sys.stderr)
+        summarized = _write_summaries(run, results, document, time.monotonic() - started,
+                                      len(cases) - len(results))
         recorded = _record_history(run.history, run.labels, document)
         code = _report_run(run.save_baseline, cases, results, document,
                            time.monotonic() - started)
-        if not recorded:
+        if not (recorded and summarized):
             code = max(code, EXIT_RUNTIME)
         if interrupted:
             return EXIT_INTERRUPTED
@@ -405,6 +408,28 @@ def cmd_run(args: argparse.Namespace) -> int:
             # cases.
             with interrupts.deferred():
                 journal.close(remove=written or None)
+
+
+def _write_summaries(run: RunSettings, results: Sequence[CaseResult],
+                     document: dict[str, object], wall_s: float, not_run: int) -> bool:
+    """Write the run's summaries for CI (``--markdown``), each whole or not at all, with
+    interrupts held off; False (said on stderr) if one could not be, the others being
+    written all the same."""
+    from iogate import markdown
+    from iogate.files import OutputError
+
+    environment = document.get("environment")
+    environment = environment if isinstance(environment, dict) else {}
+    ok = True
+    if run.markdown:
+        try:
+            with interrupts.deferred():
+                markdown.write(run.markdown, results, environment, wall_s=wall_s,
+                               not_run=not_run)
+        except OutputError as exc:
+            print(f"iogate: {exc}", file=sys.stderr)
+            ok = False
+    return ok
 
 
 def _record_history(dest: str | None, labels: dict[str, str],

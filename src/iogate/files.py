@@ -12,7 +12,8 @@ The rules, the same for every option that names an output:
 - A file is written to a temporary file in the same directory, flushed to the disk (fsync),
   then renamed over the target: a reader, or a run killed while writing, sees the old file
   or the new one, never a part. A new file's mode follows the umask; a replaced file keeps
-  its mode (and, written by root, its owner).
+  its mode (and, written by root, its owner). An output that adds to a file (the Markdown
+  summary) writes its old content and the addition this way too (:func:`append_whole`).
 
 Any problem is an :class:`OutputError` naming the path, the option it came from and why.
 """
@@ -161,6 +162,26 @@ def write_whole(path: str | os.PathLike[str], data: str | bytes | Iterable[str],
 
     fd, _ = _made_anew(path, option, fill)
     os.close(fd)
+
+
+def append_whole(path: str | os.PathLike[str], text: str, option: str | None = None,
+                 separator: str = "") -> None:
+    """Add ``text`` at the end of ``path`` (created if missing) by the rules above: the old
+    content and the new are written to a temporary file renamed over the target, so a
+    reader, or a run killed meanwhile, sees the file as it was or with the whole of
+    ``text`` added, never a part. Old content gets a final newline if it lacks one, then
+    ``separator``. An OutputError if it cannot be (``path`` is unchanged then)."""
+    target = _final(Path(path))
+    old = b""
+    if _existing(target, path, option) is not None:
+        try:
+            old = target.read_bytes()
+        except OSError as exc:
+            raise OutputError(path, f"cannot be read: {exc.strerror or exc}",
+                              option) from None
+    if old:
+        old += (b"" if old.endswith(b"\n") else b"\n") + separator.encode("utf-8")
+    write_whole(path, old + text.encode("utf-8"), option)
 
 
 def create_stream(path: str | os.PathLike[str], option: str | None = None) -> tuple[int, Path]:

@@ -68,11 +68,17 @@ def latency_plots(result: CaseResult) -> list[str]:
     return out
 
 
+def failed_check_texts(result: CaseResult) -> list[str]:
+    """Each failed check with what was measured and what was expected:
+    ``read.clat.p99 1.8ms, expected <= 1.2ms``."""
+    return [f"{c.key} {observed_text(c)}, expected {expected_text(c)}"
+            for c in result.failed_checks]
+
+
 def failed_checks_line(result: CaseResult) -> str:
-    """The failed checks in one line, each with what was measured and what was expected:
+    """The failed checks in one line (:func:`failed_check_texts`):
     ``read.clat.p99 1.8ms, expected <= 1.2ms; read.iops ...``."""
-    return "; ".join(f"{c.key} {observed_text(c)}, expected {expected_text(c)}"
-                     for c in result.failed_checks)
+    return "; ".join(failed_check_texts(result))
 
 
 def failure_report(result: CaseResult, *, named: bool = True) -> str:

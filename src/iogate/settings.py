@@ -55,6 +55,9 @@ class Option:
 
 OPTIONS = (
     Option("json", "write the results document (JSON) to FILE", "FILE"),
+    Option("markdown", "add a Markdown summary of the run (counts, a table of the cases, "
+           "what failed) at the end of FILE, created if missing: GitHub's job summary, "
+           "e.g. \"$GITHUB_STEP_SUMMARY\"", "FILE"),
     Option("filename", "run every workload against PATH instead of the suite's filename",
            "PATH"),
     Option("set", "set a workload key in every workload (and precondition step) of every "
@@ -137,6 +140,7 @@ class RunSettings:
     overrides: Overrides
     history: str | None = None  # the history store the run is recorded in
     labels: dict[str, str] = field(default_factory=dict)  # its labels there
+    markdown: str | None = None  # the file the Markdown summary is added to
 
 
 def overrides(values: Sequence[str] | None, prefix: str = "--") -> Overrides:
@@ -163,7 +167,7 @@ def settings(value: Callable[[str], Any], prefix: str = "--") -> RunSettings:
     from iogate.targets import Policy
 
     json_path, save = value("json"), value("save-baseline")
-    check_outputs(json_path, save)
+    check_outputs(json_path, save, markdown=value("markdown"))
     history = value("history")
     try:
         if history:
@@ -192,12 +196,14 @@ def settings(value: Callable[[str], Any], prefix: str = "--") -> RunSettings:
     except (backends.BackendError, ValueError) as exc:
         raise UsageError("backend", str(exc)) from None
     return RunSettings(json_path, value("filename"), save, gate, safety, engine, overridden,
-                       history, labels)
+                       history, labels, markdown=value("markdown"))
 
 
-def check_outputs(json_path: str | None, baseline_path: str | None) -> None:
-    """Refuse, before anything runs, a results file (and its journal) or a baseline to save
-    that could not be written (:mod:`iogate.files`); an OutputError naming the option."""
+def check_outputs(json_path: str | None, baseline_path: str | None, *,
+                  markdown: str | None = None) -> None:
+    """Refuse, before anything runs, a results file (and its journal), a baseline to save or
+    a summary that could not be written (:mod:`iogate.files`); an OutputError naming the
+    option."""
     from iogate.files import check_output
 
     if json_path:
@@ -205,6 +211,8 @@ def check_outputs(json_path: str | None, baseline_path: str | None) -> None:
         check_output(journal_path(json_path), "json")
     if baseline_path:
         check_output(baseline_path, "save-baseline")
+    if markdown:
+        check_output(markdown, "markdown")
 
 
 def journal_path(results_path: str) -> Path:
