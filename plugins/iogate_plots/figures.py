@@ -1,7 +1,7 @@
 """The PNG plots, drawn with matplotlib's object API on the Agg canvas: no pyplot, no GUI,
 no global state. Importing this module imports matplotlib, so it is imported only when a
-report asks for plots. Every function returns PNG bytes, or None when there is nothing to
-draw.
+report asks for plots. Every plot function returns PNG bytes, or None when there is nothing
+to draw (``*_figure`` the figure itself); the axes' ticks and units are chosen here too.
 """
 
 from __future__ import annotations
@@ -186,6 +186,11 @@ def _draw_slo(ax: Axes, slo: Slo, right: float) -> None:
 
 
 def latency_percentiles(result: CaseResult) -> bytes | None:
+    fig = latency_percentiles_figure(result)
+    return None if fig is None else _png(fig)
+
+
+def latency_percentiles_figure(result: CaseResult) -> Figure | None:
     """One panel per measured direction: latency (log axis) against the percentile on a
     nines axis, a line per latency kind (the direction's colour, the kind's line style)
     reaching as far as the run's samples resolve; every latency expectation drawn at its
@@ -247,7 +252,7 @@ def latency_percentiles(result: CaseResult) -> bytes | None:
     axes[0].set_ylabel("latency")
     fig.suptitle(result.id + (f" (last of {len(result.run_series)} runs)"
                               if len(result.run_series) > 1 else ""), fontsize=10)
-    return _png(fig)
+    return fig
 
 
 # -- timeline ---------------------------------------------------------------------------------
@@ -416,6 +421,11 @@ _KNEE_STYLES = {"p99": ("-", "o"), "mean": (":", "s")}
 
 
 def knee(points: Sweep) -> bytes | None:
+    fig = knee_figure(points)
+    return None if fig is None else _png(fig)
+
+
+def knee_figure(points: Sweep) -> Figure | None:
     """One panel per direction: each latency metric (clat p99 solid, clat mean dotted, and
     any other the sweep's expectations judge) against the direction's IOPS, one point per
     sweep point joined in sweep order and labelled with its value (the iodepth, say), in the
@@ -504,4 +514,4 @@ def knee(points: Sweep) -> bytes | None:
         ax.legend(loc="upper left", fontsize=8)
     fig.suptitle(f"sweep {points.name}: {len(points.results)} points, in sweep order, "
                  f"labelled with {variable}", fontsize=10)
-    return _png(fig)
+    return fig

@@ -20,9 +20,9 @@ file name) holding:
 and per swept workload, in DIR itself, ``knee-<name>.png`` (each direction's clat p99 and
 mean against its IOPS, one point per sweep point in sweep order, labelled with its value,
 the latency expectations' thresholds and the baseline's points) and ``sweep-<name>.png``
-(headline metrics against the sweep point). ``document["artifacts"]`` lists, per case id, the files written relative to DIR.
-With repeats or steady-state rounds, the series are every run's and the histograms the last
-run's.
+(headline metrics against the sweep point). ``document["artifacts"]`` lists, per case id,
+the files written relative to DIR. With repeats or steady-state rounds, the series are every
+run's and the histograms the last run's.
 
 ``--html FILE`` writes one self-contained page (see :mod:`iogate_plots.page`).
 
