@@ -165,11 +165,10 @@ class WorkloadItem(pytest.Item):
         from iogate.baseline import BaselineMatchError
         from iogate.errors import RealizedWorkloadWarning
         from iogate.metrics import unit_name
-        from iogate.plan import expected_bytes
         from iogate.runner import run_cases
 
         def run(cases: list[Any]) -> list[Any]:
-            progress = _LiveProgress(self.config, self.nodeid, expected_bytes(cases))
+            progress = _LiveProgress(self.config, self.nodeid, cases)
             try:
                 return run_cases(cases, filename=self.config.getoption("iogate_filename"),
                                  on_progress=progress, on_phase=progress.set_phase,
@@ -217,14 +216,17 @@ class WorkloadItem(pytest.Item):
 class _LiveProgress:
     """Writes the engine's progress on one terminal line while an item runs (terminals only)."""
 
-    def __init__(self, config: pytest.Config, label: str, total_bytes: int | None) -> None:
-        from iogate.report import ProgressLine
+    def __init__(self, config: pytest.Config, label: str, cases: list[Any]) -> None:
+        from iogate.plan import expected_bytes
+        from iogate.progress import ProgressLine, schedule
 
         self._config = config
         self._capman = config.pluginmanager.getplugin("capturemanager")
         stream = config.stash.get(TERMINAL_KEY, None)
         quiet = config.getoption("verbose") < 0
-        self._line = (ProgressLine(label, stream=stream, total_bytes=total_bytes)
+        # pytest shows where the session stands; the line shows the item's own runs
+        self._line = (ProgressLine(label, stream=stream, total_bytes=expected_bytes(cases),
+                                   schedule=schedule([cases]))
                       if stream and not quiet else None)
 
     def __call__(self, progress: Any) -> None:
@@ -405,7 +407,7 @@ def _record_history(session: pytest.Session, dest: str, document: dict[str, Any]
 
 def _summaries(config: pytest.Config) -> list[tuple[str, str]]:
     """The summaries for CI asked for: (option, file)."""
-    return [(name, path) for name in ("markdown",)
+    return [(name, path) for name in ("markdown", "openmetrics")
             if (path := config.getoption("iogate_" + name))]
 
 
@@ -413,7 +415,7 @@ def _write_summaries(session: pytest.Session, summaries: list[tuple[str, str]],
                      results: list[Any], document: dict[str, Any]) -> None:
     """Write each summary whole or not at all; one that cannot be is said and fails the
     session, the others being written all the same."""
-    from iogate import markdown
+    from iogate import markdown, openmetrics
     from iogate.files import OutputError
 
     started = session.config.stash.get(STARTED_KEY, None)
@@ -423,6 +425,8 @@ def _write_summaries(session: pytest.Session, summaries: list[tuple[str, str]],
         try:
             if name == "markdown":
                 markdown.write(path, results, environment, wall_s=wall_s, option=name)
+            else:
+                openmetrics.write(path, results, environment, wall_s=wall_s, option=name)
         except OutputError as exc:
             session.config.get_terminal_writer().line(f"iogate: {exc.message('--iogate-')}",
                                                       red=True)

@@ -318,3 +318,12 @@ def test_a_stream_that_cannot_write_the_symbols_gets_ascii() -> None:
     line = ProgressLine("case", stream=Ascii())
     line(snap(state="ramp"))
     assert "- IOPS" in line.stream.getvalue()  # type: ignore[attr-defined]
+
+
+def test_a_plan_of_one_unit_shows_no_position_but_its_unit_and_time() -> None:
+    cases = suite(workload("a", TIMED + ";bs: 1MiB"))
+    line = ProgressLine("a", stream=Terminal(), schedule=schedule([cases]))
+    line.set_phase("")
+    frame = line.frame(snap(elapsed_ns=4 * S, counted_ns=4 * S, expected_ns=10 * S))
+    assert frame.position == "" and frame.unit == BANDWIDTH
+    assert frame.eta == Span(6 * S, 6 * S)
