@@ -364,8 +364,9 @@ def render(frame: Frame, columns: int = 80, bar: int = 24, ascii: bool = False) 
             bar_text = ""
         fit = room - len(head) - len(bar_text) - len(tail)
         ellipsis = "..." if ascii else "…"
-        label = (label[:fit - len(ellipsis)] + ellipsis if fit > len(ellipsis)
-                 else label[:max(0, fit)])
+        if len(label) > fit:
+            label = (label[:fit - len(ellipsis)] + ellipsis if fit > len(ellipsis)
+                     else label[:max(0, fit)])
     return (head + label + bar_text + tail)[:room]
 
 

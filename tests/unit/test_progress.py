@@ -327,3 +327,10 @@ def test_a_plan_of_one_unit_shows_no_position_but_its_unit_and_time() -> None:
     frame = line.frame(snap(elapsed_ns=4 * S, counted_ns=4 * S, expected_ns=10 * S))
     assert frame.position == "" and frame.unit == BANDWIDTH
     assert frame.eta == Span(6 * S, 6 * S)
+
+
+def test_a_label_that_fits_once_the_bar_is_gone_is_not_shortened() -> None:
+    frame = Frame(label="short", state="running", elapsed_ns=0, eta=Span(0, 0))
+    whole = render(frame, 200, bar=30)
+    text = render(frame, len(whole) - 10, bar=30)
+    assert "[" not in text and text.startswith("short running")
