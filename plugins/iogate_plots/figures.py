@@ -195,7 +195,8 @@ def latency_percentiles_figure(result: CaseResult) -> Figure | None:
     nines axis, a line per latency kind (the direction's colour, the kind's line style)
     reaching as far as the run's samples resolve; every latency expectation drawn at its
     percentile (a triangle at the threshold and a dashed ceiling up to it; a mean or maximum
-    a dotted line), green when met and red when not; and, when the case was judged against
+    a dotted line), green when met and red when not; a repeated case's metrics (the medians
+    of its runs; the line is its last run) as dots; and, when the case was judged against
     a baseline, the baseline entry's percentiles as hollow circles in the same colour and
     style, so the two distributions overlay."""
     dists = distributions(result)
@@ -206,6 +207,7 @@ def latency_percentiles_figure(result: CaseResult) -> Figure | None:
     axes = fig.subplots(1, len(directions), squeeze=False, sharey=True)[0]
     lows: list[float] = []
     highs: list[float] = []
+    runs = len(result.run_series)
     for ax, direction in zip(axes, directions, strict=True):
         colour = direction_colour(direction)
         mine = [x for x in dists if x.direction == direction]
@@ -222,11 +224,12 @@ def latency_percentiles_figure(result: CaseResult) -> Figure | None:
             ys = [max(y, 1.0) for y in ys]  # 0 ns on a log axis: at 1 ns
             ax.plot(xs, ys, color=colour, linestyle=style, linewidth=1.8,
                     label=f"{dist.kind} (n={format_value(Kind.COUNT, dist.stats.count)})")
+            # The curve is the last run's; repeated, the case's metrics are the runs' medians.
             marks = [(nines(p), max(v, 1.0)) for p, v in percentile_points(
-                result.metrics, direction, dist.kind)]
+                result.metrics, direction, dist.kind)] if runs > 1 else []
             if marks:
                 ax.plot(*zip(*marks, strict=True), color=colour, marker="o", markersize=4,
-                        linestyle="none")
+                        linestyle="none", label=f"{dist.kind}, median of {runs} runs")
             old = [(nines(p), max(v, 1.0)) for p, v in percentile_points(
                 result.baseline, direction, dist.kind)]
             if old:

@@ -173,12 +173,18 @@ def test_the_percentile_plot_overlays_the_baseline_and_draws_the_slos(runs: Runs
     labels = [t.get_text() for t in read.texts]
     assert any(t.startswith("read.clat.p99.9 <= 2 * baseline (") for t in labels), labels
     assert any(t.startswith("read.clat.max <= 1s") for t in labels), labels
+    # Repeated: the case's metrics (medians of its runs) as dots beside the last run's line.
+    medians = lines["clat, median of 3 runs"]
+    assert list(medians.get_ydata()) == [  # type: ignore[attr-defined]
+        max(v, 1.0) for _, v in data.percentile_points(paced.metrics, "read", "clat")]
 
 
 def test_without_a_baseline_no_overlay_is_drawn(runs: Runs) -> None:
     figures = pytest.importorskip("iogate_plots.figures")
     fig = figures.latency_percentiles_figure(by_name(runs.recorded, "paced"))
     assert not any("baseline" in label for ax in fig.axes for label in _lines(ax))
+    once = figures.latency_percentiles_figure(by_name(runs.recorded, "depth[iodepth=1]"))
+    assert not any("median" in label for ax in once.axes for label in _lines(ax))
 
 
 # -- the knee of a sweep ------------------------------------------------------------------------
