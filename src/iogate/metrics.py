@@ -269,7 +269,16 @@ def describe(path: MetricPath) -> str:
     if f.plugin is not None:
         return f"{f.about} ({UNITS[f.kind]}; measured by the {f.plugin} plugin)"
     fio = f"fio: {f.fio}" if f.fio else "not measured with fio"
-    return f"{f.about} ({UNITS[f.kind]}; {fio})"
+    which = ""
+    if path.percentile is not None:
+        which = f"{path.text}, the {path.percentile:g}th percentile: "
+    elif path.stat is not None:
+        which = f"{path.text}, the {_STAT_WORDS.get(path.stat, path.stat)}: "
+    return f"{which}{f.about} ({UNITS[f.kind]}; {fio})"
+
+
+_STAT_WORDS = {"mean": "mean", "min": "minimum", "max": "maximum",
+               "stdev": "standard deviation"}
 
 
 # Views of the table, by how paths are written.

@@ -129,5 +129,7 @@ def test_the_schema_names_every_standard_path_with_its_meaning() -> None:
 
     keys = json_schema()["$defs"]["Expectations"]
     assert set(keys["properties"]) == set(standard_paths())
-    assert keys["properties"]["read.clat.p99"]["description"].startswith("submission, completion")
+    assert keys["properties"]["read.clat.p99"]["description"].startswith(
+        "read.clat.p99, the 99th percentile: submission, completion")
+    assert keys["properties"]["read.iops"]["description"].startswith("requests per second")
     assert keys["additionalProperties"] is False

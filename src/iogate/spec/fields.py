@@ -106,38 +106,54 @@ def _integer(value: Any) -> Any:
 
 
 _NUMBER = r"^\s*([0-9]+(\.[0-9]*)?|\.[0-9]+)\s*"
-_ARITHMETIC = {"type": "string", "pattern": r"[-+*/()]",
+# An operator; a '/' that ends a bandwidth ('100MB/s') is none.
+_ARITHMETIC = {"type": "string", "pattern": r"[-+*()]|/(?!\s*s\s*$)",
                "description": "arithmetic: + - * / and parentheses, e.g. '${mb_memory}M / 4'"}
-SIZE_SCHEMA = {
-    "anyOf": [
-        {"type": "integer", "minimum": 0},
-        {"type": "string", "pattern": _NUMBER + r"([kKmMgGtTpP]([iI][bB]?)?|[bB])?\s*$"},
-        _ARITHMETIC,
-    ],
-    "description": "bytes: an integer or a number with a binary unit (4k, 4KiB, 1.5MiB, "
-                   "512B); SI units such as MB are refused as ambiguous",
-}
-DURATION_SCHEMA = {
-    "anyOf": [
-        {"type": "integer", "minimum": 0},
-        {"type": "string", "pattern": _NUMBER + r"(ns|us|µs|μs|ms|s|m|h)?\s*$"},
-        _ARITHMETIC,
-    ],
-    "description": "a duration: a number with a unit (ns, us, ms, s, m, h); "
-                   "a bare number means seconds",
-}
-INTEGER_SCHEMA = {"anyOf": [{"type": "integer"}, _ARITHMETIC]}
+# Pydantic's names of numeric constraints and JSON Schema's.
+_BOUNDS = {"ge": "minimum", "le": "maximum", "gt": "exclusiveMinimum", "lt": "exclusiveMaximum"}
+
+
+@dataclass(frozen=True, eq=False)  # hashed by identity: its schemas are dicts
+class Spelled:
+    """The JSON schema of a number that may also be written as text: the integer, with the
+    bounds its field sets (``Field(ge=1)``), or any of ``texts`` (a literal with a unit,
+    arithmetic). ``floor`` is the lowest integer when the field sets no lower bound."""
+
+    texts: tuple[Mapping[str, Any], ...] = (_ARITHMETIC,)
+    description: str | None = None
+    floor: int | None = None
+
+    def __get_pydantic_json_schema__(self, core_schema: Any, handler: Any) -> dict[str, Any]:
+        number = {_BOUNDS.get(k, k): v for k, v in handler(core_schema).items()}
+        if self.floor is not None and not {"minimum", "exclusiveMinimum"} & number.keys():
+            number["minimum"] = self.floor
+        out: dict[str, Any] = {"anyOf": [number, *self.texts]}
+        if self.description:
+            out["description"] = self.description
+        return out
+
+
+_SIZE_UNIT = r"([kKmMgGtTpP]([iI][bB]?)?|[bB])?"
+SIZE_TEXT = {"type": "string", "pattern": _NUMBER + _SIZE_UNIT + r"\s*$"}
+SIZE_ABOUT = ("bytes: an integer or a number with a binary unit (4k, 4KiB, 1.5MiB, 512B); SI "
+              "units such as MB are refused as ambiguous")
+SIZE_SCHEMA = {"anyOf": [{"type": "integer", "minimum": 0}, SIZE_TEXT, _ARITHMETIC],
+               "description": SIZE_ABOUT}
+DURATION_TEXT = {"type": "string", "pattern": _NUMBER + r"(ns|us|µs|μs|ms|s|m|h)?\s*$"}
+DURATION_ABOUT = ("a duration: a number with a unit (ns, us, ms, s, m, h); a bare number "
+                  "means seconds")
 COUNT_SCHEMA = {"anyOf": [{"type": "integer", "minimum": 1},
                           {"type": "string", "pattern": _NUMBER + r"[kMG]?\s*$"}, _ARITHMETIC]}
 
 # The engine's fields are 64-bit: nothing larger than 2^63 - 1 bytes or nanoseconds (292 years).
 MAX_QUANTITY = 2**63 - 1
 Size = Annotated[int, BeforeValidator(_quantity("a size", "4KiB", parse_size, expr.SIZE)),
-                 WithJsonSchema(SIZE_SCHEMA), Field(le=MAX_QUANTITY)]
+                 Spelled((SIZE_TEXT, _ARITHMETIC), SIZE_ABOUT, floor=0), Field(le=MAX_QUANTITY)]
 Duration = Annotated[int, BeforeValidator(_quantity("a duration", "30s", parse_duration,
                                                     expr.DURATION)),
-                     WithJsonSchema(DURATION_SCHEMA), Field(le=MAX_QUANTITY)]
-Integer = Annotated[int, BeforeValidator(_integer), WithJsonSchema(INTEGER_SCHEMA)]
+                     Spelled((DURATION_TEXT, _ARITHMETIC), DURATION_ABOUT, floor=0),
+                     Field(le=MAX_QUANTITY)]
+Integer = Annotated[int, BeforeValidator(_integer), Spelled()]
 AtLeastOne = Annotated[Integer, Field(ge=1)]
 Percent = Annotated[Integer, Field(ge=0, le=100)]
 PositiveSize = Annotated[Size, Field(gt=0)]
@@ -857,8 +873,10 @@ RateIops = Annotated[Rates, BeforeValidator(_rates(_rate_value(expr.COUNT, "IOPS
                      WithJsonSchema(_rate_schema(COUNT_SCHEMA, "IOPS limit"))]
 RateBytes = Annotated[Rates, BeforeValidator(_rates(_rate_value(
     RATE_KIND, "a bandwidth like '100MiB/s'"))),
-    WithJsonSchema(_rate_schema({"anyOf": [{"type": "integer", "minimum": 1},
-                                           {"type": "string"}]}, "bandwidth limit"))]
+    WithJsonSchema(_rate_schema({"anyOf": [
+        {"type": "integer", "minimum": 1},
+        {"type": "string", "pattern": _NUMBER + _SIZE_UNIT + r"\s*(/s)?\s*$"}, _ARITHMETIC]},
+        "bandwidth limit in bytes per second ('100MiB/s', fio's '100m')"))]
 
 
 def split_by_mix(total: int, rwmixread: int) -> tuple[int, int]:
@@ -899,8 +917,13 @@ def _pattern(value: Any) -> Any:
 
 Pattern = Annotated[bytes, BeforeValidator(_pattern),
                     PlainSerializer(lambda b: "0x" + b.hex(), return_type=str),
-                    WithJsonSchema({"type": "string", "description": "hex like '0xdeadbeef' "
-                                    "or a string whose UTF-8 bytes are the pattern"})]
+                    WithJsonSchema({
+                        "anyOf": [{"type": "string"},
+                                  # 0xdeadbeef unquoted is a number to a YAML 1.2 reader (an
+                                  # editor's); iogate reads it as the hex it is written as.
+                                  {"type": "integer", "minimum": 0}],
+                        "description": "hex like 0xdeadbeef or a string whose UTF-8 bytes are "
+                                       "the pattern, at most 256 bytes"})]
 
 
 # -- verification -------------------------------------------------------------------------

@@ -30,6 +30,7 @@ from pydantic_core import PydanticCustomError
 from iogate.metrics import describe, key_patterns, parse_metric, standard_paths
 from iogate.spec.fields import (
     BS_KEYS,
+    DEFAULT_BS,
     DEFAULT_ENGINE,
     STRICT,
     AtLeastOne,
@@ -69,6 +70,7 @@ from iogate.spec.fields import (
 )
 from iogate.spec.modes import RwMode, is_mixed
 from iogate.spec.rules import workload_rules
+from iogate.units import format_size_exact
 
 
 class JobFields(BaseModel):
@@ -78,15 +80,33 @@ class JobFields(BaseModel):
     """
 
     model_config = STRICT
-    filename: FileNames | None = None
-    ioengine: IoEngine = DEFAULT_ENGINE
-    rw: RwMode = "read"
-    bs: BlockSize = BlockSizes()
-    bsrange: BsRangeField | None = None
-    bssplit: BsSplitField | None = None
-    blockalign: BlockAlign | None = None
-    iodepth: Annotated[Integer, Field(ge=1, le=4096)] = 1  # the engine's limits
-    numjobs: Annotated[Integer, Field(ge=1, le=1024)] = 1
+    filename: FileNames | None = Field(default=None, description=(
+        "the file or block device the workload runs on, or a list of them (one job over several"
+        " files, each an equal part of size); omitted: a temporary file in $IOGATE_TMPDIR (else"
+        " /var/tmp), removed afterwards"))
+    ioengine: IoEngine = Field(default=DEFAULT_ENGINE, description=(
+        "the I/O engine that issues the requests: io_uring, libaio, posixaio (iodepth requests "
+        "in flight), psync, sync, mmap (one at a time), null (no I/O: the tool's own overhead)"))
+    rw: RwMode = Field(default="read", description=(
+        "the access pattern (fio's rw): read, write, randread, randwrite, rw (readwrite), "
+        "randrw, trim, randtrim, trimwrite, randtrimwrite"))
+    bs: BlockSize = Field(default=BlockSizes(), description=(
+        "block size in bytes (4k, 64KiB); per direction as {read: 4k, write: 64k} or fio's "
+        "'4k,64k'; default 4k; bs, bsrange and bssplit exclude each other"))
+    bsrange: BsRangeField | None = Field(default=None, description=(
+        "block sizes from MIN to MAX in bytes ('1k-16k'), every multiple of MIN equally likely;"
+        " per direction like bs"))
+    bssplit: BsSplitField | None = Field(default=None, description=(
+        "block sizes by share of requests, fio's '4k/80:64k/20' or a list [{bs: 4k, pct: 80}, "
+        "{bs: 64k}]; entries without a share split the rest; the shares add up to 100"))
+    blockalign: BlockAlign | None = Field(default=None, description=(
+        "random offsets are multiples of this many bytes; per direction like bs; default: the "
+        "smallest block size"))
+    # The engine's limits
+    iodepth: Annotated[Integer, Field(ge=1, le=4096)] = Field(default=1, description=(
+        "requests in flight per job thread, 1 to 4096 (1 for psync, sync and mmap)"))
+    numjobs: Annotated[Integer, Field(ge=1, le=1024)] = Field(default=1, description=(
+        "threads, each running the whole workload on its own region, 1 to 1024"))
     size: RegionSize | None = Field(default=None, description=(
         "bytes of the region each job covers, or a share of the file or device ('50%', "
         "rounded down to the smallest block size); omitted: from offset to the end of the "
@@ -97,33 +117,67 @@ class JobFields(BaseModel):
     offset_align: PositiveSize | None = Field(default=None, description=(
         "what a share offset is rounded up to a multiple of; default: the smallest block "
         "size"))
-    runtime: PositiveDuration | None = None
-    time_based: bool = False
-    ramp_time: Duration = 0
-    direct: bool = False
-    rwmixread: Percent | None = None
-    rwmixwrite: Percent | None = None
-    rate_iops: RateIops | None = None
-    rate: RateBytes | None = None
-    rate_process: Literal["linear", "poisson"] | None = None
-    buffer_compress_percentage: Percent | None = None
-    buffer_compress_chunk: PositiveSize | None = None
-    refill_buffers: bool | None = None
-    buffer_pattern: Pattern | None = None
-    zero_buffers: bool = False
-    dedupe_percentage: Percent | None = None
-    random_distribution: RandomDistribution | None = None
-    randseed: Seed | None = None
-    randrepeat: bool = True
-    thinktime: PositiveDuration | None = None
-    thinktime_blocks: AtLeastOne | None = None
-    fsync: AtLeastOne | None = None
+    runtime: PositiveDuration | None = Field(default=None, description=(
+        "time limit of the measured run (30s, 500ms; a bare number is seconds); omitted: the "
+        "run ends when the region (or io_size) is done"))
+    time_based: bool = Field(default=False, description=(
+        'keep going over the region until runtime ends'))
+    ramp_time: Duration = Field(default=0, description=(
+        'run this long first, measuring nothing (a duration: 10s)'))
+    direct: bool = Field(default=False, description=(
+        'O_DIRECT: bypass the page cache; block sizes and offsets must be multiples of 512 bytes'))
+    rwmixread: Percent | None = Field(default=None, description=(
+        'percent of requests that read, for rw and randrw (default 50)'))
+    rwmixwrite: Percent | None = Field(default=None, description=(
+        'percent of requests that write, for rw and randrw; with rwmixread, the two add up to 100'))
+    rate_iops: RateIops | None = Field(default=None, description=(
+        "requests per second ('20k'), the job's total split by rwmixread, or per direction "
+        "{read: 70, write: 30} or '70,30'; shared by numjobs threads; every request has a due "
+        "time"))
+    rate: RateBytes | None = Field(default=None, description=(
+        "bandwidth in bytes per second ('100MiB/s', fio's '100m'), the job's total split by "
+        "rwmixread, or per direction like rate_iops"))
+    rate_process: Literal["linear", "poisson"] | None = Field(default=None, description=(
+        "how rate-limited requests are spaced: linear (evenly, the default) or poisson (random "
+        "arrivals)"))
+    buffer_compress_percentage: Percent | None = Field(default=None, description=(
+        "percent of each written chunk that compresses away (0-100): each chunk starts with "
+        "random bytes and ends with buffer_pattern, or zeros"))
+    buffer_compress_chunk: PositiveSize | None = Field(default=None, description=(
+        'bytes per chunk of buffer_compress_percentage (default 512)'))
+    refill_buffers: bool | None = Field(default=None, description=(
+        "new contents for every write (implied by buffer_compress_percentage and "
+        "dedupe_percentage); otherwise buffers are filled once"))
+    buffer_pattern: Pattern | None = Field(default=None, description=(
+        "bytes written: hex like '0xdeadbeef' or a quoted string, at most 256 bytes; fills "
+        "whole buffers, or the compressible end of each chunk"))
+    zero_buffers: bool = Field(default=False, description=(
+        'write zeros'))
+    dedupe_percentage: Percent | None = Field(default=None, description=(
+        'percent of writes that repeat an earlier buffer (0-100)'))
+    random_distribution: RandomDistribution | None = Field(default=None, description=(
+        "where random requests land: random (uniform, the default), zipf:THETA, pareto:H, "
+        "normal:SIGMA (percent of the region), zoned:60/10:30/20:10/70 (percent of accesses / "
+        "percent of the region)"))
+    randseed: Seed | None = Field(default=None, description=(
+        'seed of the random offsets; default: one derived from the suite and the case'))
+    randrepeat: bool = Field(default=True, description=(
+        'the same random offsets every run; false: new ones each run'))
+    thinktime: PositiveDuration | None = Field(default=None, description=(
+        'pause after every thinktime_blocks requests (a duration: 10us; a bare number is seconds)'))
+    thinktime_blocks: AtLeastOne | None = Field(default=None, description=(
+        'requests between pauses of thinktime (default 1)'))
+    fsync: AtLeastOne | None = Field(default=None, description=(
+        "fsync the file after every N writes (the requests in flight complete first); measured "
+        "under sync.*"))
     sync: Literal["none", "sync", "dsync"] = Field(default="none", description=(
         "open the files for writing O_SYNC ('sync') or O_DSYNC ('dsync'), fio's sync: "
         "every write completes only once it is durable (a direct write to a device with a "
         "volatile cache goes out with FUA); not with mmap"))
-    fdatasync: AtLeastOne | None = None
-    invalidate: bool = True
+    fdatasync: AtLeastOne | None = Field(default=None, description=(
+        'fdatasync the file after every N writes; measured under sync.*'))
+    invalidate: bool = Field(default=True, description=(
+        "drop the files' page cache before the run"))
     verify: Verify | None = Field(default=None, description=(
         "checksum every written block and read it back: crc32c, crc32, crc64, xxhash (XXH64, "
         "as xxh64; fio's xxhash is xxh32), xxh32, md5, sha1, sha256, sha512 (whole digests "
@@ -199,11 +253,14 @@ class JobFields(BaseModel):
         "(SIZE/PERCENT[/CLASS/LEVEL]); instead of cmdprio_percentage"))
     # Safety: an existing file iogate did not create is written only with allow_overwrite;
     # with target_root, every target must resolve inside that directory.
-    allow_overwrite: bool = False
+    allow_overwrite: bool = Field(default=False, description=(
+        "write an existing file iogate did not create (never a device: see "
+        "--allow-destructive)"))
     allow_file_create: bool = Field(default=True, description=(
         "false: every target must exist; iogate creates none (fio's allow_file_create=0, "
         "so that a mistyped device name never becomes a regular file)"))
-    target_root: DirName | None = None
+    target_root: DirName | None = Field(default=None, description=(
+        "every target must resolve inside this directory (symbolic links followed)"))
 
     @property
     def filenames(self) -> list[str]:
@@ -233,6 +290,26 @@ class JobFields(BaseModel):
         return self
 
 
+# Keys that are not a job's, described once for every model that has them.
+ABOUT = {
+    "name": "the workload's name, [A-Za-z0-9_.-], at most 128 characters, unique in the "
+            "suite; with its sweep point, the case's test id",
+    "group": "workloads sharing a group run together, at the place of the group's first "
+             "(fio's new_group); others run alone, one after another (fio's stonewall)",
+    "repeat": "runs of the case (a group runs together N times); expectations judge the "
+              "median of each metric unless they name another statistic (read.iops@min)",
+    "fail_fast": "stop a time-based case as soon as one of its windowed expectations can no "
+                 "longer be met, keeping what was measured",
+    "steady_state": "measure in rounds until a window of them is steady (SNIA PTS), then "
+                    "judge the last window",
+    "precondition": "steps run before the workload, not measured: each a mapping of "
+                    "workload keys with rw required; filename, size, offset, ioengine, "
+                    "direct and the block size come from the workload unless set",
+    "loops": "passes over the region (default 1)",
+    "step_rw": "what the step does (required), e.g. write to fill the region",
+}
+
+
 class SteadyState(BaseModel):
     """Measurement rounds until a window of them is steady (SNIA PTS): the tracked metric's
     range within ``range_pct`` of the window mean and its least-squares slope across the
@@ -241,15 +318,26 @@ class SteadyState(BaseModel):
     most ``max_rounds`` rounds; rounds that start within ``ramp`` are in no window."""
 
     model_config = STRICT
-    metric: SteadyMetric
-    round: PositiveDuration = 60 * 10**9
-    window: Annotated[Integer, Field(ge=2)] = 5
-    ramp: Duration = 0
-    max_rounds: AtLeastOne = 25
-    range_pct: PositiveNumber | None = 20.0
-    slope_pct: PositiveNumber | None = 10.0
-    deviation_pct: PositiveNumber | None = None
-    on_unsteady: Literal["fail", "skip"] = "fail"
+    metric: SteadyMetric = Field(description=(
+        "the metric tracked round by round, e.g. write.iops, total.bw, read.clat.p99"))
+    round: PositiveDuration = Field(default=60 * 10**9, description=(
+        "length of one measurement round (a duration: 60s)"), json_schema_extra={
+        "default": "60s"})
+    window: Annotated[Integer, Field(ge=2)] = Field(default=5, description=(
+        "rounds judged together, at least 2"))
+    ramp: Duration = Field(default=0, description=(
+        "rounds starting within this long after the first are in no window (a duration)"))
+    max_rounds: AtLeastOne = Field(default=25, description=(
+        "rounds run at most before the workload is judged unsteady"))
+    range_pct: PositiveNumber | None = Field(default=20.0, description=(
+        "the window's range (max - min) at most this percent of its mean; null: not asked"))
+    slope_pct: PositiveNumber | None = Field(default=10.0, description=(
+        "the least-squares slope across the window at most this percent of its mean; "
+        "null: not asked"))
+    deviation_pct: PositiveNumber | None = Field(default=None, description=(
+        "every round within this percent of the window's mean (fio's steady state)"))
+    on_unsteady: Literal["fail", "skip"] = Field(default="fail", description=(
+        "what an unsteady workload is: fail, or skip (not judged)"))
 
     @property
     def ramp_rounds(self) -> int:
@@ -299,22 +387,22 @@ EXIT_MASK_JOBS = 64  # an exitall list is a mask of 64 bits over the jobs of one
 class Workload(JobFields):
     """One validated workload, defaults merged."""
 
-    name: Name
-    group: Name | None = None
+    name: Name = Field(description=ABOUT["name"])
+    group: Name | None = Field(default=None, description=ABOUT["group"])
     exitall: ExitAll = False
     verify_state: OutputPath | None = None
     expect: dict[str, Any] = Field(default_factory=dict)
     per_host: dict[str, Any] = Field(default_factory=dict)
-    repeat: AtLeastOne = 1
-    fail_fast: bool = False
-    steady_state: SteadyState | None = None
+    repeat: AtLeastOne = Field(default=1, description=ABOUT["repeat"])
+    fail_fast: bool = Field(default=False, description=ABOUT["fail_fast"])
+    steady_state: SteadyState | None = Field(default=None, description=ABOUT["steady_state"])
 
 
 class PreconditionStep(JobFields):
     """A step run before its workload, not measured; ``loops`` passes over the region."""
 
     rw: RwMode  # required: a step says what it does
-    loops: AtLeastOne = 1
+    loops: AtLeastOne = Field(default=1, description=ABOUT["loops"])
 
 
 # Keys a precondition step takes from its workload unless it sets them itself.
@@ -323,6 +411,18 @@ STEP_INHERITS = ("filename", "size", "offset", "ioengine", "direct", "allow_over
 # Keys of which setting one replaces the others coming from further out.
 EXCLUSIVE_GROUPS = (frozenset(BS_KEYS), frozenset(("rwmixread", "rwmixwrite")),
                     frozenset(("cmdprio_percentage", "cmdprio_bssplit")))
+
+
+def written_defaults() -> dict[str, Any]:
+    """What a workload gets for each key missing everywhere, as a suite would write it,
+    for the keys whose default is a plain value (``None``, meaning "not set", is left out).
+    Every quantity with a unit defaults to 0, the same in any unit."""
+    out: dict[str, Any] = {"bs": format_size_exact(DEFAULT_BS)}
+    for key, info in Workload.model_fields.items():
+        value = info.get_default(call_default_factory=True)
+        if isinstance(value, (bool, str, int)):
+            out[key] = value
+    return out
 
 
 def _as_written(name: str, doc: str, **own: Any) -> type[BaseModel]:
@@ -350,13 +450,15 @@ else:
     PreconditionEntry = _as_written(
         "PreconditionEntry",
         "A precondition step as written: ``rw`` and any job key, inherited ones included.",
-        rw=(RwMode, ...), loops=(Optional[AtLeastOne], None))  # noqa: UP045
+        rw=(RwMode, Field(description=ABOUT["step_rw"])),
+        loops=(Optional[AtLeastOne], Field(None, description=ABOUT["loops"])))  # noqa: UP045
     Defaults = _as_written(
         "Defaults",
         "Values every workload of the suite starts from; a workload's own keys win.",
-        group=(Optional[Name], None),  # noqa: UP045
-        repeat=(Optional[AtLeastOne], None),  # noqa: UP045
-        precondition=(Optional[list[PreconditionEntry]], None))  # noqa: UP045
+        group=(Optional[Name], Field(None, description=ABOUT["group"])),  # noqa: UP045
+        repeat=(Optional[AtLeastOne], Field(None, description=ABOUT["repeat"])),  # noqa: UP045
+        precondition=(Optional[list[PreconditionEntry]],  # noqa: UP045
+                      Field(None, description=ABOUT["precondition"])))
 
 
 SWEEP_VALUE_SCHEMA = {"type": ["string", "integer", "number", "boolean"]}
@@ -392,11 +494,11 @@ def _expect_schema(schema: dict[str, Any]) -> None:
 class WorkloadEntry(Defaults):
     """A workload as written in the file: any field may come from the defaults."""
 
-    name: Name
+    name: Name = Field(description=ABOUT["name"])
     # Checked by iogate.spec, which reports each point's problem at its place.
     sweep: Annotated[Any, WithJsonSchema(SWEEP_SCHEMA)] = None
-    fail_fast: bool | None = None
-    steady_state: SteadyState | None = None
+    fail_fast: bool | None = Field(default=None, description=ABOUT["fail_fast"])
+    steady_state: SteadyState | None = Field(default=None, description=ABOUT["steady_state"])
     exitall: ExitAll | None = Field(default=None, description=EXITALL_DESCRIPTION)
     verify_state: OutputPath | None = Field(default=None,
                                               description=VERIFY_STATE_DESCRIPTION)
@@ -414,7 +516,10 @@ class SuiteFile(BaseModel):
     """A suite file as written."""
 
     model_config = ConfigDict(strict=True, extra="forbid", title="iogate suite")
-    suite: Name
-    description: Description | None = None
-    defaults: Defaults | None = None
-    workloads: Annotated[list[WorkloadEntry], Field(min_length=1)]
+    suite: Name = Field(description="the suite's name, [A-Za-z0-9_.-], in ids and reports")
+    description: Description | None = Field(default=None, description=(
+        "what the suite is for, shown in reports"))
+    defaults: Defaults | None = Field(default=None, description=(
+        "workload keys every workload starts from; a workload's own keys win"))
+    workloads: Annotated[list[WorkloadEntry], Field(min_length=1)] = Field(description=(
+        "the workloads, run one after another unless they share a group; names unique"))
