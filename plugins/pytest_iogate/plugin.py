@@ -407,7 +407,7 @@ def _record_history(session: pytest.Session, dest: str, document: dict[str, Any]
 
 def _summaries(config: pytest.Config) -> list[tuple[str, str]]:
     """The summaries for CI asked for: (option, file)."""
-    return [(name, path) for name in ("markdown",)
+    return [(name, path) for name in ("markdown", "openmetrics")
             if (path := config.getoption("iogate_" + name))]
 
 
@@ -415,7 +415,7 @@ def _write_summaries(session: pytest.Session, summaries: list[tuple[str, str]],
                      results: list[Any], document: dict[str, Any]) -> None:
     """Write each summary whole or not at all; one that cannot be is said and fails the
     session, the others being written all the same."""
-    from iogate import markdown
+    from iogate import markdown, openmetrics
     from iogate.files import OutputError
 
     started = session.config.stash.get(STARTED_KEY, None)
@@ -425,6 +425,8 @@ def _write_summaries(session: pytest.Session, summaries: list[tuple[str, str]],
         try:
             if name == "markdown":
                 markdown.write(path, results, environment, wall_s=wall_s, option=name)
+            else:
+                openmetrics.write(path, results, environment, wall_s=wall_s, option=name)
         except OutputError as exc:
             session.config.get_terminal_writer().line(f"iogate: {exc.message('--iogate-')}",
                                                       red=True)

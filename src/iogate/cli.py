@@ -412,20 +412,25 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def _write_summaries(run: RunSettings, results: Sequence[CaseResult],
                      document: dict[str, object], wall_s: float, not_run: int) -> bool:
-    """Write the run's summaries for CI (``--markdown``), each whole or not at all, with
-    interrupts held off; False (said on stderr) if one could not be, the others being
-    written all the same."""
-    from iogate import markdown
+    """Write the run's summaries for CI (``--markdown``, ``--openmetrics``), each whole or
+    not at all, with interrupts held off; False (said on stderr) if one could not be, the
+    others being written all the same."""
+    from iogate import markdown, openmetrics
     from iogate.files import OutputError
 
     environment = document.get("environment")
     environment = environment if isinstance(environment, dict) else {}
     ok = True
-    if run.markdown:
+    for path, write in (
+            (run.markdown, lambda p: markdown.write(p, results, environment, wall_s=wall_s,
+                                                    not_run=not_run)),
+            (run.openmetrics, lambda p: openmetrics.write(p, results, environment,
+                                                          wall_s=wall_s))):
+        if not path:
+            continue
         try:
             with interrupts.deferred():
-                markdown.write(run.markdown, results, environment, wall_s=wall_s,
-                               not_run=not_run)
+                write(path)
         except OutputError as exc:
             print(f"iogate: {exc}", file=sys.stderr)
             ok = False

@@ -58,6 +58,9 @@ OPTIONS = (
     Option("markdown", "add a Markdown summary of the run (counts, a table of the cases, "
            "what failed) at the end of FILE, created if missing: GitHub's job summary, "
            "e.g. \"$GITHUB_STEP_SUMMARY\"", "FILE"),
+    Option("openmetrics", "write the run's measurements and verdicts to FILE as OpenMetrics "
+           "text, for a Prometheus Pushgateway or node exporter's textfile collector "
+           "(FILE.prom in its directory)", "FILE"),
     Option("filename", "run every workload against PATH instead of the suite's filename",
            "PATH"),
     Option("set", "set a workload key in every workload (and precondition step) of every "
@@ -141,6 +144,7 @@ class RunSettings:
     history: str | None = None  # the history store the run is recorded in
     labels: dict[str, str] = field(default_factory=dict)  # its labels there
     markdown: str | None = None  # the file the Markdown summary is added to
+    openmetrics: str | None = None  # the file the OpenMetrics exposition is written to
 
 
 def overrides(values: Sequence[str] | None, prefix: str = "--") -> Overrides:
@@ -167,7 +171,8 @@ def settings(value: Callable[[str], Any], prefix: str = "--") -> RunSettings:
     from iogate.targets import Policy
 
     json_path, save = value("json"), value("save-baseline")
-    check_outputs(json_path, save, markdown=value("markdown"))
+    check_outputs(json_path, save, markdown=value("markdown"),
+                  openmetrics=value("openmetrics"))
     history = value("history")
     try:
         if history:
@@ -196,11 +201,12 @@ def settings(value: Callable[[str], Any], prefix: str = "--") -> RunSettings:
     except (backends.BackendError, ValueError) as exc:
         raise UsageError("backend", str(exc)) from None
     return RunSettings(json_path, value("filename"), save, gate, safety, engine, overridden,
-                       history, labels, markdown=value("markdown"))
+                       history, labels, markdown=value("markdown"),
+                       openmetrics=value("openmetrics"))
 
 
 def check_outputs(json_path: str | None, baseline_path: str | None, *,
-                  markdown: str | None = None) -> None:
+                  markdown: str | None = None, openmetrics: str | None = None) -> None:
     """Refuse, before anything runs, a results file (and its journal), a baseline to save or
     a summary that could not be written (:mod:`iogate.files`); an OutputError naming the
     option."""
@@ -213,6 +219,8 @@ def check_outputs(json_path: str | None, baseline_path: str | None, *,
         check_output(baseline_path, "save-baseline")
     if markdown:
         check_output(markdown, "markdown")
+    if openmetrics:
+        check_output(openmetrics, "openmetrics")
 
 
 def journal_path(results_path: str) -> Path:

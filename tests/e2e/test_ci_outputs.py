@@ -1,7 +1,9 @@
 """The summaries for CI, from both front ends (``iogate run`` and the pytest plugin): the
 Markdown summary (``--markdown``) added to what its file held, as GitHub's job summary
-expects, its path refused before anything runs when it could not be written, and a summary
-that fails to be written losing neither the results document nor the exit code."""
+expects; the OpenMetrics exposition (``--openmetrics``) holding the results document's
+values, as Prometheus's parser reads them; each path refused before anything runs when it
+could not be written, and a summary that fails to be written losing neither the others, nor
+the results document, nor the exit code."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from pathlib import Path
 import pytest
 from tests.e2e.test_outputs import assert_refused_before_running, char_device, iogate
 from tests.unit.test_markdown import parse_summary
+from tests.unit.test_openmetrics import parse, value
 
 from iogate.units import format_count
 
@@ -56,28 +59,54 @@ def assert_summary_of_the_run(text: str, document: dict) -> None:
     assert line == f"read.iops {format_count(observed)}, expected >= 1000G"
 
 
+def assert_exposition_of_the_run(text: str, document: dict) -> None:
+    """The exposition holds each case's verdicts and measured values as the results
+    document has them."""
+    series = parse(text)
+    for case in document["cases"]:
+        cid = {"case": case["id"], "suite": "ci"}
+        assert value(series, "iogate_case_passed", **cid) == (case["outcome"] == "passed")
+        assert value(series, "iogate_iops", direction="read", **cid) == \
+            case["metrics"]["read.iops"]
+        assert value(series, "iogate_latency_seconds", direction="read", kind="clat",
+                     quantile="0.99", **cid) == \
+            pytest.approx(case["metrics"]["read.clat.p99"] / 1e9)
+        for check in case["checks"]:
+            assert value(series, "iogate_check_passed", metric=check["metric"],
+                         **cid) == check["passed"]
+    assert value(series, "iogate_run_cases", outcome="failed") == 1
+
+
 # -- iogate run ----------------------------------------------------------------------------
 
-def test_run_adds_its_summary_to_the_file(tmp_path: Path, suite: Path) -> None:
+def test_run_writes_both_summaries(tmp_path: Path, suite: Path) -> None:
     summary = tmp_path / "step_summary"
     summary.write_text("## Build\n\nok\n")  # what an earlier command of the step wrote
+    (tmp_path / "textfile").mkdir()  # node exporter's textfile directory
+    prom = tmp_path / "textfile" / "iogate.prom"
+    prom.write_text("# EOF\n")  # the last run's
     proc = iogate("run", str(suite), "--json", "r.json", "--markdown", str(summary),
-                  cwd=tmp_path)
+                  "--openmetrics", str(prom), cwd=tmp_path)
     assert proc.returncode == 1, proc.stderr  # one expectation failed
+    document = json.loads((tmp_path / "r.json").read_text())
     text = summary.read_text()
     assert text.startswith("## Build\n\nok\n\n## ❌ iogate: ")
-    assert_summary_of_the_run(text, json.loads((tmp_path / "r.json").read_text()))
+    assert_summary_of_the_run(text, document)
+    assert_exposition_of_the_run(prom.read_text(), document)
+    assert [p.name for p in prom.parent.iterdir()] == ["iogate.prom"]  # no temporary left
 
 
+@pytest.mark.parametrize("option", ["--markdown", "--openmetrics"])
 @pytest.mark.parametrize("where, problem", [
-    ("missing/s.md", "does not exist"),
+    ("missing/s", "does not exist"),
     ("adir", "is a directory"),
 ])
 def test_an_unusable_summary_path_is_refused_before_the_run(tmp_path: Path, suite: Path,
-                                                            where: str, problem: str) -> None:
+                                                            option: str, where: str,
+                                                            problem: str) -> None:
     (tmp_path / "adir").mkdir()
-    proc = iogate("run", str(suite), "--json", "r.json", "--markdown", where, cwd=tmp_path)
-    assert_refused_before_running(proc, "--markdown", problem)
+    proc = iogate("run", str(suite), "--json", "r.json", option, where, cwd=tmp_path)
+    assert_refused_before_running(proc, option, problem)
     assert not (tmp_path / "r.json").exists()
 
 
@@ -100,37 +129,42 @@ def test_a_summary_that_cannot_be_written_loses_nothing_else(
 
     monkeypatch.setattr(markdown, "append_whole", full)
     monkeypatch.chdir(tmp_path)
-    code = cli.main(["run", str(suite), "--json", "r.json", "--markdown", "s.md"])
+    code = cli.main(["run", str(suite), "--json", "r.json", "--markdown", "s.md",
+                     "--openmetrics", "m.prom"])
     err = capsys.readouterr().err
     assert code == cli.EXIT_RUNTIME, err  # as for a results file that cannot be written
     assert "iogate: --markdown s.md: cannot be written: No space left on device" in err
     document = json.loads((tmp_path / "r.json").read_text())
     assert [c["outcome"] for c in document["cases"]] == ["passed", "failed"]
     assert not (tmp_path / "s.md").exists()
+    assert_exposition_of_the_run((tmp_path / "m.prom").read_text(), document)
 
 
 # -- the pytest plugin ---------------------------------------------------------------------
 
-def test_the_plugin_adds_its_summary_to_the_file(pytester: pytest.Pytester) -> None:
+def test_the_plugin_writes_both_summaries(pytester: pytest.Pytester) -> None:
     (pytester.path / "ci.suite.yaml").write_text(SUITE)
     summary = pytester.path / "summary.md"
     summary.write_text("earlier\n")
     result = pytester.runpytest("-p", "no:cacheprovider", "--iogate-json=r.json",
-                                f"--iogate-markdown={summary}")
+                                f"--iogate-markdown={summary}",
+                                "--iogate-openmetrics=iogate.prom")
     result.assert_outcomes(passed=1, failed=1)
+    document = json.loads((pytester.path / "r.json").read_text())
     text = summary.read_text()
     assert text.startswith("earlier\n\n## ❌ iogate: ")
-    assert_summary_of_the_run(text, json.loads((pytester.path / "r.json").read_text()))
+    assert_summary_of_the_run(text, document)
+    assert_exposition_of_the_run((pytester.path / "iogate.prom").read_text(), document)
 
 
+@pytest.mark.parametrize("option", ["--iogate-markdown", "--iogate-openmetrics"])
 def test_the_plugin_refuses_an_unusable_summary_before_collecting(
-        pytester: pytest.Pytester) -> None:
+        pytester: pytest.Pytester, option: str) -> None:
     (pytester.path / "ci.suite.yaml").write_text(SUITE)
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider",
-                                           "--iogate-markdown=missing/s.md")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", f"{option}=missing/s")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     err = result.stderr.str()
-    assert "--iogate-markdown" in err and "does not exist" in err, err
+    assert f"{option} missing/s" in err and "does not exist" in err, err
     assert "Traceback" not in err and "passed" not in result.stdout.str()
 
 
