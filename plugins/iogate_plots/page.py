@@ -144,7 +144,7 @@ def _spread_table(result: CaseResult) -> str:
                      *(_e(format_value(kind, v)) for v in (s.low, s.median, s.high)),
                      _e(f"{s.spread_pct:.1f}%")])
     return ("<div><h4>spread of the repeats</h4>"
-            + _table(("metric", "runs", "min", "median", "max", "max-min of median"), rows,
+            + _table(("metric", "runs", "min", "median", "max", "(max-min)/median"), rows,
                      cls="spread") + "</div>")
 
 
