@@ -40,9 +40,10 @@ __all__ = ["CONTENT_TYPE", "render", "write"]
 # What to send it as over HTTP (a Pushgateway reads the older format from a plain upload).
 CONTENT_TYPE = "application/openmetrics-text; version=1.0.0; charset=utf-8"
 
-# Base unit per kind: (suffix of the family's name, factor from iogate's base unit).
-_UNITS = {Kind.DURATION: ("seconds", 1e-9), Kind.BYTES: ("bytes", 1.0),
-          Kind.BANDWIDTH: ("bytes_per_second", 1.0), Kind.PERCENT: ("ratio", 0.01)}
+# Base unit per kind: (suffix of the family's name, iogate's values per unit): divided,
+# not multiplied by a fraction, so 81ns is 8.1e-08 s and not 8.100000000000001e-08.
+_UNITS = {Kind.DURATION: ("seconds", 1e9), Kind.BYTES: ("bytes", 1.0),
+          Kind.BANDWIDTH: ("bytes_per_second", 1.0), Kind.PERCENT: ("ratio", 100.0)}
 
 # Families whose name and help say more than the metric table's row.
 _HELP = {
@@ -143,8 +144,8 @@ def _quantile(percentile: float) -> str:
 
 
 def _series(path: MetricPath) -> tuple[str, dict[str, str], str, float]:
-    """Where a metric goes: its family's name, its own labels, the unit, the factor."""
-    unit, factor = _UNITS.get(path.kind, ("", 1.0))
+    """Where a metric goes: its family's name, its own labels, the unit, the divisor."""
+    unit, per = _UNITS.get(path.kind, ("", 1.0))
     labels: dict[str, str] = {}
     scope, name = path.scope, path.name
     if path.family.form is not Form.LATENCY:
@@ -176,7 +177,7 @@ def _series(path: MetricPath) -> tuple[str, dict[str, str], str, float]:
     family = f"iogate_{_name(stem)}"
     if unit and not family.endswith("_" + unit):
         family += "_" + unit
-    return family, labels, unit, factor
+    return family, labels, unit, per
 
 
 def _case_labels(result: CaseResult, host: object) -> dict[str, str]:
@@ -210,7 +211,7 @@ def _case(out: _Exposition, result: CaseResult, host: object) -> None:
             path = parse_metric(metric)
         except ValueError:  # a plugin's metric whose plugin is gone: nothing says its unit
             continue
-        family, own, unit, factor = _series(path)
+        family, own, unit, per = _series(path)
         help_text = _HELP.get(family)
         if help_text is None and path.family.form is Form.LATENCY:
             help_text = _STAT_HELP.format(stat=path.stat)
@@ -218,7 +219,7 @@ def _case(out: _Exposition, result: CaseResult, host: object) -> None:
             about = path.family.about
             help_text = about[:1].upper() + about[1:] + (
                 " (as a ratio: 1 is 100%)." if unit == "ratio" else ".")
-        out.add(family, {**labels, **own}, value * factor, unit=unit, help=help_text)
+        out.add(family, {**labels, **own}, value / per, unit=unit, help=help_text)
 
 
 def render(results: Sequence[CaseResult], environment: Mapping[str, object] | None = None,
