@@ -117,6 +117,24 @@ def test_json_results_document(pytester: pytest.Pytester) -> None:
 
 
 def test_unmeasured_metric_fails_never_passes_by_absence(pytester: pytest.Pytester) -> None:
+    # The null engine has no device, so no device statistics: the check cannot pass.
+    write_suite(pytester, """\
+suite: absent
+workloads:
+  - name: no-device
+    ioengine: null
+    rw: randwrite
+    size: 1MiB
+    expect:
+      disk.util_pct: ">= 0"
+""")
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1)
+    result.stdout.re_match_lines([r"\s*disk\.util_pct\s+>= 0%?\s+not measured\s+FAIL"])
+
+
+def test_a_metric_the_workload_can_never_measure_is_a_collection_error(
+        pytester: pytest.Pytester) -> None:
     write_suite(pytester, """\
 suite: absent
 workloads:
@@ -128,8 +146,9 @@ workloads:
       read.clat.p99: "<= 1s"
 """)
     result = pytester.runpytest("-p", "no:cacheprovider")
-    result.assert_outcomes(failed=1)
-    result.stdout.re_match_lines([r"\s*read\.clat\.p99\s+<= 1s\s+not measured\s+FAIL"])
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*:8:7: workloads[[]0[]].expect.read.clat.p99: randwrite never "
+                                 "reads, so read.* is never measured*"])
 
 
 def test_summary_table_at_the_end(pytester: pytest.Pytester) -> None:

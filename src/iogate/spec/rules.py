@@ -4,6 +4,8 @@ Each rule yields the fields it concerns, most specific first, and a message; a j
 breaks one is reported at the first of those fields the user wrote (psync needs iodepth
 1, direct I/O needs 512-byte aligned blocks, a mixed workload's rate needs both
 directions...). What an engine allows is read from :mod:`iogate.engine.catalog`.
+:func:`unmeasurable` is the rule between a job and the metrics expected of it: what it can
+never measure (``write.iops`` of a ``randread``).
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from iogate.spec.modes import (
 from iogate.units import format_size
 
 if TYPE_CHECKING:
+    from iogate.metrics import MetricPath
     from iogate.spec.models import JobFields
 
 
@@ -338,3 +341,27 @@ def _data_rules(w: JobFields, writes: bool) -> Iterator[tuple[tuple[str, ...], s
     if w.refill_buffers is False and (compress or dedupe):
         yield ("refill_buffers",), ("compressible or deduplicable data needs new buffer "
                                     "contents for every write; remove refill_buffers: false")
+
+
+_DOES = {"read": "reads", "write": "writes", "trim": "trims"}
+UNMEASURABLE_KEYS = ("rw", "fsync", "fdatasync", "end_fsync", "verify")  # what it reads
+
+
+def unmeasurable(w: JobFields, metric: MetricPath) -> str | None:
+    """Why ``w`` can never measure ``metric`` whatever happens in its run, or None: a
+    direction it issues no request in, written data when it never writes, sync calls when it
+    makes none, verification when it does not verify."""
+    dirs = directions_of(w.rw)
+    if metric.scope in _DOES and metric.scope not in dirs:
+        measured = ", ".join(f"{d}.*" for d in dirs)
+        return (f"{w.rw} never {_DOES[metric.scope]}, so {metric.scope}.* is never "
+                f"measured; it measures {measured} and total.*")
+    if metric.scope == "data" and "write" not in dirs:
+        return f"data.* measures the data written, but {w.rw} never writes"
+    if metric.scope == "sync" and not (w.fsync or w.fdatasync or w.end_fsync):
+        return ("sync.* measures fsync and fdatasync calls, and the workload makes none "
+                "(fsync: N, fdatasync: N or end_fsync: true make them)")
+    if metric.scope == "verify" and not verifies(w):
+        return ("verify.* measures verification, and the workload does not verify "
+                "(verify: crc32c makes it)")
+    return None

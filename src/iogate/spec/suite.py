@@ -42,6 +42,7 @@ from iogate.spec.models import (
     EXCLUSIVE_GROUPS,
     EXIT_MASK_JOBS,
     STEP_INHERITS,
+    WITHOUT_RULES,
     Defaults,
     PreconditionStep,
     SteadyState,
@@ -49,7 +50,7 @@ from iogate.spec.models import (
     Workload,
 )
 from iogate.spec.overrides import Overrides
-from iogate.spec.rules import verifies
+from iogate.spec.rules import UNMEASURABLE_KEYS, unmeasurable, verifies, workload_rules
 from iogate.spec.sweep import MAX_POINTS, SweepPoint, read_sweep, sweep_size
 from iogate.spec.translate import FieldError, fields_for, translate
 from iogate.spec.variables import expand_tree
@@ -376,11 +377,13 @@ def _case(out: _Collector, tree: MarkedMap, i: int, entry: dict[str, Any],
 
     problems_before = out.reported
     workload: Workload | None = None
+    partial: Workload | None = None  # without the keys found wrong: for the other checks
     try:
-        workload = Workload.model_validate(merged)
+        workload = partial = Workload.model_validate(merged)
     except ValidationError as exc:
         errors = translate(exc, merged, lambda loc: fields_for(("workloads", 0) + loc))
         out.add_errors(errors, origin, base, forced)
+        partial = _the_rest(out, merged, errors, origin, base, forced)
 
     preconditions: list[PreconditionStep] = []
     if isinstance(steps, list):
@@ -393,9 +396,10 @@ def _case(out: _Collector, tree: MarkedMap, i: int, entry: dict[str, Any],
                     preconditions.append(checked)
 
     source_lines: dict[int, str] = {}
-    expectations = _expectations(out, tree, base, "expect", entry, [], lines, source_lines)
+    expectations = _expectations(out, tree, base, "expect", entry, [], lines, source_lines,
+                                 partial)
     per_host = _expectations(out, tree, base, "per_host", entry, expectations, lines,
-                             source_lines)
+                             source_lines, partial)
 
     if workload is None or out.reported > problems_before or not isinstance(
             suite_name, str):
@@ -411,11 +415,33 @@ def _case(out: _Collector, tree: MarkedMap, i: int, entry: dict[str, Any],
                 steady_state=workload.steady_state)
 
 
+def _the_rest(out: _Collector, merged: dict[str, Any], errors: list[FieldError],
+              origin: Mapping[str, tuple[PathKey, ...]], base: tuple[PathKey, ...],
+              forced: Collection[str]) -> Workload | None:
+    """A workload with keys found wrong is checked further without them, so that one pass
+    reports every problem: the rules between its other keys, here, and what its
+    expectations ask of it, with the workload returned (None when even that is impossible).
+    A rule that concerns a key left out is not reported: its verdict would rest on the
+    key's default, not on what was written."""
+    wrong = {str(e.loc[0]) for e in errors if e.loc and not e.blame}
+    rest = {k: v for k, v in merged.items() if k not in wrong}
+    try:
+        workload = Workload.model_validate(rest, context={WITHOUT_RULES: True})
+    except ValidationError:
+        return None  # a required key is among the wrong ones
+    if wrong:  # pydantic checks the rules only once every key is right: they are not said yet
+        rules = [FieldError((blame[0],), message, tuple(blame))
+                 for blame, message in workload_rules(workload) if not wrong & set(blame)]
+        out.add_errors(rules, origin, base, forced)
+    return None if wrong & set(UNMEASURABLE_KEYS) else workload
+
+
 def _expectations(out: _Collector, tree: MarkedMap, base: tuple[PathKey, ...], key: str,
                   entry: Mapping[str, Any], earlier: list[Expectation], lines: list[str],
-                  source_lines: dict[int, str]) -> list[Expectation]:
+                  source_lines: dict[int, str], workload: Workload | None) -> list[Expectation]:
     """The expectations under ``key`` (expect or per_host) of a workload; ``earlier`` are
-    those already read from another key, whose windows these must agree with."""
+    those already read from another key, whose windows these must agree with. Each must be
+    one the workload (when it validated) can measure."""
     expectations: list[Expectation] = []
     written = entry.get(key)
     if not isinstance(written, dict):
@@ -429,6 +455,10 @@ def _expectations(out: _Collector, tree: MarkedMap, base: tuple[PathKey, ...], k
                 exp = parse_expectation(str(metric), text)
             except ExpectationError as exc:
                 out.add(where, str(exc), value=True)
+                continue
+            why = None if workload is None else unmeasurable(workload, exp.metric)
+            if why is not None:
+                out.add(base + (key, metric), why)
                 continue
             line = mark_of(tree, where)[0]
             if exp.window is not None:
