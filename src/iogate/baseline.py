@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from iogate import ids
 from iogate.errors import IogateError
 from iogate.metrics import parse_metric
 from iogate.outcome import SCHEMA_VERSION
@@ -401,6 +402,7 @@ def _entry_from_json(item: Any, source: str, where: str) -> Entry:
     case_id = item.get("case")
     if not isinstance(case_id, str) or not case_id:
         raise BaselineError(source, f"{where}: 'case' must be a non-empty string")
+    case_id = ids.current(case_id)  # recorded by an earlier version, perhaps
     environment = item.get("environment", {})
     if not isinstance(environment, Mapping):
         raise BaselineError(source, f"{where} ({case_id}): 'environment' must be an object")

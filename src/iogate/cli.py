@@ -12,7 +12,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, NoReturn
 
-from iogate import interrupts
+from iogate import ids, interrupts
 
 if TYPE_CHECKING:
     import argparse
@@ -96,7 +96,7 @@ def cmd_export(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return EXIT_INVALID
     suite = suites[0]
-    cases = [c for c in suite.cases if not args.k or args.k in case_id(c)]
+    cases = [c for c in suite.cases if ids.selects(case_id(c), args.k or "")]
     if not cases:
         print(f"iogate: no case matches -k {args.k!r}", file=sys.stderr)
         return EXIT_INVALID
@@ -284,6 +284,10 @@ def _say(message: str) -> None:
     print(f"iogate: {message}", file=sys.stderr, flush=True)
 
 
+K_HELP = ("only cases whose id contains SUBSTRING; within a sweep point, whole names and "
+          "values (-k iodepth:1 selects iodepth:1, not iodepth:16)")
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     import time
 
@@ -305,7 +309,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     hooks.configure(lambda o: getattr(args, o.dest, None))
     suites = load_suites(args.paths, run.overrides)
     cases = [c for s in suites for c in s.cases
-             if not args.k or args.k in case_id(c)]
+             if ids.selects(case_id(c), args.k or "")]
     if not cases:
         print(f"iogate: no case matches -k {args.k!r}", file=sys.stderr)
         return EXIT_INVALID
@@ -523,7 +527,7 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="run suites and judge their expectations")
     run.add_argument("paths", nargs="+", metavar="PATH",
                      help="suite files, fio job files (.fio) or directories")
-    run.add_argument("-k", metavar="SUBSTRING", help="only cases whose id contains SUBSTRING")
+    run.add_argument("-k", metavar="SUBSTRING", help=K_HELP)
     from iogate.settings import add_option, add_options
 
     add_options(run.add_argument, "--")
@@ -539,7 +543,7 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("suite", metavar="SUITE", help="the suite file")
     export.add_argument("-o", "--output", metavar="FILE",
                         help="write the job file to FILE (default: standard output)")
-    export.add_argument("-k", metavar="SUBSTRING", help="only cases whose id contains SUBSTRING")
+    export.add_argument("-k", metavar="SUBSTRING", help=K_HELP)
     export.add_argument("--filename", metavar="PATH",
                         help="the target of every case, as with run --filename")
     add_option(export.add_argument, "--", "set")

@@ -25,15 +25,16 @@ import os
 import sqlite3
 import urllib.parse
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from iogate import ids
 from iogate.baseline import Baseline, BaselineError
 from iogate.errors import IogateError
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 BUSY_TIMEOUT_S = 120.0  # how long a writer waits for another one to finish its run
 SCHEMA_LOCK = 0x696F67617465  # PostgreSQL: the advisory lock held while the schema is made
 
@@ -222,8 +223,8 @@ def _first_line(exc: BaseException) -> str:
 
 @contextlib.contextmanager
 def _store(dest: str, *, create: bool) -> Iterator[_Db]:
-    """A connection to the store at ``dest`` whose schema is this module's (created, or
-    migrated, when ``create``); closed afterwards."""
+    """A connection to the store at ``dest`` whose schema is this module's (created when
+    ``create``; migrated whenever older); closed afterwards."""
     if not create and not is_url(dest) and not Path(dest).is_file():
         raise HistoryError(f"{dest}: no such history store (iogate run --history {dest} "
                            "makes one)")
@@ -238,8 +239,17 @@ def _store(dest: str, *, create: bool) -> Iterator[_Db]:
 
 
 _OURS = {"runs", "cases", "metrics", "samples"}
-# The statements that take a store from the version before each one to it.
-_MIGRATIONS: dict[int, tuple[str, ...]] = {}
+def _current_case_ids(db: _Db) -> None:
+    """Version 2: case ids of sweep points as written now (iogate.ids), so that the runs
+    recorded before go on in the same series."""
+    for (old,) in db.execute("SELECT DISTINCT case_id FROM cases").fetchall():
+        if ids.current(old) != old:
+            db.execute("UPDATE cases SET case_id = ? WHERE case_id = ?", (ids.current(old), old))
+
+
+# What takes a store from the version before each one to it: statements, or a step that
+# needs Python (each within the one transaction that makes or checks the schema).
+_MIGRATIONS: dict[int, tuple[str | Callable[[_Db], None], ...]] = {2: (_current_case_ids,)}
 
 
 def _prepare(db: _Db, create: bool) -> None:
@@ -270,10 +280,15 @@ def _prepare(db: _Db, create: bool) -> None:
             raise HistoryError(f"{db.name}: a history store of schema version {version}; "
                                f"this iogate reads version {SCHEMA_VERSION}: use a newer "
                                "iogate")
-        if version < SCHEMA_VERSION and create:
+        # A store is brought up to date when it is read as well, so that it reads the same
+        # cases as the suites that made them.
+        if version < SCHEMA_VERSION:
             for step in range(version + 1, SCHEMA_VERSION + 1):
-                for statement in _MIGRATIONS[step]:
-                    db.execute(statement)
+                for migration in _MIGRATIONS[step]:
+                    if callable(migration):
+                        migration(db)
+                    else:
+                        db.execute(migration)
                 db.execute("INSERT INTO iogate_schema (version) VALUES (?)", (step,))
         db.execute("COMMIT")
     except BaseException:

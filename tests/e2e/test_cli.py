@@ -232,3 +232,27 @@ workloads:
     assert [c["outcome"] for c in doc["cases"]] == ["interrupted"]  # 'after' never ran
     assert "1 interrupted, 1 not run" in stdout
     assert not any(scratch.iterdir())  # the scratch file is cleaned up
+
+
+SWEPT = """\
+suite: swept
+workloads:
+  - name: scale
+    ioengine: null
+    rw: randread
+    size: 1MiB
+    sweep:
+      iodepth: [1, 16, 32]
+"""
+
+
+@pytest.mark.parametrize("pattern, ran", [
+    ("iodepth:1", ["scale[iodepth:1]"]), ("iodepth=16", ["scale[iodepth:16]"]),
+    ("scale[", ["scale[iodepth:1]", "scale[iodepth:16]", "scale[iodepth:32]"]),
+])
+def test_k_selects_sweep_points_by_whole_values(tmp_path: Path, pattern: str,
+                                                ran: list[str]) -> None:
+    out = tmp_path / "r.json"
+    proc = iogate("run", str(suite_file(tmp_path, SWEPT)), "-k", pattern, "--json", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert [c["id"].split("::")[1] for c in json.loads(out.read_text())["cases"]] == ran

@@ -55,8 +55,8 @@ workloads:
     assert proc.returncode == 0, proc.stdout + proc.stderr
     cases = json.loads((tmp_path / "r.json").read_text())["cases"]
     assert [c["id"] for c in cases] == [
-        "s.suite.yaml::scale[bs=4k-iodepth=1]", "s.suite.yaml::scale[bs=4k-iodepth=8]",
-        "s.suite.yaml::scale[bs=64k-iodepth=1]", "s.suite.yaml::scale[bs=64k-iodepth=8]"]
+        "s.suite.yaml::scale[bs:4k-iodepth:1]", "s.suite.yaml::scale[bs:4k-iodepth:8]",
+        "s.suite.yaml::scale[bs:64k-iodepth:1]", "s.suite.yaml::scale[bs:64k-iodepth:8]"]
     assert [c["metrics"]["read.ios"] for c in cases] == [256, 256, 16, 16]
     assert [c["workload"]["iodepth"] for c in cases] == [1, 8, 1, 8]
     assert "sweep s.suite.yaml::scale" in proc.stdout  # the sweep table

@@ -388,7 +388,7 @@ workloads:
 """
     proc = validate(tmp_path, text.format(state="s.bin"))
     assert proc.returncode == 2
-    assert "'s.bin' is also the state file of 'w[bs=4k]'" in proc.stderr
+    assert "'s.bin' is also the state file of 'w[bs:4k]'" in proc.stderr
     proc = validate(tmp_path, text.format(state="s-${bs}.bin"))
     assert proc.returncode == 0, proc.stderr
 

@@ -287,3 +287,22 @@ def test_a_history_expectation_fails_the_item_of_a_slower_build(
     result = pytester.runpytest("-p", "no:cacheprovider")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*refer to history, but no history store is given*"])
+
+
+def test_k_selects_one_sweep_point_by_its_id(pytester: pytest.Pytester) -> None:
+    write_suite(pytester, """\
+suite: swept
+workloads:
+  - name: scale
+    ioengine: null
+    rw: randread
+    size: 1MiB
+    sweep:
+      bs: [4k, 64k]
+      iodepth: [1, 32]
+""")
+    result = pytester.runpytest("-p", "no:cacheprovider", "-k", "bs:64k-iodepth:32", "-v")
+    result.assert_outcomes(passed=1, deselected=3)
+    result.stdout.fnmatch_lines(["*demo.suite.yaml::scale[[]bs:64k-iodepth:32[]] PASSED*"])
+    result = pytester.runpytest("-p", "no:cacheprovider", "-k", "iodepth:32 and not bs:4k")
+    result.assert_outcomes(passed=1, deselected=3)

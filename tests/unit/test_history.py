@@ -145,7 +145,8 @@ def test_stores_that_cannot_be_used_are_refused(tmp_path: Path) -> None:
     newer = tmp_path / "newer.sqlite"
     record(str(newer), document(), environ={})
     sqlite3.connect(newer).execute("INSERT INTO iogate_schema VALUES (99)").connection.commit()
-    with pytest.raises(HistoryError, match="schema version 99; this iogate reads version 1"):
+    with pytest.raises(HistoryError,
+                       match=f"schema version 99; this iogate reads version {SCHEMA_VERSION}"):
         runs(str(newer))
     other = tmp_path / "other.sqlite"
     sqlite3.connect(other).execute("CREATE TABLE t (x)").connection.commit()
@@ -234,3 +235,35 @@ def test_history_is_the_level_of_the_last_segment_that_lasted(tmp_path: Path) ->
     (tmp_path / "junk.sqlite").write_text("not a database\n" * 100)
     broken = history_level(str(tmp_path / "junk.sqlite"), *key)
     assert broken.judged and broken.level is None and "cannot be read" in broken.reason
+
+
+def test_a_store_of_version_1_reads_its_sweep_points_under_todays_ids(store: str) -> None:
+    """Version 1 wrote sweep points as 'qd[iodepth=1]'; opening the store (to read or to
+    record) brings them to 'qd[iodepth:1]', and a new run goes on in the same series."""
+    earlier = document(iops=1000.0)
+    earlier["cases"][0]["id"] = "s.suite.yaml::qd[bs=4k-iodepth=1]"
+    record(store, earlier, environ={})
+    # As version 1 left it: the ids of then, and no step to version 2 recorded.
+    rows = "UPDATE cases SET case_id = 's.suite.yaml::qd[bs=4k-iodepth=1]'"
+    stamps = ("DELETE FROM iogate_schema", "INSERT INTO iogate_schema (version) VALUES (1)")
+    if store.startswith("postgresql://"):
+        import psycopg
+
+        with psycopg.connect(store) as conn:
+            for statement in (rows, *stamps):
+                conn.execute(statement)
+    else:
+        db = sqlite3.connect(store)
+        for statement in (rows, *stamps):
+            db.execute(statement)
+        db.commit()
+        db.close()
+    assert query(store, "SELECT MAX(version) FROM iogate_schema") == [(1,)]
+    series = load(store, ["read.iops"])  # reading migrates
+    assert list(series) == [("s.suite.yaml::qd[bs:4k-iodepth:1]", "ACME NVMe 3000", "read.iops")]
+    assert query(store, "SELECT MAX(version) FROM iogate_schema") == [(2,)]
+    later = document(iops=900.0)
+    later["cases"][0]["id"] = "s.suite.yaml::qd[bs:4k-iodepth:1]"
+    record(store, later, environ={})
+    [points] = load(store, ["read.iops"]).values()
+    assert [p.value for p in points] == [1000.0, 900.0]

@@ -80,7 +80,7 @@ def test_iogate_run_journals_every_case_and_removes_the_journal(tmp_path: Path) 
     assert done.returncode == 0, done.stderr
     document = json.loads(out.read_text())
     assert [c["id"].split("::")[1] for c in document["cases"]] == [
-        "point[iodepth=1]", "point[iodepth=2]", "point[iodepth=4]", "lone"]
+        "point[iodepth:1]", "point[iodepth:2]", "point[iodepth:4]", "lone"]
     assert document["summary"]["passed"] == 4
     assert sorted(p.name for p in tmp_path.iterdir()) == ["journal.suite.yaml", "r.json"]
 

@@ -31,7 +31,7 @@ workloads:
 def test_set_is_the_last_layer_of_every_workload_and_step() -> None:
     over = parse_overrides(["iodepth=4", "bs=16k", "size=2m", "loops=3", "size=3m"])
     cases = load_suite_text(SUITE, "s.suite.yaml", overrides=over).cases
-    assert [c.id for c in cases] == ["swept[iodepth=1]", "swept[iodepth=8]", "prepared"]
+    assert [c.id for c in cases] == ["swept[iodepth:1]", "swept[iodepth:8]", "prepared"]
     for case in cases:  # over the defaults, the workload and the sweep point
         w = case.workload
         assert (w.iodepth, w.size, w.bssplit, w.bs.read) == (4, 3 << 20, None, 16384)

@@ -135,7 +135,7 @@ def ran(results: list[CaseResult]) -> list[CaseResult]:
 
 def test_the_suite_ran_as_the_tests_assume(results: list[CaseResult]) -> None:
     outcomes = {r.case.id: r.outcome for r in results}
-    assert outcomes == {"paced": "failed", "scale[bs=4k]": "passed", "scale[bs=64k]": "passed",
+    assert outcomes == {"paced": "failed", "scale[bs:4k]": "passed", "scale[bs:64k]": "passed",
                         "repeated": "passed", "on-disk": "passed", "hostile": "error"}, \
         [(r.id, r.error) for r in results]
     assert HOSTILE in (by_name(results, "hostile").error or "")

@@ -95,8 +95,8 @@ def by_name(results: list[CaseResult], name: str) -> CaseResult:
 
 
 def test_the_runs_are_as_the_tests_assume(runs: Runs) -> None:
-    assert [r.case.id for r in runs.judged] == ["depth[iodepth=1]", "depth[iodepth=4]",
-                                                "depth[iodepth=16]", "paced"]
+    assert [r.case.id for r in runs.judged] == ["depth[iodepth:1]", "depth[iodepth:4]",
+                                                "depth[iodepth:16]", "paced"]
     assert all(r.run is not None for r in runs.judged), [(r.id, r.error) for r in runs.judged]
     assert len(by_name(runs.judged, "paced").samples["read.iops"]) == 3
 
@@ -183,7 +183,7 @@ def test_without_a_baseline_no_overlay_is_drawn(runs: Runs) -> None:
     figures = pytest.importorskip("iogate_plots.figures")
     fig = figures.latency_percentiles_figure(by_name(runs.recorded, "paced"))
     assert not any("baseline" in label for ax in fig.axes for label in _lines(ax))
-    once = figures.latency_percentiles_figure(by_name(runs.recorded, "depth[iodepth=1]"))
+    once = figures.latency_percentiles_figure(by_name(runs.recorded, "depth[iodepth:1]"))
     assert not any("median" in label for ax in once.axes for label in _lines(ax))
 
 
@@ -282,7 +282,7 @@ def _section(page: str, case_id: str) -> str:
 
 def test_each_case_shows_its_workload_parameters(runs: Runs) -> None:
     page = _page(runs.judged)
-    depth = _section(page, "views.suite.yaml::depth[iodepth=16]")
+    depth = _section(page, "views.suite.yaml::depth[iodepth:16]")
     rows = dict(re.findall(r"<tr><td><code>([^<]+)</code>[^<]*</td><td>([^<]*)</td></tr>",
                            depth))
     assert {k: rows.get(k) for k in ("ioengine", "rw", "bs", "iodepth", "numjobs", "size",
@@ -315,7 +315,7 @@ def test_a_repeated_case_shows_the_spread_of_its_repeats(runs: Runs) -> None:
                                                               sorted(values)[1],
                                                               max(values))]
     # A case run once has no spread table.
-    assert "spread of the repeats" not in _section(page, "views.suite.yaml::depth[iodepth=1]")
+    assert "spread of the repeats" not in _section(page, "views.suite.yaml::depth[iodepth:1]")
 
 
 def test_host_sizes_are_shown_in_binary_units(runs: Runs) -> None:

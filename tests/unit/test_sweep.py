@@ -32,8 +32,8 @@ def test_a_mapping_of_lists_is_the_product_in_the_order_written(tmp_path):
           read.clat.p99: "<= ${iodepth} * 100us"
         """)
     ids = [c.id for c in suite.cases]
-    assert ids == ["w[bs=4k-iodepth=1]", "w[bs=4k-iodepth=8]", "w[bs=4k-iodepth=32]",
-                   "w[bs=64k-iodepth=1]", "w[bs=64k-iodepth=8]", "w[bs=64k-iodepth=32]"]
+    assert ids == ["w[bs:4k-iodepth:1]", "w[bs:4k-iodepth:8]", "w[bs:4k-iodepth:32]",
+                   "w[bs:64k-iodepth:1]", "w[bs:64k-iodepth:8]", "w[bs:64k-iodepth:32]"]
     last = suite.cases[-1]
     assert last.base_name == "w" and last.workload.name == "w"
     assert last.sweep_point == {"bs": "64k", "iodepth": "32"}
@@ -51,7 +51,7 @@ def test_a_list_of_points_and_variables_in_every_value(tmp_path):
         expect:
           read.iops: ">= ${min_iops}"
         """)
-    assert [c.id for c in suite.cases] == ["w[bs=4k-min_iops=10k]", "w[bs=64k-min_iops=2k]"]
+    assert [c.id for c in suite.cases] == ["w[bs:4k-min_iops:10k]", "w[bs:64k-min_iops:2k]"]
     assert [c.expectations[0].literal for c in suite.cases] == [10_000, 2_000]
     assert [c.preconditions[0].bs.write for c in suite.cases] == [4096, 65536]
 
@@ -76,7 +76,7 @@ def test_sweep_variables_win_over_the_environment_and_builtins(tmp_path):
 
 def test_sweep_values_expand_against_the_environment(tmp_path):
     suite = load(tmp_path, "sweep: {bs: [4k, '${BIG:-1m}']}\n")
-    assert [c.id for c in suite.cases] == ["w[bs=4k]", "w[bs=1m]"]
+    assert [c.id for c in suite.cases] == ["w[bs:4k]", "w[bs:1m]"]
 
 
 def test_references():
@@ -132,7 +132,7 @@ BAD = [
      "F:8:41: workloads[0].sweep.iodepth[1]: '1' is already in the values of 'iodepth'; "
      "each point must be a different case"),
     ("sweep: [{bs: 4k}, {bs: 4k}]\n",
-     "F:8:23: workloads[0].sweep[1]: the point bs=4k is already in the sweep; each point "
+     "F:8:23: workloads[0].sweep[1]: the point bs:4k is already in the sweep; each point "
      "must be a different case"),
     ("sweep: {a: [" + ", ".join(map(str, range(1, 102))) + "], b: ["
      + ", ".join(map(str, range(1, 101))) + "]}\nnumjobs: ${a}\nthinktime_blocks: ${b}\n",

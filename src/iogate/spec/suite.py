@@ -69,7 +69,7 @@ class Case:
     """One workload of a suite (one point of a sweep), ready to run: validated, defaults
     merged, variables expanded."""
 
-    id: str  # the workload's name; with a sweep, 'name[bs=4k-iodepth=32]'
+    id: str  # the workload's name; with a sweep, 'name[bs:4k-iodepth:32]' (iogate.ids)
     suite_name: str
     path: Path
     line: int  # 1-based line where the workload starts

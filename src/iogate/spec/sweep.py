@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from iogate.expr import shown
+from iogate.ids import point_label
 from iogate.spec.fields import describe_input
 from iogate.spec.loader import MarkedList, MarkedMap, PathKey
 from iogate.spec.models import JobFields
@@ -47,8 +48,8 @@ class SweepPoint:
 
     @property
     def label(self) -> str:
-        """``bs=4k-iodepth=32``, the part of the case id in brackets."""
-        return "-".join(f"{k}={v}" for k, v in self.variables.items())
+        """``bs:4k-iodepth:32``, the part of the case id in brackets (:mod:`iogate.ids`)."""
+        return point_label(self.variables)
 
 
 def _text(value: Any) -> str:
