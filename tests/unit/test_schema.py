@@ -204,6 +204,20 @@ def test_the_schema_refuses_what_it_can(validator, extra, why):
     assert errors, f"the schema accepts {extra!r} ({why})"
 
 
+@pytest.mark.parametrize("doc, refused", [
+    ("suite: s\nworkloads:\n  - {name: w, rw: read}\n", True),
+    ("suite: s\nworkloads:\n  - {name: w, rw: read, io_size: 1m}\n", True),
+    ("suite: s\nworkloads:\n  - {name: w, size: 1m}\n  - {name: v}\n", True),
+    ("suite: s\ndefaults: {size: 1m}\nworkloads:\n  - {name: w}\n", False),
+    ("suite: s\ndefaults: {filename: /dev/null}\nworkloads:\n  - {name: w}\n", False),
+    ("suite: s\nworkloads:\n  - {name: w, filename: /dev/null}\n", False),
+    ("suite: s\nworkloads:\n  - {name: w, sweep: {size: [1m, 2m]}}\n", False),
+])
+def test_a_workload_without_size_or_filename_is_refused(validator, doc, refused):
+    assert accepted(doc) is not refused, doc
+    assert bool(schema_errors(validator, doc)) is refused, doc
+
+
 def test_the_malformed_corpus_never_passes_validate_where_the_schema_refuses_more(validator):
     """Every document of the malformed corpus that is YAML at all: validate refuses it (its
     own test says how); the schema may accept some (rules between fields), and must not be

@@ -9,7 +9,9 @@ accepts, then finished here in three ways the models cannot say themselves:
 * the keys of ``expect`` and ``per_host`` (every metric of :mod:`iogate.metrics`, by name
   and by pattern, each described) are written once, under ``$defs/Expectations``;
 * each key's default is the one a workload gets when the key is missing everywhere, written
-  as a suite would write it; pydantic's generated titles are dropped.
+  as a suite would write it; pydantic's generated titles are dropped;
+* a workload needs a size or a filename (a temporary file has no size of its own), given
+  itself, by its sweep or by the defaults.
 
 The schema is never stricter than ``iogate validate`` (tests/unit/test_schema.py holds it
 to that). It is looser where JSON Schema cannot follow: rules between fields (psync needs
@@ -48,8 +50,20 @@ def json_schema() -> dict[str, Any]:
             if name in AS_WRITTEN and key in defaults and key not in inherits:
                 prop["default"] = defaults[key]
             model["properties"][key] = _with_references(prop)
+    schema.update(_REGION_RULE)
     return {"$schema": DIALECT, "title": "iogate suite", **{k: v for k, v in schema.items()
                                                             if k != "title"}}
+
+
+# Without a size or filename in the defaults, every workload gives one, or sweeps (a point
+# may set either).
+_REGION = [{"required": ["size"]}, {"required": ["filename"]}]
+_REGION_RULE = {
+    "if": {"not": {"required": ["defaults"], "properties": {"defaults": {"anyOf": _REGION}}}},
+    "then": {"properties": {"workloads": {"items": {
+        "anyOf": [*_REGION, {"required": ["sweep"]}],
+        "description": "a workload needs size, or a filename to use whole"}}}},
+}
 
 
 def _share_expectation_keys(schema: dict[str, Any]) -> None:
