@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from iogate import diskstats, environment, hooks, stats
-from iogate.baseline import Baseline
+from iogate.baseline import Baseline, BaselineError
 from iogate.baseline import Choice as BaselineChoice
 from iogate.baseline import Entry as BaselineEntry
 from iogate.changes import Level
@@ -91,6 +91,20 @@ class Gate:
         if self.recording and not self.baseline.candidates(case_id(case), self.match):
             return None
         return self.baseline.choose(case_id(case), env, self.match)
+
+    def shown_beside(self, case: Case, env: Mapping[str, object],
+                     choice: BaselineChoice | None) -> BaselineEntry | None:
+        """The baseline entry reports draw beside ``case``'s results: the one it was judged
+        against, else the one it would be (a case that refers to no baseline still has one
+        to compare with by eye); None when none is loaded, fits, or stands out."""
+        if choice is not None:
+            return choice.entry
+        if self.baseline is None:
+            return None
+        try:
+            return self.baseline.choose(case_id(case), env, self.match).entry
+        except BaselineError:
+            return None
 
 
 def needs_baseline(cases: Sequence[Case], name: str = "baseline") -> list[str]:
@@ -245,6 +259,7 @@ def judge(case: Case, runs: list[RunResult], duration: float, target: str | None
     result = runs[-1]
     metrics, samples, unmeasured = _measured(case, runs, case.expectations)
     entry = choice.entry if choice is not None else None
+    beside = gate.shown_beside(case, env, choice)
     levels: dict[str, HistoryLevel] = {}
     if gate.history is not None:
         device = str(env.get("target.device_model") or "")
@@ -285,7 +300,7 @@ def judge(case: Case, runs: list[RunResult], duration: float, target: str | None
                       hosts={h: m for h, (_, m, _, _) in hosts.items() if h != LOCAL_HOST},
                       run_series=[series_of(r) for r in runs],
                       run_disks=[r.disk_series() for r in runs],
-                      baseline=dict(entry.metrics) if entry is not None else {})
+                      baseline=dict(beside.metrics) if beside is not None else {})
 
 
 def _realized(runs: Sequence[RunResult]) -> list[str]:

@@ -344,3 +344,21 @@ def test_the_sweep_section_lists_its_points_in_order(runs: Runs) -> None:
     assert re.findall(r">(iodepth=\d+)</a>", section) == ["iodepth=1", "iodepth=4",
                                                           "iodepth=16"]
     assert section.count("<img") == 2
+
+
+def test_a_case_that_refers_to_no_baseline_is_still_drawn_beside_a_loaded_one(
+        tmp_path: Path) -> None:
+    path = tmp_path / "plain.suite.yaml"
+    path.write_text("suite: plain\nworkloads:\n  - name: w\n    ioengine: null\n"
+                    "    rw: randread\n    size: 1MiB\n    expect:\n      read.iops: '>= 1'\n")
+    old = hooks.set_plugin_manager(hooks.new_plugin_manager(load_entrypoints=False))
+    try:
+        recorded = _run(path, Gate(recording=True))
+        baseline = Baseline.from_results(results_document(recorded))
+        [judged] = _run(path, Gate(baseline=baseline))
+        [alone] = _run(path, Gate())
+    finally:
+        hooks.set_plugin_manager(old)
+    assert judged.baseline == baseline.entries[0].metrics
+    assert judged.baseline["read.iops"] == recorded[0].metrics["read.iops"]
+    assert alone.baseline == {}
