@@ -18,7 +18,6 @@ from iogate.expect import Check, expected_text, format_value, observed_text, ver
 from iogate.files import OutputError, write_whole
 from iogate.metrics import DIRECTIONS, LATENCIES, Kind, parse_metric
 from iogate.outcome import OUTCOMES, SCHEMA_VERSION, SPREAD_METRICS, CaseResult, host_spread
-from iogate.progress import ProgressLine as ProgressLine  # the line's former home
 from iogate.textplot import latency_summary
 from iogate.units import format_duration_exact, format_size_exact
 
