@@ -74,6 +74,15 @@ class Family:
     # The plugin that declares and measures the row (compute "plugin"); None for the core's.
     plugin: str | None = None
 
+    @property
+    def counted(self) -> bool:
+        """Whether its metrics are counts, 0 rather than unmeasured when nothing they count
+        happened (``write.ios`` of a read-only run is 0; its ``write.iops`` is none)."""
+        return self.compute in _COUNTED
+
+
+# The computations that count, and so measure 0 of what did not happen.
+_COUNTED = ("errors", "sum", "runtime", "sync_ios")
 
 # What the fio backend reports the device statistics from.
 FIO_DISK = "/sys/block counters read by iogate before and after fio's run (its ramp included)"

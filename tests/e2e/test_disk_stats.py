@@ -56,7 +56,9 @@ def test_direct_random_reads_are_what_the_device_counted(disk_dir: Path,
     # the new device) may add some
     assert job_ios / 8 <= m["disk.read.ios"] <= job_ios + 64
     assert job_bytes <= m["disk.read.bytes"] <= job_bytes + (1 << 20)
-    assert m["disk.write.ios"] == 0
+    # The run wrote nothing; the counters are the device's, which another process may write
+    # meanwhile (seen once on a busy machine: 1 write), so a handful is no failure.
+    assert m["write.ios"] == 0 and m["disk.write.ios"] <= 8
     assert 0 <= m["disk.util_pct"] <= 100
     assert m["disk.read.await"] >= 0
     assert not [w for w in case["warnings"] if w.startswith("disk.")], case["warnings"]

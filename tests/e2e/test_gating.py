@@ -74,8 +74,8 @@ workloads:
 """)
     result = pytester.runpytest("-p", "no:cacheprovider", "-v")
     result.assert_outcomes(passed=2)
-    result.stdout.fnmatch_lines(["*s.suite.yaml::scale?bs=4k? PASSED*",
-                                 "*s.suite.yaml::scale?bs=1MiB? PASSED*"])
+    result.stdout.fnmatch_lines(["*s.suite.yaml::scale?bs:4k? PASSED*",
+                                 "*s.suite.yaml::scale?bs:1MiB? PASSED*"])
 
 
 def test_baseline_gate_fails_a_real_regression_and_passes_itself(tmp_path: Path) -> None:

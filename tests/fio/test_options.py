@@ -268,7 +268,7 @@ def test_hostile_section_names_are_refused(name: str) -> None:
 
 
 def test_section_names_are_made_safe_and_unambiguous() -> None:
-    assert section_name("qd[bs=4k-iodepth=32]") == "qd(bs=4k-iodepth=32)"
+    assert section_name("qd[bs:4k-iodepth:32]") == "qd(bs=4k-iodepth=32)"
     assert section_name("global") == "job-global"
     assert section_name("a\n[global]\nexec_prerun=x") == "a_(global)_exec_prerun=x"
     long = section_name("w" * 300)

@@ -114,6 +114,9 @@ def test_a_metric_the_workload_never_measures_is_refused_where_it_is_written(
     ("randwrite", "sync.ios", "    end_fsync: true\n"),
     ("write", "verify.failures", "    verify: crc32c\n"), ("randwrite", "data.dedupe_pct", ""),
     ("randread", "read.iops@min", ""), ("randread", "disk.util_pct", ""),
+    # counts are measured, 0, when nothing they count happened
+    ("randread", "write.ios", ""), ("randread", "write.bytes", ""), ("write", "trim.ios", ""),
+    ("randwrite", "sync.ios", ""), ("randread", "write.runtime", ""),
 ])
 def test_a_metric_the_workload_can_measure_is_accepted(rw, metric, extra):
     assert loads(suite(rw, metric, extra))

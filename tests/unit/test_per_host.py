@@ -50,13 +50,13 @@ def test_without_per_host_there_is_none(tmp_path):
 
 def test_per_host_errors_have_their_place(tmp_path):
     text = HEAD + ("    per_host:\n      read.iopz: '>= 1'\n      read.iops: 'about 5'\n"
-                   "      write.bw: ['>= 1MiB/s', 7]\n")
+                   "      read.bw: ['>= 1MiB/s', 7]\n")
     got = problems(tmp_path, text)
     assert len(got) == 3
     assert got[0].startswith("F:7:18: workloads[0].per_host.read.iopz: ")
     assert "unknown metric" in got[0] and "read.iops" in got[0]
     assert got[1].startswith("F:8:18: workloads[0].per_host.read.iops: ")
-    assert got[2].startswith("F:9:31: workloads[0].per_host.write.bw[1]: ")
+    assert got[2].startswith("F:9:30: workloads[0].per_host.read.bw[1]: ")
 
 
 def test_per_host_must_be_a_mapping(tmp_path):

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from iogate.errors import SuiteError
 from iogate.expect import evaluate_window, parse_expectation, tally_window
 from iogate.job import JobSpec
 from iogate.judge import fail_fast
@@ -217,14 +218,12 @@ def test_runner_fails_a_stall_of_a_schedule_that_asked_for_requests(tmp_path):
     assert "3 with no completions" in check.reason
 
 
-def test_a_write_window_on_a_read_job_is_not_measured(tmp_path):
-    case = load_case(tmp_path, 'write.clat.p99: "<= 10ms in all of 200ms"')
-    result = run_case(case, engine=engine_with(STALLED))
-    [check] = result.checks
-    # nothing was asked of the write direction: no interval is judged, and the window is
-    # unmeasured like the whole-run write.clat.p99 would be, never passed
-    assert result.outcome == "failed" and check.observed is None and check.skipped == 5
-    assert check.reason.startswith("not measured: the workload did no writes")
+def test_a_write_window_on_a_read_job_is_refused_when_loaded(tmp_path):
+    # A read job never measures writes: the window could only ever be unmeasured (as
+    # test_a_window_with_every_interval_skipped_is_not_measured judges it), so it is an
+    # error where it is written rather than a failure after the run.
+    with pytest.raises(SuiteError, match=r"write.clat.p99: randread never writes"):
+        load_case(tmp_path, 'write.clat.p99: "<= 10ms in all of 200ms"')
 
 
 class Source(SeriesSource):

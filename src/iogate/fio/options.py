@@ -554,8 +554,10 @@ def split_filenames(value: str) -> list[str]:
 
 def section_name(text: str) -> str:
     """``text`` made a safe section name: letters, digits and ``_.,=+@()-`` only (``[`` and
-    ``]`` become parentheses), never starting with 'global', at most MAX_SECTION_CHARS."""
-    name = _SECTION_CHAR.sub("_", text.replace("[", "(").replace("]", ")")) or "job"
+    ``]`` become parentheses, and a sweep point's ``:`` ``=``, since fio reads ``:`` in
+    names as a separator), never starting with 'global', at most MAX_SECTION_CHARS."""
+    readable = text.replace("[", "(").replace("]", ")").replace(":", "=")
+    name = _SECTION_CHAR.sub("_", readable) or "job"
     if name.lower().startswith("global"):
         name = "job-" + name
     if len(name) > MAX_SECTION_CHARS:

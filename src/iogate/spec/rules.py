@@ -350,7 +350,10 @@ UNMEASURABLE_KEYS = ("rw", "fsync", "fdatasync", "end_fsync", "verify")  # what 
 def unmeasurable(w: JobFields, metric: MetricPath) -> str | None:
     """Why ``w`` can never measure ``metric`` whatever happens in its run, or None: a
     direction it issues no request in, written data when it never writes, sync calls when it
-    makes none, verification when it does not verify."""
+    makes none, verification when it does not verify. Counts are always measured (0 when
+    nothing happened: ``write.ios: "== 0"`` of a randread is a fair check)."""
+    if metric.family.counted:
+        return None  # a count is measured, 0, when nothing it counts happened
     dirs = directions_of(w.rw)
     if metric.scope in _DOES and metric.scope not in dirs:
         measured = ", ".join(f"{d}.*" for d in dirs)
