@@ -5,12 +5,20 @@ file being written, a temporary directory being removed) hold them off until the
 A held signal is blocked, not lost: it is delivered, as KeyboardInterrupt, as soon as the
 block ends. Imports nothing beyond the standard library, so the command can call
 :func:`handled` before it imports anything else.
+
+Python runs a signal's handler between two steps of the program, so a signal that comes just
+before a system call that blocks (reading a FIFO that no one writes yet) waits until the
+call returns, which may be never: :func:`read_input` reads an input that can block in steps
+that each end within :data:`STEP_S`.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
+import select
 import signal
+import stat
 import sys
 import threading
 from collections.abc import Callable, Iterator
@@ -125,3 +133,37 @@ def read_whole(read: Callable[[], T], pending: list[T]) -> T:
         pending.append(value)
         raise
     return value
+
+
+STEP_S = 0.05  # the longest an input that blocks is waited for before signals are looked at
+
+
+def read_input(path: str | os.PathLike[str], limit: int) -> bytes:
+    """At most ``limit`` bytes of the file at ``path``, to its end. A regular file is read
+    at once; anything else (a FIFO, a character device, process substitution) is opened
+    without blocking and read as its data comes, so that an interrupt is never held back
+    by an input that does not come. OSError as ``open`` and ``read`` raise it."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        if stat.S_ISREG(os.fstat(fd).st_mode):
+            os.set_blocking(fd, True)
+            with os.fdopen(os.dup(fd), "rb") as f:
+                return f.read(limit)
+        chunks: list[bytes] = []
+        size = 0
+        while size < limit:
+            # A FIFO without a writer yet is not readable; one whose writer left reads b"".
+            ready, _, _ = select.select([fd], [], [], STEP_S)
+            if not ready:
+                continue  # back in Python: a signal that came is handled here
+            try:
+                chunk = os.read(fd, min(1 << 16, limit - size))
+            except BlockingIOError:
+                continue
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)

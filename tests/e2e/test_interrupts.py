@@ -239,3 +239,45 @@ sys.exit(main(sys.argv[1:]))
     document = json.loads((tmp_path / "r.json").read_text())
     assert len(document["cases"]) == 5
     assert not (tmp_path / "r.json.journal").exists(), proc.stderr
+
+
+def test_a_suite_read_from_a_fifo_is_read_once_and_whole(tmp_path: Path) -> None:
+    # Process substitution or a pipe: nothing may read ahead of the loader (the job file
+    # check looked inside, and what it read was gone for the suite).
+    fifo = tmp_path / "piped.suite.yaml"
+    os.mkfifo(fifo)
+    text = "suite: piped\nworkloads:\n  - {name: w, ioengine: null, rw: read, size: 1m}\n"
+    proc = subprocess.Popen([*IOGATE, "validate", str(fifo)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
+    with open(fifo, "w") as writer:  # opens once the command opened its end
+        writer.write(text)
+    stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 0, stderr
+    assert "ok, 1 case(s): w" in stdout + stderr
+
+
+def test_an_interrupt_is_not_held_back_by_a_fifo_that_never_gets_data(tmp_path: Path) -> None:
+    # A signal that comes just before a blocking read would wait for the read to return:
+    # the input is read in short steps instead, each one a chance to take the signal.
+    fifo = tmp_path / "never.suite.yaml"
+    os.mkfifo(fifo)
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        proc = subprocess.Popen([*IOGATE, "validate", str(fifo)], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
+        deadline = time.monotonic() + 60
+        # The command has the FIFO open (no writer will ever come) before the signal.
+        while not any(os.path.realpath(f"/proc/{proc.pid}/fd/{fd}") == str(fifo)
+                      for fd in _fds(proc.pid)):
+            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+            time.sleep(0.005)
+        proc.send_signal(signum)
+        stdout, stderr = proc.communicate(timeout=60)
+        assert proc.returncode == 130, stdout + stderr
+        assert "iogate: interrupted" in stderr and "Traceback" not in stderr
+
+
+def _fds(pid: int) -> list[str]:
+    try:
+        return os.listdir(f"/proc/{pid}/fd")
+    except OSError:
+        return []

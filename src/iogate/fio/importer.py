@@ -27,6 +27,7 @@ from iogate.fio.jobfile import parse_lenient
 from iogate.fio.problems import Problems
 from iogate.fio.render import Imported, Origin, render
 from iogate.fio.translate import effective, link_readbacks, workload
+from iogate.interrupts import read_input
 
 if TYPE_CHECKING:
     from iogate.spec import LoadedSuite
@@ -109,14 +110,16 @@ def load_jobfile(path: Path | str, text: str | None = None,
 
 
 def is_jobfile(path: Path | str) -> bool:
-    """A ``.fio`` file, or one whose first line that is not blank or a comment is a
-    ``[section]`` (a suite starts with a key)."""
+    """A ``.fio`` file, or a regular file whose first line that is not blank or a comment
+    is a ``[section]`` (a suite starts with a key). Anything else (a FIFO, process
+    substitution) is read once, as what its name says: looking inside would consume it."""
     p = Path(path)
     if p.suffix.lower() == ".fio":
         return True
     try:
-        with open(p, "rb") as f:
-            head = f.read(64 * 1024).decode("utf-8", "replace")
+        if not p.is_file():
+            return False
+        head = read_input(p, 64 * 1024).decode("utf-8", "replace")
     except OSError:
         return False
     for line in head.splitlines():

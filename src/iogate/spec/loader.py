@@ -51,6 +51,7 @@ from yaml.scanner import Scanner
 
 from iogate.errors import Problem, SuiteError
 from iogate.expr import shown
+from iogate.interrupts import read_input
 
 Mark = tuple[int, int]  # 1-based line, column
 PathKey = str | int
@@ -499,8 +500,7 @@ def read_suite_text(path: Path | str, limit: int = MAX_FILE_BYTES,
     """
     filename = str(path)
     try:
-        with open(path, "rb") as f:
-            data = f.read(limit + 1)
+        data = read_input(path, limit + 1)  # a FIFO that blocks never holds an interrupt
     except OSError as exc:
         raise SuiteError.single(filename, f"cannot read: {exc.strerror or exc}") from None
     if len(data) > limit:
