@@ -108,10 +108,13 @@ def test_a_nightly_loop_finds_the_slower_build_in_sqlite_and_postgresql(
     from iogate.history import record
 
     store = str(tmp_path / "nightly.sqlite")
-    codes = nightly(tmp_path, store, [2000] * 25 + [1800] * 5)
+    codes = nightly(tmp_path, store, [2000] * 25 + [1500] * 5)
     # The history expectation: not judged while the history is short, then met, then
-    # failed by every run of the 10 % slower build. (A paced run on a busy machine may
-    # really fall short of its rate: then, and only then, may a run before it fail.)
+    # failed by every run of the 25 % slower build. (A paced run on a busy machine may
+    # really fall short of its rate: then, and only then, may a run before it fail. The
+    # step is wide enough that such a run, up to 7 % short, is never taken for the slower
+    # build's level: a 10 % step once was, in CI. How small a step is found is measured in
+    # bench/history_quality.py.)
     assert codes[25:] == [1] * 5
     checks = [json.loads((tmp_path / f"run{i}.json").read_text())["cases"][0]["checks"][0]
               for i in range(30)]
@@ -136,7 +139,7 @@ def test_a_nightly_loop_finds_the_slower_build_in_sqlite_and_postgresql(
         points = json.loads((tmp_path / "cp.json").read_text())["change_points"]
         [found] = [p for p in points if p["build"] == "build 125"]
         assert found["new"] and found["regression"], points
-        assert found["runs_after"] == 5 and found["change_pct"] == pytest.approx(-10, abs=2)
+        assert found["runs_after"] == 5 and found["change_pct"] == pytest.approx(-25, abs=3)
         outputs.append([{k: v for k, v in p.items() if k not in ("run_id", "recorded_at")}
                         for p in points])
     sqlite_points, postgresql_points = outputs
