@@ -141,14 +141,7 @@ def test_sigterm_while_the_suites_load(tmp_path: Path) -> None:
     proc = subprocess.Popen([*IOGATE, "run", str(suite), "--json", "r.json"], cwd=tmp_path,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             stdin=subprocess.DEVNULL)
-    deadline = time.monotonic() + 60
-    while True:  # the write end opens once the command has opened the read end
-        try:
-            writer = os.open(suite, os.O_WRONLY | os.O_NONBLOCK)
-            break
-        except OSError:  # ENXIO: no reader yet
-            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
-            time.sleep(0.005)
+    writer = _writer_once_read(suite, proc)
     try:
         proc.send_signal(signal.SIGTERM)
         stdout, stderr = proc.communicate(timeout=60)
@@ -264,20 +257,23 @@ def test_an_interrupt_is_not_held_back_by_a_fifo_that_never_gets_data(tmp_path: 
     for signum in (signal.SIGINT, signal.SIGTERM):
         proc = subprocess.Popen([*IOGATE, "validate", str(fifo)], stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
-        deadline = time.monotonic() + 60
-        # The command has the FIFO open (no writer will ever come) before the signal.
-        while not any(os.path.realpath(f"/proc/{proc.pid}/fd/{fd}") == str(fifo)
-                      for fd in _fds(proc.pid)):
-            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
-            time.sleep(0.005)
-        proc.send_signal(signum)
-        stdout, stderr = proc.communicate(timeout=60)
+        # The command has the FIFO open, and a writer that never writes is there too.
+        writer = _writer_once_read(fifo, proc)
+        try:
+            proc.send_signal(signum)
+            stdout, stderr = proc.communicate(timeout=60)
+        finally:
+            os.close(writer)
         assert proc.returncode == 130, stdout + stderr
         assert "iogate: interrupted" in stderr and "Traceback" not in stderr
 
 
-def _fds(pid: int) -> list[str]:
-    try:
-        return os.listdir(f"/proc/{pid}/fd")
-    except OSError:
-        return []
+def _writer_once_read(fifo: Path, proc: subprocess.Popen) -> int:
+    """The write end of ``fifo``, opened once the command ``proc`` has opened its read end
+    (until then the open fails with ENXIO); the command ending first is a failure."""
+    while True:
+        try:
+            return os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+        except OSError:
+            assert proc.poll() is None, proc.communicate()
+            time.sleep(0.005)
