@@ -88,6 +88,7 @@ extern "C" {
 #define IOG_BS_ENTRIES_MAX 64       /* block size entries per direction (bssplit, bsrange) */
 #define IOG_BS_TABLE_MAX   64       /* distinct realized block sizes counted per direction */
 #define IOG_ZONES_MAX      16       /* zones of random_distribution=zoned                  */
+#define IOG_SEQUENCE_MAX   64       /* block indices of random_distribution=sequence       */
 #define IOG_PATTERN_MAX    256      /* bytes of buffer_pattern                            */
 #define IOG_FILES_MAX      64       /* files per job                                       */
 #define IOG_QD_BUCKETS     13       /* queue depth buckets: [1], [2,3], [4,7], ... [4096,8191] */
@@ -182,6 +183,9 @@ enum iog_dist {
                           /* outside it)                                         */
     IOG_DIST_ZONED = 4,   /* zones[]: access share and size share per zone,      */
                           /* consecutive from the start of the region            */
+    IOG_DIST_SEQUENCE = 5 /* sequence[]: block indices visited in that order, over */
+                          /* and over (see iog_job_spec.nsequence); each thread  */
+                          /* of the job follows it from its start                */
 };
 
 /* What a job does every sync_every writes. */
@@ -593,6 +597,15 @@ struct iog_job_spec {
      * record. */
     struct iog_file_id verify_state_id;
     char verify_state[IOG_PATH_MAX];
+    /* The block indices of IOG_DIST_SEQUENCE (appended after ABI 6; 0 entries
+     * for every other distribution), in units of blockalign like every block
+     * number of iog_dist. sequence_stride 0: the indices are absolute and
+     * repeat as they are; 1: they are relative to a base that moves on by
+     * nsequence blocks after each pass over them (2,0,1 then 5,3,4 ...).
+     * An index past the last block wraps around to the region's start. */
+    uint32_t nsequence;
+    uint32_t sequence_stride;
+    uint64_t sequence[IOG_SEQUENCE_MAX];
 };
 
 /* Summary of one latency kind. mean and stdev are exact (not from buckets). */

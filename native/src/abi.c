@@ -80,6 +80,9 @@ static const struct iog_layout_field job_spec_fields[] = {
     FIELD(iog_job_spec, cmdprio),
     FIELD(iog_job_spec, verify_state_id),
     FIELD(iog_job_spec, verify_state),
+    FIELD(iog_job_spec, nsequence),
+    FIELD(iog_job_spec, sequence_stride),
+    FIELD(iog_job_spec, sequence),
 };
 
 static const struct iog_layout_field cmdprio_entry_fields[] = {

@@ -92,6 +92,11 @@ void dist_init(struct dist *d, const struct iog_job_spec *spec, uint64_t n)
         d->zone_start[spec->nzones] = n;
         break;
     }
+    case IOG_DIST_SEQUENCE:
+        d->nseq = spec->nsequence;
+        d->seq_stride = spec->sequence_stride;
+        d->seq = spec->sequence;
+        break;
     default:
         d->kind = IOG_DIST_UNIFORM;
         break;
@@ -158,6 +163,15 @@ uint64_t dist_next_slow(struct dist *d, struct rng *r)
         if (hi <= lo) /* a zone smaller than one block: its first block */
             return lo < d->n ? lo : d->n - 1;
         return lo + rng_below(r, hi - lo);
+    }
+    case IOG_DIST_SEQUENCE: {
+        uint64_t b = (d->seq_base + d->seq[d->seq_pos] % d->n) % d->n;
+        if (++d->seq_pos == d->nseq) {
+            d->seq_pos = 0;
+            if (d->seq_stride)
+                d->seq_base = (d->seq_base + d->nseq) % d->n;
+        }
+        return b;
     }
     default:
         return rng_below(r, d->n);

@@ -139,9 +139,17 @@ static int validate_dist(const struct iog_job_spec *j, uint32_t i, char *err, si
             INVALID("job %u: zones access and size must each sum to %u", i, IOG_WEIGHT_TOTAL);
         break;
     }
+    case IOG_DIST_SEQUENCE:
+        if (j->nsequence < 1 || j->nsequence > IOG_SEQUENCE_MAX)
+            INVALID("job %u: nsequence must be in 1..%u", i, IOG_SEQUENCE_MAX);
+        if (j->sequence_stride > 1)
+            INVALID("job %u: sequence_stride must be 0 or 1", i);
+        break;
     default:
         INVALID("job %u: dist %u is unknown", i, j->dist);
     }
+    if (j->dist != IOG_DIST_SEQUENCE && (j->nsequence != 0 || j->sequence_stride != 0))
+        INVALID("job %u: nsequence and sequence_stride are for dist SEQUENCE only", i);
     if (j->reserved1 != 0)
         INVALID("job %u: reserved1 must be 0", i);
     return 0;

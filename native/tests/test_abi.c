@@ -36,7 +36,7 @@ static int test_versions(void)
 static int test_describe_all(void)
 {
     CHECK(check_struct("iog_job_spec", sizeof(struct iog_job_spec), "struct_size",
-                       "verify_state") ==
+                       "sequence") ==
           T_PASS);
     CHECK(check_struct("iog_dir_stats", sizeof(struct iog_dir_stats), "struct_size",
                        "prio_clat") == T_PASS);

@@ -82,7 +82,9 @@ static int test_each_field_rejected(void)
     REJECT(j.rate_bytes[1] = 100, "rate_bytes[1]"); /* randread never writes */
     REJECT((j.rw = IOG_RW_RANDRW, j.rate_iops[0] = 100), "mixed job");
     REJECT(j.rate_process = 2, "rate_process");
-    REJECT(j.dist = 5, "dist");
+    REJECT(j.dist = 6, "dist");
+    REJECT(j.dist = IOG_DIST_SEQUENCE, "nsequence");
+    REJECT(j.nsequence = 1, "for dist SEQUENCE only");
     REJECT((j.dist = IOG_DIST_ZIPF, j.dist_param = 1.0), "zipf");
     REJECT((j.dist = IOG_DIST_ZIPF, j.dist_param = 0.0), "zipf");
     REJECT((j.dist = IOG_DIST_PARETO, j.dist_param = 1.0), "pareto");

@@ -104,9 +104,13 @@ class JobSpec:
     rate_bytes_read: int = 0  # bytes per second
     rate_bytes_write: int = 0
     rate_process: str = "linear"  # linear | poisson
-    dist: str = "uniform"  # uniform | zipf | pareto | normal | zoned
+    dist: str = "uniform"  # uniform | zipf | pareto | normal | zoned | sequence
     dist_param: float = 0.0
     zones: list[Zone] = field(default_factory=list)
+    # sequence: block indices (units of blockalign) in the order visited, repeated; with
+    # sequence_stride, relative to a base that moves on by len(sequence) after each pass
+    sequence: list[int] = field(default_factory=list)
+    sequence_stride: bool = False
     thinktime_ns: int = 0
     thinktime_blocks: int = 0
     sync_kind: str = "none"  # none | fsync | fdatasync

@@ -162,6 +162,8 @@ def _job(job: JobFields, filenames: Sequence[str], seed: int) -> JobSpec:
         dist="uniform" if dist is None or dist.kind == "random" else dist.kind,
         dist_param=dist.param if dist is not None and dist.param is not None else 0.0,
         zones=_zones(job),
+        sequence=list(dist.blocks) if dist is not None and dist.kind == "sequence" else [],
+        sequence_stride=bool(job.random_sequence_stride),
         thinktime_ns=job.thinktime or 0,
         thinktime_blocks=job.thinktime_blocks or 0,
         sync_kind="fsync" if job.fsync else "fdatasync" if job.fdatasync else "none",

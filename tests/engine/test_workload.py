@@ -201,6 +201,17 @@ def test_skewed_distributions_cover_less_than_uniform(dist, param):
     assert skewed.metric("offsets.coverage_pct") < uniform - 10
 
 
+@pytest.mark.parametrize("stride, touched", [(False, 3), (True, 48)])
+def test_a_sequence_touches_its_blocks_only(stride, touched):
+    # 48 requests over 48 blocks: the absolute sequence 2,0,1 touches 3 blocks, the strided
+    # one moves on by 3 after each pass, 16 passes covering blocks 0-47 (its order: test_dist.c)
+    blocks = 48
+    result = run([spec(size=blocks * 4 * KiB, io_limit_ios=blocks, dist="sequence",
+                       sequence=[2, 0, 1], sequence_stride=stride)])
+    assert result.metric("read.ios") == blocks
+    assert result.metric("offsets.coverage_pct") == pytest.approx(100 * touched / blocks)
+
+
 def test_thinktime_paces_the_job():
     result = run([spec(size=64 * 4 * KiB, thinktime_ns=2 * MS, thinktime_blocks=8)])
     # 64 requests in groups of 8: at least 7 pauses (the last may or may not wait).

@@ -90,6 +90,7 @@ RUNS: dict[str, Run] = {
     "null.fio": Run(),
     "poisson-rate-submission.fio": Run(),
     "rand-zones.fio": Run(),
+    "sequence-distribution.fio": Run(),
     "ssd-steadystate.fio": Run(("filename={dir}/ssd.data",), "filename=/dev/fioa, a device"),
     "ssd-test.fio": Run(("filename={dir}/ssd-test.data",),
                         "directory=/mount-point-of-ssd does not exist"),
@@ -97,6 +98,9 @@ RUNS: dict[str, Run] = {
                                 "size=16m is the most it writes here"),
     "steadystate.fio": Run(not_run="its steady-state rounds last up to its runtime=5m, which "
                            "--set runtime does not shorten (fio's --runtime=1 does not either)"),
+    "example_latency_steadystate.fio": Run(
+        not_run="steady mean latency in rounds of 10s, a window of 30 (5m) after a 1m ramp, at "
+                "most its runtime=1h, which --set runtime does not shorten"),
     "tiobench-example.fio": Run(),
     "xnvme-compare.fio": Run((f"filename={DEVICE}",),
                              "allow_file_create=0 on the --filename its usage names; its "
@@ -109,21 +113,19 @@ RUNS: dict[str, Run] = {
 
 ZONED = "zoned block devices (`zonemode`)"
 NEWER = ("options newer than fio 3.33 (`sprandom`, `fdp`, `md_per_io_size`, `cmdprio_bssplit` "
-         "hints, the `sequence` distribution, `steadystate=lat`)")
-LAYOUT = "file layouts (`size` with `filesize`)"
-RANDOM = "fio's generators (`random_generator=lfsr`, `dedupe_mode`)"
+         "hints)")
+DEDUPE = "fio's dedupe working set (`dedupe_mode`)"
+ERRORS = "carrying on past I/O errors (`continue_on_error`)"
+SEARCH = "fio's search for a queue depth (`latency_target`)"
 
 REFUSED: dict[str, Refusal] = {
     "atomic-verify.fio": Refusal("atomic=1", "atomic writes (`atomic`)"),
     "cmdprio-bssplit.fio": Refusal("newer than fio 3.33", NEWER),
-    "dedupe-global.fio": Refusal("dedupe_mode", RANDOM),
+    "dedupe-global.fio": Refusal("dedupe_mode", DEDUPE),
     "disk-zone-profile.fio": Refusal("zonemode", ZONED),
-    "enospc-pressure.fio": Refusal("size and filesize both given", LAYOUT),
-    "example_latency_steadystate.fio": Refusal("steady latency (lat) came after fio 3.33", NEWER),
-    "latency-profile.fio": Refusal("random_generator=lfsr", RANDOM),
+    "enospc-pressure.fio": Refusal("continue_on_error", ERRORS),
+    "latency-profile.fio": Refusal("latency_target", SEARCH),
     "numa.fio": Refusal("numa_cpu_nodes", "NUMA placement (`numa_*`)"),
-    "sequence-distribution.fio": Refusal("the sequence distribution came after fio 3.33",
-                                         NEWER),
     "sprandom.fio": Refusal("unknown fio option 'sprandom'", NEWER),
     "xnvme-fdp.fio": Refusal("unknown fio option 'fdp'", NEWER),
     "xnvme-pi.fio": Refusal("unknown fio option 'md_per_io_size'", NEWER),

@@ -386,7 +386,7 @@ BAD = {
     "bad-unsupported.fio": [(4, "iogate's random workloads draw every offset"),
                             (6, "cpus_allowed is not supported"),
                             (15, "hipri is not supported: an option of fio's I/O engines"),
-                            (17, "steadystate needs ss_dur of at least 2s"),
+                            (17, "steadystate needs ss_dur of at least two check intervals (2s)"),
                             (19, "a range of delays")],
     "bad-wait-for.fio": [(5, "no job named 'b' comes before this one"),
                          (8, "no job named 'nobody'"),
@@ -649,6 +649,36 @@ def test_directory_with_nrfiles_and_filesize_is_per_file() -> None:
     assert case.workload.size == 4 * 64 * KiB
 
 
+@pytest.mark.parametrize("options, region, moved", [
+    # fio moves the smaller of size and the files' total: less than the files is io_size...
+    ("nrfiles=4\nfilesize=1m\nsize=2m\n", 4 * MiB, 2 * MiB),
+    ("nrfiles=1\nfilesize=1m\nsize=512k\n", MiB, 512 * KiB),
+    # ... more than the files is one pass over them, iogate's default.
+    ("nrfiles=2\nfilesize=1m\nsize=4m\n", 2 * MiB, None),
+])
+def test_size_with_filesize_is_the_amount_moved(options: str, region: int,
+                                                moved: int | None) -> None:
+    suite, text = suite_of(f"[job]\nrw=read\ndirectory=/var/tmp/d\n{options}")
+    (case,) = suite.cases
+    assert case.workload.size == region
+    assert case.workload.io_size == moved
+    assert ("amount each thread moves" in text) == (moved is not None)
+
+
+@pytest.mark.skipif(FIO is None, reason="fio is not installed")
+@pytest.mark.parametrize("options", ["nrfiles=4\nfilesize=256k\nsize=512k\n",
+                                     "nrfiles=2\nfilesize=256k\nsize=2m\n"])
+def test_size_with_filesize_moves_what_fio_moves(tmp_path: Path, options: str) -> None:
+    body = f"[job]\nrw=read\nbs=4k\ndirectory={tmp_path}\n{options}"
+    (tmp_path / "job.fio").write_text(body)
+    out = subprocess.run([FIO or "fio", "--output-format=json", str(tmp_path / "job.fio")],
+                         capture_output=True, text=True, check=True, timeout=60, cwd=tmp_path)
+    fio_bytes = json.loads(out.stdout)["jobs"][0]["read"]["io_bytes"]
+    suite, _ = suite_of(body)
+    (case,) = suite.cases
+    assert (case.workload.io_size or case.workload.size) == fio_bytes
+
+
 @pytest.mark.skipif(FIO is None, reason="fio is not installed")
 def test_directory_files_are_the_ones_fio_makes(tmp_path: Path) -> None:
     body = f"[job]\nrw=read\nsize=1m\ndirectory={tmp_path}\nnrfiles=3\nnumjobs=2\n"
@@ -692,6 +722,17 @@ def test_fio_s_rand_zones_example_with_an_open_last_zone() -> None:
         (50 * PPM // 100, 5 * PPM // 100), (30 * PPM // 100, 15 * PPM // 100),
         (20 * PPM // 100, 80 * PPM // 100)]
     assert "the rest of the region" in text
+
+
+def test_fio_s_sequence_distribution_keeps_its_blocks_and_stride() -> None:
+    spec, _ = one("rw=randread\nrandom_distribution=sequence:2,0,1\n"
+                  "random_sequence_stride=1\n")
+    assert (spec.dist, spec.sequence, spec.sequence_stride) == ("sequence", [2, 0, 1], True)
+    fixed, _ = one("rw=randread\nrandom_distribution=sequence:2,0,1\n")
+    assert (fixed.sequence, fixed.sequence_stride) == ([2, 0, 1], False)
+    # Without the distribution the stride means nothing to fio either.
+    plain, text = one("rw=randread\nrandom_sequence_stride=1\n")
+    assert plain.dist == "uniform" and "no sequence distribution: fio ignores it" in text
 
 
 @pytest.mark.skipif(FIO is None, reason="fio is not installed")

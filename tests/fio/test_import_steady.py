@@ -1,5 +1,6 @@
-"""Importing fio's steady state (steadystate/ss, ss_dur, ss_ramp): fio's rules over one-second
-samples become iogate's steady_state over one-second rounds, limits converted exactly."""
+"""Importing fio's steady state (steadystate/ss, ss_dur, ss_ramp, ss_interval): fio's rules over
+samples taken every ss_interval become iogate's steady_state over rounds that long, limits
+converted exactly."""
 
 from __future__ import annotations
 
@@ -28,7 +29,26 @@ def test_a_deviation_limit_is_fios_rule_and_no_other(tmp_path: Path) -> None:
     assert steady.metric == "write.iops" and steady.round == SECOND
     assert (steady.window, steady.max_rounds, steady.ramp) == (30, 120, 10 * SECOND)
     assert (steady.deviation_pct, steady.range_pct, steady.slope_pct) == (10, None, None)
-    assert "iogate runs one-second rounds until a window of them is" in prose
+    assert "fio samples the job every 1s" in prose
+    assert "iogate runs rounds that long until a window of them is" in prose
+
+
+def test_steady_latency_is_the_mean_completion_latency_over_fio_s_interval(
+        tmp_path: Path) -> None:
+    steady, prose = steady_of(tmp_path, "[r]\nrw=randread\nss=lat:5%\nss_dur=60s\n"
+                                        "ss_interval=10s\nss_ramp=20s\n")
+    assert steady.metric == "read.clat.mean" and steady.round == 10 * SECOND
+    # A window of ss_dur / ss_interval samples, at most runtime / ss_interval rounds.
+    assert (steady.window, steady.max_rounds, steady.ramp) == (6, 12, 20 * SECOND)
+    assert (steady.deviation_pct, steady.range_pct, steady.slope_pct) == (5, None, None)
+    assert "fio samples the job every 10s" in prose
+
+
+def test_a_latency_slope_is_judged_across_the_window(tmp_path: Path) -> None:
+    steady, _ = steady_of(tmp_path, "[w]\nrw=write\nsteadystate=lat_slope:1%\n"
+                                    "steadystate_duration=5s\n")
+    assert steady.metric == "write.clat.mean"
+    assert steady.slope_pct == pytest.approx(4) and steady.deviation_pct is None
 
 
 def test_a_slope_limit_per_sample_becomes_one_across_the_window(tmp_path: Path) -> None:
@@ -42,14 +62,20 @@ def test_a_slope_limit_per_sample_becomes_one_across_the_window(tmp_path: Path) 
 
 @pytest.mark.parametrize(("option", "message"), [
     ("ss=iops:300\nss_dur=10s", "an absolute limit"),
-    ("ss=lat:1%\nss_dur=10s", r"steady latency \(lat\) came after fio 3.33"),
-    ("ss=iops_mean:1%\nss_dur=10s", "fio's steadystate is iops, iops_slope, bw or bw_slope"),
-    ("ss=iops:1%", "steadystate needs ss_dur of at least 2s"),
+    ("ss=iops_mean:1%\nss_dur=10s", "fio's steadystate is iops, iops_slope, bw, bw_slope, lat"),
+    ("ss=iops:1%", r"steadystate needs ss_dur of at least two check intervals \(2s\)"),
+    ("ss=iops:1%\nss_dur=10s\nss_interval=6s",
+     r"at least two check intervals \(12s\)"),
 ])
 def test_what_iogate_cannot_judge_is_refused_with_the_reason(tmp_path: Path, option: str,
                                                              message: str) -> None:
     with pytest.raises(SuiteError, match=message):
         steady_of(tmp_path, f"[w]\nrw=write\n{option}\n")
+
+
+def test_steady_latency_of_a_mixed_job_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(SuiteError, match="judges the completion latency of every direction"):
+        steady_of(tmp_path, "[m]\nrw=randrw\nss=lat:5%\nss_dur=10s\n")
 
 
 def test_ss_options_without_ss_are_noted_as_ignored(tmp_path: Path) -> None:

@@ -88,6 +88,10 @@ def test_distribution_pacing_sync(tmp_path):
     assert (s.blockalign_read, s.blockalign_write) == (8192, 8192)
     z = spec(tmp_path, "rw: randread\nrandom_distribution: zipf:1.2\n")
     assert (z.dist, z.dist_param, z.zones) == ("zipf", 1.2, [])
+    q = spec(tmp_path, "rw: randread\nrandom_distribution: sequence:2,0,1\n"
+                       "random_sequence_stride: true\n")
+    assert (q.dist, q.sequence, q.sequence_stride) == ("sequence", [2, 0, 1], True)
+    assert spec(tmp_path, "rw: randread\n").sequence == []
     d = spec(tmp_path, "rw: write\nfdatasync: 4\n")
     assert (d.sync_kind, d.sync_every) == ("fdatasync", 4)
 

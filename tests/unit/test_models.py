@@ -439,7 +439,7 @@ def test_schema_agrees_with_the_loader(tmp_path):
      "F:6:26: workloads[0].random_distribution: 'pareto:1.5': pareto needs 0 < H < 1, got 1.5"),
     ('rw: randread\nrandom_distribution: lognormal:3\n',
      "F:6:26: workloads[0].random_distribution: unknown random_distribution 'lognormal:3': "
-     'use random, zipf:THETA, pareto:H, normal:SIGMA or zoned:ACCESS/SIZE:...'),
+     'use random, zipf:THETA, pareto:H, normal:SIGMA, zoned:ACCESS/SIZE:... or sequence:B,B,...'),
     ('rw: randread\nrandom_distribution: zipf\n',
      'F:6:26: workloads[0].random_distribution: zipf needs a parameter (THETA > 0 and not 1), '
      "e.g. 'zipf:1.2'"),
@@ -607,6 +607,29 @@ def test_data_distribution_files_engines_phases(tmp_path):
 def test_a_zoned_distribution_zone_without_a_size_takes_the_rest(tmp_path, text, shown):
     w = load_one(tmp_path, f"rw: randread\nrandom_distribution: {text!r}\n").workload
     assert str(w.random_distribution) == shown
+
+
+def test_a_sequence_distribution_names_its_blocks_in_order(tmp_path):
+    w = load_one(tmp_path, "rw: randread\nrandom_distribution: 'sequence: 2, 0,1'\n"
+                           "random_sequence_stride: true\n").workload
+    assert w.random_distribution.blocks == [2, 0, 1] and w.random_sequence_stride is True
+    assert str(w.random_distribution) == "sequence:2,0,1"
+    assert w.model_dump(mode="json")["random_distribution"] == "sequence:2,0,1"
+
+
+@pytest.mark.parametrize("body, says", [
+    ("random_distribution: 'sequence:'\n", "sequence needs block indices"),
+    ("random_distribution: 'sequence:1,-2'\n", "'-2' is not a whole number"),
+    ("random_distribution: 'sequence:1,\uff12'\n", "is not a whole number"),
+    ("random_distribution: 'sequence:1,,2'\n", "'' is not a whole number"),
+    (f"random_distribution: 'sequence:{','.join(['1'] * 65)}'\n", "at most 64 block indices"),
+    ("random_sequence_stride: true\n", "random_sequence_stride moves the blocks of"),
+    ("random_distribution: zipf:1.2\nrandom_sequence_stride: false\n",
+     "which this workload does not have"),
+])
+def test_a_wrong_sequence_is_refused_with_the_reason(tmp_path, body, says):
+    found = problems(tmp_path, one_workload("rw: randread\n" + body))
+    assert any(says in p for p in found), found
 
 
 def test_buffer_pattern_as_text(tmp_path):

@@ -194,12 +194,12 @@ BAD = [
      "F:8:47: workloads[0].steady_state.window: must be at least 2, got 1"),
     ("steady_state: {metric: read.ios}\n",
      "F:8:28: workloads[0].steady_state.metric: steady state tracks IOPS, bandwidth or a "
-     "latency percentile, e.g. read.iops, write.bw, total.iops, read.clat.p99 or "
-     "total.lat.p99.9; not 'read.ios'"),
-    ("steady_state: {metric: read.clat.mean}\n",
+     "latency's percentile or mean, e.g. read.iops, write.bw, total.iops, read.clat.p99, "
+     "read.clat.mean or total.lat.p99.9; not 'read.ios'"),
+    ("steady_state: {metric: read.clat.stdev}\n",
      "F:8:28: workloads[0].steady_state.metric: steady state tracks IOPS, bandwidth or a "
-     "latency percentile, e.g. read.iops, write.bw, total.iops, read.clat.p99 or "
-     "total.lat.p99.9; not 'read.clat.mean'"),
+     "latency's percentile or mean, e.g. read.iops, write.bw, total.iops, read.clat.p99, "
+     "read.clat.mean or total.lat.p99.9; not 'read.clat.stdev'"),
     ("steady_state: {metric: total.clat.p99, on_unsteady: maybe}\n",
      "F:8:57: workloads[0].steady_state.on_unsteady: expected one of 'fail' or 'skip'; got "
      "the string 'maybe'"),

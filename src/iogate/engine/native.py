@@ -48,6 +48,7 @@ DATA_DIRS = 2  # read and write: the directions that move data
 BS_ENTRIES_MAX = 64  # block size entries per direction
 BS_TABLE_MAX = 64  # distinct realized block sizes counted per direction
 ZONES_MAX = 16
+SEQUENCE_MAX = 64  # block indices of the sequence distribution
 PATTERN_MAX = 256
 FILES_MAX = 64
 QD_BUCKETS = 13  # qd_hist[i] counts depths in [2^i, 2^(i+1))
@@ -86,9 +87,9 @@ RATE_LINEAR, RATE_POISSON = 0, 1
 RATE_PROCESSES = {"linear": RATE_LINEAR, "poisson": RATE_POISSON}
 
 # enum iog_dist
-DIST_UNIFORM, DIST_ZIPF, DIST_PARETO, DIST_NORMAL, DIST_ZONED = range(5)
+DIST_UNIFORM, DIST_ZIPF, DIST_PARETO, DIST_NORMAL, DIST_ZONED, DIST_SEQUENCE = range(6)
 DISTS = {"uniform": DIST_UNIFORM, "zipf": DIST_ZIPF, "pareto": DIST_PARETO,
-         "normal": DIST_NORMAL, "zoned": DIST_ZONED}
+         "normal": DIST_NORMAL, "zoned": DIST_ZONED, "sequence": DIST_SEQUENCE}
 
 # enum iog_sync_kind
 SYNC_NONE, SYNC_FSYNC, SYNC_FDATASYNC = range(3)
@@ -225,6 +226,10 @@ class IogJobSpec(ctypes.Structure):
         # the verify state file: the identity of the file the caller created, its path
         ("verify_state_id", IogFileId),
         ("verify_state", c_char * PATH_MAX),
+        # the block indices of the sequence distribution, absolute or from a moving base
+        ("nsequence", c_uint32),
+        ("sequence_stride", c_uint32),
+        ("sequence", c_uint64 * SEQUENCE_MAX),
     ]
 
 

@@ -59,6 +59,9 @@ def job_struct(spec: JobSpec) -> native.IogJobSpec:
     if len(spec.zones) > native.ZONES_MAX:
         raise EngineError(errno.EINVAL, f"{len(spec.zones)} zones, the limit is "
                                         f"{native.ZONES_MAX}")
+    if len(spec.sequence) > native.SEQUENCE_MAX:
+        raise EngineError(errno.EINVAL, f"a sequence of {len(spec.sequence)} blocks, the "
+                                        f"limit is {native.SEQUENCE_MAX}")
     if not math.isfinite(spec.dist_param):
         raise EngineError(errno.EINVAL, f"dist_param must be finite, got {spec.dist_param}")
     _in_range(U32, flow_id=spec.flow_id, flow_weight=spec.flow_weight)
@@ -143,6 +146,11 @@ def job_struct(spec: JobSpec) -> native.IogJobSpec:
     out.blockalign[native.DIR_WRITE] = spec.blockalign_write
     for i, z in enumerate(spec.zones):
         out.zones[i] = native.IogZone(access=z.access, size=z.size)
+    out.nsequence = len(spec.sequence)
+    out.sequence_stride = int(spec.sequence_stride)
+    for i, block in enumerate(spec.sequence):
+        _in_range(U64, sequence_block=block)
+        out.sequence[i] = block
     if spec.file_ids:
         if len(spec.file_ids) != len(spec.files()):
             raise EngineError(errno.EINVAL, f"{len(spec.file_ids)} file identities for "

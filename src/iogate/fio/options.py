@@ -339,6 +339,10 @@ def _distribution(spec: JobSpec, problems: list[str]) -> list[tuple[str, str]]:
                         "draws, adds a uniform jitter of DEV% and scatters the offsets: not a "
                         "normal distribution with a sigma of DEV% of the region)")
         return []
+    if spec.dist == "sequence":
+        problems.append("random_distribution sequence (newer than fio 3.33, whose options an "
+                        "export writes)")
+        return []
     problems.append(f"random distribution '{spec.dist}'")
     return []
 

@@ -634,13 +634,24 @@ class _Job:
                 # fio's size is then the amount to move over files of filesize; going on
                 # until the runtime, it only bounds nothing.
                 time_based = self.opts.get("time_based")
-                if time_based is None or time_based.value not in (None, "1"):
-                    self.refuse(filesize, "size and filesize both given: fio then lays out "
-                                "files of filesize and moves size bytes; iogate's size is "
-                                "both, the region of all its files together: give one")
+                if time_based is not None and time_based.value in (None, "1"):
+                    comments.append(f"size={size.value} ({size.where}) is the amount fio "
+                                    "moves; time_based runs past it")
+                elif "io_size" in self.opts or "loops" in self.opts \
+                        or not isinstance(size_value, int) or not isinstance(total, int):
+                    self.refuse(filesize, "size and filesize both given, with io_size, "
+                                "loops or a size from a variable: fio lays out files of "
+                                "filesize and moves the smaller of size and their total; "
+                                "give the amount to move as io_size alone")
                     return
-                comments.append(f"size={size.value} ({size.where}) is the amount fio "
-                                "moves; time_based runs past it")
+                elif size_value < total:
+                    # fio moves size bytes over the files, then stops: iogate's io_size.
+                    self.put("io_size", self.size_text(size_value), size,
+                             f"with filesize (line {filesize.line}) fio's size is the amount "
+                             "each thread moves over its files: iogate's io_size")
+                else:
+                    comments.append(f"size={size.value} ({size.where}) is more than the "
+                                    "files hold: fio moves them once, as iogate does")
             self.put("size", self.size_text(total), filesize, "; ".join(comments))
         elif size_value is not None and self.size_per_file:
             per_file = f"size/{self.files}"
@@ -1095,25 +1106,22 @@ class _Job:
                                            if self.numjobs != 1 else ""))
 
     def _steady_state(self) -> None:
-        """fio's steadystate (ss): the job ends early once the last ss_dur of per-second
-        samples of its IOPS or bandwidth are steady; in iogate, rounds of one second until
-        a window of ss_dur is, at most the runtime."""
+        """fio's steadystate (ss): the job ends early once the last ss_dur of samples (one
+        every ss_interval) of its IOPS, bandwidth or mean completion latency are steady; in
+        iogate, rounds of ss_interval until a window of ss_dur is, at most the runtime."""
         src = self.get("steadystate")
-        others = [o for name in ("steadystate_duration", "steadystate_ramp_time")
+        others = [o for name in ("steadystate_duration", "steadystate_ramp_time",
+                                 "steadystate_check_interval")
                   if (o := self.get(name)) is not None]
         if src is None or (text := self.value(src)) is None:
             for other in others:
                 self.note(other, "no steadystate: fio ignores it")
             return
-        m = re.fullmatch(r"(iops|bw)(_slope)?:([0-9]+(?:\.[0-9]+)?)(%?)", text)
+        m = re.fullmatch(r"(iops|bw|lat)(_slope)?:([0-9]+(?:\.[0-9]+)?)(%?)", text)
         dirs = self.dirs()
-        if m is None and text.startswith("lat"):
-            self.refuse(src, "steady latency (lat) came after fio 3.33, whose options iogate "
-                        "reads; iops and bw are fio 3.33's criteria")
-            return
         if m is None:
-            self.refuse(src, "fio's steadystate is iops, iops_slope, bw or bw_slope and a limit, "
-                        "e.g. iops:10% or bw_slope:0.1%")
+            self.refuse(src, "fio's steadystate is iops, iops_slope, bw, bw_slope, lat or "
+                        "lat_slope and a limit, e.g. iops:10% or bw_slope:0.1%")
             return
         if not m.group(4):
             self.refuse(src, "an absolute limit: iogate's steady-state limits are percentages "
@@ -1122,8 +1130,14 @@ class _Job:
         if dirs is None:
             self.refuse(src, "steadystate with rw from a variable: set rw in the file")
             return
+        if m.group(1) == "lat" and len(dirs) != 1:
+            self.refuse(src, f"steady latency of rw={self.rw}: fio judges the completion "
+                        "latency of every direction together; iogate tracks one metric of "
+                        "one direction (e.g. read.clat.mean): give the job one direction")
+            return
         times: dict[str, int] = {}
-        for name in ("steadystate_duration", "steadystate_ramp_time"):
+        for name in ("steadystate_duration", "steadystate_ramp_time",
+                     "steadystate_check_interval"):
             if (opt := self.opts.get(name)) is None:
                 continue
             if (t := self.value(opt)) is None:
@@ -1134,20 +1148,27 @@ class _Job:
                 self.refuse(opt, "a duration from a variable: set it in the file")
                 return
             times[name] = n
-        interval = 1_000_000_000  # fio's steadystate_check_interval
+        interval = times.get("steadystate_check_interval", 1_000_000_000)
+        if interval <= 0:
+            self.refuse(self.opts["steadystate_check_interval"], "fio's check interval is a "
+                        "positive duration")
+            return
         duration = times.get("steadystate_duration", 0)
         if duration < 2 * interval:
-            self.refuse(src, "steadystate needs ss_dur of at least 2s: the window of "
-                        "one-second samples it judges")
+            self.refuse(src, "steadystate needs ss_dur of at least two check intervals "
+                        f"({format_duration_exact(2 * interval)}): the window of samples it "
+                        "judges")
             return
         runtime_ns = self.runtime_ns  # None when not given, or from a variable
         if runtime_ns is None:
             self.refuse(src, "steadystate needs a runtime, its longest run, set in the file")
             return
-        metric = f"{dirs[0] if len(dirs) == 1 else 'total'}.{m.group(1)}"
+        tracked = "clat.mean" if m.group(1) == "lat" else m.group(1)
+        metric = f"{dirs[0] if len(dirs) == 1 else 'total'}.{tracked}"
         limit = float(m.group(3))
         window = duration // interval
-        steady: dict[str, Any] = {"metric": metric, "round": "1s", "window": window,
+        steady: dict[str, Any] = {"metric": metric, "round": format_duration_exact(interval),
+                                  "window": window,
                                   "max_rounds": max(1, runtime_ns // interval)}
         if m.group(2):  # fio: |slope per sample| / mean; iogate: across the window
             steady.update(range_pct=None, slope_pct=round(limit * (window - 1), 9))
@@ -1156,8 +1177,9 @@ class _Job:
         if times.get("steadystate_ramp_time"):
             steady["ramp"] = format_duration_exact(times["steadystate_ramp_time"])
         self.put("steady_state", steady, src,
-                 "fio samples the job every second and ends it once the last ss_dur of samples "
-                 "are steady; iogate runs one-second rounds until a window of them is, at most "
+                 f"fio samples the job every {format_duration_exact(interval)} and ends it once "
+                 "the last ss_dur of samples are steady; iogate runs rounds that long until a "
+                 "window of them is, at most "
                  f"runtime={format_duration_exact(runtime_ns)} (each round "
                  "is a run of its own); fio keeps the results when steady state is not "
                  "reached, iogate fails the case (on_unsteady: skip to skip it)")
@@ -1198,9 +1220,10 @@ class _Job:
         src = self.get("random_distribution")
         if src is not None and (text := self.value(src)) is not None:
             if text.startswith("sequence"):
-                self.refuse(src, "the sequence distribution came after fio 3.33, whose options "
-                            "iogate reads; for a strided or backwards pass use rw=read:N or "
-                            "rw=read:-N")
+                if not random_rw:
+                    self.note(src, f"fio ignores it for rw={self.rw}")
+                else:
+                    self.put("random_distribution", text, src)
             elif "," in text:
                 self.refuse(src, "a distribution per direction: iogate takes one for the job")
             elif text.startswith("zoned_abs"):
@@ -1218,6 +1241,13 @@ class _Job:
             else:
                 self.put("random_distribution", text, src)
                 self._skew_notes(text)
+        stride = self.get("random_sequence_stride")
+        chosen = self.w.keys.get("random_distribution")
+        if stride is not None and chosen is not None \
+                and str(chosen.value).startswith("sequence"):
+            self.bool_key("random_sequence_stride")
+        elif stride is not None:
+            self.note(stride, "no sequence distribution: fio ignores it")
         randseed = self.get("randseed")
         if randseed is not None and (text := self.value(randseed)) is not None:
             try:

@@ -21,7 +21,8 @@ __all__ = ["ALIASES", "AS_IOGATE_DOES", "AT_DEFAULT", "ENGINE_ALIASES", "ENGINE_
 # -- what fio has -------------------------------------------------------------------------
 
 # fio's job options (fio 3.33, --cmdhelp=all) and their aliases, plus options of its I/O
-# engines that job files often carry: to tell an option iogate refuses from a misspelling.
+# engines that job files often carry, plus the newer ones iogate reads (the last line): to
+# tell an option iogate refuses from a misspelling.
 FIO_OPTIONS = frozenset("""
 allow_file_create allow_mounted_write allrandrepeat threads atomic ba block_error_percentiles
 blockalign blocksize blocksize_range blocksize_unaligned bs bs_unaligned bsrange bssplit
@@ -62,6 +63,7 @@ zonesize zoneskip
 hipri hipri_percentage fixedbufs registerfiles sqthread_poll sqthread_poll_cpu nonvectored
 uncached nowait force_async cmdprio cmdprio_percentage cmdprio_class cmdprio_bssplit
 userspace_reap cmd_type sg_write_mode readfua writefua
+steadystate_check_interval random_sequence_stride
 """.split())
 
 ENGINE_OPTIONS = frozenset("""
@@ -77,7 +79,7 @@ ALIASES = {
     "iodepth_batch_submit": "iodepth_batch", "iodepth_batch_complete": "iodepth_batch_complete_min",
     "iomem": "mem", "fill_fs": "fill_device", "ratemin": "rate_min", "ratecycle": "rate_cycle",
     "disable_bw": "disable_bw_measurement", "ss": "steadystate", "ss_dur": "steadystate_duration",
-    "ss_ramp": "steadystate_ramp_time",
+    "ss_ramp": "steadystate_ramp_time", "ss_interval": "steadystate_check_interval",
 }
 
 # Options that only shape fio's own output: accepted, with a comment on what iogate does.
@@ -133,6 +135,12 @@ SAME_MEANING: dict[str, dict[str | None, str]] = {
                         "its blocks are allocated first does not change what is measured"},
     "create_serialize": {None: "iogate lays out the files of a case before its run starts, "
                                "one after another"},
+    "random_generator": {"lfsr": "fio's lfsr visits every block once per pass, in a "
+                                 "scrambled order, as its random map does; iogate draws "
+                                 "offsets independently, like fio's norandommap: a pass "
+                                 "touches about 63% of the blocks (1 - 1/e), some of them "
+                                 "more than once. Rates, sizes and latencies compare; what "
+                                 "one pass covers does not"},
     "threads": {None: "fio reads 'threads' as an option of its tiobench profile, which this "
                       "job does not use: it changes nothing (fio's option for threads is "
                       "'thread')"},
@@ -195,9 +203,12 @@ HINTS: dict[str, str] = {
     "exec_postrun": "it runs a shell command; a suite never runs commands: run it after "
                     "iogate",
     "nrfiles": "name each file: filename=a:b:c",
-    **dict.fromkeys(("latency_target", "latency_window", "latency_percentile", "latency_run",
-                     "max_latency"),
-                    _USE_EXPECT),
+    **dict.fromkeys(("latency_target", "latency_window", "latency_percentile", "latency_run"),
+                    "fio searches for the queue depth whose latency meets the target; "
+                    "sweep iodepth instead (sweep: {iodepth: [1, 2, 4, ...]}) with the bound "
+                    "as an expectation, e.g. read.clat.p99: \"<= 500us\": the knee plot "
+                    "shows the deepest queue that meets it"),
+    "max_latency": _USE_EXPECT,
     "continue_on_error": "an I/O error ends an iogate case as an error",
     "ignore_error": "an I/O error ends an iogate case as an error",
     **dict.fromkeys(("cpus_allowed", "cpumask", "cpus_allowed_policy", "numa_cpu_nodes",

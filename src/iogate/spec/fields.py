@@ -53,6 +53,7 @@ DEFAULT_BS = 4096
 # Limits of the engine's job spec (iogate.h).
 BS_ENTRIES_MAX = 64
 ZONES_MAX = 16
+SEQUENCE_MAX = 64  # block indices of random_distribution: sequence
 PATTERN_MAX = 256
 FILES_MAX = 64
 CMDPRIO_MAX = 16  # command priority entries per direction
@@ -976,14 +977,18 @@ class ZoneShare(BaseModel):
 
 
 class Distribution(BaseModel):
-    """random_distribution, parsed: the kind, its parameter, and zones for ``zoned``."""
+    """random_distribution, parsed: the kind, its parameter, zones for ``zoned`` and block
+    indices for ``sequence``."""
 
     model_config = STRICT
-    kind: Literal["random", "zipf", "pareto", "normal", "zoned"]
+    kind: Literal["random", "zipf", "pareto", "normal", "zoned", "sequence"]
     param: float | None = None
     zones: list[ZoneShare] = Field(default_factory=list)
+    blocks: list[int] = Field(default_factory=list)  # sequence: block indices in order
 
     def __str__(self) -> str:
+        if self.kind == "sequence":
+            return "sequence:" + ",".join(str(b) for b in self.blocks)
         if self.kind == "zoned":
             return "zoned:" + ":".join(f"{z.access:g}/{z.size:g}" for z in self.zones)
         return self.kind if self.param is None else f"{self.kind}:{self.param:g}"
@@ -1005,9 +1010,11 @@ def _distribution(value: Any) -> Any:
         return {"kind": "random"}
     if kind == "zoned":
         return {"kind": "zoned", "zones": _zones(value, rest)}
+    if kind == "sequence":
+        return {"kind": "sequence", "blocks": _sequence(value, rest)}
     if kind not in _DIST_RANGES:
         raise ValueError(f"unknown random_distribution '{shown(value)}': use random, zipf:THETA, "
-                         "pareto:H, normal:SIGMA or zoned:ACCESS/SIZE:...")
+                         "pareto:H, normal:SIGMA, zoned:ACCESS/SIZE:... or sequence:B,B,...")
     if not rest.strip():
         raise ValueError(f"{kind} needs a parameter ({_DIST_RANGES[kind]}), e.g. "
                          f"'{kind}:{ {'zipf': '1.2', 'pareto': '0.2', 'normal': '10'}[kind]}'")
@@ -1023,6 +1030,25 @@ def _distribution(value: Any) -> Any:
         raise ValueError(f"'{shown(value)}': {kind} needs {_DIST_RANGES[kind]}, got "
                          f"{shown(rest.strip())}")
     return {"kind": kind, "param": param}
+
+
+def _sequence(value: str, rest: str) -> list[int]:
+    """fio's sequence:2,0,1: block indices (in units of blockalign, by default the block
+    size), visited in that order."""
+    if not rest.strip():
+        raise ValueError("sequence needs block indices, e.g. 'sequence:2,0,1'")
+    blocks = []
+    for raw in rest.split(","):
+        text = raw.strip()
+        if not (text.isascii() and text.isdigit()):
+            raise ValueError(f"'{shown(value)}': the block index '{shown(text)}' is not a whole "
+                             "number of 0 or more")
+        if int(text) >= 1 << 63:
+            raise ValueError(f"'{shown(value)}': the block index {shown(text)} is too large")
+        blocks.append(int(text))
+    if len(blocks) > SEQUENCE_MAX:
+        raise ValueError(f"at most {SEQUENCE_MAX} block indices, got {len(blocks)}")
+    return blocks
 
 
 def _zones(value: str, rest: str) -> list[dict[str, Any]]:
@@ -1069,19 +1095,20 @@ RandomDistribution = Annotated[Distribution, BeforeValidator(_distribution),
                                PlainSerializer(str, return_type=str),
                                WithJsonSchema({"type": "string", "pattern":
                                                r"^(random|zipf:.+|pareto:.+|normal:.+|"
-                                               r"gauss:.+|zoned:.+)$"})]
+                                               r"gauss:.+|zoned:.+|sequence:.+)$"})]
 Seed = Annotated[Integer, Field(ge=0, lt=1 << 64)]
 
 # -- what steady state tracks -------------------------------------------------------------
 
 def _steady_metric(value: Any) -> Any:
-    """IOPS, bandwidth or a latency percentile, of read, write or both (``total``)."""
+    """IOPS, bandwidth or a latency's percentile or mean, of read, write or both
+    (``total``)."""
     if not isinstance(value, str):
         return value  # the type check says what is wrong
     if len(value) > MAX_LITERAL_CHARS:
         raise ValueError(f"'{shown(value)}' is not a metric that steady state can track")
     parts = value.split(".", 2)
-    examples = "read.iops, write.bw, total.iops, read.clat.p99 or total.lat.p99.9"
+    examples = "read.iops, write.bw, total.iops, read.clat.p99, read.clat.mean or total.lat.p99.9"
     if len(parts) >= 2 and parts[0] == "total" and parts[1] in LATENCIES:
         parts[0] = "read"  # a percentile over both directions: same grammar
     try:
@@ -1089,9 +1116,10 @@ def _steady_metric(value: Any) -> Any:
     except ValueError as exc:
         raise ValueError(f"{exc}; steady state tracks e.g. {examples}") from None
     if path.scope == "sync" or not (
-            path.name in ("iops", "bw") or (path.is_latency and path.percentile is not None)):
-        raise ValueError(f"steady state tracks IOPS, bandwidth or a latency percentile, "
-                         f"e.g. {examples}; not '{shown(value)}'")
+            path.name in ("iops", "bw") or (path.is_latency and (
+                path.percentile is not None or path.stat == "mean"))):
+        raise ValueError(f"steady state tracks IOPS, bandwidth or a latency's percentile or "
+                         f"mean, e.g. {examples}; not '{shown(value)}'")
     return value
 
 

@@ -160,7 +160,12 @@ class JobFields(BaseModel):
     random_distribution: RandomDistribution | None = Field(default=None, description=(
         "where random requests land: random (uniform, the default), zipf:THETA, pareto:H, "
         "normal:SIGMA (percent of the region), zoned:60/10:30/20:10/70 (percent of accesses / "
-        "percent of the region)"))
+        "percent of the region), sequence:2,0,1 (block indices in units of blockalign, "
+        "visited in that order over and over)"))
+    random_sequence_stride: bool | None = Field(default=None, description=(
+        "with random_distribution sequence: the indices are relative to a base that moves on "
+        "by their number after each pass (2,0,1 then 5,3,4 ...); default false: the same "
+        "blocks every pass"))
     randseed: Seed | None = Field(default=None, description=(
         'seed of the random offsets; default: one derived from the suite and the case'))
     randrepeat: bool = Field(default=True, description=(

@@ -203,6 +203,11 @@ def workload_rules(w: JobFields) -> Iterator[tuple[tuple[str, ...], str]]:
             and w.rw not in RANDOM:
         yield ("random_distribution", "rw"), (
             f"random_distribution applies only to {spoken(RANDOM, 'and')}, not to {w.rw}")
+    if w.random_sequence_stride is not None and (
+            w.random_distribution is None or w.random_distribution.kind != "sequence"):
+        yield ("random_sequence_stride", "random_distribution"), (
+            "random_sequence_stride moves the blocks of random_distribution: sequence:..., "
+            "which this workload does not have")
     if w.randseed is not None and w.randrepeat is False:
         yield ("randrepeat", "randseed"), ("randrepeat: false asks for a new seed every run, "
                                            "but randseed fixes it: give one of them")
