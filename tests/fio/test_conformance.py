@@ -1,12 +1,14 @@
-"""Conformance over fio's own example job files: every example whose engines iogate has either
-imports and runs end to end, or is refused with the reason this file expects.
+"""Conformance over fio's own job files: every one whose engines iogate has either imports and
+runs end to end, or is refused with the reason this file expects.
 
-The examples are unchanged copies in ``tests/fio/examples/`` (fio's, GPL-2.0): exactly those
-whose ``ioengine`` values are all engines iogate has, or that name none (fio's default psync).
-Two tables say what each one does here: ``RUNS`` (imports; run with a small size and runtime
-plus the overrides it needs on this machine, each with its reason) and ``REFUSED`` (the import
-exits 2; the first problem names the expected reason). An example in neither table fails, so
-the tables stay complete; the README's table of these counts is rendered from them and checked.
+Two corpora, unchanged copies (fio's, GPL-2.0) of the files whose ``ioengine`` values are all
+engines iogate has, or that name none (fio's default psync): fio's ``examples/`` folder in
+``tests/fio/examples/`` and fio's own test jobs (``t/jobs/``) in ``tests/fio/testjobs/``.
+For each, two tables say what each file does here: runs (imports; run with a small size and
+runtime plus the overrides it needs on this machine, each with its reason) and refusals (the
+import exits 2; the first problem names the expected reason). A file in neither table fails,
+so the tables stay complete; the README's tables of these counts are rendered from them and
+checked.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import pytest
 from tests.e2e.test_cli import iogate
 
 EXAMPLES = Path(__file__).resolve().parent / "examples"
+TESTJOBS = Path(__file__).resolve().parent / "testjobs"
 README = Path(__file__).resolve().parents[2] / "README.md"
 
 # The engines iogate has (fio's names); an example whose engines are all here is tested.
@@ -136,6 +139,64 @@ REFUSED: dict[str, Refusal] = {
     "zbd-seq-read.fio": Refusal("zonemode", ZONED),
 }
 
+# fio's test jobs: each exercises one option or a bug once fixed; they write small files named
+# in the job (relative: in the test's directory).
+TESTJOB_RUNS: dict[str, Run] = {name: Run() for name in (
+    "t0001-52c58027.fio", "t0002-13af05ae-pre.fio", "t0003-0ae2c6e1-pre.fio",
+    "t0004-8a99fdf6.fio", "t0005-f7078f7b.fio", "t0010-b7aae4ba.fio", "t0011-5d2788d5.fio",
+    "t0012.fio", "t0014.fio", "t0015-4e7e7898.fio", "t0016-d54ae22.fio", "t0017.fio",
+    "t0018.fio", "t0019.fio", "t0020.fio", "t0021.fio", "t0022.fio", "t0023.fio", "t0024.fio",
+    "t0029.fio", "t0030.fio", "t0032-43063a1c.fio", "t0033.fio", "t0034.fio",
+    "t0036-pre.fio", "t0037-pre.fio")}
+
+READ_VERIFY = ("verifying reads of blocks another job wrote, or of a mixed job (`verify` with "
+               "`rw=read`, `rw`, `randrw`)")
+IOLOGS = "I/O logs recorded or replayed (`write_iolog`, `read_iolog`)"
+TESTJOB_REFUSED: dict[str, Refusal] = {
+    "t0002-13af05ae-post.fio": Refusal("it needs rw write or randwrite, not read", READ_VERIFY),
+    "t0003-0ae2c6e1-post.fio": Refusal("it needs rw write or randwrite, not read", READ_VERIFY),
+    "t0006-82af2a7c.fio": Refusal("it needs rw write or randwrite, not randrw", READ_VERIFY),
+    "t0007-37cf9e3c.fio": Refusal("write_iolog", IOLOGS),
+    "t0008-ae2fafc8.fio": Refusal("it needs rw write or randwrite, not rw", READ_VERIFY),
+    "t0009-f8b0bd10.fio": Refusal("cpus_allowed", "CPU pinning (`cpus_allowed`)"),
+    "t0013.fio": Refusal("does not hold back a request", "holding back overlapping requests "
+                         "(`serialize_overlap`)"),
+    "t0025.fio": Refusal("experimental_verify", "fio's experimental verify "
+                         "(`experimental_verify`)"),
+    "t0026.fio": Refusal("experimental_verify", "fio's experimental verify "
+                         "(`experimental_verify`)"),
+    "t0027.fio": Refusal("a pattern read from a file", "patterns from a file or combined "
+                         "(`buffer_pattern`)"),
+    "t0028-c6cade16.fio": Refusal("fio's combined patterns", "patterns from a file or combined "
+                                  "(`buffer_pattern`)"),
+    "t0031-pre.fio": Refusal("write_iolog", IOLOGS),
+    "t0031.fio": Refusal("read_iolog", IOLOGS),
+    "t0036-post.fio": Refusal("verify_state_load", "verifying what an earlier run wrote "
+                              "(`verify_state_load`)"),
+    "t0037-post.fio": Refusal("verify_state_load", "verifying what an earlier run wrote "
+                              "(`verify_state_load`)"),
+    "t0038-397f1338.fio": Refusal("read_iolog", IOLOGS),
+}
+
+
+class Corpus(NamedTuple):
+    """A folder of fio's job files, what its files do here, and its README table's title."""
+
+    title: str
+    folder: Path
+    runs: dict[str, Run]
+    refused: dict[str, Refusal]
+
+    def names(self) -> list[str]:
+        return sorted(p.name for p in self.folder.glob("*.fio"))
+
+
+CORPORA = {
+    "examples": Corpus("fio's examples with an engine iogate has", EXAMPLES, RUNS, REFUSED),
+    "testjobs": Corpus("fio's test jobs (`t/jobs`) with an engine iogate has", TESTJOBS,
+                       TESTJOB_RUNS, TESTJOB_REFUSED),
+}
+
 
 def engines(path: Path) -> set[str]:
     """The ioengine values a job file names (fio's default when none), read from its text."""
@@ -147,55 +208,55 @@ def engines(path: Path) -> set[str]:
     return found or {FIO_DEFAULT_ENGINE}
 
 
-def examples() -> list[str]:
-    return sorted(p.name for p in EXAMPLES.glob("*.fio"))
-
-
-def readme_table() -> str:
-    """The README's table of the counts, from the two tables above."""
-    groups = Counter(r.group for r in REFUSED.values())
-    validated = sum(1 for r in RUNS.values() if r.not_run)
-    rows = [f"| import and run | {len(RUNS) - validated} |",
+def readme_table(corpus: Corpus) -> str:
+    """The README's table of a corpus' counts, from its two tables."""
+    groups = Counter(r.group for r in corpus.refused.values())
+    validated = sum(1 for r in corpus.runs.values() if r.not_run)
+    rows = [f"| import and run | {len(corpus.runs) - validated} |",
             f"| import; validated only, not run here | {validated} |",
-            f"| refused | {len(REFUSED)} |",
+            f"| refused | {len(corpus.refused)} |",
             *(f"| refused: {group} | {n} |" for group, n in sorted(
                 groups.items(), key=lambda item: (-item[1], item[0])))]
-    return "\n".join([f"| fio's examples with an engine iogate has ({len(RUNS) + len(REFUSED)}) "
-                      "| files |", "|---|---:|", *rows])
+    total = len(corpus.runs) + len(corpus.refused)
+    return "\n".join([f"| {corpus.title} ({total}) | files |", "|---|---:|", *rows])
 
 
-def test_the_tables_cover_exactly_the_examples() -> None:
-    names = examples()
-    assert names, f"no examples in {EXAMPLES}"
-    foreign = {n: sorted(engines(EXAMPLES / n) - ENGINES) for n in names
-               if not engines(EXAMPLES / n) <= ENGINES}
-    assert not foreign, f"examples with an engine iogate does not have: {foreign}"
-    assert not set(RUNS) & set(REFUSED)
-    assert sorted({*RUNS, *REFUSED}) == names, "RUNS and REFUSED must name every example"
+@pytest.mark.parametrize("corpus", CORPORA.values(), ids=CORPORA.keys())
+def test_the_tables_cover_exactly_the_files(corpus: Corpus) -> None:
+    names = corpus.names()
+    assert names, f"no job files in {corpus.folder}"
+    foreign = {n: sorted(engines(corpus.folder / n) - ENGINES) for n in names
+               if not engines(corpus.folder / n) <= ENGINES}
+    assert not foreign, f"job files with an engine iogate does not have: {foreign}"
+    assert not set(corpus.runs) & set(corpus.refused)
+    assert sorted({*corpus.runs, *corpus.refused}) == names, \
+        "the runs and refusals must name every file"
 
 
-def test_the_readme_counts_come_from_the_tables() -> None:
-    assert readme_table() in README.read_text(), \
-        f"README.md's 'Coming from fio' must carry this table:\n{readme_table()}"
+@pytest.mark.parametrize("corpus", CORPORA.values(), ids=CORPORA.keys())
+def test_the_readme_counts_come_from_the_tables(corpus: Corpus) -> None:
+    assert readme_table(corpus) in README.read_text(), \
+        f"README.md's 'Coming from fio' must carry this table:\n{readme_table(corpus)}"
 
 
-@pytest.mark.parametrize("name", examples())
-def test_an_example_imports_and_runs_or_is_refused_as_expected(name: str, disk_dir: Path
-                                                                ) -> None:
-    path = EXAMPLES / name
+@pytest.mark.parametrize("corpus, name", [(c, n) for c in CORPORA.values() for n in c.names()],
+                         ids=[f"{k}/{n}" for k, c in CORPORA.items() for n in c.names()])
+def test_a_job_file_imports_and_runs_or_is_refused_as_expected(corpus: Corpus, name: str,
+                                                               disk_dir: Path) -> None:
+    path = corpus.folder / name
     imported = iogate("import", str(path), "-o", str(disk_dir / "imported.yaml"), cwd=disk_dir)
-    if name in REFUSED:
-        refusal = REFUSED[name]
+    if name in corpus.refused:
+        refusal = corpus.refused[name]
         assert imported.returncode == 2, imported.stdout + imported.stderr
         first = imported.stderr.splitlines()[0]
         assert first.startswith(f"{path}:"), first  # located at the file and line
         assert refusal.says in first, imported.stderr
         return
-    if name not in RUNS:
-        pytest.fail(f"{name} is in neither RUNS nor REFUSED: run `iogate import` on it and add "
-                    "it to the table that says what it does")
+    if name not in corpus.runs:
+        pytest.fail(f"{name} is in neither table: run `iogate import` on it and add it to the "
+                    "one that says what it does")
     assert imported.returncode == 0, imported.stderr
-    run = RUNS[name]
+    run = corpus.runs[name]
     if run.not_run:
         checked = iogate("validate", str(path), cwd=disk_dir)
         assert checked.returncode == 0, checked.stdout + checked.stderr

@@ -724,6 +724,18 @@ def test_fio_s_rand_zones_example_with_an_open_last_zone() -> None:
     assert "the rest of the region" in text
 
 
+def test_logs_without_a_name_are_fio_s_and_noted() -> None:
+    # fio names a log after its job when no name is given (j_bw.1.log ...).
+    spec, text = one("rw=read\nwrite_bw_log\nwrite_lat_log\nwrite_iops_log\n"
+                     "write_hist_log\nlog_window_value=both\nlog_issue_time=1\n")
+    assert spec.rw == "read"
+    for option in ("write_bw_log", "write_hist_log", "log_window_value=both",
+                   "log_issue_time=1"):
+        assert f"{option} (line" in text
+    with pytest.raises(SuiteError, match="runtime needs a value"):
+        import_jobfile("one.fio", "[j]\nsize=1m\nruntime\n")
+
+
 def test_fio_s_sequence_distribution_keeps_its_blocks_and_stride() -> None:
     spec, _ = one("rw=randread\nrandom_distribution=sequence:2,0,1\n"
                   "random_sequence_stride=1\n")

@@ -55,6 +55,8 @@ BARE_FLAGS = frozenset((
     "time_based", "refill_buffers", "zero_buffers", "norandommap", "stonewall",
     "wait_for_previous", "new_group", "thread", "group_reporting", "exitall",
     "exitall_on_error", "bs_unaligned", "blocksize_unaligned", "verify_only",
+    # logs named after the job when no name is given
+    "write_bw_log", "write_lat_log", "write_iops_log", "write_hist_log",
     # engine flags
     "hipri", "fixedbufs", "registerfiles", "sqthread_poll", "nonvectored", "uncached",
     "nowait", "force_async", "userspace_reap",

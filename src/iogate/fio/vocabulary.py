@@ -63,7 +63,7 @@ zonesize zoneskip
 hipri hipri_percentage fixedbufs registerfiles sqthread_poll sqthread_poll_cpu nonvectored
 uncached nowait force_async cmdprio cmdprio_percentage cmdprio_class cmdprio_bssplit
 userspace_reap cmd_type sg_write_mode readfua writefua
-steadystate_check_interval random_sequence_stride
+steadystate_check_interval random_sequence_stride log_window_value log_issue_time
 """.split())
 
 ENGINE_OPTIONS = frozenset("""
@@ -95,7 +95,8 @@ OUTPUT_ONLY: dict[str, str] = {
                      "log_max_value", "log_offset", "log_compression",
                      "log_compression_cpus", "log_store_compressed", "log_unix_epoch",
                      "log_alternate_epoch", "log_alternate_epoch_clock_id", "log_entries",
-                     "bwavgtime", "iopsavgtime"), _OUTPUT),
+                     "bwavgtime", "iopsavgtime", "log_window_value", "log_issue_time"),
+                    _OUTPUT),
     **dict.fromkeys(("clat_percentiles", "lat_percentiles", "slat_percentiles",
                      "percentile_list", "significant_figures"), _PERCENTILES),
     **dict.fromkeys(("gtod_reduce", "disable_lat", "disable_clat", "disable_slat",
@@ -239,6 +240,8 @@ HINTS: dict[str, str] = {
     "file_service_type": "iogate goes to the files of a job in turn (fio's roundrobin)",
     "norandommap": "",  # translated; listed for completeness
     "bs_unaligned": "iogate's request sizes are multiples of the smallest one",
+    "serialize_overlap": "iogate does not hold back a request whose blocks overlap one in "
+                         "flight",
 }
 
 # -- rw -----------------------------------------------------------------------------------
