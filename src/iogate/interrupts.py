@@ -48,11 +48,30 @@ def _again(hook: Callable[[Any], object], armed: list[bool]) -> Callable[[Any], 
                                                                 KeyboardInterrupt)):
             return hook(info)
         if _in_main_thread():
-            signal.signal(_AGAIN, _raise)
-            signal.setitimer(signal.ITIMER_REAL, 0.001)
             armed[0] = True
+            signal.signal(_AGAIN, _raise_again)
+            _arm()
         return None
     return unraisable
+
+
+_HOOK_CODE = _again(print, [False]).__code__  # every hook _again makes runs this code
+
+
+def _arm() -> None:
+    signal.setitimer(signal.ITIMER_REAL, 0.001)
+
+
+def _raise_again(signum: int, frame: FrameType | None) -> None:
+    """The timer's interrupt; when it comes while the hook that set the timer still runs
+    (its thread was held up for longer than the timer, on a busy machine), raising it there
+    would drop it as the first one was dropped: the timer is set again instead."""
+    while frame is not None:
+        if frame.f_code is _HOOK_CODE:
+            signal.setitimer(signal.ITIMER_REAL, 0.001)
+            return
+        frame = frame.f_back
+    raise KeyboardInterrupt
 
 
 def is_interrupt(exc: BaseException) -> bool:

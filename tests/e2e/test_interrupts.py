@@ -205,6 +205,42 @@ except KeyboardInterrupt:
     assert done.stdout == "interrupted\n" and done.stderr == ""
 
 
+def test_an_interrupt_sent_again_is_not_dropped_when_its_timer_fires_in_the_hook(
+        tmp_path: Path) -> None:
+    # On a busy machine the hook that sends the interrupt again can be held up for longer
+    # than its timer: here the timer is made to fire while the hook still runs.
+    code = """\
+import signal
+from iogate import interrupts
+
+arm = interrupts._arm
+
+def held_up():
+    arm()
+    for _ in range(3_000_000):  # far longer than the timer: its signal comes in here
+        pass
+
+interrupts._arm = held_up
+
+class Finalized:
+    def __del__(self):
+        signal.raise_signal(signal.SIGINT)
+
+try:
+    with interrupts.handled():
+        Finalized()
+        for _ in range(10_000_000):
+            pass
+    print("went on")
+except KeyboardInterrupt:
+    print("interrupted")
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=60, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "interrupted\n" and done.stderr == ""
+
+
 def test_an_interrupt_while_the_results_are_written_keeps_them_and_drops_the_journal(
         tmp_path: Path) -> None:
     """The interrupt comes while the results file is being written (held until it is

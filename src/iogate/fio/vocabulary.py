@@ -240,6 +240,9 @@ HINTS: dict[str, str] = {
     "file_service_type": "iogate goes to the files of a job in turn (fio's roundrobin)",
     "norandommap": "",  # translated; listed for completeness
     "bs_unaligned": "iogate's request sizes are multiples of the smallest one",
+    "create_on_open": "iogate lays out every file before the run, writing every byte, so a "
+                      "job's first writes never allocate; fio's create_on_open=1 creates the "
+                      "file empty when the job opens it",
     "serialize_overlap": "iogate does not hold back a request whose blocks overlap one in "
                          "flight",
 }
