@@ -425,10 +425,12 @@ struct iog_job_spec {
     uint32_t pattern_len; /* 0..IOG_PATTERN_MAX */
     uint8_t pattern[IOG_PATTERN_MAX];
 
-    /* Verification (verify != IOG_VERIFY_NONE): for write and randwrite
-     * jobs with one block size per write (no range, no split) of at least
-     * IOG_VERIFY_HEADER bytes (more for the long digests, see below), and
-     * numjobs 1. Every written block begins with a header, little endian:
+    /* Verification (verify != IOG_VERIFY_NONE): for write, randwrite, rw
+     * and randrw jobs with one block size per write (no range, no split) of
+     * at least IOG_VERIFY_HEADER bytes (more for the long digests, see
+     * below), and numjobs 1; rw needs its reads of that size too, so that
+     * every write starts on a block. The reads of a mix are not verified:
+     * the blocks written are, as below. Every written block begins with a header, little endian:
      *   0  u32 magic 0x5647_4f49 ("IOGV")   4 u16 header version (3)
      *   6  u16 checksum kind (enum iog_verify)
      *   8  u64 file offset of the block    16 u64 block length

@@ -191,11 +191,16 @@ static int validate_verify(const struct iog_job_spec *j, uint32_t i, const struc
     }
     if (!(eng->flags & IOG_ENGINE_DOES_IO))
         INVALID("job %u: verify needs an engine that does I/O, not %s", i, eng->name);
-    if (j->rw != IOG_RW_WRITE && j->rw != IOG_RW_RANDWRITE)
-        INVALID("job %u: verify needs rw write or randwrite", i);
+    if (j->rw != IOG_RW_WRITE && j->rw != IOG_RW_RANDWRITE && j->rw != IOG_RW_RW &&
+        j->rw != IOG_RW_RANDRW)
+        INVALID("job %u: verify needs rw write, randwrite, rw or randrw", i);
     const struct iog_bs_entry *e = &j->bs[IOG_DIR_WRITE][0];
     if (j->nbs[IOG_DIR_WRITE] != 1 || e->lo != e->hi)
         INVALID("job %u: verify needs one write block size (no bs range or split)", i);
+    const struct iog_bs_entry *r = &j->bs[IOG_DIR_READ][0];
+    if (j->rw == IOG_RW_RW && (j->nbs[IOG_DIR_READ] != 1 || r->lo != e->lo || r->hi != e->lo))
+        INVALID("job %u: verify of a sequential mix needs reads of the write block size, so "
+                "that every write starts on a block", i);
     if (e->lo < verify_min_block(j->verify) || e->lo % 8 != 0)
         INVALID("job %u: bs[1] must be a multiple of 8 and >= %u with verify, got %llu", i,
                 verify_min_block(j->verify), (unsigned long long)e->lo);

@@ -408,7 +408,7 @@ chosen:;
     w->slot_file[slot] = f;
     if (dir == IOG_DIR_WRITE && w->refill)
         data_before_write(w->data, io->buf, len);
-    if (w->verify) /* after the contents: the checksum covers them */
+    if (w->verify && dir == IOG_DIR_WRITE) /* after the contents: the checksum covers them */
         verify_before_write(w->verify, slot, io->buf, len, f, off);
 }
 
@@ -432,7 +432,7 @@ static inline int admit_io(struct iog_worker *w, struct iog_io *io, uint64_t now
             w->nissued++;
         }
     }
-    if (w->verify)
+    if (w->verify && io->dir == IOG_DIR_WRITE) /* a mix's reads are not verified */
         verify_submitted(w->verify, (uint32_t)(io - w->ios));
     return 1;
 }
@@ -544,7 +544,7 @@ complete_io_as(struct iog_worker *w, struct iog_io *io, uint64_t slat, uint64_t 
     uint32_t slot = (uint32_t)(io - w->ios);
     uint32_t done = io->done;
     io->done = 0;
-    if (w->verify)
+    if (w->verify && io->dir == IOG_DIR_WRITE)
         verify_completed(w->verify, slot, io->res == (int64_t)io->len);
     if (w->watch && watch_finish(w, slot))
         return; /* past io_timeout_ns: counted by the monitor as ETIMEDOUT */

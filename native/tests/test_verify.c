@@ -868,11 +868,16 @@ static int test_validation(void)
     j.verify = IOG_VERIFY_META + 1;
     CHECK(expect_invalid(&j, "verify 11 is unknown") == T_PASS);
     j = verify_spec();
-    j.rw = IOG_RW_RANDRW;
-    CHECK(expect_invalid(&j, "rw write or randwrite") == T_PASS);
+    j.rw = IOG_RW_RANDRW; /* a mix verifies the blocks it writes */
+    CHECK(iog_session_create(&j, 1, &s, err, sizeof(err)) == 0);
+    iog_session_destroy(s);
+    j = verify_spec();
+    j.rw = IOG_RW_RW;
+    j.bs[0][0].lo = j.bs[0][0].hi = BS / 2; /* a sequential mix: writes off their blocks */
+    CHECK(expect_invalid(&j, "reads of the write block size") == T_PASS);
     j = verify_spec();
     j.rw = IOG_RW_READ;
-    CHECK(expect_invalid(&j, "rw write or randwrite") == T_PASS);
+    CHECK(expect_invalid(&j, "rw write, randwrite, rw or randrw") == T_PASS);
     j = verify_spec();
     strcpy(j.engine, "null");
     CHECK(expect_invalid(&j, "not null") == T_PASS);

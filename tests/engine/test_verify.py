@@ -105,9 +105,28 @@ def test_sessions_have_different_generations(disk_dir):
     assert first.generation != second.generation
 
 
+def test_a_random_mix_verifies_the_blocks_it_wrote(disk_dir, io_uring_usable):
+    # The reads of the mix are not checked (as in fio); every write is, read back after the
+    # run: at depth 16 over 32 blocks, reads and writes of one block are in flight together.
+    result = run([spec(disk_dir / "data.bin", engine="io_uring", rw="randrw", rwmixread=50,
+                       iodepth=16, size=32 * BS, direct=True, time_based=True,
+                       runtime_ns=300_000_000, verify="crc32c")])
+    job = result.jobs[0]
+    v = job.verify
+    assert v is not None
+    assert v.failures == 0, [r.describe() for r in v.records]
+    assert job.read.ios > 0 and job.write.errors == 0
+    assert v.blocks_written == job.write.ios > 32
+    assert v.blocks_checked == 32
+
+
 def test_verify_is_refused_where_it_cannot_work(disk_dir):
-    with pytest.raises(EngineError, match="job 0: verify needs rw write or randwrite"):
-        run([spec(disk_dir / "data.bin", rw="randrw", rwmixread=50)])
+    with pytest.raises(EngineError, match="job 0: verify needs rw write, randwrite, rw or "
+                                          "randrw"):
+        run([spec(disk_dir / "data.bin", rw="randread", rwmixread=100)])
+    with pytest.raises(EngineError, match="job 0: verify of a sequential mix needs reads of "
+                                          "the write block size"):
+        run([spec(disk_dir / "data.bin", rw="rw", rwmixread=50, bs_read=BS // 2)])
     with pytest.raises(EngineError, match="job 0: numjobs must be 1 with verify"):
         run([spec(disk_dir / "data.bin", numjobs=2)])
 
@@ -178,6 +197,17 @@ def test_a_dropped_write_is_lost(tmp_path, backlog):
     assert f.found_generation == 0 and f.found_seq == 0  # random bytes: no header
     assert f.describe() == (f"lost write at offset {5 * BS} ({BS} bytes) of {path}: no block "
                             f"header found, expected generation {v.generation:#x} seq 6")
+
+
+def test_a_dropped_write_in_a_sequential_mix_is_lost(tmp_path):
+    # rw: reads and writes take turns over one pass of the file; the second write is dropped.
+    out = run_child(target(tmp_path), dict(op="write", mode="drop", after=1, count=1),
+                    rw="rw", rwmixread=50)
+    v = out["verify"]
+    assert 0 < out["write_ios"] < BLOCKS  # the rest were reads, none of them checked
+    assert v.blocks_written == v.blocks_checked == out["write_ios"]
+    f = only_failure(v)
+    assert f.kind == "lost" and f.expected_seq == 2
 
 
 def test_a_torn_write_fails_its_checksum(tmp_path):

@@ -143,21 +143,19 @@ REFUSED: dict[str, Refusal] = {
 # in the job (relative: in the test's directory).
 TESTJOB_RUNS: dict[str, Run] = {name: Run() for name in (
     "t0001-52c58027.fio", "t0002-13af05ae-pre.fio", "t0003-0ae2c6e1-pre.fio",
-    "t0004-8a99fdf6.fio", "t0005-f7078f7b.fio", "t0010-b7aae4ba.fio", "t0011-5d2788d5.fio",
+    "t0004-8a99fdf6.fio", "t0005-f7078f7b.fio", "t0006-82af2a7c.fio", "t0008-ae2fafc8.fio",
+    "t0010-b7aae4ba.fio", "t0011-5d2788d5.fio",
     "t0012.fio", "t0014.fio", "t0015-4e7e7898.fio", "t0016-d54ae22.fio", "t0017.fio",
     "t0018.fio", "t0019.fio", "t0020.fio", "t0021.fio", "t0022.fio", "t0023.fio", "t0024.fio",
     "t0029.fio", "t0030.fio", "t0032-43063a1c.fio", "t0033.fio", "t0034.fio",
     "t0036-pre.fio", "t0037-pre.fio")}
 
-READ_VERIFY = ("verifying reads of blocks another job wrote, or of a mixed job (`verify` with "
-               "`rw=read`, `rw`, `randrw`)")
+READ_VERIFY = "verifying reads of blocks another job wrote (`verify` with `rw=read`)"
 IOLOGS = "I/O logs recorded or replayed (`write_iolog`, `read_iolog`)"
 TESTJOB_REFUSED: dict[str, Refusal] = {
-    "t0002-13af05ae-post.fio": Refusal("it needs rw write or randwrite, not read", READ_VERIFY),
-    "t0003-0ae2c6e1-post.fio": Refusal("it needs rw write or randwrite, not read", READ_VERIFY),
-    "t0006-82af2a7c.fio": Refusal("it needs rw write or randwrite, not randrw", READ_VERIFY),
+    "t0002-13af05ae-post.fio": Refusal("randwrite, rw or randrw, not read", READ_VERIFY),
+    "t0003-0ae2c6e1-post.fio": Refusal("randwrite, rw or randrw, not read", READ_VERIFY),
     "t0007-37cf9e3c.fio": Refusal("write_iolog", IOLOGS),
-    "t0008-ae2fafc8.fio": Refusal("it needs rw write or randwrite, not rw", READ_VERIFY),
     "t0009-f8b0bd10.fio": Refusal("cpus_allowed", "CPU pinning (`cpus_allowed`)"),
     "t0013.fio": Refusal("does not hold back a request", "holding back overlapping requests "
                          "(`serialize_overlap`)"),

@@ -300,7 +300,7 @@ CORPUS = [
     pytest.param(Bad(w("    verify: sha3-256\n"), "use crc32c, crc32, crc64, xxhash, xxh32, "
                      "xxh64, md5, sha1, sha256, sha512, meta or none", 6),
                  id="verify-sha3"),
-    pytest.param(Bad(w("    verify: crc32c\n"), "needs rw write or randwrite", 6),
+    pytest.param(Bad(w("    verify: crc32c\n"), "needs rw write, randwrite, rw or randrw", 6),
                  id="verify-of-reads"),
     pytest.param(Bad(w("    verify_fatal: true\n"), "verify_fatal needs verify", 6),
                  id="verify-fatal-without-verify"),

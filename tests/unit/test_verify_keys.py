@@ -135,11 +135,12 @@ def test_verify_with_the_header_sized_block_and_a_whole_block_alignment(tmp_path
      "F:7:5: workloads[0].bs: verify needs a write block size of at least 128 bytes (its "
      "header and sha512 digest) and a multiple of 8, got 64; e.g. 'bs: 4k'"),
     ("rw: randread\nverify: crc32c\n",
-     "F:6:5: workloads[0].verify: verify checks the blocks a job writes: it needs rw write or "
-     "randwrite, not randread (reading or mixed workloads are not verified)"),
-    ("verify: crc32c\nrw: randrw\n",
-     "F:5:5: workloads[0].verify: verify checks the blocks a job writes: it needs rw write or "
-     "randwrite, not randrw (reading or mixed workloads are not verified)"),
+     "F:6:5: workloads[0].verify: verify checks the blocks a job writes: it needs rw write, "
+     "randwrite, rw or randrw, not randread (it reads back what the job wrote in the same "
+     "run)"),
+    ("verify: crc32c\nrw: rw\nbs: 4k,8k\n",
+     "F:7:5: workloads[0].bs: verify of rw, a sequential mix, needs reads of the write block "
+     "size (8192) too, so that every write starts on a block; or use randrw"),
     ("rw: randwrite\nverify: crc32c\nbssplit: 4k/50:8k/50\n",
      "F:7:5: workloads[0].bssplit: verify needs one block size for writes; bssplit gives "
      "several: use bs"),
@@ -185,8 +186,16 @@ def test_verify_from_the_defaults_blames_the_workload_key_it_conflicts_with(tmp_
     text = ("suite: s\ndefaults:\n  size: 1m\n  verify: crc32c\nworkloads:\n"
             "  - name: writer\n    rw: write\n  - name: reader\n    rw: read\n")
     assert problems(tmp_path, text) == [
-        "F:9:5: workloads[1].rw: verify checks the blocks a job writes: it needs rw write or "
-        "randwrite, not read (reading or mixed workloads are not verified)"]
+        "F:9:5: workloads[1].rw: verify checks the blocks a job writes: it needs rw write, "
+        "randwrite, rw or randrw, not read (it reads back what the job wrote in the same run)"]
+
+
+@pytest.mark.parametrize("mix", ["rw: randrw\nbs: 4k,8k\n", "rw: rw\nbs: 8k\n"])
+def test_a_mix_verifies_the_blocks_it_writes(tmp_path, mix):
+    case = load_one(tmp_path, "verify: crc32c\n" + mix)
+    assert case.workload.verify == "crc32c" and case.workload.rw in ("randrw", "rw")
+    spec = lower(case.workload, filenames=["/var/tmp/x"], seed=1)
+    assert (spec.verify, spec.rw) == ("crc32c", case.workload.rw)
 
 
 def test_a_precondition_step_is_checked_on_its_own(tmp_path):

@@ -1559,6 +1559,9 @@ class _Job:
             except ValueProblem as exc:
                 self.refuse(do, str(exc))
                 return
+        if self.dirs() == ("read", "write"):
+            comments.append("fio, like iogate, reads back the blocks this job wrote after its "
+                            "run; the reads of the mix are not checked")
         entry = Entry(kind, src, "; ".join(comments))
         if do is not None and not reads_back:
             # No verify unless link_readbacks finds a later job that reads these blocks back.

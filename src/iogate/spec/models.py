@@ -189,7 +189,8 @@ class JobFields(BaseModel):
         "checksum every written block and read it back: crc32c, crc32, crc64, xxhash (XXH64, "
         "as xxh64; fio's xxhash is xxh32), xxh32, md5, sha1, sha256, sha512 (whole digests "
         "after the header), meta (no data checksum: the header and the 512-byte sector "
-        "stamps), or none; rw write or randwrite, one block size of at least 64 bytes (80 "
+        "stamps), or none; rw write, randwrite, rw or randrw (a mix's writes are checked, not "
+        "its reads), one block size of at least 64 bytes (80 "
         "md5, 88 sha1, 96 sha256, 128 sha512), numjobs 1"))
     verify_backlog: AtLeastOne | None = Field(default=None, description=(
         "read back after every N writes instead of after the run; needs verify"))

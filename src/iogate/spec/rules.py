@@ -290,10 +290,10 @@ def _verify_rules(w: JobFields, tables: Mapping[Direction, list[tuple[int, int, 
                                  "them (a trimmed block holds nothing to check): verify needs "
                                  "rw write or randwrite")
         return
-    if directions_of(w.rw) != ("write",):
-        yield ("verify", "rw"), (f"verify checks the blocks a job writes: it needs rw write or "
-                                 f"randwrite, not {w.rw} (reading or mixed workloads are not "
-                                 "verified)")
+    if "write" not in directions_of(w.rw):
+        yield ("verify", "rw"), (f"verify checks the blocks a job writes: it needs rw write, "
+                                 f"randwrite, rw or randrw, not {w.rw} (it reads back what the "
+                                 "job wrote in the same run)")
         return
     table = tables["write"]
     if len(table) > 1 or table[0][0] != table[0][1]:
@@ -309,6 +309,12 @@ def _verify_rules(w: JobFields, tables: Mapping[Direction, list[tuple[int, int, 
         yield (key, "verify"), (f"verify needs a write block size of at least {smallest} "
                                 f"bytes ({held}) and a multiple of 8, got {bs}; e.g. "
                                 "'bs: 4k'")
+    reads = tables.get("read", [])
+    if w.rw == "rw" and (len(reads) != 1 or reads[0][0] != bs or reads[0][1] != bs):
+        key = next((k for k in BS_KEYS if k in w.model_fields_set), "bs")
+        yield (key, "verify"), (f"verify of rw, a sequential mix, needs reads of the write "
+                                f"block size ({bs}) too, so that every write starts on a block; "
+                                "or use randrw")
     if w.blockalign is not None and 0 < w.blockalign.write < bs:
         yield ("blockalign", "verify"), (
             f"verify needs writes that do not overlap: blockalign ({w.blockalign.write}) must "
