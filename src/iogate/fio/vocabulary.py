@@ -142,6 +142,10 @@ SAME_MEANING: dict[str, dict[str | None, str]] = {
                                  "touches about 63% of the blocks (1 - 1/e), some of them "
                                  "more than once. Rates, sizes and latencies compare; what "
                                  "one pass covers does not"},
+    "experimental_verify": {"1": "fio finds the blocks to check by replaying its offsets "
+                                 "instead of logging each write; iogate keeps every block "
+                                 "written: the same blocks are read back and checked",
+                            "0": "fio's default"},
     "threads": {None: "fio reads 'threads' as an option of its tiobench profile, which this "
                       "job does not use: it changes nothing (fio's option for threads is "
                       "'thread')"},
@@ -219,8 +223,7 @@ HINTS: dict[str, str] = {
                      "read_beyond_wp", "max_open_zones", "job_max_open_zones",
                      "ignore_zone_limits", "zone_reset_threshold", "zone_reset_frequency"),
                     _NO_ZONES),
-    **dict.fromkeys(("verify_offset", "verify_backlog_batch", "experimental_verify"),
-                    VERIFY_WAY),
+    **dict.fromkeys(("verify_offset", "verify_backlog_batch"), VERIFY_WAY),
     **dict.fromkeys(("trim_percentage", "trim_verify_zero", "trim_backlog",
                      "trim_backlog_batch"), _NO_TRIM),
     **dict.fromkeys(("write_iolog", "read_iolog", "read_iolog_chunked", "replay_no_stall",
