@@ -179,13 +179,10 @@ print(json.dumps(held), file=sys.stderr)
     assert held == {"iogate.spec.models": True, "iogate.fio.translate": True}
 
 
-def test_an_interrupt_in_a_finalizer_is_not_dropped(tmp_path: Path) -> None:
-    # Python can only print an exception raised in a __del__ and go on; the interrupt must
-    # come back and end the block instead.
-    code = """\
+FINALIZER = """\
 import signal
 from iogate import interrupts
-
+{prelude}
 class Finalized:
     def __del__(self):
         signal.raise_signal(signal.SIGINT)
@@ -199,20 +196,26 @@ try:
 except KeyboardInterrupt:
     print("interrupted")
 """
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=60, cwd=tmp_path)
+
+
+def interrupted_in_a_finalizer(tmp_path: Path, prelude: str = "") -> None:
+    """Python can only print an exception raised in a __del__ and go on; the interrupt must
+    come back and end the block instead, with nothing printed."""
+    done = subprocess.run([sys.executable, "-c", FINALIZER.format(prelude=prelude)],
+                          capture_output=True, text=True, timeout=60, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert done.stdout == "interrupted\n" and done.stderr == ""
+
+
+def test_an_interrupt_in_a_finalizer_is_not_dropped(tmp_path: Path) -> None:
+    interrupted_in_a_finalizer(tmp_path)
 
 
 def test_an_interrupt_sent_again_is_not_dropped_when_its_timer_fires_in_the_hook(
         tmp_path: Path) -> None:
     # On a busy machine the hook that sends the interrupt again can be held up for longer
     # than its timer: here the timer is made to fire while the hook still runs.
-    code = """\
-import signal
-from iogate import interrupts
-
+    interrupted_in_a_finalizer(tmp_path, prelude="""
 arm = interrupts._arm
 
 def held_up():
@@ -221,24 +224,7 @@ def held_up():
         pass
 
 interrupts._arm = held_up
-
-class Finalized:
-    def __del__(self):
-        signal.raise_signal(signal.SIGINT)
-
-try:
-    with interrupts.handled():
-        Finalized()
-        for _ in range(10_000_000):
-            pass
-    print("went on")
-except KeyboardInterrupt:
-    print("interrupted")
-"""
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=60, cwd=tmp_path)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout == "interrupted\n" and done.stderr == ""
+""")
 
 
 def test_an_interrupt_while_the_results_are_written_keeps_them_and_drops_the_journal(
