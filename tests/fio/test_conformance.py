@@ -147,7 +147,7 @@ TESTJOB_RUNS: dict[str, Run] = {name: Run() for name in (
     "t0010-b7aae4ba.fio", "t0011-5d2788d5.fio",
     "t0012.fio", "t0014.fio", "t0015-4e7e7898.fio", "t0016-d54ae22.fio", "t0017.fio",
     "t0018.fio", "t0019.fio", "t0020.fio", "t0021.fio", "t0022.fio", "t0023.fio", "t0024.fio",
-    "t0025.fio", "t0026.fio",
+    "t0025.fio", "t0026.fio", "t0028-c6cade16.fio",
     "t0029.fio", "t0030.fio", "t0032-43063a1c.fio", "t0033.fio", "t0034.fio",
     "t0036-pre.fio", "t0037-pre.fio")}
 
@@ -160,10 +160,8 @@ TESTJOB_REFUSED: dict[str, Refusal] = {
     "t0009-f8b0bd10.fio": Refusal("cpus_allowed", "CPU pinning (`cpus_allowed`)"),
     "t0013.fio": Refusal("does not hold back a request", "holding back overlapping requests "
                          "(`serialize_overlap`)"),
-    "t0027.fio": Refusal("a pattern read from a file", "patterns from a file or combined "
-                         "(`buffer_pattern`)"),
-    "t0028-c6cade16.fio": Refusal("fio's combined patterns", "patterns from a file or combined "
-                                  "(`buffer_pattern`)"),
+    "t0027.fio": Refusal("a pattern read from a file", "patterns read from a file "
+                         "(`buffer_pattern='file'`)"),
     "t0031-pre.fio": Refusal("write_iolog", IOLOGS),
     "t0031.fio": Refusal("read_iolog", IOLOGS),
     "t0036-post.fio": Refusal("verify_state_load", "verifying what an earlier run wrote "

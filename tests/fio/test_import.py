@@ -19,7 +19,7 @@ from iogate.cli import main
 from iogate.engine import catalog
 from iogate.errors import SuiteError
 from iogate.fio.importer import import_jobfile, is_jobfile, load_jobfile
-from iogate.fio.jobfile import fio_size
+from iogate.fio.jobfile import ValueProblem, fio_pattern, fio_size
 from iogate.fio.options import forbidden, job_options, render_jobfile
 from iogate.job import PPM, BsEntry, JobSpec, Zone
 from iogate.lower import lower
@@ -381,7 +381,7 @@ BAD = {
                        (19, "unknown time unit 'x'"),
                        (21, "'20%' is a percentage"),
                        (24, "fio limits only the writes of this mixed job"),
-                       (27, "a decimal pattern"),
+                       (27, "puts each block's offset in the pattern"),
                        (29, "with a minimum that is not a power of two")],
     "bad-unsupported.fio": [(4, "iogate's random workloads draw every offset"),
                             (6, "cpus_allowed is not supported"),
@@ -722,6 +722,51 @@ def test_fio_s_rand_zones_example_with_an_open_last_zone() -> None:
         (50 * PPM // 100, 5 * PPM // 100), (30 * PPM // 100, 15 * PPM // 100),
         (20 * PPM // 100, 80 * PPM // 100)]
     assert "the rest of the region" in text
+
+
+@pytest.mark.parametrize("pattern, written", [
+    ('"abcd"', b"abcd"), ("-1024", bytes.fromhex("00fcffff")), ("66", b"B"),
+    ("0", b"\0"), ("0xabc", bytes.fromhex("0abc")), ("0xff0x14", bytes.fromhex("ff14")),
+    ('"abcd"-120xdeadface', bytes.fromhex("61626364f4ffffffdeadface")),  # fio's t0028
+    ('-100xab"1"', bytes.fromhex("f6ffffffab31")),
+])
+def test_fio_patterns_become_the_bytes_fio_writes(pattern: str, written: bytes) -> None:
+    assert fio_pattern(pattern) == written
+    spec, _ = one(f"rw=write\nbuffer_pattern={pattern}\n")
+    assert spec.pattern == written
+
+
+@pytest.mark.parametrize("pattern, says", [
+    ("'pattern.bin'", "a pattern read from a file"), ("0x12%o", "block's offset"),
+    ('"ab', "without its closing quote"), ("12zz", "is not a"),
+    ("4294967296", "32-bit integers"), ("0xq", "is not a"), ('""', "the pattern is empty"),
+])
+def test_fio_patterns_iogate_cannot_write_are_refused(pattern: str, says: str) -> None:
+    with pytest.raises(ValueProblem, match=says):
+        fio_pattern(pattern)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet='0123456789abcdefxX"\'%-+ ', max_size=24))
+def test_any_pattern_text_gives_bytes_or_a_reason(text: str) -> None:
+    try:
+        data = fio_pattern(text)
+    except ValueProblem as exc:
+        assert str(exc)
+        return
+    assert isinstance(data, bytes) and data
+
+
+@pytest.mark.skipif(FIO is None, reason="fio is not installed")
+@pytest.mark.parametrize("pattern", ['"abcd"-120xdeadface', "-1024", "0xabc",
+                                     '66"x"0xFF0X1', '-100xab"1"'])
+def test_fio_patterns_are_what_fio_writes(tmp_path: Path, pattern: str) -> None:
+    out = tmp_path / "written"
+    subprocess.run([FIO or "fio", "--name=p", f"--filename={out}", "--rw=write", "--bs=4k",
+                    "--size=4k", f"--buffer_pattern={pattern}", "--output=/dev/null"],
+                   capture_output=True, check=True, timeout=60)
+    data = fio_pattern(pattern)
+    assert out.read_bytes() == (data * (4096 // len(data) + 1))[:4096]
 
 
 def test_logs_without_a_name_are_fio_s_and_noted() -> None:

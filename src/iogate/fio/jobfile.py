@@ -37,7 +37,7 @@ from iogate.spec.loader import read_suite_text
 
 __all__ = ["JobFile", "Option", "Section", "ValueProblem", "parse_jobfile", "parse_lenient",
            "read_jobfile", "BARE_FLAGS",
-           "fio_size", "fio_time", "fio_expression", "directions", "filename_list",
+           "fio_size", "fio_time", "fio_pattern", "fio_expression", "directions", "filename_list",
            "suite_text", "has_reference", "KEYWORDS", "MAX_FILE_BYTES"]
 
 MAX_FILE_BYTES = 1 << 20  # job files are a few hundred lines; anything larger is not one
@@ -317,6 +317,61 @@ def fio_time(text: str, bare_us: int) -> int:
         raise ValueProblem(f"'{shown(t)}': unknown time unit '{shown(unit)}' (fio takes d, h, "
                            "m, s, ms, us)")
     return int(digits) * per * 1000
+
+
+_HEX_RUN = re.compile(r"0[xX]([0-9a-fA-F]+)")
+_DECIMAL = re.compile(r"[+-]?[0-9]+")
+_INT_MIN, _INT_MAX = -(1 << 31), (1 << 31) - 1
+
+
+def fio_pattern(text: str) -> bytes:
+    """fio's buffer_pattern as the bytes it writes: strings in double quotes (their bytes),
+    hex numbers (0x..., digits in pairs from the left, an odd first digit a byte of its
+    own; '0xff0x14' is two numbers) and decimal numbers (a 32-bit integer, least
+    significant byte first, as many bytes as it needs; a decimal ends where a '0x' starts),
+    one after another. A file in single quotes and the offset format %o are refused."""
+    out = bytearray()
+    i, n = 0, len(text)
+    while i < n:
+        rest = text[i:]
+        if rest[0] == '"':
+            end = rest.find('"', 1)
+            if end < 0:
+                raise ValueProblem(f"'{shown(rest)}': a string without its closing quote")
+            out += rest[1:end].encode()
+            i += end + 1
+        elif rest[0] == "'":
+            raise ValueProblem("a pattern read from a file: iogate takes the bytes written "
+                               "out, in hex (0xdeadbeef) or a \"string\"")
+        elif rest[0] == "%":
+            raise ValueProblem(f"'{shown(rest[:2])}' puts each block's offset in the pattern; "
+                               "iogate's pattern is the same bytes in every block")
+        elif m := _HEX_RUN.match(rest):
+            digits = m.group(1)
+            taken = len(digits) + 2
+            if digits.endswith("0") and rest[taken:taken + 1] in ("x", "X"):
+                digits, taken = digits[:-1], taken - 1  # the '0' starts the next number
+            if not digits:
+                raise ValueProblem(f"'{shown(rest)}': '0x' needs hex digits")
+            if len(digits) % 2:
+                digits = "0" + digits
+            out += bytes.fromhex(digits)
+            i += taken
+        else:
+            cut = rest.lower().find("0x", 1)
+            m = _DECIMAL.match(rest[:cut] if cut > 0 else rest)
+            if m is None:
+                raise ValueProblem(f"'{shown(rest)}' is not a \"string\", a 0x hex number or "
+                                   "a decimal number")
+            value = int(m.group())
+            if not _INT_MIN <= value <= _INT_MAX:
+                raise ValueProblem(f"{m.group()}: fio's decimal patterns are 32-bit integers")
+            value &= 0xFFFFFFFF
+            out += value.to_bytes(max(1, (value.bit_length() + 7) // 8), "little")
+            i += m.end()
+    if not out:
+        raise ValueProblem("the pattern is empty")
+    return bytes(out)
 
 
 def has_reference(text: str) -> bool:

@@ -35,6 +35,7 @@ from iogate.fio.jobfile import (
     directions,
     filename_list,
     fio_expression,
+    fio_pattern,
     fio_size,
     fio_time,
     has_reference,
@@ -1471,15 +1472,14 @@ class _Job:
             # iogate reads a string as its bytes too, unless it looks like hex.
             keep = inner.strip()[:2].lower() == "0x" or inner != inner.strip()
             self.put("buffer_pattern", suite_text(text if keep else inner), src)
-        elif text.startswith("'"):
-            self.refuse(src, "a pattern read from a file: iogate takes hex (0xdeadbeef) or a "
-                        "\"string\"")
-        elif re.fullmatch(r"-?[0-9]+", text):
-            self.refuse(src, "a decimal pattern: write its bytes in hex (0x...) or a "
-                        "\"string\"")
-        else:
-            self.refuse(src, f"'{shown(text)}' is not a single hex value or \"string\"; fio's "
-                        "combined patterns are not supported")
+        else:  # decimal numbers, or several parts one after another: their bytes in hex
+            try:
+                data = fio_pattern(text)
+            except ValueProblem as exc:
+                self.refuse(src, str(exc))
+                return
+            self.put("buffer_pattern", "0x" + data.hex(), src,
+                     f"fio's pattern {shown(text)}, byte for byte")
 
     def _verify(self) -> None:
         """fio's verify and its options. A job with do_verify=0 writes verifiable blocks and
