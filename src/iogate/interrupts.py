@@ -32,6 +32,7 @@ SIGNALS = (signal.SIGINT, signal.SIGTERM)
 # handled and held with the other two.
 _AGAIN = signal.SIGALRM
 _HANDLED = (*SIGNALS, _AGAIN)
+_AGAIN_AFTER_S = 0.001  # how soon the timer sends it again
 
 
 def _raise(signum: int, frame: FrameType | None) -> None:
@@ -59,7 +60,7 @@ _HOOK_CODE = _again(print, [False]).__code__  # every hook _again makes runs thi
 
 
 def _arm() -> None:
-    signal.setitimer(signal.ITIMER_REAL, 0.001)
+    signal.setitimer(signal.ITIMER_REAL, _AGAIN_AFTER_S)
 
 
 def _raise_again(signum: int, frame: FrameType | None) -> None:
@@ -67,8 +68,8 @@ def _raise_again(signum: int, frame: FrameType | None) -> None:
     (its thread was held up for longer than the timer, on a busy machine), raising it there
     would drop it as the first one was dropped: the timer is set again instead."""
     while frame is not None:
-        if frame.f_code is _HOOK_CODE:
-            signal.setitimer(signal.ITIMER_REAL, 0.001)
+        if frame.f_code is _HOOK_CODE:  # not _arm: a test may hold that one up
+            signal.setitimer(signal.ITIMER_REAL, _AGAIN_AFTER_S)
             return
         frame = frame.f_back
     raise KeyboardInterrupt

@@ -144,8 +144,7 @@ SAME_MEANING: dict[str, dict[str | None, str]] = {
                                  "one pass covers does not"},
     "experimental_verify": {"1": "fio finds the blocks to check by replaying its offsets "
                                  "instead of logging each write; iogate keeps every block "
-                                 "written: the same blocks are read back and checked",
-                            "0": "fio's default"},
+                                 "written: the same blocks are read back and checked"},
     "threads": {None: "fio reads 'threads' as an option of its tiobench profile, which this "
                       "job does not use: it changes nothing (fio's option for threads is "
                       "'thread')"},
@@ -163,7 +162,7 @@ AT_DEFAULT: dict[str, tuple[str, ...]] = {
     "thinktime_spin": ("0",),
     "thinktime_iotime": ("0",), "thinktime_blocks_type": ("complete",),
     "rate_ignore_thinktime": ("0",), "bs_unaligned": ("0",),
-    "random_generator": ("tausworthe", "tausworthe64"),
+    "random_generator": ("tausworthe", "tausworthe64"), "experimental_verify": ("0",),
 }
 
 _NO_TRIM = "it trims the blocks a verifying job wrote; iogate trims only in the trim rw " \
