@@ -6,7 +6,10 @@ The series come from :func:`iogate.history.load`, the change points from
 :mod:`iogate.changes`; which direction of a change is a regression is
 :func:`iogate.compare.higher_is_better`'s rule. A regression is *new* when its first run is
 among the newest ``recent`` runs of its series: that is what makes ``iogate detect`` exit 1,
-so an accepted regression stops failing once newer runs have confirmed its level.
+so a regression stops failing detect once newer runs have confirmed its level. Change
+points are found over every run, whatever its outcome; the series show each run's outcome
+and whether it was accepted into the norm that ``history`` expectations are judged against
+(a failed run enters it only when a person accepts it: ``iogate history accept``).
 """
 
 from __future__ import annotations
@@ -127,6 +130,14 @@ def render(findings: Sequence[Finding], nseries: int, recent: int) -> str:
     return "\n".join(lines)
 
 
+def render_points(metric: str, points: Sequence[Point]) -> str:
+    """A series as ``iogate history --metric`` prints it: a line per run, oldest first, with
+    its name, value and outcome (``failed`` is out of the norm; ``accepted``, in it)."""
+    return "\n".join(
+        f"  {p.recorded_at[:19].replace('T', ' ')}  {p.run_id[:8]}  {p.tag():<14} "
+        f"{_value(metric, p.value):>12}  {p.status()}" for p in points)
+
+
 def as_json(findings: Sequence[Finding], recent: int) -> list[dict[str, Any]]:
     return [{"case": f.key[0], "device_model": f.key[1] or None, "metric": f.key[2],
              "run_id": f.first.run_id, "recorded_at": f.first.recorded_at,
@@ -165,6 +176,10 @@ def trend_png(key: SeriesKey, points: Sequence[Point], changes_at: Sequence[Mark
                       color="#9ab", linewidth=3, label="repeats (min to max)")
         ax.plot(xs, [p.value for p in points], "o", color="#1f4e99", markersize=4,
                 label=metric)
+        out_of_norm = [i for i, p in enumerate(points) if p.status() == "failed"]
+        if out_of_norm:
+            ax.plot(out_of_norm, [points[i].value for i in out_of_norm], "x", color="#c0392b",
+                    markersize=7, label="failed, not accepted")
         if current is not None:
             ax.plot([len(points)], [current], "*", color="#d35400", markersize=11,
                     label="this run")
@@ -222,8 +237,8 @@ def trend_html(key: SeriesKey, points: Sequence[Point], findings: Sequence[Findi
     run_rows = "".join(
         f"<tr><td>{html.escape(p.recorded_at[:19])}</td><td>{html.escape(p.run_id[:8])}</td>"
         f"<td>{html.escape(p.tag())}</td><td>{html.escape(_value(metric, p.value))}</td>"
-        f"<td>{html.escape(', '.join(_value(metric, s) for s in p.samples))}</td></tr>"
-        for p in points)
+        f"<td>{html.escape(', '.join(_value(metric, s) for s in p.samples))}</td>"
+        f"<td>{html.escape(p.status())}</td></tr>" for p in points)
     return (
         "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">"
         f"<title>{title}</title><style>body{{font-family:sans-serif;margin:2em}}"
@@ -234,7 +249,8 @@ def trend_html(key: SeriesKey, points: Sequence[Point], findings: Sequence[Findi
            f"<th>change</th><th>p</th><th></th></tr>{change_rows}</table>" if findings
            else "<p>none</p>")
         + f"<h2>Runs ({len(points)})</h2><table><tr><th>recorded</th><th>run</th>"
-        f"<th>build</th><th>value</th><th>repeats</th></tr>{run_rows}</table>"
+        f"<th>build</th><th>value</th><th>repeats</th><th>outcome</th></tr>{run_rows}"
+        "</table>"
         "</body></html>\n")
 
 

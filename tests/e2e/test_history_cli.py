@@ -122,8 +122,8 @@ def test_a_nightly_loop_finds_the_slower_build_in_sqlite_and_postgresql(
     for code, check in zip(codes[:25], checks[:25], strict=True):
         assert code == 0 or check["observed"] < 0.95 * 2000, check
     slow = json.loads((tmp_path / "run25.json").read_text())["cases"][0]["checks"][0]
-    assert slow["passed"] is False and "significant against the history's noise" in \
-        slow["reason"]
+    assert slow["passed"] is False and slow["evidence"]["reference"] == "history"
+    assert slow["evidence"]["decision"] == "regression", slow
     for i in range(30):  # the same runs, recorded in a shared PostgreSQL database
         record(postgres_url, json.loads((tmp_path / f"run{i}.json").read_text()),
                environ={"BUILD_NUMBER": str(100 + i)})
@@ -225,3 +225,99 @@ def test_a_recorded_run_reports_each_case_s_recent_trend(tmp_path: Path) -> None
     page = (tmp_path / "r.html").read_text()
     assert "read.iops: the recorded runs&#x27; trend and this run" in page or \
         "read.iops: the recorded runs' trend and this run" in page
+
+
+def test_a_regression_keeps_failing_until_a_person_accepts_it(tmp_path: Path) -> None:
+    """Issue 26: a build four times slower fails every night (its failed runs never become
+    the norm by lasting), detect still reports the change, and once the build is accepted
+    (history accept --label) its level is the norm and the next night passes."""
+    import json
+
+    store = str(tmp_path / "h.sqlite")
+    assert nightly(tmp_path, store, [2000] * 6)[5] == 0  # judged from the 6th night
+    assert nightly(tmp_path, store, [500] * 6, "--label", "build=b7") == [1] * 6
+    check = json.loads((tmp_path / "run5.json").read_text())["cases"][0]["checks"][0]
+    assert check["passed"] is False and check["judged"] is not False, check
+    listed = iogate("history", store, "--label", "build=b7", cwd=tmp_path)
+    assert listed.returncode == 0 and listed.stdout.count("1 case(s): 1 failed") == 6, \
+        listed.stdout
+    proc = iogate("detect", store, "--metric", "read.iops", cwd=tmp_path)
+    assert "REGRESSED" in proc.stdout and "build 100" in proc.stdout, proc.stdout
+
+    proc = iogate("history", "accept", store, "--label", "build=b7", "--by", "carol",
+                  cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert f"{store}: accepted 6 case(s) of 6 run(s) into the norm by carol" in proc.stdout
+    assert proc.stdout.count("nightly.suite.yaml::paced  (failed)") == 6, proc.stdout
+    proc = iogate("history", "accept", store, "--label", "build=b7", cwd=tmp_path)
+    assert proc.returncode == 0 and "nothing to accept" in proc.stdout
+    trend = iogate("history", store, "--metric", "read.iops", "-k", "paced", cwd=tmp_path)
+    assert "12 runs, 12 in the norm (passed or accepted)" in trend.stdout, trend.stdout
+    assert trend.stdout.count(" accepted\n") == 6 and "REGRESSED" in trend.stdout
+    assert nightly(tmp_path, store, [500], "--label", "build=b7") == [0]
+    # detect still reports the change: it looks at every run, accepted or not.
+    proc = iogate("detect", store, "--metric", "read.iops", "--recent", "20", cwd=tmp_path)
+    assert proc.returncode == 1 and "REGRESSED (new)" in proc.stdout, proc.stdout
+
+
+def _document(iops: float, outcome: str = "passed") -> dict[str, object]:
+    from iogate.report import SCHEMA_VERSION
+
+    return {"schema_version": SCHEMA_VERSION, "iogate_version": "0.1.0",
+            "created": "2026-11-24T08:00:00+00:00", "environment": {"host": "node-7"},
+            "cases": [{"id": "s.suite.yaml::randread", "outcome": outcome,
+                       "metrics": {"read.iops": iops}, "environment": {}}]}
+
+
+def test_accept_names_one_run_by_a_start_of_its_id(tmp_path: Path) -> None:
+    from iogate.history import record
+
+    store = str(tmp_path / "h.sqlite")
+    run_id, _ = record(store, _document(100.0, "failed"), environ={"BUILD_NUMBER": "7"})
+    proc = iogate("history", "accept", store, run_id[:6], cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "accepted 1 case(s) of 1 run(s)" in proc.stdout
+    assert f"{run_id[:8]}  build 7  s.suite.yaml::randread  (failed)" in proc.stdout
+    listed = iogate("history", store, cwd=tmp_path)
+    assert f"{run_id[:8]}  build 7  node-7  1 case(s): 1 accepted" in listed.stdout
+    for args, message in (
+            (("accept", store, "zz"), "no run's id starts with 'zz'"),
+            (("accept", store), "name what to accept: a run (RUN_ID"),
+            (("accept", store, run_id, "extra"), "unexpected argument(s) extra"),
+            (("accept", store, run_id, "--metric", "read.iops"),
+             "--metric does not go with history accept"),
+            (("accept",), "name the store: history accept DEST [RUN_ID]"),
+            ((store, "extra"), "unexpected argument(s) extra"),
+            ((store, "--by", "me"), "--by goes with history accept"),
+            (("accept", str(tmp_path / "missing.sqlite"), "ab"), "no such history store")):
+        proc = iogate("history", *args, cwd=tmp_path)
+        assert proc.returncode == 2 and message in proc.stderr, (args, proc.stderr)
+
+
+def test_runs_are_named_by_their_labels_where_no_ci_variable_is_set(tmp_path: Path) -> None:
+    """--label firmware=FW2 (then build, then commit) names a run in the listing, detect,
+    its --json and the trend page, where the CI set no variable."""
+    import json
+
+    from iogate.history import record
+
+    store = str(tmp_path / "h.sqlite")
+    for i in range(10):
+        record(store, _document(1000.0 + i % 3), {"build": "b6"}, environ={})
+    for i in range(5):
+        record(store, _document(700.0 + i % 3, "failed"), {"firmware": "FW2", "build": "b7"},
+               environ={})
+    listed = iogate("history", store, cwd=tmp_path)
+    lines = listed.stdout.splitlines()
+    assert "  build b6  node-7  1 case(s): 1 passed" in lines[0]
+    assert "  FW2  node-7  1 case(s): 1 failed" in lines[-1] and "firmware=FW2" in lines[-1]
+    proc = iogate("detect", store, "--json", "cp.json", cwd=tmp_path)
+    assert proc.returncode == 1 and " FW2 " in proc.stdout, proc.stdout
+    [found] = json.loads((tmp_path / "cp.json").read_text())["change_points"]
+    assert found["build"] == "FW2" and found["new"]
+    proc = iogate("history", store, "--metric", "read.iops", "-k", "randread", "--html",
+                  "t.html", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.count("build b6") >= 10 and " failed\n" in proc.stdout
+    page = (tmp_path / "t.html").read_text()
+    assert page.count("<td>FW2</td>") == 5 + 1 and page.count("<td>failed</td>") == 5

@@ -1,7 +1,8 @@
 """The results store on real SQLite files and a real PostgreSQL server (the same tests on
 both): what a run records (cases that measured, their metrics and repeat samples, device and
-firmware, the CI's build, labels), the filters of the listing, the series read back, the
-schema version, refusals, and writers racing each other."""
+firmware, the CI's build, labels, outcomes), the filters of the listing, the series read
+back, the norm (runs that passed or were accepted) and accepting runs into it, how runs are
+named, the schema version and its migrations, refusals, and writers racing each other."""
 
 from __future__ import annotations
 
@@ -14,15 +15,20 @@ from typing import Any
 import pytest
 
 from iogate.history import (
+    BEFORE_OUTCOMES,
     SCHEMA_VERSION,
     Filters,
     HistoryError,
+    Point,
+    accept,
     build_identity,
     check_destination,
     load,
     parse_labels,
     record,
+    render_accepted,
     render_runs,
+    run_name,
     runs,
 )
 from iogate.report import SCHEMA_VERSION as RESULTS_VERSION
@@ -52,6 +58,25 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     if request.param == "sqlite":
         return str(tmp_path / "h.sqlite")
     return str(request.getfixturevalue("postgres_url"))
+
+
+def execute(store: str, *statements: str) -> None:
+    """Statements run on the store with its own driver, as a damaged or older store would
+    have been left."""
+    if store.startswith("postgresql://"):
+        import psycopg
+
+        with psycopg.connect(store) as conn:
+            for statement in statements:
+                conn.execute(statement)
+        return
+    db = sqlite3.connect(store)
+    try:
+        for statement in statements:
+            db.execute(statement)
+        db.commit()
+    finally:
+        db.close()
 
 
 def query(store: str, sql: str, args: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
@@ -158,6 +183,16 @@ def test_stores_that_cannot_be_used_are_refused(tmp_path: Path) -> None:
         runs(str(text))
     with pytest.raises(HistoryError, match="no such history store"):
         runs(str(tmp_path / "missing.sqlite"))
+    damaged = tmp_path / "damaged.sqlite"
+    record(str(damaged), document(), environ={})
+    execute(str(damaged), "INSERT INTO iogate_schema VALUES ('three')")
+    with pytest.raises(HistoryError, match="damaged.sqlite: a damaged history store: its "
+                       "schema version \\(table iogate_schema\\) holds 'three', not a "
+                       "version number"):
+        runs(str(damaged))
+    execute(str(damaged), "DELETE FROM iogate_schema")
+    with pytest.raises(HistoryError, match="a damaged history store: .* is empty"):
+        load(str(damaged))
     with pytest.raises(HistoryError, match="the run was not recorded: .*schema_version"):
         record(str(tmp_path / "h.sqlite"), {**document(), "schema_version": 0}, environ={})
     for bad in ("mysql://db/iogate", str(tmp_path), str(tmp_path / "no" / "h.sqlite")):
@@ -217,7 +252,7 @@ def test_history_is_the_level_of_the_last_segment_that_lasted(tmp_path: Path) ->
         record(store, document(iops=v), environ={})
     short = level()
     assert (short.level, short.judged, short.runs) == (None, False, MIN_HISTORY - 1)
-    assert "on ACME NVMe 3000, 5 are needed" in short.reason
+    assert "on ACME NVMe 3000" in short.reason and "5 are needed" in short.reason
     for v in values[MIN_HISTORY - 1:]:
         record(store, document(iops=v), environ={})
     assert level().level is not None and level().level.center == pytest.approx(1000.0)
@@ -244,26 +279,173 @@ def test_a_store_of_version_1_reads_its_sweep_points_under_todays_ids(store: str
     earlier["cases"][0]["id"] = "s.suite.yaml::qd[bs=4k-iodepth=1]"
     record(store, earlier, environ={})
     # As version 1 left it: the ids of then, and no step to version 2 recorded.
-    rows = "UPDATE cases SET case_id = 's.suite.yaml::qd[bs=4k-iodepth=1]'"
-    stamps = ("DELETE FROM iogate_schema", "INSERT INTO iogate_schema (version) VALUES (1)")
-    if store.startswith("postgresql://"):
-        import psycopg
-
-        with psycopg.connect(store) as conn:
-            for statement in (rows, *stamps):
-                conn.execute(statement)
-    else:
-        db = sqlite3.connect(store)
-        for statement in (rows, *stamps):
-            db.execute(statement)
-        db.commit()
-        db.close()
+    execute(store, "UPDATE cases SET case_id = 's.suite.yaml::qd[bs=4k-iodepth=1]'",
+            "DELETE FROM iogate_schema", "INSERT INTO iogate_schema (version) VALUES (1)")
     assert query(store, "SELECT MAX(version) FROM iogate_schema") == [(1,)]
     series = load(store, ["read.iops"])  # reading migrates
     assert list(series) == [("s.suite.yaml::qd[bs:4k-iodepth:1]", "ACME NVMe 3000", "read.iops")]
-    assert query(store, "SELECT MAX(version) FROM iogate_schema") == [(2,)]
+    assert query(store, "SELECT MAX(version) FROM iogate_schema") == [(SCHEMA_VERSION,)]
     later = document(iops=900.0)
     later["cases"][0]["id"] = "s.suite.yaml::qd[bs:4k-iodepth:1]"
     record(store, later, environ={})
     [points] = load(store, ["read.iops"]).values()
     assert [p.value for p in points] == [1000.0, 900.0]
+
+
+# -- the norm: runs that passed, or that a person accepted ------------------------------------
+
+IOPS = ("s.suite.yaml::randread", "ACME NVMe 3000", "read.iops")
+
+
+def test_the_norm_is_the_runs_that_passed_or_were_accepted(store: str) -> None:
+    """Issue 26: six nights of a rate-limited workload at 30-39k IOPS, then a build four
+    times slower that fails every night. The failed runs are recorded (detect and the
+    trend show them) but never form the norm, until a person accepts one."""
+    good = [record(store, document(iops=iops), environ={})[0]
+            for iops in (35000.0, 31000.0, 39000.0, 30500.0, 36000.0, 38500.0)]
+    slow = [record(store, document(iops=8000.0 + n, outcome="failed"), {"build": "b7"},
+                   environ={})[0] for n in range(5)]
+    every = load(store, ["read.iops"])[IOPS]
+    assert [p.run_id for p in every] == good + slow
+    assert [p.status() for p in every] == ["passed"] * 6 + ["failed"] * 5
+    assert [(p.outcome, p.accepted, p.in_norm) for p in every[-1:]] == [("failed", False,
+                                                                          False)]
+    norm = load(store, ["read.iops"], norm=True)[IOPS]
+    assert [p.run_id for p in norm] == good
+    assert load(store, ["read.iops"], case_id=IOPS[0], device=IOPS[1], norm=True) == {
+        IOPS: norm}
+    assert [r.outcome() for r in runs(store)] == ["1 passed"] * 6 + ["1 failed"] * 5
+
+    # One regressed run accepted by a start of its id: the norm holds 7.
+    [taken] = accept(store, slow[2][:8], by="alice")
+    assert (taken.run_id, taken.case_id, taken.outcome, taken.by) == (slow[2], IOPS[0],
+                                                                      "failed", "alice")
+    assert (taken.run, taken.device) == ("FW1", "ACME NVMe 3000 FW1")
+    assert "(failed)" in render_accepted([taken]) and slow[2][:8] in render_accepted([taken])
+    norm = load(store, ["read.iops"], norm=True)[IOPS]
+    assert [p.run_id for p in norm] == [*good, slow[2]]
+    assert (norm[-1].status(), norm[-1].accepted, norm[-1].in_norm) == ("accepted", True,
+                                                                        True)
+    [(who, when)] = query(store, "SELECT accepted_by, accepted_at FROM cases WHERE run_id "
+                          "= ?", (slow[2],))
+    assert who == "alice" and when > every[-1].recorded_at
+    assert accept(store, slow[2]) == []  # accepted before: nothing more to do
+    assert runs(store)[8].outcome() == "1 accepted"
+    assert "1 case(s): 1 accepted" in render_runs(runs(store))
+    # Passed cases are in the norm already: accepting their run changes nothing.
+    assert accept(store, good[0]) == []
+    # The case that ended in an error was never recorded; the listing counts what was.
+    assert all(r.cases == 1 for r in runs(store))
+
+
+def test_a_build_is_accepted_by_label_build_number_or_commit(store: str) -> None:
+    def night(label: str, outcome: str, environ: dict[str, str]) -> str:
+        doc = document(iops=500.0, outcome=outcome)
+        doc["cases"].append({**doc["cases"][0], "id": "s.suite.yaml::seqread"})
+        return record(store, doc, {"build": label}, environ=environ)[0]
+
+    b6 = night("b6", "passed", {})
+    b7 = [night("b7", "failed", {"BUILD_NUMBER": "42", "GIT_COMMIT": "cafe01234"})
+          for _ in range(2)]
+    b8 = night("b8", "failed", {"BUILD_NUMBER": "43", "GIT_COMMIT": "beef5678"})
+    # -k narrows the cases: one case of each run of build b7.
+    taken = accept(store, filters=Filters(labels={"build": "b7"}, case="seqread"), by="bob")
+    assert [(a.run_id, a.case_id, a.run) for a in taken] == [
+        (b7[0], "s.suite.yaml::seqread", "FW1"), (b7[1], "s.suite.yaml::seqread", "FW1")]
+    assert [r.outcome() for r in runs(store)] == ["2 passed", "1 failed, 1 accepted",
+                                                  "1 failed, 1 accepted", "2 failed"]
+    assert [a.case_id for a in accept(store, filters=Filters(build="42"))] == [
+        "s.suite.yaml::randread"] * 2
+    assert [a.run_id for a in accept(store, filters=Filters(commit="beef"))] == [b8, b8]
+    assert accept(store, filters=Filters(labels={"build": "b6"})) == []
+    assert [r.run_id for r in runs(store, Filters(build="42"))] == b7
+    assert [r.run_id for r in runs(store, Filters(commit="cafe"))] == b7
+    assert [len(v) for v in load(store, ["read.iops"], norm=True).values()] == [4, 4]
+    assert b6 in {p.run_id for p in load(store, ["read.iops"], norm=True)[IOPS]}
+
+
+def test_accepting_refuses_what_names_no_run_or_more_than_one(
+        store: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    import uuid
+
+    ids = iter(["a1a1a1a1-0000-4000-8000-000000000001", "a1a1a1a1-0000-4000-8000-000000000002"])
+    monkeypatch.setattr("iogate.history.uuid.uuid4", lambda: uuid.UUID(next(ids)))
+    first, _ = record(store, document(outcome="failed"), environ={})
+    second, _ = record(store, document(outcome="failed"), {"build": "b7"}, environ={})
+    monkeypatch.undo()
+    with pytest.raises(HistoryError, match="'a1a1' starts the ids of 2 runs "
+                       f"\\({first}, {second}\\): give more of the id"):
+        accept(store, "a1a1")
+    with pytest.raises(HistoryError, match="no run's id starts with 'ffff'"):
+        accept(store, "ffff")
+    with pytest.raises(HistoryError, match="name what to accept: a run"):
+        accept(store, filters=Filters(case="randread", since="2000-01-01"))
+    with pytest.raises(HistoryError, match="the run id to accept is empty"):
+        accept(store, " ")
+    with pytest.raises(HistoryError, match="no recorded case matches --label build=b9"):
+        accept(store, filters=Filters(labels={"build": "b9"}))
+    with pytest.raises(HistoryError, match=f"no recorded case matches run {second} -k "
+                       "nothing"):
+        accept(store, second, filters=Filters(case="nothing"))
+    # A refusal accepts nothing; the unique id does.
+    assert load(store, norm=True) == {}
+    assert [a.run_id for a in accept(store, "a1a1a1a1-0000-4000-8000-000000000002")] == [
+        second]
+    with pytest.raises(HistoryError, match="no such history store"):
+        accept(store + ".missing" if "://" not in store else "missing.sqlite", "a1")
+
+
+def test_a_store_of_version_2_keeps_its_runs_in_the_norm(store: str) -> None:
+    """Version 2 kept no outcomes: the runs recorded then formed the norm, so the migration
+    to 3 counts them as accepted (when they were recorded), failed or not."""
+    before = [record(store, document(iops=1000.0 + n, outcome=outcome), environ={})[0]
+              for n, outcome in enumerate(["passed", "failed", "passed"])]
+    execute(store, *(f"ALTER TABLE cases DROP COLUMN {c}" for c in ("outcome", "accepted_at",
+                                                                     "accepted_by")),
+            "DELETE FROM iogate_schema", "INSERT INTO iogate_schema (version) VALUES (2)")
+    assert query(store, "SELECT MAX(version) FROM iogate_schema") == [(2,)]
+    norm = load(store, ["read.iops"], norm=True)[IOPS]  # reading migrates
+    assert query(store, "SELECT MAX(version) FROM iogate_schema") == [(SCHEMA_VERSION,)]
+    assert [(p.run_id, p.outcome, p.accepted, p.status()) for p in norm] == [
+        (r, None, True, "accepted") for r in before]
+    assert query(store, "SELECT DISTINCT accepted_by FROM cases") == [(BEFORE_OUTCOMES,)]
+    assert query(store, "SELECT COUNT(*) FROM cases c JOIN runs r ON r.run_id = c.run_id "
+                 "WHERE c.accepted_at = r.recorded_at") == [(3,)]
+    # Recorded after the migration: a failed run stays out of the norm.
+    after, _ = record(store, document(iops=500.0, outcome="failed"), environ={})
+    assert after not in {p.run_id for p in load(store, ["read.iops"], norm=True)[IOPS]}
+    assert [r.outcome() for r in runs(store)] == ["1 accepted"] * 3 + ["1 failed"]
+
+
+# -- naming runs ------------------------------------------------------------------------------
+
+def test_a_run_is_named_by_its_firmware_build_or_commit_then_labels() -> None:
+    at = "2026-11-24T08:00:00+00:00"
+    assert run_name(at) == "2026-11-24"
+    assert run_name(at, labels={"lot": "A"}) == "2026-11-24"
+    assert run_name(at, labels={"commit": "0123456789abcdef"}) == "0123456789"
+    assert run_name(at, labels={"commit": "0123456789abcdef", "build": "b7"}) == "build b7"
+    assert run_name(at, labels={"build": "b7", "firmware": "FW2"}) == "FW2"
+    # The CI's variables come before the labels; the device's firmware before both.
+    assert run_name(at, commit="fedcba9876543", labels={"firmware": "FW2"}) == "fedcba9876"
+    assert run_name(at, build="42", commit="fedcba98", labels={"firmware": "FW2"}) == \
+        "build 42"
+    assert run_name(at, firmware="1.2.3", build="42") == "1.2.3"
+    assert Point("r", at, 1.0, labels={"build": "b7"}).tag() == "build b7"
+
+
+def test_labels_name_the_runs_where_no_ci_variable_does(store: str) -> None:
+    plain = document()
+    del plain["cases"][0]["environment"]["target.firmware"]
+    named = [record(store, plain, labels, environ=environ)[0] for labels, environ in (
+        ({"firmware": "FW2", "build": "b7"}, {}), ({"build": "b7", "lot": "A"}, {}),
+        ({"commit": "0123456789abcdef"}, {}), ({"firmware": "FW2"}, {"BUILD_NUMBER": "42"}),
+        ({}, {}))]
+    points = load(store, ["read.iops"])[IOPS]
+    day = points[-1].recorded_at[:10]
+    assert [p.tag() for p in points] == ["FW2", "build b7", "0123456789", "build 42", day]
+    listed = runs(store)
+    assert [r.name() for r in listed] == ["FW2", "build b7", "0123456789", "build 42", day]
+    lines = render_runs(listed).splitlines()
+    assert f"{named[0][:8]}  FW2  node-7" in lines[0]
+    assert f"{named[4][:8]}  node-7" in lines[4]  # the date is shown once
