@@ -275,7 +275,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="results document (--json) or baseline file of the reference run")
     parser.add_argument("new", metavar="NEW.json", help="the run to judge, in either format")
     parser.add_argument("--alpha", type=_alpha, default=0.05,
-                        help="significance level of the Mann-Whitney U test (default 0.05)")
+                        help="significance of the one-sided test against the old runs' "
+                        "noise (default 0.05)")
     parser.add_argument("--min-effect", type=_effect, default=5.0, metavar="PCT",
                         help="smallest change of the median that counts, in percent "
                              "(default 5)")

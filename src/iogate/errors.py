@@ -60,6 +60,11 @@ class RealizedWorkloadWarning(UserWarning):
     """What ran differs from what the suite asked for by more than sampling noise explains."""
 
 
+class PowerWarning(UserWarning):
+    """A check against a baseline whose runs can never make a regression at its threshold
+    significant: said before any I/O, with the runs it needs."""
+
+
 class TargetError(IogateError):
     """The target file or device of a workload is unusable."""
 

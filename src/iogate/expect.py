@@ -16,6 +16,9 @@ except for percent metrics, where ``%`` is the metric's unit (percentage points)
 The metric key may name a statistic over repeats, ``read.iops@min`` (median by default;
 ``@cv`` is a percentage). A window (``in 99% of 1s``, ``in all``) asks that share of the
 run's intervals (1 s unless given, at least 10 ms) to satisfy the comparison on their own.
+An expectation that ends in ``if measured`` is optional: where its metric cannot be measured
+on the target it is not judged (never a pass, never a failure), elsewhere it is judged as
+usual.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ from iogate.metrics import (
     series_paths,
     split_statistic,
 )
+from iogate.stats import Evidence
 from iogate.units import (
     UnitError,
     check_ascii,
@@ -281,6 +285,7 @@ def _parse_window(text: str, whole: str) -> Window:
 
 _OPERATOR = re.compile(r"\s*(>=|<=|==|!=|>|<)", re.ASCII)
 _IN = re.compile(r"\s+in(?=\s|\Z)", re.ASCII)
+_IF_MEASURED = re.compile(r"\s+if\s+measured\s*\Z", re.ASCII)
 
 
 @dataclass(frozen=True)
@@ -300,6 +305,7 @@ class Expectation:
     stat: str = "median"  # the statistic over repeats it judges
     window: Window | None = None
     line: int | None = None  # where the suite states it, set by the loader
+    optional: bool = False  # "... if measured": not judged where it cannot be measured
 
     @property
     def kind(self) -> Kind:
@@ -333,7 +339,8 @@ class Expectation:
                 except ExpectationError:
                     pass
         out = f"{self.op} {rhs}"
-        return out if self.window is None else f"{out} {self.window.describe()}"
+        out = out if self.window is None else f"{out} {self.window.describe()}"
+        return f"{out} if measured" if self.optional else out
 
 
 def _missing_words(missing: list[str]) -> str:
@@ -359,6 +366,10 @@ def parse_expectation(metric: str, text: object) -> Expectation:
         raise ExpectationError(f"'{shown(text)}' must start with one of {' '.join(OPERATORS)}, "
                                "e.g. '>= 250k'")
     op, rest = m.group(1), text[m.end():]
+    optional = _IF_MEASURED.search(rest)
+    if optional is not None:
+        rest = rest[:optional.start()]
+        text = text[:len(text) - len(optional.group(0))]
     window = None
     split = _IN.search(rest)
     if split is not None:
@@ -396,7 +407,8 @@ def parse_expectation(metric: str, text: object) -> Expectation:
     # Evaluating with stand-ins checks units and dimensions now, not at run time.
     value = _compute(node, kind, dict.fromkeys(names, _PROBE), text.strip())
     return Expectation(path, op, node, text.strip(), names,
-                       literal=None if names else value, stat=stat, window=window)
+                       literal=None if names else value, stat=stat, window=window,
+                       optional=optional is not None)
 
 
 def _after_quote(exc: Exception) -> str:
@@ -424,6 +436,7 @@ class Check:
     skipped: int = 0  # windowed: intervals not judged, empty with nothing due by the schedule
     judged: bool = True  # False: deliberately not judged (recording a baseline); never fails
     host: str | None = None  # a per_host expectation: the host ("name:port") judged
+    evidence: Evidence | None = None  # against a baseline or the history: how it was decided
 
     @property
     def key(self) -> str:
@@ -480,7 +493,7 @@ def evaluate(exp: Expectation, observed: float | None, *,
         return Check(exp, observed, False, why)
     if observed is None:
         why = unmeasured or _why_unmeasured(exp.metric, backend)
-        return Check(exp, None, False, f"not measured: {why}", threshold)
+        return _not_measured(exp, why, threshold)
     if isinstance(observed, float) and math.isnan(observed):
         return Check(exp, observed, False, "not measured: the value is not a number",
                      threshold)
@@ -489,6 +502,17 @@ def evaluate(exp: Expectation, observed: float | None, *,
     wanted = exp.describe(names)
     reason = f"{shown} {wanted}" if passed else f"{shown} is not {wanted}"
     return Check(exp, float(observed), passed, reason, threshold)
+
+
+def _not_measured(exp: Expectation, why: str, threshold: float | None,
+                  intervals: int | None = None, skipped: int = 0) -> Check:
+    """A check whose metric has no value: a failure, or for an optional expectation
+    ("if measured") not judged, which is neither a pass nor a failure."""
+    if exp.optional:
+        return Check(exp, None, True, f"not measured (optional): {why}", threshold, intervals,
+                     skipped=skipped, judged=False)
+    return Check(exp, None, False, f"not measured: {why}", threshold, intervals,
+                 skipped=skipped)
 
 
 @dataclass(frozen=True)
@@ -564,14 +588,13 @@ def evaluate_window(exp: Expectation, series_values: Sequence[float | None],
     if threshold is None:
         return Check(exp, None, False, why)
     if not series_values:
-        return Check(exp, None, False, "not measured: no intervals were recorded",
-                     threshold, 0)
+        return _not_measured(exp, "no intervals were recorded", threshold, 0)
     t = tally_window(exp, threshold, series_values, due)
     skipped = f", {t.skipped} skipped: nothing was due" if t.skipped else ""
     n = t.judged
     if n == 0:
-        return Check(exp, None, False, f"not measured: {_why_unmeasured(exp.metric, backend)}"
-                     f" (no interval had completions{skipped})", threshold, 0, skipped=t.skipped)
+        return _not_measured(exp, f"{_why_unmeasured(exp.metric, backend)} (no interval had "
+                             f"completions{skipped})", threshold, 0, t.skipped)
     needed = window.needed(n)
     pct = 100.0 * t.good / n
     limit = format_value(exp.kind, threshold)
@@ -582,6 +605,43 @@ def evaluate_window(exp: Expectation, series_values: Sequence[float | None],
 
 
 # -- how a check is told ------------------------------------------------------------------
+
+
+def _p_text(p: float) -> str:
+    if p < 1e-99:
+        return "0"
+    return f"{p:.2g}" if p >= 0.001 else f"{p:.0e}"
+
+
+def explain(check: Check) -> str:
+    """Why a check against a baseline or the history came out as it did, in one line a
+    person can check: the reference (median, noise, which runs), the runs observed, the
+    effect, the p-value against the significance it was held to (and how that was
+    adjusted), and the rule that decided. Empty for other checks."""
+    ev = check.evidence
+    if ev is None:
+        return ""
+    kind = check.expectation.kind
+    spread = f" ±{format_value(kind, ev.spread)}" if ev.spread is not None else ""
+    effect = "" if math.isnan(ev.effect_pct) else f"{ev.effect_pct:+.1f}% vs "
+    facts = (f"{effect}{ev.reference} {format_value(kind, ev.center)}{spread} "
+             f"({ev.runs}), n={ev.observed_runs}")
+    adjusted = [f"{ev.family} checks"] if ev.family > 1 else []
+    adjusted += [f"{ev.looks} looks"] if ev.looks > 1 else []
+    alpha = f"{ev.alpha:.2g}" + (f" (alpha / {' / '.join(adjusted)})" if adjusted else "")
+    p = "" if ev.p is None else f"p={_p_text(ev.p)}"
+    rule = {
+        "met": facts + (f", {p}" if p else ""),
+        "regression": f"regression: {facts}, {p} <= {alpha}",
+        "within noise": f"within noise: {facts}, {p} > {alpha}: not significant",
+        "within min effect": f"within the minimum effect of {ev.min_effect_pct:g}%: {facts}",
+        "too few runs": f"decided by effect size, too few runs for a test ({ev.reference} "
+                        f"holds {ev.reference_runs}, 2 needed): {facts}",
+        "improvement": f"the {ev.reference}'s own value does not meet it (it asks for an "
+                       f"improvement): the threshold decides; {facts}",
+        "no test": f"no test for @{check.expectation.stat}: the threshold decides; {facts}",
+    }
+    return rule.get(ev.decision, f"{ev.decision}: {facts}")
 
 
 def verdict(check: Check) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import errno
 import math
 import os
+import statistics
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
@@ -21,9 +22,9 @@ from iogate.changes import Level
 from iogate.expect import (
     Check,
     Expectation,
+    ExpectationError,
     evaluate,
     evaluate_window,
-    format_value,
     tally_window,
 )
 from iogate.job import JobSpec
@@ -60,6 +61,10 @@ class Gate:
     match: Mapping[str, str | None] = field(default_factory=dict)
     # The history store that expectations referring to ``history`` are judged against.
     history: str | None = None
+    # The statistical checks of the run (expectations against a baseline or the history):
+    # each is held to alpha / family, so that the run as a whole raises a false alarm with
+    # a chance of at most alpha (Bonferroni; set by :meth:`for_cases` before the run).
+    family: int = 1
 
     def __post_init__(self) -> None:
         """Refuse settings that cannot judge anything: ValueError, or BaselineMatchError
@@ -72,6 +77,10 @@ class Gate:
                              ">= 0 (--min-effect; pytest: --iogate-min-effect)")
         if self.baseline is not None:
             self.baseline.select(self.match)
+
+    def for_cases(self, cases: Sequence[Case]) -> Gate:
+        """This gate for a run of ``cases``: its family is their statistical checks."""
+        return replace(self, family=max(1, len(statistical(cases))))
 
     def check(self, cases: Sequence[Case]) -> None:
         """Before anything runs: refuse cases that refer to the baseline and have no entry
@@ -135,37 +144,64 @@ def needs_history(cases: Sequence[Case], gate: Gate) -> str | None:
 MIN_HISTORY = 5  # fewest recorded runs of a case that ``history`` is judged against
 
 
+def statistical(cases: Sequence[Case]) -> list[tuple[Case, Expectation]]:
+    """The checks of ``cases`` decided with a test against a reference: those that refer to
+    a baseline or the history (windowed ones judge their intervals, and are not)."""
+    return [(c, e) for c in cases for e in c.expectations
+            if {"baseline", "history"} & e.names and e.window is None]
+
+
+def looks(case: Case) -> int:
+    """How often a case's statistical checks are looked at: once per run from its fewest
+    repeats to its most."""
+    return max(1, case.repeat_max - case.repeat + 1) if case.repeat_max else 1
+
+
 @dataclass(frozen=True)
 class HistoryLevel:
     """What ``history`` is for one case and metric: the level judged against, or why
-    there is none (``judged``: False when that is no failure, such as a short history)."""
+    there is none (``judged``: False when that is no failure, such as a short history).
+    ``runs``: the runs that may form the norm (passed, or accepted); ``recorded``: all."""
 
     level: Level | None
     reason: str = ""
     judged: bool = True
     runs: int = 0
+    recorded: int = 0
+
+    def describe(self) -> str:
+        """Which runs form the level, in words."""
+        assert self.level is not None
+        n = len(self.level.values)
+        last = "the last " if n < self.runs else ""
+        return f"{last}{n} passed or accepted of {self.recorded} runs"
 
 
 def history_level(store: str, cid: str, device: str, metric: str) -> HistoryLevel:
     """The level of ``metric`` for case ``cid`` on ``device`` over the runs of the store
+    that form its norm: those whose case passed or that a person accepted
+    (:func:`iogate.history.load` with ``norm``), so that a failed run never moves it
     (:func:`iogate.changes.last_level`)."""
     from iogate.changes import last_level
     from iogate.history import HistoryError, is_url, load
 
+    values: list[float] = []
+    recorded = 0  # a store not made yet is made by this run's recording
     try:
-        if not is_url(store) and not os.path.exists(store):
-            series = {}  # made by this run's recording
-        else:
-            series = load(store, [metric], case_id=cid, device=device)
+        if is_url(store) or os.path.exists(store):
+            values = [p.value for points in load(store, [metric], case_id=cid, device=device,
+                                                 norm=True).values() for p in points]
+            recorded = sum(len(v) for v in load(store, [metric], case_id=cid,
+                                                 device=device).values())
     except HistoryError as exc:
         return HistoryLevel(None, f"the history store cannot be read: {exc}")
-    values = [p.value for points in series.values() for p in points]
     if len(values) < MIN_HISTORY:
         where = f" on {device}" if device else ""
         return HistoryLevel(None, f"not judged: the history holds {len(values)} run(s) of "
-                            f"this case{where}, {MIN_HISTORY} are needed", judged=False,
-                            runs=len(values))
-    return HistoryLevel(last_level(values), runs=len(values))
+                            f"this case{where} that passed or were accepted ({recorded} "
+                            f"recorded), {MIN_HISTORY} are needed", judged=False,
+                            runs=len(values), recorded=recorded)
+    return HistoryLevel(last_level(values), runs=len(values), recorded=recorded)
 
 
 def fail_fast(cases: Sequence[Case], specs: Sequence[JobSpec]
@@ -266,7 +302,7 @@ def judge(case: Case, runs: list[RunResult], duration: float, target: str | None
         levels = {e.metric.text: history_level(gate.history, case_id(case), device,
                                                e.metric.text)
                   for e in case.expectations if "history" in e.names}
-    checks = [_check(e, runs, metrics, samples, entry, gate, unmeasured, levels)
+    checks = [_check(e, runs, metrics, samples, entry, gate, unmeasured, levels, looks(case))
               for e in case.expectations]
     hosts = _per_host(case, runs)
     for host, (host_runs, host_metrics, host_samples, host_unmeasured) in hosts.items():
@@ -301,6 +337,63 @@ def judge(case: Case, runs: list[RunResult], duration: float, target: str | None
                       run_series=[series_of(r) for r in runs],
                       run_disks=[r.disk_series() for r in runs],
                       baseline=dict(beside.metrics) if beside is not None else {})
+
+
+def decided(result: CaseResult) -> bool:
+    """Whether more runs could not change a case's verdict: it did not pass or fail by its
+    checks (an error, an interruption), or every check against a reference is decided
+    (adaptive repeats stop there)."""
+    if result.outcome not in ("passed", "failed"):
+        return True
+    return all(c.evidence is None or c.evidence.decided for c in result.checks)
+
+
+def power_warnings(cases: Sequence[Case], gate: Gate) -> list[str]:
+    """Before any I/O: each check against the baseline whose runs can never make a
+    regression at its threshold significant at the run's adjusted significance, with how
+    many runs it needs (or that the baseline itself needs more runs)."""
+    if gate.baseline is None:
+        return []
+    out = []
+    for case, e in statistical(cases):
+        if "baseline" not in e.names or e.stat not in ("median", "mean") or \
+                e.op in ("==", "!="):
+            continue
+        entries = gate.baseline.candidates(case_id(case), gate.match)
+        if not entries:
+            continue
+        entry = min(entries, key=lambda x: len(x.samples(e.metric.text)))
+        old = entry.samples(e.metric.text)
+        if not old:
+            continue
+        center = _statistic(old, e.stat)
+        try:
+            threshold = e.threshold({"baseline": center, "history": center})
+        except ExpectationError:  # a threshold these values cannot give: said when judged
+            continue
+        step = max(abs(stats.effect_pct(center, threshold)), gate.min_effect_pct)
+        if not math.isfinite(step) or step == 0:
+            continue
+        most = case.repeat_max or case.repeat
+        alpha = stats.adjusted_alpha(gate.alpha, gate.family, looks(case))
+        lower = e.op in (">=", ">")
+        need = stats.runs_needed(old, step, alpha, lower_is_worse=lower)
+        where = f"{case.path}:{e.line or case.line}: {case_id(case)}: {e.key}"
+        if len(old) < 2:
+            out.append(f"{where}: the baseline holds 1 run of it, so no test is possible and "
+                       "a change beyond the threshold fails by its size alone, whatever the "
+                       "noise: record the baseline with repeat: 3 or more")
+        elif need is None:
+            out.append(f"{where}: with the baseline's {len(old)} runs and their noise, no "
+                       f"number of runs here can make a {step:.3g}% regression significant "
+                       f"at {alpha:.2g}: record the baseline with more repeats")
+        elif need > most:
+            out.append(f"{where}: {most} run(s) cannot make a {step:.3g}% regression "
+                       f"significant at {alpha:.2g} against the baseline's {len(old)} runs "
+                       f"and their noise; it needs repeat: {need} (or repeat: {{min: "
+                       f"{case.repeat}, max: {need}}}); until then such a value passes as "
+                       "within noise")
+    return out
 
 
 def _realized(runs: Sequence[RunResult]) -> list[str]:
@@ -361,7 +454,7 @@ def _per_host(case: Case, runs: Sequence[RunResult]
 def _check(e: Expectation, runs: list[RunResult], metrics: Mapping[str, float],
            samples: Mapping[str, list[float]], entry: BaselineEntry | None,
            gate: Gate, unmeasured: Mapping[str, str],
-           levels: Mapping[str, HistoryLevel] | None = None) -> Check:
+           levels: Mapping[str, HistoryLevel] | None = None, looked: int = 1) -> Check:
     path = e.metric.text
     names: dict[str, float] = {}
     level = (levels or {}).get(path)
@@ -373,10 +466,9 @@ def _check(e: Expectation, runs: list[RunResult], metrics: Mapping[str, float],
             return Check(e, None, level is not None and not level.judged, why,
                          judged=level is not None and level.judged)
         names["history"] = level.level.center
-    if "baseline" in e.names and entry is not None:
-        old = entry.samples(path)
-        if old:
-            names["baseline"] = _statistic(old, e.stat)
+    old = entry.samples(path) if entry is not None and "baseline" in e.names else []
+    if old:
+        names["baseline"] = _statistic(old, e.stat)
     if "baseline" in e.names and entry is None and gate.recording:
         return Check(e, None, True, "not judged: recording the baseline", judged=False)
     backend = runs[0].backend if runs else "native"
@@ -385,64 +477,90 @@ def _check(e: Expectation, runs: list[RunResult], metrics: Mapping[str, float],
         return evaluate_window(e, series.values, metrics.get(path), names=names,
                                due=series.due, spans=series.spans, backend=backend)
     values = samples.get(path) or ([metrics[path]] if path in metrics else [])
+    if "baseline" in names:
+        return verdict_against(e, old, values, gate, names=names,
+                               runs=_entry_words(entry, len(old)), looked=looked,
+                               backend=backend, unmeasured=unmeasured.get(path))
     check = evaluate(e, _statistic(values, e.stat) if values else None, names=names,
                      backend=backend, unmeasured=unmeasured.get(path))
-    if check.passed or not {"baseline", "history"} & set(names):
-        return check
-    reference = "baseline" if "baseline" in names else "history"
-    small = _within_min_effect(e, check, names, gate.min_effect_pct, reference)
-    if small:
-        return replace(check, passed=True, reason=f"{check.reason}, but {small}")
-    if reference == "history":
+    if "history" in names:
         assert level is not None and level.level is not None
-        return _against_history(check, level, gate.alpha)
-    if e.stat not in ("median", "mean"):
-        return check
-    # Below the threshold: with enough repeats on both sides, only a significant difference
-    # fails the gate, so noise does not flap it. Too few samples: the threshold decides.
-    old = entry.samples(path) if entry is not None else []
-    if min(len(old), len(values)) >= 2 and stats.smallest_p_value(len(old), len(values)) \
-            <= gate.alpha:
-        _, p = stats.mann_whitney_u(old, values)
-        n = f"n={len(old)}+{len(values)}"
-        if p > gate.alpha:
-            return replace(check, passed=True, reason=f"{check.reason}, but not significantly "
-                           f"(p={p:.3f} > {gate.alpha}, {n}): within noise")
-        return replace(check, reason=f"{check.reason} (significant: p={p:.3f}, {n})")
+        observed = [check.observed] if check.observed is not None else []
+        return against(e, check, names, level.level.values, observed, gate, "history",
+                       level.describe(), looked)
     return check
 
 
-def _against_history(check: Check, level: HistoryLevel, alpha: float) -> Check:
-    """A failed check against ``history`` fails only when the value lies outside the
-    history's own noise: Student's t prediction test against the level's runs."""
-    assert level.level is not None
-    n = len(level.level.values)
-    observed = check.observed
-    p = level.level.p_value(observed) if observed is not None else None
-    if p is None:
+def verdict_against(e: Expectation, reference: Sequence[float], observed: Sequence[float],
+                    gate: Gate, *, name: str = "baseline",
+                    names: Mapping[str, float] | None = None, runs: str = "",
+                    looked: int = 1, backend: str = "native",
+                    unmeasured: str | None = None) -> Check:
+    """The verdict on ``e`` for the runs ``observed`` (one value per run) against the runs
+    of a reference (``name``: baseline or history; ``runs`` says which in words): the
+    statistic of each side, the threshold, then :func:`against`."""
+    given = dict(names or {})
+    if reference:
+        given.setdefault(name, _statistic(reference, e.stat))
+    check = evaluate(e, _statistic(observed, e.stat) if observed else None, names=given,
+                     backend=backend, unmeasured=unmeasured)
+    if not reference:
         return check
-    where = f"level of the last {n} of {level.runs} recorded runs"
-    if p > alpha:
-        return replace(check, passed=True, reason=f"{check.reason}, but within the history's "
-                       f"noise (p={p:.3f} > {alpha}, {where})")
-    return replace(check, reason=f"{check.reason} (significant against the history's noise: "
-                   f"p={p:.2g}, {where})")
+    return against(e, check, given, reference, observed, gate, name,
+                   runs or _entry_words(None, len(reference)), looked)
 
 
-def _within_min_effect(e: Expectation, check: Check, names: Mapping[str, float],
-                       min_effect_pct: float, reference: str = "baseline") -> str | None:
-    """Why a failed check against the baseline (or the history) is no regression, if it is
-    not: its value differs from the reference by less than the minimum effect, and the
-    reference itself meets the expectation (so the expectation bounds a regression; one
-    that asks for an improvement is not met by a value that barely moved)."""
-    observed, old = check.observed, names[reference]
-    if observed is None or math.isnan(observed) or not evaluate(e, old, names=names).passed:
-        return None
-    change = stats.effect_pct(old, observed)
-    if abs(change) >= min_effect_pct:
-        return None
-    return (f"within the minimum effect: {change:+.1f}% from the {reference}'s "
-            f"{format_value(e.kind, old)} is less than the minimum effect, {min_effect_pct:g}%")
+def _entry_words(entry: BaselineEntry | None, runs: int) -> str:
+    """Which runs form a baseline reference, in words (the entry's facts are said by the
+    warning when they differ from the run's)."""
+    return f"{runs} run{'s' if runs != 1 else ''}"
+
+
+def against(e: Expectation, check: Check, names: Mapping[str, float],
+            reference: Sequence[float], observed: Sequence[float], gate: Gate, name: str,
+            runs: str, looked: int = 1) -> Check:
+    """The verdict on a check that refers to a reference (``name``: baseline or history,
+    whose runs are ``reference``; ``runs`` says which in words), given the runs
+    ``observed`` and the check against its threshold alone.
+
+    A value beyond its threshold fails only on a regression: when the reference's own
+    value meets the expectation (so the expectation bounds a regression rather than asking
+    for an improvement), a value that moved by less than ``min_effect_pct`` in the worse
+    direction passes, and so does one that is not significantly worse than the reference
+    by :func:`iogate.stats.worse_p` at alpha adjusted for the run's statistical checks and
+    for the ``looked`` looks of adaptive repeats. With a reference of one run there is no
+    noise to test with: the threshold and the minimum effect decide, and the evidence says
+    so. Each step only ever fails a worse value where it fails a better one."""
+    center = names[name]
+    lower_is_worse = e.op in (">=", ">")
+    alpha = stats.adjusted_alpha(gate.alpha, gate.family, looked)
+    tested = e.stat in ("median", "mean") and e.op not in ("==", "!=")
+    p = stats.worse_p(reference, observed, lower_is_worse=lower_is_worse) if tested else None
+    spread = statistics.stdev(reference) if len(reference) > 1 else None
+    effect = stats.effect_pct(center, check.observed) \
+        if check.observed is not None and not math.isnan(check.observed) else math.nan
+
+    def verdict(decision: str, decided: bool = True) -> stats.Evidence:
+        return stats.Evidence(name, center, spread, len(reference), runs, len(observed),
+                              effect, p, alpha, gate.family, looked, decision, decided,
+                              gate.min_effect_pct)
+
+    if check.observed is None or math.isnan(check.observed):
+        return check
+    if check.passed:
+        return replace(check, evidence=verdict("met"))
+    if e.op in ("==", "!=") or not evaluate(e, center, names=names).passed:
+        return replace(check, evidence=verdict("improvement"))
+    worse = -effect if lower_is_worse else effect
+    if worse < gate.min_effect_pct:
+        return replace(check, passed=True, evidence=verdict("within min effect"))
+    if not tested:
+        return replace(check, evidence=verdict("no test"))
+    if p is None:
+        return replace(check, evidence=verdict("too few runs"))
+    if p <= alpha:
+        return replace(check, evidence=verdict("regression"))
+    return replace(check, passed=True, evidence=verdict("within noise", decided=False))
 
 
 def io_error(result: RunResult) -> str | None:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
-from iogate.expect import format_value
+from iogate.expect import expected_text, explain, format_value, observed_text, verdict
 from iogate.files import append_whole
 from iogate.metrics import parse_metric
 from iogate.outcome import CaseResult
@@ -72,7 +72,8 @@ def _counts(results: Sequence[CaseResult], not_run: int) -> str:
 
 
 def _facts(results: Sequence[CaseResult], environment: Mapping[str, object]) -> list[str]:
-    """The host and the devices the cases ran on, as far as known."""
+    """The host and the devices the cases ran on, as far as known, and which facts the run
+    was given rather than read (the environment's ``given``: ``--fact``)."""
     facts = []
     if environment.get("host"):
         facts.append(f"host {escape(environment['host'])}")
@@ -90,6 +91,10 @@ def _facts(results: Sequence[CaseResult], environment: Mapping[str, object]) -> 
                      + ", ".join(escape(d) for d in devices))
     if environment.get("iogate_version"):
         facts.append(f"iogate {escape(environment['iogate_version'])}")
+    given = environment.get("given")
+    if isinstance(given, list) and given:
+        facts.append("given, not read: " + ", ".join(
+            f"{escape(k)} {escape(environment.get(k, ''))}" for k in given))
     return facts
 
 
@@ -107,6 +112,21 @@ def _table(results: Sequence[CaseResult]) -> list[str]:
                  *(_cell(r, p) for p, _ in shown), escape(f"{r.duration_s:.1f}s")]
         lines.append("| " + " | ".join(cells) + " |")
     return lines
+
+
+def _statistical(results: Sequence[CaseResult]) -> list[str]:
+    """Every verdict against a baseline or the history, with why (passed ones too: a value
+    beyond its threshold that passed says so here)."""
+    rows = [(r, c) for r in results for c in r.checks if c.evidence is not None]
+    if not rows:
+        return []
+    lines = ["| case | check | observed | verdict | why |", "|:--|:--|--:|:--|:--|"]
+    for r, c in rows:
+        lines.append("| " + " | ".join(escape(t) for t in (
+            r.id, f"{c.key} {expected_text(c)}", observed_text(c), verdict(c),
+            explain(c))) + " |")
+    return ["<details><summary>Verdicts against baselines and history "
+            f"({len(rows)})</summary>", "", *lines, "", "</details>", ""]
 
 
 def _problem(result: CaseResult) -> list[str]:
@@ -141,6 +161,7 @@ def render(results: Sequence[CaseResult], environment: Mapping[str, object] | No
         lines += [" · ".join(facts), ""]
     if results:
         lines += [*_table(results), ""]
+    lines += _statistical(results)
     for r in results:
         if r.outcome != "passed":
             lines += _problem(r)

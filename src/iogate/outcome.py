@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from iogate.expect import Check
+from iogate.expect import Check, explain
 from iogate.metrics import DIRECTIONS
 from iogate.plan import case_id
 from iogate.results import Interval, RunResult
@@ -156,4 +156,7 @@ def check_to_json(case: Case, check: Check) -> dict[str, Any]:
         "judged": check.judged,
         "reason": check.reason,
         "line": e.line,
+        "optional": e.optional,
+        "evidence": check.evidence.to_json() if check.evidence is not None else None,
+        "why": explain(check) or None,
     }

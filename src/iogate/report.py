@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from iogate import __version__, environment, hooks
-from iogate.expect import Check, expected_text, format_value, observed_text, verdict
+from iogate.expect import Check, expected_text, explain, format_value, observed_text, verdict
 from iogate.files import OutputError, write_whole
 from iogate.metrics import DIRECTIONS, LATENCIES, Kind, parse_metric
 from iogate.outcome import OUTCOMES, SCHEMA_VERSION, SPREAD_METRICS, CaseResult, host_spread
@@ -41,9 +41,11 @@ def table(headers: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
 
 
 def checks_table(checks: Sequence[Check]) -> str:
-    rows = [(c.key, expected_text(c), observed_text(c),
-             verdict(c)) for c in checks]
-    return table(("metric", "expected", "observed", "verdict"), rows)
+    """The checks of a case; a check against a baseline or the history says why in its row
+    (:func:`iogate.expect.explain`)."""
+    rows = [(c.key, expected_text(c), observed_text(c), verdict(c), explain(c))
+            for c in checks]
+    return table(("metric", "expected", "observed", "verdict", "why"), rows)
 
 
 def latency_plots(result: CaseResult) -> list[str]:
@@ -71,6 +73,7 @@ def failed_check_texts(result: CaseResult) -> list[str]:
     """Each failed check with what was measured and what was expected:
     ``read.clat.p99 1.8ms, expected <= 1.2ms``."""
     return [f"{c.key} {observed_text(c)}, expected {expected_text(c)}"
+            + (f" ({explain(c)})" if c.evidence is not None else "")
             for c in result.failed_checks]
 
 
@@ -112,6 +115,8 @@ def failure_report(result: CaseResult, *, named: bool = True) -> str:
             parts.append(f"  {lineno:>4} | {case.source_lines.get(lineno, '').rstrip()}")
             if c.reason:
                 parts.append(f"       = {c.reason}")
+            if c.evidence is not None:
+                parts.append(f"         {explain(c)}")
     parts += latency_plots(result)
     if result.steady is not None:
         rounds = ", ".join(format_value(_kind_of(result.steady.metric), v)
@@ -233,13 +238,13 @@ def results_table(results: Sequence[CaseResult]) -> str:
     rows = []
     for r in results:
         if not r.checks and r.outcome == "passed":
-            rows.append((r.id, "-", "-", "-", "passed"))
+            rows.append((r.id, "-", "-", "-", "passed", ""))
         for c in r.checks:
             rows.append((r.id, c.key, expected_text(c),
-                         observed_text(c), verdict(c)))
+                         observed_text(c), verdict(c), explain(c)))
         if r.outcome in ("error", "crashed", "interrupted", "skipped"):
-            rows.append((r.id, "(run)", "-", r.error or r.outcome, r.outcome.upper()))
-    return table(("case", "metric", "expected", "observed", "verdict"), rows)
+            rows.append((r.id, "(run)", "-", r.error or r.outcome, r.outcome.upper(), ""))
+    return table(("case", "metric", "expected", "observed", "verdict", "why"), rows)
 
 
 def warnings_text(results: Sequence[CaseResult]) -> str:
@@ -348,11 +353,17 @@ def results_document(results: Sequence[CaseResult], journal: Journal | None = No
     counts = {o: 0 for o in OUTCOMES}
     for r in results:
         counts[r.outcome] = counts.get(r.outcome, 0) + 1
+    # The facts the run was given rather than read (--fact, IOGATE_FACT_*) are named in
+    # ``given``; their values are the facts' own, here and in each case's environment.
+    facts = environment.capture()
+    given = environment.given()
+    if given:
+        facts["given"] = list(given)
     document = {
         "schema_version": SCHEMA_VERSION,
         "iogate_version": __version__,
         "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-        "environment": environment.capture(),
+        "environment": facts,
         "summary": counts,
         "cases": (journal.cases() if journal is not None and journal.intact
                   else [r.to_json() for r in results]),

@@ -30,6 +30,7 @@ from iogate.files import OutputError, create_stream
 from iogate.job import JobSpec
 from iogate.judge import (
     Gate,
+    decided,
     fail_fast,
     io_error,
     judge,
@@ -134,9 +135,17 @@ def run_cases(
                 runs, rounds = _rounds_until_steady(engine, steady, specs, on_progress,
                                                     should_stop, on_phase)
             else:
-                runs, rounds = _repeats(engine, max(c.repeat for c in cases), specs,
+                def enough(runs: list[RunResult]) -> bool:
+                    # Adaptive repeats: every check against a reference is decided.
+                    return all(decided(judge(case, [r.job_result(i) for r in runs], 0.0,
+                                             target_text(files), env, gate, None, choice))
+                               for i, (case, files, env, choice) in enumerate(
+                                   zip(cases, targets, envs, choices, strict=True)))
+
+                runs, rounds = _repeats(engine, max(c.repeat for c in cases),
+                                        max(c.repeat_max or c.repeat for c in cases), specs,
                                         on_progress, should_stop, on_phase,
-                                        fail_fast(cases, specs)), None
+                                        fail_fast(cases, specs), enough), None
         except EngineCrashed as exc:
             return failed("crashed", str(exc), targets, exc.partial.metrics())
         except EngineFault as exc:
@@ -191,18 +200,24 @@ def _with_state_file(spec: JobSpec, stack: contextlib.ExitStack) -> JobSpec:
     return replace(spec, verify_state=str(path), verify_state_id=(st.st_dev, st.st_ino))
 
 
-def _repeats(engine: Engine, n: int, specs: list[JobSpec],
+def _repeats(engine: Engine, least: int, most: int, specs: list[JobSpec],
              on_progress: ProgressCallback | None,
              should_stop: Callable[[], bool] | None,
              on_phase: Callable[[str], None] | None,
-             stop_when: Callable[[SeriesSource], str | None] | None) -> list[RunResult]:
+             stop_when: Callable[[SeriesSource], str | None] | None,
+             enough: Callable[[list[RunResult]], bool]) -> list[RunResult]:
+    """``least`` runs, then (adaptive repeats) one more at a time while ``enough`` says the
+    verdicts are not all decided, at most ``most``."""
     runs: list[RunResult] = []
-    for i in range(n):
+    for i in range(most):
         if on_phase is not None:
-            on_phase(f"repeat {i + 1}/{n}" if n > 1 else "")
+            upto = f"{most}" if most == least else f"{least}-{most}"
+            on_phase(f"repeat {i + 1}/{upto}" if most > 1 else "")
         runs.append(engine(specs, on_progress=on_progress, should_stop=should_stop,
                            stop_when=stop_when))
         if runs[-1].interrupted or runs[-1].stopped:
+            break
+        if len(runs) >= least and (len(runs) == most or enough(runs)):
             break
     return runs
 

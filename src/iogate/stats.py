@@ -1,16 +1,18 @@
 """Statistics for gating on noisy measurements, in pure Python.
 
-Owns: the summary of repeated measurements (median and spread), the Mann-Whitney U
-rank test, the regression verdict that
-combines a significance test with a minimum effect size, and the SNIA PTS steady-state
-rule over measurement rounds. Nothing here knows about metrics or files.
+Owns: the summary of repeated measurements (median and spread), Student's t distribution,
+the test of new measurements against a reference's own noise (:func:`worse_p`), the
+Mann-Whitney U rank test (change detection's check that two stretches differ in rank
+order), the regression verdict that combines a significance test with a
+minimum effect size, and the SNIA PTS steady-state rule over measurement rounds. Nothing
+here knows about metrics or files.
 """
 
 from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
 
@@ -59,6 +61,217 @@ def summary(samples: Sequence[float]) -> Spread:
         cv = sd / abs(mean) * 100.0
     return Spread(median(samples), mean, float(min(samples)), float(max(samples)), cv,
                   len(samples))
+
+
+# -- Student's t ----------------------------------------------------------------------------
+
+def _incomplete_beta(x: float, y: float, a: float, b: float) -> float:
+    """The regularized incomplete beta function I_x(a, b), with ``y`` = 1 - x given as
+    exactly as the caller knows it, by its continued fraction (evaluated with the modified
+    Lentz method; the symmetry I_x(a, b) = 1 - I_y(b, a) keeps x where the fraction
+    converges fast)."""
+    if x <= 0.0:
+        return 0.0
+    if y <= 0.0:
+        return 1.0
+    if x > (a + 1) / (a + b + 2):
+        return 1.0 - _incomplete_beta(y, x, b, a)
+    front = math.exp(a * math.log(x) + b * math.log(y)
+                     + math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b)) / a
+    tiny = 1e-300
+    f, c, d = tiny, tiny, 0.0
+    for i in range(0, 400):
+        m = i // 2
+        if i == 0:
+            term = 1.0
+        elif i % 2:
+            term = -((a + m) * (a + b + m) * x) / ((a + 2 * m) * (a + 2 * m + 1))
+        else:
+            term = (m * (b - m) * x) / ((a + 2 * m - 1) * (a + 2 * m))
+        d = 1.0 + term * d
+        d = tiny if abs(d) < tiny else d
+        c = 1.0 + term / c
+        c = tiny if abs(c) < tiny else c
+        d = 1.0 / d
+        f *= c * d
+        if abs(1.0 - c * d) < 1e-15:
+            break
+    return front * f
+
+
+def t_sf(t: float, df: float) -> float:
+    """P(T > t) for Student's t distribution with ``df`` degrees of freedom."""
+    if df <= 0:
+        raise ValueError(f"Student's t needs degrees of freedom > 0, not {df:g}")
+    if math.isnan(t):
+        return math.nan
+    if math.isinf(t):
+        return 0.0 if t > 0 else 1.0
+    tail = 0.5 * _incomplete_beta(df / (df + t * t), t * t / (df + t * t), df / 2, 0.5)
+    return tail if t >= 0 else 1.0 - tail
+
+
+def t_isf(p: float, df: float) -> float:
+    """The t such that P(T > t) = ``p`` (0 < p < 1), by bisection on :func:`t_sf`."""
+    if not 0 < p < 1:
+        raise ValueError(f"a tail probability strictly between 0 and 1, not {p:g}")
+    low, high = -1.0, 1.0
+    while t_sf(low, df) < p:
+        low *= 2
+    while t_sf(high, df) > p:
+        high *= 2
+    for _ in range(200):
+        mid = (low + high) / 2
+        if t_sf(mid, df) > p:
+            low = mid
+        else:
+            high = mid
+        if high - low <= 1e-12 * max(1.0, abs(mid)):
+            break
+    return (low + high) / 2
+
+
+# -- new measurements against a reference's noise ------------------------------------------
+
+def _on_logs(reference: Sequence[float]) -> bool:
+    """Whether values are compared by their logarithms: when every reference value is
+    positive (performance noise is multiplicative)."""
+    return bool(reference) and min(reference) > 0
+
+
+def _scale(reference: Sequence[float]) -> Callable[[float], float]:
+    """How values are compared (:func:`_on_logs`); on logarithms a non-positive new value
+    is infinitely low."""
+    if _on_logs(reference):
+        return lambda v: math.log(v) if v > 0 else -math.inf
+    return float
+
+
+def _mean(values: Sequence[float]) -> float:
+    if any(math.isinf(v) for v in values):
+        return math.fsum(v for v in values if math.isinf(v))  # nan if both infinities
+    return math.fsum(values) / len(values)
+
+
+def reference_noise(reference: Sequence[float]) -> float | None:
+    """The reference's run-to-run noise on the scale :func:`worse_p` compares on (the
+    standard deviation of the logarithms: about the coefficient of variation); None with
+    fewer than 2 values."""
+    if len(reference) < 2:
+        return None
+    scaled = [_scale(reference)(v) for v in reference]
+    return statistics.stdev(scaled)
+
+
+def worse_p(reference: Sequence[float], observed: Sequence[float], *,
+            lower_is_worse: bool) -> float | None:
+    """One-sided p-value that ``observed`` (one or more runs) is worse than ``reference``
+    (the runs of a baseline, or of a history's level), judged with the reference's own
+    noise: Student's t with n - 1 degrees of freedom for the difference of the means
+    (on the logarithms when every reference value is positive), the reference's standard
+    deviation scaled for both sample sizes. Under an unchanged build the mean of the new
+    runs differs from the reference's by a normal variable independent of the reference's
+    deviation, so P(p <= alpha) = alpha. Using the reference's noise alone keeps the test
+    monotone: making any observed value worse never raises p.
+
+    None with fewer than 2 reference values (no noise to judge with) or no observation.
+    A reference without noise gives 0 for any worse mean, 1 otherwise."""
+    n, k = len(reference), len(observed)
+    if n < 2 or k < 1:
+        return None
+    scale = _scale(reference)
+    ref = [scale(v) for v in reference]
+    obs = [scale(v) for v in observed]
+    diff = _mean(obs) - _mean(ref)
+    if math.isnan(diff):
+        return 1.0
+    if not lower_is_worse:
+        diff = -diff
+    sd = statistics.stdev(ref)
+    if sd == 0 or math.isinf(diff):
+        return 0.0 if diff < 0 else 1.0
+    t = diff / (sd * math.sqrt(1 / n + 1 / k))
+    return 1.0 - t_sf(t, n - 1)
+
+
+def runs_needed(reference: Sequence[float], change_pct: float, alpha: float, *,
+                lower_is_worse: bool, limit: int = 1000) -> int | None:
+    """The fewest new runs whose values, ``change_pct`` percent worse than the reference's
+    median, :func:`worse_p` finds significant at ``alpha``; 1 for a reference without
+    noise; None when no number of runs up to ``limit`` can (the reference holds fewer than 2
+    runs, or too much noise for its size: it needs more runs itself)."""
+    noise = reference_noise(reference)
+    if noise is None:
+        return None
+    if noise == 0:
+        return 1
+    change = abs(change_pct) / 100
+    if _on_logs(reference):
+        if lower_is_worse and change >= 1:
+            return 1
+        step = abs(math.log1p(-change if lower_is_worse else change))
+    else:
+        step = change * abs(median(reference))
+    if not step:
+        return None
+    n = len(reference)
+    critical = t_isf(alpha, n - 1) * noise
+    for k in range(1, limit + 1):
+        if critical * math.sqrt(1 / n + 1 / k) <= step:
+            return k
+    return None
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """How a check against a reference (a baseline's runs, or the history's level) was
+    decided, in numbers a person can check: the reference (its median and noise, how many
+    runs form it and which), the runs observed, the effect, the one-sided p-value of
+    :func:`worse_p` and the significance it was held to once adjusted for the run's other
+    statistical checks (``family``) and for looking after each adaptive repeat (``looks``).
+
+    ``decision`` is one of: ``met`` (the threshold is met), ``regression`` (significant:
+    fails), ``too few runs`` (no test possible: the effect size decides, fails),
+    ``within noise`` (not significant: passes), ``within min effect`` (passes),
+    ``improvement`` (the reference itself does not meet the expectation, which asks for an
+    improvement: the threshold decides, fails), ``no test`` (a statistic such as @max that
+    no test covers: the threshold decides, fails). ``decided``: whether more runs could not
+    change it (adaptive repeats stop when every check is)."""
+
+    reference: str  # "baseline" or "history"
+    center: float  # the reference's median (of the statistic judged)
+    spread: float | None  # the reference's standard deviation; None with a single run
+    reference_runs: int
+    runs: str  # which runs form the reference, in words
+    observed_runs: int
+    effect_pct: float  # the observation against the reference's median, signed
+    p: float | None
+    alpha: float  # the significance after the adjustments
+    family: int  # statistical checks in the run (Bonferroni)
+    looks: int  # times the check is looked at (adaptive repeats)
+    decision: str
+    decided: bool = True
+    min_effect_pct: float = 0.0
+
+    @property
+    def passed(self) -> bool:
+        return self.decision in ("met", "within noise", "within min effect")
+
+    def to_json(self) -> dict[str, object]:
+        return {"reference": self.reference, "center": self.center, "spread": self.spread,
+                "reference_runs": self.reference_runs, "runs": self.runs,
+                "observed_runs": self.observed_runs, "effect_pct": self.effect_pct,
+                "p": self.p, "alpha": self.alpha, "family": self.family, "looks": self.looks,
+                "decision": self.decision, "decided": self.decided,
+                "min_effect_pct": self.min_effect_pct}
+
+
+def adjusted_alpha(alpha: float, family: int, looks: int) -> float:
+    """The significance each test is held to so that the chance of any false alarm in a
+    run stays at most ``alpha``: Bonferroni over the ``family`` of the run's statistical
+    checks, and alpha spent evenly over the ``looks`` of a sequential design (a union bound:
+    valid whatever the dependence between the looks)."""
+    return alpha / max(1, family) / max(1, looks)
 
 
 # -- Mann-Whitney U -------------------------------------------------------------------------
@@ -110,20 +323,6 @@ def exact_p_value(u: float, n1: int, n2: int) -> float:
     return min(1.0, 2 * min(low, high) / total)
 
 
-def smallest_p_value(n1: int, n2: int) -> float:
-    """The smallest two-sided exact p-value samples of these sizes can give:
-    complete separation, 2 / C(n1 + n2, n1). 3 + 3 samples give 0.1, 4 + 4 give 0.029."""
-    return min(1.0, 2 / math.comb(n1 + n2, n1))
-
-
-def samples_needed(alpha: float) -> int:
-    """The smallest n such that n + n samples can reach a two-sided p <= ``alpha``."""
-    n = 1
-    while smallest_p_value(n, n) > alpha:
-        n += 1
-    return n
-
-
 def mann_whitney_u(a: Sequence[float], b: Sequence[float]) -> tuple[float, float]:
     """Mann-Whitney U of ``a`` against ``b`` and the two-sided p-value.
 
@@ -159,7 +358,7 @@ def mann_whitney_u(a: Sequence[float], b: Sequence[float]) -> tuple[float, float
 class Regression:
     """Whether new samples are worse than old ones, and why."""
 
-    p_value: float | None  # Mann-Whitney two-sided; None with fewer than 2 samples a side
+    p_value: float | None  # one-sided (:func:`worse_p`); None with a single old sample
     effect_pct: float  # (median(new) - median(old)) / |median(old)| * 100
     regressed: bool
     reason: str
@@ -175,28 +374,30 @@ def effect_pct(old_median: float, new_median: float) -> float:
 def regression(old_samples: Sequence[float], new_samples: Sequence[float], *,
                higher_is_better: bool | None, alpha: float = 0.05,
                min_effect_pct: float = 5.0) -> Regression:
-    """Judge whether ``new_samples`` regressed against ``old_samples``.
+    """Judge whether ``new_samples`` regressed against ``old_samples``, by the rule a run's
+    checks against a baseline follow (``iogate compare`` and ``iogate run`` agree).
 
     ``higher_is_better``: True for throughput, False for latency, None when neither
-    direction is better (then a change either way counts). A regression needs all of:
+    direction is better (then a change either way counts, and the p-value is two-sided).
+    A regression needs all of:
 
     - the median moved in the bad direction;
     - by at least ``min_effect_pct`` percent of the old median;
-    - a Mann-Whitney two-sided p-value <= ``alpha``, when the sample counts can reach it.
-
-    The exact test cannot be significant with too few samples: its smallest p-value is
-    2 / C(n1 + n2, n1), 0.1 for 3 + 3 samples, so alpha 0.05 needs at least 4 + 4 (and
-    alpha 0.01 needs 5 + 5; 5 + 5 or more is advisable so one outlier does not decide).
-    With fewer samples the verdict rests on the effect size alone and the reason says so.
+    - a p-value of :func:`worse_p` (the new runs against the old ones' noise) <= ``alpha``,
+      when the old side has the 2 samples a test needs; with a single old sample the
+      verdict rests on the effect size alone and the reason says so.
     """
     if not old_samples or not new_samples:
         raise ValueError("a regression verdict needs samples on both sides")
     n1, n2 = len(old_samples), len(new_samples)
     effect = effect_pct(median(old_samples), median(new_samples))
-    p = mann_whitney_u(old_samples, new_samples)[1] if n1 >= 2 and n2 >= 2 else None
     if higher_is_better is None:
+        down = worse_p(old_samples, new_samples, lower_is_worse=True)
+        up = worse_p(old_samples, new_samples, lower_is_worse=False)
+        p = None if down is None or up is None else min(1.0, 2 * min(down, up))
         bad = effect != 0
     else:
+        p = worse_p(old_samples, new_samples, lower_is_worse=higher_is_better)
         bad = effect < 0 if higher_is_better else effect > 0
     change = f"median {effect:+.1f}%"
     if not bad:
@@ -204,15 +405,14 @@ def regression(old_samples: Sequence[float], new_samples: Sequence[float], *,
     if abs(effect) < min_effect_pct:
         return Regression(p, effect, False,
                           f"{change}: below the minimum effect of {min_effect_pct:g}%")
-    if p is not None and smallest_p_value(n1, n2) <= alpha:
-        if p <= alpha:
-            return Regression(p, effect, True, f"{change}, p={p:.3g} <= {alpha:g}")
-        return Regression(p, effect, False,
-                          f"{change}, but p={p:.3g} > {alpha:g}: not significant")
-    need = samples_needed(alpha)
-    return Regression(p, effect, True,
-                      f"{change}; {n1}+{n2} sample(s) cannot reach significance {alpha:g} "
-                      f"(needs {need}+{need}): decided by the effect size alone")
+    if p is None:
+        return Regression(p, effect, True,
+                          f"{change}; the old side has {n1} sample, a test needs 2 (its noise):"
+                          " decided by the effect size alone")
+    if p <= alpha:
+        return Regression(p, effect, True, f"{change}, p={p:.3g} <= {alpha:g}, n={n1}+{n2}")
+    return Regression(p, effect, False,
+                      f"{change}, but p={p:.3g} > {alpha:g}, n={n1}+{n2}: not significant")
 
 
 # -- steady state ---------------------------------------------------------------------------

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -95,7 +96,9 @@ def test_baseline_gate_fails_a_real_regression_and_passes_itself(tmp_path: Path)
     slow = iogate("run", "g.suite.yaml", "--baseline", "base.json", "--json", "new.json",
                   cwd=tmp_path, env={"RATE": "17000"})  # 15% slower than recorded
     assert slow.returncode == 1, slow.stdout + slow.stderr
-    assert "significant: p=0.008, n=5+5" in slow.stdout
+    # the row says why: the effect against the baseline's runs, the test and its level
+    assert re.search(r"regression: -1[45]\.\d% vs baseline (19\.9\dk|20k)", slow.stdout)
+    assert "(5 runs), n=5, p=" in slow.stdout
     [case] = json.loads((tmp_path / "new.json").read_text())["cases"]
     assert len(case["samples"]["read.iops"]) == 5
     [failed] = [c for c in case["checks"] if not c["passed"]]
@@ -324,3 +327,61 @@ def observed(result: Any, index: int) -> str:
     from iogate.expect import observed_text
 
     return observed_text(result.checks[index])
+
+
+ADAPTIVE = """\
+suite: adaptive
+workloads:
+  - name: paced
+    ioengine: null
+    rw: randread
+    size: 1MiB
+    runtime: 100ms
+    time_based: true
+    rate_iops: ${RATE:-20000}
+    repeat: ${REPEAT:-5}
+    expect:
+      read.iops: ">= 0.95 * baseline"
+"""
+
+
+def test_adaptive_repeats_stop_at_the_fewest_on_a_clear_verdict(tmp_path: Path) -> None:
+    """repeat: {min: 3, max: 8}: a build four times slower fails after 3 runs, and an
+    unchanged one, meeting its threshold, passes after 3 as well; each row says why."""
+    (tmp_path / "a.suite.yaml").write_text(ADAPTIVE)
+    record = iogate("run", "a.suite.yaml", "--save-baseline", "base.json", cwd=tmp_path)
+    assert record.returncode == 0, record.stdout + record.stderr
+    (tmp_path / "a.suite.yaml").write_text(ADAPTIVE.replace("${REPEAT:-5}", "{min: 3, max: 8}"))
+    slow = iogate("run", "a.suite.yaml", "--baseline", "base.json", "--json", "slow.json",
+                  cwd=tmp_path, env={"RATE": "5000"})
+    assert slow.returncode == 1, slow.stdout + slow.stderr
+    [case] = json.loads((tmp_path / "slow.json").read_text())["cases"]
+    assert len(case["samples"]["read.iops"]) == 3
+    [check] = case["checks"]
+    assert check["evidence"]["decision"] == "regression"
+    assert check["evidence"]["reference_runs"] == 5 and check["evidence"]["observed_runs"] == 3
+    assert check["evidence"]["looks"] == 6  # alpha spent over the looks from 3 to 8
+    assert check["evidence"]["alpha"] == pytest.approx(0.05 / 6)
+    assert re.match(r"regression: -7[45]\.\d% vs baseline (19\.9\dk|20k)", check["why"])
+    same = iogate("run", "a.suite.yaml", "--baseline", "base.json", "--json", "same.json",
+                  cwd=tmp_path)
+    assert same.returncode == 0, same.stdout + same.stderr
+    [case] = json.loads((tmp_path / "same.json").read_text())["cases"]
+    assert len(case["samples"]["read.iops"]) == 3
+    assert case["checks"][0]["evidence"]["decision"] == "met"
+
+
+def test_a_check_that_cannot_reach_significance_is_said_before_any_io(tmp_path: Path) -> None:
+    """A baseline of one run gives no noise to test with: said before the run starts, with
+    what to do, and the verdict says it was decided by the effect size."""
+    (tmp_path / "a.suite.yaml").write_text(ADAPTIVE)
+    record = iogate("run", "a.suite.yaml", "--save-baseline", "one.json", cwd=tmp_path,
+                    env={"REPEAT": "1"})
+    assert record.returncode == 0, record.stdout + record.stderr
+    slow = iogate("run", "a.suite.yaml", "--baseline", "one.json", "--json", "r.json",
+                  cwd=tmp_path, env={"REPEAT": "2", "RATE": "10000"})
+    assert slow.returncode == 1, slow.stdout + slow.stderr
+    warning, _, rest = slow.stderr.partition("a.suite.yaml::paced: failed")
+    assert "a.suite.yaml:12: a.suite.yaml::paced: read.iops: the baseline holds 1 run" in warning
+    assert "record the baseline with repeat: 3 or more" in warning
+    assert "decided by effect size, too few runs for a test" in slow.stdout

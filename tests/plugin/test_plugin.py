@@ -286,8 +286,9 @@ def test_a_history_expectation_fails_the_item_of_a_slower_build(
     monkeypatch.setenv("RATE", "1800")
     result = pytester.runpytest("-p", "no:cacheprovider", "--iogate-history", store)
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*is not >= 0.95 * history (1.9k) (significant against the "
-                                 "history's noise*last 8 of 8 recorded runs)"])
+    result.stdout.fnmatch_lines(["*is not >= 0.95 * history (1.9k)",
+                                 "*regression: *% vs history *(8 passed or accepted of 8 runs), "
+                                 "n=1, p=* <= 0.05"])
     # pytest's one-line summary names the failed check rather than the item again.
     result.stdout.fnmatch_lines(["FAILED nightly.suite.yaml::paced - 1 of 1 expectation(s) "
                                  "not met: read.iops 1*"])

@@ -119,7 +119,7 @@ def test_render_is_an_aligned_table_with_units():
     lines = text.splitlines()
     assert lines[0].split() == ["case", "metric", "old", "new", "delta", "p", "verdict"]
     iops = next(line for line in lines if "read.iops" in line and "REGRESSED" in line)
-    assert "k ±" in iops and "p=0.008 n=5+5" in iops and "%" in iops
+    assert "k ±" in iops and re.search(r"p=[\d.e-]+ n=5\+5", iops) and "%" in iops
     lat = next(line for line in lines if "read.clat.p99" in line)
     assert "ms" in lat
     # Columns follow the rule's dashes; old, new and delta end at the right edge.
@@ -146,8 +146,12 @@ def test_main_exit_codes(tmp_path, capsys):
     assert "REGRESSED" in out
     assert main([old_path, old_path]) == 0
     assert main([old_path, new_path, "--min-effect", "15%"]) == 0
-    # 5+5 samples cannot reach 0.001: the effect decides, and the table says so.
-    assert main([old_path, new_path, "--alpha", "0.001"]) == 1
+    # at 0.0001, 5+5 samples at 2 % noise cannot call a 10 % drop significant
+    assert main([old_path, new_path, "--alpha", "0.0001"]) == 0
+    assert "no significant difference" in capsys.readouterr().out
+    # a single old run has no noise to test with: the effect decides, and the table says so
+    one = _write(tmp_path, "one.json", document({"s::rand": {"read.iops": [100_000.0]}}))
+    assert main([one, new_path]) == 1
     assert "decided by the effect size alone" in capsys.readouterr().out
 
 

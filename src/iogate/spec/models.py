@@ -17,12 +17,15 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, Optional
 
 from pydantic import (
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
+    SerializerFunctionWrapHandler,
     ValidationInfo,
     WithJsonSchema,
     create_model,
     field_validator,
+    model_serializer,
     model_validator,
 )
 from pydantic_core import PydanticCustomError
@@ -307,7 +310,9 @@ ABOUT = {
     "group": "workloads sharing a group run together, at the place of the group's first "
              "(fio's new_group); others run alone, one after another (fio's stonewall)",
     "repeat": "runs of the case (a group runs together N times); expectations judge the "
-              "median of each metric unless they name another statistic (read.iops@min)",
+              "median of each metric unless they name another statistic (read.iops@min); "
+              "{min: N, max: M}: N runs, then more until every check against a baseline or "
+              "the history is decided, at most M",
     "fail_fast": "stop a time-based case as soon as one of its windowed expectations can no "
                  "longer be met, keeping what was measured",
     "steady_state": "measure in rounds until a window of them is steady (SNIA PTS), then "
@@ -318,6 +323,42 @@ ABOUT = {
     "loops": "passes over the region (default 1)",
     "step_rw": "what the step does (required), e.g. write to fill the region",
 }
+
+
+class RepeatRange(BaseModel):
+    """Adaptive repeats: at least ``min`` runs, then one more at a time until every check
+    against a baseline or the history is decided at the run's significance, at most
+    ``max``."""
+
+    model_config = STRICT
+    min: AtLeastOne = Field(description="runs made before any check is judged, at least 1")
+    max: AtLeastOne = Field(description="runs made at most, at least min")
+
+    @model_validator(mode="after")
+    def _ordered(self) -> RepeatRange:
+        if self.max < self.min:
+            raise ValueError(f"max ({self.max}) is below min ({self.min}): write max >= min")
+        return self
+
+    @model_serializer(mode="wrap")
+    def _as_written(self, handler: SerializerFunctionWrapHandler) -> Any:
+        """A fixed number of runs is written as the number."""
+        return self.min if self.min == self.max else handler(self)
+
+
+def _repeat_range(value: Any) -> Any:
+    """A number of runs is the range from it to itself; a mapping is checked as written."""
+    if isinstance(value, (Mapping, BaseModel)):
+        return value
+    return {"min": value, "max": value}
+
+
+Repeat = Annotated[RepeatRange, BeforeValidator(_repeat_range), WithJsonSchema({
+    "anyOf": [{"type": "integer", "minimum": 1}, {"type": "string"},
+              {"type": "object", "additionalProperties": False, "required": ["min", "max"],
+               "properties": {"min": {"type": ["integer", "string"]},
+                              "max": {"type": ["integer", "string"]}}}],
+    "description": "runs of the case: N, or {min: N, max: M} for adaptive repeats"})]
 
 
 class SteadyState(BaseModel):
@@ -403,7 +444,7 @@ class Workload(JobFields):
     verify_state: OutputPath | None = None
     expect: dict[str, Any] = Field(default_factory=dict)
     per_host: dict[str, Any] = Field(default_factory=dict)
-    repeat: AtLeastOne = Field(default=1, description=ABOUT["repeat"])
+    repeat: Repeat = Field(default=RepeatRange(min=1, max=1), description=ABOUT["repeat"])
     fail_fast: bool = Field(default=False, description=ABOUT["fail_fast"])
     steady_state: SteadyState | None = Field(default=None, description=ABOUT["steady_state"])
 
@@ -466,7 +507,7 @@ else:
         "Defaults",
         "Values every workload of the suite starts from; a workload's own keys win.",
         group=(Optional[Name], Field(None, description=ABOUT["group"])),  # noqa: UP045
-        repeat=(Optional[AtLeastOne], Field(None, description=ABOUT["repeat"])),  # noqa: UP045
+        repeat=(Optional[Repeat], Field(None, description=ABOUT["repeat"])),  # noqa: UP045
         precondition=(Optional[list[PreconditionEntry]],  # noqa: UP045
                       Field(None, description=ABOUT["precondition"])))
 

@@ -45,6 +45,7 @@ from iogate.spec.models import (
     WITHOUT_RULES,
     Defaults,
     PreconditionStep,
+    RepeatRange,
     SteadyState,
     SuiteFile,
     Workload,
@@ -88,6 +89,9 @@ class Case:
     base_name: str = ""  # the workload's name, the same for every point of a sweep
     sweep_point: dict[str, str] = field(default_factory=dict)  # variable -> value as written
     repeat: int = 1  # runs of the case; expectations judge a statistic over them
+    # adaptive repeats: runs at most, more than ``repeat`` until every statistical check is
+    # decided (iogate.judge); ``repeat`` when the number is fixed
+    repeat_max: int = 0
     fail_fast: bool = False  # stop as soon as a windowed expectation can no longer pass
     steady_state: SteadyState | None = None
 
@@ -411,8 +415,14 @@ def _case(out: _Collector, tree: MarkedMap, i: int, entry: dict[str, Any],
                 source_lines=source_lines, group=workload.group, preconditions=preconditions,
                 base_name=workload.name,
                 sweep_point={} if point is None else dict(point.variables),
-                repeat=workload.repeat, fail_fast=workload.fail_fast,
+                repeat=_runs(workload.repeat)[0], repeat_max=_runs(workload.repeat)[1],
+                fail_fast=workload.fail_fast,
                 steady_state=workload.steady_state)
+
+
+def _runs(repeat: RepeatRange) -> tuple[int, int]:
+    """The fewest and the most runs of a case."""
+    return repeat.min, repeat.max
 
 
 def _the_rest(out: _Collector, merged: dict[str, Any], errors: list[FieldError],
