@@ -60,6 +60,11 @@ class RealizedWorkloadWarning(UserWarning):
     """What ran differs from what the suite asked for by more than sampling noise explains."""
 
 
+class SuiteWarning(UserWarning):
+    """A suite that is valid but likely does not mean what it says (rates that set another
+    mix than the rwmixread beside them), located like a problem."""
+
+
 class PowerWarning(UserWarning):
     """A check against a baseline whose runs can never make a regression at its threshold
     significant: said before any I/O, with the runs it needs."""

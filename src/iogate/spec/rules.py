@@ -4,13 +4,15 @@ Each rule yields the fields it concerns, most specific first, and a message; a j
 breaks one is reported at the first of those fields the user wrote (psync needs iodepth
 1, direct I/O needs 512-byte aligned blocks, a mixed workload's rate needs both
 directions...). What an engine allows is read from :mod:`iogate.engine.catalog`.
+:func:`mix_warnings` says what is allowed but is likely not what was meant: per-direction
+rates that set another mix than the rwmixread written beside them.
 :func:`unmeasurable` is the rule between a job and the metrics expected of it: what it can
 never measure (``write.iops`` of a ``randread``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
@@ -32,14 +34,16 @@ from iogate.spec.modes import (
     RANDOM,
     TRIM_MODES,
     Direction,
+    FieldDirection,
     directions_of,
     field_direction,
     field_directions_of,
 )
-from iogate.units import format_size
+from iogate.units import format_count, format_size, format_size_exact
 
 if TYPE_CHECKING:
     from iogate.metrics import MetricPath
+    from iogate.spec.fields import Rates
     from iogate.spec.models import JobFields
 
 
@@ -269,6 +273,96 @@ def _rate_rules(w: JobFields, dirs: tuple[Direction, ...]
                     "raise the total or give both directions")
     if w.rate_process is not None and w.rate is None and w.rate_iops is None:
         yield ("rate_process",), "rate_process needs rate or rate_iops"
+
+
+MIX_KEYS = ("rwmixread", "rwmixwrite")
+
+
+def _mean_bs(w: JobFields, direction: FieldDirection) -> Fraction:
+    """A direction's mean request size: a range spreads evenly over the multiples of its
+    smallest size."""
+    return sum((share * (lo + hi // lo * lo) / 2 for lo, hi, share in block_table(w, direction)),
+               Fraction(0)) / 100
+
+
+def _direction_rate(rates: Rates | None, direction: FieldDirection, mix: int) -> int | None:
+    """A direction's part of a rate limit: its own, or its share of the total by the mix."""
+    if rates is None:
+        return None
+    if rates.total is None:
+        return getattr(rates, direction)
+    read, write = split_by_mix(rates.total, mix)
+    return read if direction == "read" else write
+
+
+def _rates_text(key: str, rates: Rates, mix: int) -> str:
+    """A rate as a suite writes it: ``rate_iops {read: 100, write: 500}``; a total with
+    how the mix splits it."""
+    def one(v: int) -> str:
+        return format_size_exact(v) + "/s" if key == "rate" else str(v)
+
+    if rates.total is not None:
+        unit = " in bytes" if key == "rate" else ""
+        return f"{key} {one(rates.total)}, split {mix}:{100 - mix}{unit},"
+    parts = ", ".join(f"{d}: {one(v)}" for d in DIRECTIONS if (v := getattr(rates, d)))
+    return f"{key} {{{parts}}}"
+
+
+def _pct(x: Fraction) -> str:
+    return f"{float(x):.1f}".removesuffix(".0") + "%"
+
+
+def mix_warnings(w: JobFields, written: Collection[str]
+                 ) -> Iterator[tuple[tuple[str, ...], str]]:
+    """The mix of requests a mixed workload's rates make, when it is not the one its
+    rwmixread (or rwmixwrite, among the keys ``written``) asks for: under a rate each
+    direction keeps to its own schedule, so per-direction rates, and a total bandwidth over
+    block sizes that differ between the directions, decide the mix (in fio too: it issues
+    the direction that is behind its rate). (Fields to blame, the rate first; message.)
+    A mix left to its default asks for nothing, and a total rate_iops is split by the mix."""
+    mix_key = next((k for k in MIX_KEYS if k in written), None)
+    if w.rw not in MIXED or mix_key is None or w.rwmixread is None:
+        return
+    if w.rate is None and (w.rate_iops is None or w.rate_iops.total is not None):
+        return
+    mix = w.rwmixread
+    per_second: dict[str, Fraction] = {}
+    for d in DIRECTIONS:
+        limits = []
+        if iops := _direction_rate(w.rate_iops, d, mix):
+            limits.append(Fraction(iops))
+        if bw := _direction_rate(w.rate, d, mix):
+            limits.append(bw / _mean_bs(w, d))
+        if not limits:
+            return  # a direction without a rate: _rate_rules says so
+        per_second[d] = min(limits)
+    reads, writes = per_second["read"], per_second["write"]
+    share = 100 * reads / (reads + writes)
+    if abs(share - mix) < Fraction(1, 2):
+        return
+    keys = [k for k in ("rate_iops", "rate") if getattr(w, k) is not None]
+    what = " and ".join(_rates_text(k, getattr(w, k), mix) for k in keys)
+    counts = {d: f"{format_count(float(n))} {d}s/s" for d, n in per_second.items()}
+    if w.rate is not None:  # the sizes that turn bytes into requests
+        for d in DIRECTIONS:
+            one = len(table := block_table(w, d)) == 1 and table[0][0] == table[0][1]
+            counts[d] += f" of {'' if one else 'a mean '}{format_size(float(_mean_bs(w, d)))}"
+    total = max(1, round(reads + writes))
+    split = split_by_mix(total, mix)
+    into = f"{mix_key} splits it into {split[0]} reads/s and {split[1]} writes/s"
+    if keys == ["rate_iops"]:
+        fix = f"give the total, 'rate_iops: {total}' ({into})"
+    elif keys == ["rate"]:
+        fix = (f"limit requests instead, 'rate_iops: {total}' in place of rate ({into}), or "
+               f"give the directions rates in the ratio {mix}:{100 - mix} of requests")
+    else:
+        fix = f"give one total, 'rate_iops: {total}' in place of both ({into})"
+    yield (keys[0], mix_key), (
+        f"{what} {'set' if len(keys) > 1 else 'sets'} the mix: {counts['read']} and "
+        f"{counts['write']}, {_pct(share)} reads, not the {mix}% that '{mix_key}: "
+        f"{getattr(w, mix_key)}' asks for; each direction keeps to its own rate, so the rates "
+        f"decide the mix. For {mix}% reads, {fix}; or drop {mix_key} if the rates are what "
+        "you meant")
 
 
 def verifies(w: JobFields) -> bool:

@@ -29,6 +29,7 @@ from pydantic import ValidationError
 from iogate.errors import Problem, SuiteError
 from iogate.expect import Expectation, ExpectationError, parse_expectation
 from iogate.expr import printable, shown
+from iogate.spec.contradictions import contradictions, impossible
 from iogate.spec.loader import (
     MarkedList,
     MarkedMap,
@@ -51,7 +52,13 @@ from iogate.spec.models import (
     Workload,
 )
 from iogate.spec.overrides import Overrides
-from iogate.spec.rules import UNMEASURABLE_KEYS, unmeasurable, verifies, workload_rules
+from iogate.spec.rules import (
+    UNMEASURABLE_KEYS,
+    mix_warnings,
+    unmeasurable,
+    verifies,
+    workload_rules,
+)
 from iogate.spec.sweep import MAX_POINTS, SweepPoint, read_sweep, sweep_size
 from iogate.spec.translate import FieldError, fields_for, translate
 from iogate.spec.variables import expand_tree
@@ -104,6 +111,9 @@ class LoadedSuite:
     path: Path
     cases: list[Case]
     description: str | None = None
+    # What is valid but likely not what was meant (rates that set another mix than the
+    # rwmixread beside them), located like problems; the commands print them.
+    warnings: list[Problem] = field(default_factory=list)
 
 
 class _Collector:
@@ -113,6 +123,7 @@ class _Collector:
         self.filename = filename
         self.tree = tree
         self.problems: list[Problem] = []
+        self.warnings: list[Problem] = []
         self.unexpanded: set[str] = set()  # paths whose variables failed to expand
         self.reported = 0  # calls to add, repeated problems included
 
@@ -124,6 +135,13 @@ class _Collector:
         # A value left unexpanded would only fail validation again: say it once.
         if problem not in self.problems and problem.path not in self.unexpanded:
             self.problems.append(problem)
+
+    def warn(self, path: tuple[PathKey, ...], message: str) -> None:
+        """A warning at ``path``, once (the points of a sweep often say the same)."""
+        line, col = mark_of(self.tree, path)
+        warning = Problem(self.filename, line, col, format_path(path), printable(message))
+        if warning not in self.warnings:
+            self.warnings.append(warning)
 
     def add_errors(self, errors: Iterable[FieldError],
                    origin: Mapping[str, tuple[PathKey, ...]], base: tuple[PathKey, ...],
@@ -257,7 +275,8 @@ def load_suite_text(text: str, path: str | Path, env: Mapping[str, str] | None =
     if out.problems:
         raise SuiteError(sorted(out.problems, key=lambda p: (p.line, p.col)))
     description = data.get("description")
-    return LoadedSuite(data["suite"], path, cases, description)
+    return LoadedSuite(data["suite"], path, cases, description,
+                       sorted(out.warnings, key=lambda p: (p.line, p.col)))
 
 
 def _check_count(out: _Collector, workloads: MarkedList) -> None:
@@ -405,6 +424,11 @@ def _case(out: _Collector, tree: MarkedMap, i: int, entry: dict[str, Any],
     per_host = _expectations(out, tree, base, "per_host", entry, expectations, lines,
                              source_lines, partial)
 
+    if workload is not None:
+        for blame, message in mix_warnings(workload, merged.keys()):
+            own = [f for f in blame if origin.get(f, ())[:len(base)] == base]
+            out.warn(origin[own[0]] if own else base, message)
+
     if workload is None or out.reported > problems_before or not isinstance(
             suite_name, str):
         return None
@@ -451,8 +475,10 @@ def _expectations(out: _Collector, tree: MarkedMap, base: tuple[PathKey, ...], k
                   source_lines: dict[int, str], workload: Workload | None) -> list[Expectation]:
     """The expectations under ``key`` (expect or per_host) of a workload; ``earlier`` are
     those already read from another key, whose windows these must agree with. Each must be
-    one the workload (when it validated) can measure."""
+    one the workload (when it validated) can measure, and one some run can meet
+    (:mod:`iogate.spec.contradictions`): alone, and beside the others on its metric."""
     expectations: list[Expectation] = []
+    placed: list[tuple[Expectation, tuple[PathKey, ...]]] = []
     written = entry.get(key)
     if not isinstance(written, dict):
         return expectations  # anything else: reported by the file's validation
@@ -470,6 +496,9 @@ def _expectations(out: _Collector, tree: MarkedMap, base: tuple[PathKey, ...], k
             if why is not None:
                 out.add(base + (key, metric), why)
                 continue
+            if (why := impossible(exp)) is not None:
+                out.add(where, why, value=True)
+                continue
             line = mark_of(tree, where)[0]
             if exp.window is not None:
                 # The engine cuts a job's series at one interval, so all windows share it.
@@ -483,7 +512,10 @@ def _expectations(out: _Collector, tree: MarkedMap, base: tuple[PathKey, ...], k
                             f"line {line}", value=True)
                     continue
             expectations.append(replace(exp, line=line))
+            placed.append((expectations[-1], where))
             source_lines[line] = _source_line(lines, line)
+    for where, message in contradictions(placed):
+        out.add(where, message, value=True)
     return expectations
 
 
