@@ -33,6 +33,11 @@ GATE_KEY = pytest.StashKey[Any]()
 ENGINE_KEY = pytest.StashKey[Any]()
 SAFETY_KEY = pytest.StashKey[Any]()  # iogate.targets.Policy
 OVERRIDES_KEY = pytest.StashKey[Any]()  # iogate.spec.overrides.Overrides (--iogate-set)
+# The baseline the session saves (iogate.baseline.SaveBaseline: --iogate-save-baseline[-all]).
+SAVE_BASELINE_KEY = pytest.StashKey[Any]()
+# The environment facts given before the session gave its own (--iogate-fact, IOGATE_FACT_*:
+# iogate.environment.give, process-wide), restored when it ends.
+FACTS_BEFORE_KEY = pytest.StashKey[dict[str, str]]()
 # The terminal as it was before capturing began; live progress goes there.
 TERMINAL_KEY = pytest.StashKey[Any]()
 # The journal every finished case is appended to (iogate.report.Journal), made at the first.
@@ -70,10 +75,11 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[RESULTS_KEY] = []
     config.stash[TERMINAL_KEY] = sys.stdout
     config.stash[STARTED_KEY] = time.monotonic()
-    from iogate import hooks
+    from iogate import environment, hooks
     from iogate.files import OutputError
     from iogate.settings import UsageError, settings
 
+    config.stash[FACTS_BEFORE_KEY] = environment.given()
     # Every output is checked before anything is collected or run (iogate.files).
     try:
         run = settings(lambda name: config.getoption("iogate_" + name.replace("-", "_")),
@@ -86,10 +92,19 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[SAFETY_KEY] = run.safety
     config.stash[OVERRIDES_KEY] = run.overrides
     config.stash[ENGINE_KEY] = run.engine
+    config.stash[SAVE_BASELINE_KEY] = run.save_baseline
     try:
         hooks.configure(lambda o: config.getoption(o.dest, None))
     except OutputError as exc:  # a plugin's output path, checked when it is configured
         raise pytest.UsageError(exc.message("--iogate-")) from None
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    before = config.stash.get(FACTS_BEFORE_KEY, None)
+    if before is not None:  # the facts given to this session end with it
+        from iogate import environment
+
+        environment.give(before)
 
 
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config,
@@ -110,6 +125,15 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     no_history = needs_history(cases, gate)
     if no_history:
         raise pytest.UsageError(no_history)
+    # The run's statistical checks share its significance (iogate.judge.Gate.family); a
+    # check whose repeats can never make a regression significant is said before any I/O.
+    gate = gate.for_cases(cases)
+    config.stash[GATE_KEY] = gate
+    from iogate.errors import PowerWarning
+    from iogate.judge import power_warnings
+
+    for text in power_warnings(cases, gate):
+        warnings.warn(PowerWarning(text), stacklevel=1)
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
@@ -131,6 +155,10 @@ class SuiteFile(pytest.File):
         except SuiteError as exc:
             # CollectError renders its message alone, without a traceback.
             raise self.CollectError(str(exc)) from None
+        from iogate.errors import SuiteWarning
+
+        for problem in suite.warnings:  # valid, but likely not what was meant
+            warnings.warn(SuiteWarning(str(problem)), stacklevel=1)
         self.cases = suite.cases
         for case in suite.cases:
             yield WorkloadItem.from_parent(self, name=case.id, case=case)
@@ -164,6 +192,7 @@ class WorkloadItem(pytest.Item):
     def runtest(self) -> None:
         from iogate.baseline import BaselineMatchError
         from iogate.errors import RealizedWorkloadWarning
+        from iogate.expect import explain, verdict
         from iogate.metrics import unit_name
         from iogate.runner import run_cases
 
@@ -192,6 +221,11 @@ class WorkloadItem(pytest.Item):
         for path, value in sorted(result.metrics.items()):
             self.user_properties.append((unit_name(path), value))
         self.user_properties.append(("outcome", result.outcome))
+        # Each verdict against a baseline or the history with its reason (JUnit properties).
+        for check in result.checks:
+            if check.evidence is not None:
+                self.user_properties.append((f"check {check.key}",
+                                             f"{verdict(check)}: {explain(check)}"))
         if result.outcome == "interrupted":
             raise KeyboardInterrupt
         if result.outcome == "skipped":
@@ -438,13 +472,13 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if _is_worker(session.config):
         return  # its cases went to the controller with their reports
     path = session.config.getoption("iogate_json")
-    save = session.config.getoption("iogate_save_baseline")
+    save = session.config.stash.get(SAVE_BASELINE_KEY, None)
     history = session.config.getoption("iogate_history")
     results: list[Any] = session.config.stash.get(RESULTS_KEY, [])
     summaries = _summaries(session.config)
     if not (path or save or results or summaries):
         return
-    from iogate.baseline import BaselineError, record
+    from iogate.baseline import BaselineError, left_out_text, record
     from iogate.report import finish_document, write_results
 
     journal = session.config.stash.get(JOURNAL_KEY, None)
@@ -461,10 +495,17 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
                     session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
         _write_summaries(session, summaries, results, document)
         if save and results:
+            writer = session.config.get_terminal_writer()
+            if writer.width_of_current_line:
+                writer.line()  # after the items' progress, on a line of its own
             try:
-                record(save, document)
+                _, left = record(save.path, document, include_failed=save.include_failed)
             except BaselineError as exc:
-                session.config.get_terminal_writer().line(f"iogate: {exc}", red=True)
+                writer.line(f"iogate: {exc}", red=True)
+            else:
+                left_out = left_out_text(save.path, left, "--iogate-save-baseline-all")
+                if left_out:
+                    writer.line(f"iogate: {left_out}")
         if history and results:
             _record_history(session, history, document)
     finally:

@@ -13,6 +13,11 @@ merging, and finding the entry for a case in an environment. The format::
 ``samples`` holds the per-repeat values of a metric and is empty for a case run once.
 An entry's key is its case id and its environment; a file holds at most one entry per key.
 
+What a baseline holds (:func:`record`, :func:`promote`): the cases that passed, since a
+later run is judged against it as the normal to keep; ``--save-baseline-all`` (``iogate
+baseline promote --all``) takes failed ones too, every case measured in full. Every case
+left out is named with its outcome (:class:`LeftOut`, :func:`left_out_text`).
+
 Choosing the entry a run is judged against (:meth:`Baseline.choose`): the entries of the
 case that satisfy the caller's criteria (``--baseline-match firmware=1.2``), and among them
 the one that shares the most environment facts with the run. Several equally close entries
@@ -27,7 +32,7 @@ import itertools
 import json
 import math
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -43,6 +48,8 @@ VERSION = 1
 ENVIRONMENT_KEYS = ("device_model", "firmware", "host", "kernel", "iogate_version")
 # Outcomes whose metrics are whole measurements; errors and interruptions are left out.
 MEASURED_OUTCOMES = ("passed", "failed")
+# What --save-baseline records: the cases that passed.
+PASSED_OUTCOMES = ("passed",)
 
 
 
@@ -267,34 +274,7 @@ class Baseline:
         overridden by a case's own ``environment`` when it has one (the target's device
         facts are per case). ``iogate_version`` falls back to the document's.
         """
-        if not isinstance(results_document, Mapping):
-            raise BaselineError(source, "not a results document: the top level is not an object")
-        cases = results_document.get("cases")
-        if not isinstance(cases, list):
-            raise BaselineError(source, "not a results document: no 'cases' list")
-        version = results_document.get("schema_version")
-        if version != SCHEMA_VERSION:
-            what = ("has no schema_version" if version is None
-                    else f"has schema_version {version!r}")
-            raise BaselineError(source, f"the results document {what}; this iogate reads "
-                                        f"schema_version {SCHEMA_VERSION}: compare results "
-                                        "written by the same iogate version")
-        shared = dict(results_document.get("environment") or {})
-        if shared.get("iogate_version") is None and results_document.get("iogate_version"):
-            shared["iogate_version"] = results_document["iogate_version"]
-        entries = []
-        for i, case in enumerate(cases):
-            where = f"cases[{i}]"
-            if not isinstance(case, Mapping):
-                raise BaselineError(source, f"{where}: not an object")
-            if case.get("outcome", "passed") not in MEASURED_OUTCOMES:
-                continue
-            environment = {**shared, **dict(case.get("environment") or {})}
-            entries.append(_entry_from_json(
-                {"case": case.get("id"), "environment": environment_key(environment),
-                 "metrics": case.get("metrics", {}), "samples": case.get("samples") or {}},
-                source, where))
-        return cls(entries, source)
+        return split_results(results_document, source, include_failed=True)[0]
 
     def merge(self, other: Baseline) -> Baseline:
         """A new baseline: this one's entries, replaced or extended by ``other``'s.
@@ -387,6 +367,78 @@ class Baseline:
         return Choice(entry, differs, len(candidates))
 
 
+@dataclass(frozen=True)
+class LeftOut:
+    """A case of a results document that a baseline does not take, and its outcome."""
+
+    case_id: str
+    outcome: str
+
+    def reason(self, failed_option: str) -> str:
+        """``outcome (why)``; ``failed_option`` is the option that takes failed cases too."""
+        if self.outcome == "failed":
+            why = f"a baseline holds what passed; {failed_option} records failed cases too"
+        elif self.outcome == "skipped":
+            why = "not run"
+        else:
+            why = "not measured in full"
+        return f"{self.outcome} ({why})"
+
+
+def left_out_text(path: str, left: Sequence[LeftOut], failed_option: str) -> str | None:
+    """What a baseline saved to ``path`` left out, a case a line (``id: outcome (why)``);
+    None when nothing was."""
+    if not left:
+        return None
+    many = "s" if len(left) != 1 else ""
+    return (f"{path}: {len(left)} case{many} left out of the baseline:\n  "
+            + "\n  ".join(f"{c.case_id}: {c.reason(failed_option)}" for c in left))
+
+
+def split_results(results_document: Mapping[str, Any], source: str = "<results>", *,
+                  include_failed: bool = False, select: str | None = None
+                  ) -> tuple[Baseline, list[LeftOut]]:
+    """The baseline a results document makes (:meth:`Baseline.from_results`) and the cases
+    it leaves out: those that did not pass (with ``include_failed``: those not measured in
+    full).
+    ``select`` takes only the cases ``-k SELECT`` selects (:func:`iogate.ids.selects`); the
+    others are neither taken nor left out. BaselineError for a document that is not one."""
+    if not isinstance(results_document, Mapping):
+        raise BaselineError(source, "not a results document: the top level is not an object")
+    cases = results_document.get("cases")
+    if not isinstance(cases, list):
+        raise BaselineError(source, "not a results document: no 'cases' list")
+    version = results_document.get("schema_version")
+    if version != SCHEMA_VERSION:
+        what = ("has no schema_version" if version is None
+                else f"has schema_version {version!r}")
+        raise BaselineError(source, f"the results document {what}; this iogate reads "
+                                    f"schema_version {SCHEMA_VERSION}: compare results "
+                                    "written by the same iogate version")
+    shared = dict(results_document.get("environment") or {})
+    if shared.get("iogate_version") is None and results_document.get("iogate_version"):
+        shared["iogate_version"] = results_document["iogate_version"]
+    taken = MEASURED_OUTCOMES if include_failed else PASSED_OUTCOMES
+    entries, left = [], []
+    for i, case in enumerate(cases):
+        where = f"cases[{i}]"
+        if not isinstance(case, Mapping):
+            raise BaselineError(source, f"{where}: not an object")
+        case_id = case.get("id")
+        if select and not (isinstance(case_id, str) and ids.selects(case_id, select)):
+            continue
+        outcome = case.get("outcome", "passed")
+        if outcome not in taken:
+            left.append(LeftOut(str(case_id), str(outcome)))
+            continue
+        environment = {**shared, **dict(case.get("environment") or {})}
+        entries.append(_entry_from_json(
+            {"case": case_id, "environment": environment_key(environment),
+             "metrics": case.get("metrics", {}), "samples": case.get("samples") or {}},
+            source, where))
+    return Baseline(entries, source), left
+
+
 def _satisfies(entry: Entry, criteria: Criteria) -> bool:
     return all(entry.environment.get(k) == v for k, v in criteria.items())
 
@@ -471,10 +523,48 @@ def _impossible(metrics: Mapping[str, float], samples: Mapping[str, list[float]]
     return None
 
 
-def record(path: str, results_document: Mapping[str, Any]) -> None:
-    """Store a run's results as the baseline ``path``; an existing file keeps its other
-    entries (``--save-baseline``)."""
-    new = Baseline.from_results(results_document)
-    if Path(path).exists():
-        new = Baseline.load(path).merge(new)
-    new.save(path)
+@dataclass(frozen=True)
+class SaveBaseline:
+    """Where a run stores its results as a baseline, and which cases: those that passed
+    (``--save-baseline FILE``), or every case measured in full (``--save-baseline-all
+    FILE``: ``include_failed``)."""
+
+    path: str
+    include_failed: bool = False
+
+
+def record(path: str, results_document: Mapping[str, Any], *,
+           include_failed: bool = False) -> tuple[int, list[LeftOut]]:
+    """Store a results document's cases that passed (with ``include_failed``: every case
+    measured in full) in the baseline ``path``; an existing file keeps its other entries
+    (``--save-baseline``, ``--save-baseline-all``). The number of cases stored and those
+    left out (:func:`split_results`); BaselineError naming a file that cannot be read or
+    written."""
+    new, left = split_results(results_document, include_failed=include_failed)
+    _merged_into(path, new).save(path)
+    return len(new), left
+
+
+def promote(results_path: str, path: str, *, include_failed: bool = False,
+            select: str | None = None) -> tuple[Baseline, int, list[LeftOut]]:
+    """The baseline ``path`` with the cases of the results file ``results_path`` that passed
+    (with ``include_failed``: every case measured in full; with ``select``: of those ``-k
+    SELECT`` selects) merged in as :func:`record` does, to save without running them again
+    (``iogate baseline promote``); with the number of cases taken and those left out.
+    BaselineError when the results file or the baseline cannot be read, or the results hold
+    no case ``select`` selects, or none that can be taken."""
+    document = read_json(results_path)
+    new, left = split_results(document, results_path, include_failed=include_failed,
+                              select=select)
+    if not len(new):
+        if not left:
+            raise BaselineError(results_path, f"no case matches -k {select!r}" if select
+                                else "the results document holds no case")
+        why = "; ".join(f"{c.case_id}: {c.reason('--all')}" for c in left)
+        raise BaselineError(results_path, f"nothing to promote: {why}")
+    return _merged_into(path, new), len(new), left
+
+
+def _merged_into(path: str, new: Baseline) -> Baseline:
+    """``new`` merged into the baseline file ``path`` when there is one."""
+    return Baseline.load(path).merge(new) if Path(path).exists() else new

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     import argparse
     from pathlib import Path
 
+    from iogate.baseline import SaveBaseline
     from iogate.history import Filters
     from iogate.outcome import CaseResult
     from iogate.report import Journal
@@ -52,7 +53,9 @@ def load_suites(paths: Sequence[str], overrides: Overrides | None = None
                 ) -> list[LoadedSuite]:
     """Every suite, fio job files (``.fio``, or starting with a [section]) imported, with
     ``overrides`` (``--set``) over their workloads' keys; one SuiteError with the problems
-    of all of them."""
+    of all of them. Their warnings (valid, but likely not what was meant) are printed."""
+    from dataclasses import replace
+
     from iogate.errors import SuiteError
     from iogate.fio.importer import is_jobfile, load_jobfile
     from iogate.spec import load_suite
@@ -60,12 +63,20 @@ def load_suites(paths: Sequence[str], overrides: Overrides | None = None
     suites, problems = [], []
     for path in _suite_files(paths):
         try:
-            suites.append(load_jobfile(path, overrides=overrides) if is_jobfile(path)
-                          else load_suite(path, overrides=overrides))
+            if is_jobfile(path):
+                suite = load_jobfile(path, overrides=overrides)
+                # Lines of the suite made from it, not of the job file: left out.
+                suite.warnings = [replace(w, line=0, col=0) for w in suite.warnings]
+            else:
+                suite = load_suite(path, overrides=overrides)
+            suites.append(suite)
         except SuiteError as exc:
             problems += exc.problems
     if problems:
         raise SuiteError(problems)
+    for suite in suites:
+        for w in suite.warnings:
+            print(replace(w, message=f"warning: {w.message}"), file=sys.stderr)
     return suites
 
 
@@ -151,11 +162,51 @@ def cmd_import(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_baseline_promote(args: argparse.Namespace) -> int:
+    """``iogate baseline promote``: a reviewed results document's cases stored in a baseline
+    without running them again (those that passed; with --all, every case measured in full),
+    merged into the file as --save-baseline does."""
+    from pathlib import Path
+
+    from iogate.baseline import BaselineError, left_out_text, promote
+    from iogate.files import check_output
+
+    out = args.output
+    if Path(out).exists() and Path(out).resolve() == Path(args.results).resolve():
+        print(f"iogate: {out} is the results file itself; write the baseline elsewhere",
+              file=sys.stderr)
+        return EXIT_INVALID
+    check_output(out, "--output")
+    try:
+        baseline, taken, left = promote(args.results, out, include_failed=args.all,
+                                        select=args.k)
+    except BaselineError as exc:
+        print(f"iogate: {exc}", file=sys.stderr)
+        return EXIT_INVALID
+    try:
+        with interrupts.deferred():
+            baseline.save(out)
+    except BaselineError as exc:
+        print(f"iogate: {exc}", file=sys.stderr)
+        return EXIT_RUNTIME
+    left_out = left_out_text(out, left, "--all")
+    if left_out:
+        print(f"iogate: {left_out}", file=sys.stderr)
+    print(f"{out}: {taken} case(s) promoted from {args.results}", file=sys.stderr)
+    return EXIT_OK
+
+
 def _filters(args: argparse.Namespace) -> Filters:
     from iogate.history import Filters, parse_labels
 
     return Filters(suite=args.suite, case=args.k, device=args.device, firmware=args.firmware,
-                   labels=parse_labels(args.label), since=args.since, until=args.until)
+                   labels=parse_labels(args.label), since=args.since, until=args.until,
+                   build=args.build, commit=args.commit)
+
+
+HISTORY_USAGE = ("%(prog)s DEST [options]\n"
+                 "       %(prog)s accept DEST [RUN_ID] [--label KEY=VALUE] [--build N] "
+                 "[--commit SHA] [-k CASE] [--by NAME]")
 
 
 def cmd_history(args: argparse.Namespace) -> int:
@@ -163,6 +214,15 @@ def cmd_history(args: argparse.Namespace) -> int:
     from iogate.files import check_output
     from iogate.history import HistoryError, render_runs, runs
 
+    if args.store == "accept" and args.more:
+        return _accept(args)
+    if args.store == "accept" or args.more or args.by is not None:
+        wrong = ("name the store: history accept DEST [RUN_ID]" if args.store == "accept"
+                 else f"unexpected argument(s) {' '.join(args.more)}" if args.more
+                 else "--by goes with history accept")
+        print(f"usage: {HISTORY_USAGE % {'prog': 'iogate history'}}\n"
+              f"iogate history: error: {wrong}", file=sys.stderr)
+        return EXIT_INVALID
     for option in ("png", "html"):
         if getattr(args, option) and not args.metric:
             print(f"iogate: --{option} draws the trend of one metric: give --metric M too "
@@ -178,6 +238,37 @@ def cmd_history(args: argparse.Namespace) -> int:
         print(f"iogate: {exc}", file=sys.stderr)
         return EXIT_INVALID
     print(render_runs(rows))
+    return EXIT_OK
+
+
+def _accept(args: argparse.Namespace) -> int:
+    """``iogate history accept DEST [RUN_ID]``: a run's (or a build's) cases that did not
+    pass taken into the norm that history expectations are judged against."""
+    from iogate.history import HistoryError, accept, render_accepted, shown
+
+    if len(args.more) > 2:
+        print(f"iogate: history accept DEST [RUN_ID]: unexpected argument(s) "
+              f"{' '.join(args.more[2:])}", file=sys.stderr)
+        return EXIT_INVALID
+    for option in ("metric", "png", "html"):
+        if getattr(args, option):
+            print(f"iogate: --{option} does not go with history accept", file=sys.stderr)
+            return EXIT_INVALID
+    dest, run_id = args.more[0], (args.more[1] if len(args.more) > 1 else None)
+    try:
+        accepted = accept(dest, run_id, filters=_filters(args), by=args.by)
+    except HistoryError as exc:
+        print(f"iogate: {exc}", file=sys.stderr)
+        return EXIT_INVALID
+    if not accepted:
+        print(f"{shown(dest)}: nothing to accept: every case chosen passed or was accepted "
+              "before")
+        return EXIT_OK
+    nruns = len({a.run_id for a in accepted})
+    by = f" by {accepted[0].by}" if accepted[0].by else ""
+    print(f"{shown(dest)}: accepted {len(accepted)} case(s) of {nruns} run(s) into the norm"
+          f"{by}; history expectations are judged against them from now on:\n"
+          + render_accepted(accepted))
     return EXIT_OK
 
 
@@ -199,6 +290,9 @@ def _trend(args: argparse.Namespace) -> int:
         return EXIT_INVALID
     ((key, points),) = series.items()
     findings = trend.detect({key: points})
+    norm = sum(p.in_norm for p in points)
+    print(f"{key[0]}{f' on {key[1]}' if key[1] else ''}: {key[2]}: {len(points)} runs, "
+          f"{norm} in the norm (passed or accepted)\n" + trend.render_points(key[2], points))
     print(trend.render(findings, 1, changes.RECENT) if findings else
           f"{key[0]}: {key[2]}: {len(points)} runs, no change point")
     png = None
@@ -293,7 +387,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     from iogate import hooks, report
     from iogate.baseline import BaselineError
-    from iogate.judge import needs_baseline, needs_history
+    from iogate.judge import needs_baseline, needs_history, power_warnings
     from iogate.plan import case_id, expected_bytes, plan
     from iogate.progress import ProgressLine, schedule
     from iogate.runner import run_cases
@@ -313,7 +407,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if not cases:
         print(f"iogate: no case matches -k {args.k!r}", file=sys.stderr)
         return EXIT_INVALID
-    gate = run.gate
+    gate = run.gate.for_cases(cases)  # the run's statistical checks share its significance
     try:
         gate.check(cases)
     except BaselineError as exc:
@@ -328,6 +422,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     if no_history:
         print(f"iogate: {no_history}", file=sys.stderr)
         return EXIT_INVALID
+    for text in power_warnings(cases, gate):
+        print(f"iogate: warning: {text}", file=sys.stderr)
     results: list[CaseResult] = []
     journal: Journal | None = None
     written = False
@@ -459,13 +555,13 @@ def _record_history(dest: str | None, labels: dict[str, str],
     return True
 
 
-def _report_run(save_baseline: str | None, cases: Sequence[object],
+def _report_run(save_baseline: SaveBaseline | None, cases: Sequence[object],
                 results: Sequence[CaseResult], document: dict[str, object],
                 wall_s: float) -> int:
     """Print the tables and failure reports of a finished run (which took wall_s), save its
-    baseline; the exit code."""
+    baseline (naming on stderr each case it left out); the exit code."""
     from iogate import report
-    from iogate.baseline import BaselineError, record
+    from iogate.baseline import BaselineError, left_out_text, record
     from iogate.outcome import OUTCOMES
 
     print(report.results_table(results))
@@ -480,10 +576,14 @@ def _report_run(save_baseline: str | None, cases: Sequence[object],
             print(report.failure_report(r))
     if save_baseline:
         try:
-            record(save_baseline, document)
+            _, left = record(save_baseline.path, document,
+                             include_failed=save_baseline.include_failed)
         except BaselineError as exc:
             print(f"iogate: {exc}", file=sys.stderr)
             return EXIT_RUNTIME
+        left_out = left_out_text(save_baseline.path, left, "--save-baseline-all")
+        if left_out:
+            print(f"iogate: {left_out}", file=sys.stderr)
     counts = {o: sum(r.outcome == o for r in results)
               for o in OUTCOMES}
     not_run = len(cases) - len(results)
@@ -571,9 +671,21 @@ def build_parser() -> argparse.ArgumentParser:
     add_option(verify.add_argument, "--", "set")
     verify.set_defaults(func=cmd_verify)
 
-    history = sub.add_parser("history", help="list the runs a history store holds, or the "
-                             "trend of one metric")
+    history = sub.add_parser("history", usage=HISTORY_USAGE,
+                             help="list the runs a history store holds, or the trend of one "
+                             "metric; history accept: take a run's failed cases into the norm",
+                             description="List the runs of a history store, or the trend of "
+                             "one metric. 'history accept DEST RUN_ID' (a start of the id "
+                             "will do), or 'history accept DEST --label build=b7' for every "
+                             "run of a build, takes the cases of the runs that did not pass "
+                             "into the norm that history expectations are judged against "
+                             "(-k and the other filters narrow which cases).")
     _store_arguments(history)
+    import argparse
+
+    history.add_argument("more", nargs="*", help=argparse.SUPPRESS)
+    history.add_argument("--by", metavar="NAME", help="(accept) who accepts, kept with the "
+                         "time (default: the user)")
     history.add_argument("--metric", metavar="M", help="the trend of metric M (with -k CASE): "
                          "its value per run and change points")
     history.add_argument("--png", metavar="FILE", help="draw the trend of --metric in FILE")
@@ -604,6 +716,21 @@ def build_parser() -> argparse.ArgumentParser:
     detect.add_argument("--json", metavar="FILE", help="also write the change points to FILE")
     detect.set_defaults(func=cmd_detect)
 
+    baseline = sub.add_parser("baseline", help="manage baseline files")
+    actions = baseline.add_subparsers(dest="action", required=True, parser_class=_Parser)
+    promote = actions.add_parser(
+        "promote", help="store a reviewed results document's cases in a baseline without "
+        "running them again (merged into it, as run --save-baseline does)")
+    promote.add_argument("results", metavar="RESULTS.json",
+                         help="the results document (run --json, pytest --iogate-json)")
+    promote.add_argument("-o", "--output", metavar="BASELINE.json", required=True,
+                         help="the baseline file (merged into when it exists)")
+    promote.add_argument("--all", action="store_true",
+                         help="store every case measured in full, failed ones too "
+                         "(default: the cases that passed)")
+    promote.add_argument("-k", metavar="SUBSTRING", help=K_HELP)
+    promote.set_defaults(func=cmd_baseline_promote)
+
     metrics = sub.add_parser("metrics", help="list the metrics expectations can use")
     metrics.set_defaults(func=cmd_metrics)
     return parser
@@ -623,6 +750,9 @@ def _store_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--since", metavar="TIME", help="runs recorded at or after TIME "
                         "(ISO 8601, UTC: 2026-11-24 or 2026-11-24T08:00)")
     parser.add_argument("--until", metavar="TIME", help="runs recorded before TIME")
+    parser.add_argument("--build", metavar="N", help="runs of the CI's build number N")
+    parser.add_argument("--commit", metavar="SHA", help="runs of a commit (a start of its "
+                        "SHA will do)")
 
 
 def main(argv: Sequence[str] | None = None, *, hold_signals: bool = False) -> int:

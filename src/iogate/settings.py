@@ -10,7 +10,7 @@ declare the options they share with a run by name (:func:`add_option`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -18,10 +18,11 @@ from typing import TYPE_CHECKING, Any
 from iogate.errors import IogateError
 
 if TYPE_CHECKING:
+    from iogate.baseline import SaveBaseline
     from iogate.spec.overrides import Overrides
 
 __all__ = ["OPTIONS", "Option", "RunSettings", "UsageError", "add_option", "add_options",
-           "journal_path", "overrides", "settings"]
+           "journal_path", "overrides", "save_baseline", "settings"]
 
 
 @dataclass(frozen=True)
@@ -82,8 +83,16 @@ OPTIONS = (
     Option("baseline-match", "judge against the baseline entries recorded with these facts "
            "(repeatable; keys: device_model, firmware, host, kernel, iogate_version), e.g. "
            "firmware=1.2", "KEY=VALUE", repeat=True),
-    Option("save-baseline", "store this run's results in the baseline FILE (merged if it "
-           "exists)", "FILE"),
+    Option("save-baseline", "store the results of this run's cases that passed in the "
+           "baseline FILE (merged if it exists); the others are named on stderr", "FILE"),
+    Option("save-baseline-all", "as save-baseline, storing every case measured in full, "
+           "failed ones too", "FILE"),
+    Option("fact", "give an environment fact that sysfs cannot read or reads wrong (a loop "
+           "device, a drive behind an HBA or USB bridge), over what it reads: the baseline "
+           "entry chosen, the baseline and history recorded and the reports use it "
+           "(repeatable; keys: device_model, firmware, host, kernel), e.g. firmware=FW2; the "
+           "environment variable IOGATE_FACT_FIRMWARE=FW2 gives it too, this option winning",
+           "KEY=VALUE", repeat=True),
     Option("history", "record this run (every case's metrics and repeat samples, the device, "
            "firmware, host and the CI's build) in the history store DEST, a SQLite file "
            "created on first use or a postgresql:// URL; expectations that refer to history "
@@ -136,7 +145,7 @@ class RunSettings:
 
     json: str | None
     filename: str | None
-    save_baseline: str | None
+    save_baseline: SaveBaseline | None  # --save-baseline or --save-baseline-all
     gate: Any  # iogate.judge.Gate
     safety: Any  # iogate.targets.Policy
     engine: Any  # iogate.backends.Engine
@@ -145,6 +154,9 @@ class RunSettings:
     labels: dict[str, str] = field(default_factory=dict)  # its labels there
     markdown: str | None = None  # the file the Markdown summary is added to
     openmetrics: str | None = None  # the file the OpenMetrics exposition is written to
+    # The environment facts given (--fact, IOGATE_FACT_*), in force for the run
+    # (iogate.environment.give) from the moment the settings are made.
+    facts: dict[str, str] = field(default_factory=dict)
 
 
 def overrides(values: Sequence[str] | None, prefix: str = "--") -> Overrides:
@@ -158,21 +170,31 @@ def overrides(values: Sequence[str] | None, prefix: str = "--") -> Overrides:
         raise UsageError("set", str(exc)) from None
 
 
-def settings(value: Callable[[str], Any], prefix: str = "--") -> RunSettings:
+def settings(value: Callable[[str], Any], prefix: str = "--",
+             environ: Mapping[str, str] | None = None) -> RunSettings:
     """The settings of a run from its options' values (``value(name)``), as spelt with
     ``prefix`` in messages, checked in this order: the outputs (nothing may be lost to a path
-    found unusable once the run is over: :class:`iogate.files.OutputError`), the workload
-    keys set, the baseline, the safety policy, the backend."""
-    from iogate import backends, hooks
+    found unusable once the run is over: :class:`iogate.files.OutputError`), the facts given
+    (``fact`` and the ``IOGATE_FACT_*`` variables of ``environ``, default the process's),
+    the workload keys set, the baseline, the safety policy, the backend. The facts given are
+    in force from here on, process-wide (:func:`iogate.environment.give`), none when none
+    are given."""
+    from iogate import backends, environment, hooks
     from iogate.baseline import BaselineError
     from iogate.errors import TargetError
     from iogate.fio.hosts import parse_hosts
     from iogate.history import HistoryError, check_destination, parse_labels
     from iogate.targets import Policy
 
-    json_path, save = value("json"), value("save-baseline")
-    check_outputs(json_path, save, markdown=value("markdown"),
-                  openmetrics=value("openmetrics"))
+    json_path, save = value("json"), save_baseline(value, prefix)
+    check_outputs(json_path, save.path if save else None, markdown=value("markdown"),
+                  openmetrics=value("openmetrics"),
+                  baseline_option="save-baseline-all" if save and save.include_failed
+                  else "save-baseline")
+    try:
+        facts = environment.given_facts(value("fact"), environ, prefix + "fact")
+    except ValueError as exc:
+        raise UsageError("fact", str(exc)) from None
     history = value("history")
     try:
         if history:
@@ -200,23 +222,40 @@ def settings(value: Callable[[str], Any], prefix: str = "--") -> RunSettings:
                                      parse_hosts(hosts) if hosts else ())
     except (backends.BackendError, ValueError) as exc:
         raise UsageError("backend", str(exc)) from None
+    environment.give(facts)
     return RunSettings(json_path, value("filename"), save, gate, safety, engine, overridden,
                        history, labels, markdown=value("markdown"),
-                       openmetrics=value("openmetrics"))
+                       openmetrics=value("openmetrics"), facts=facts)
+
+
+def save_baseline(value: Callable[[str], Any], prefix: str = "--") -> SaveBaseline | None:
+    """The baseline a run saves (``save-baseline`` or ``save-baseline-all``), if any;
+    UsageError when both are given."""
+    from iogate.baseline import SaveBaseline
+
+    passed, every = value("save-baseline"), value("save-baseline-all")
+    if passed and every:
+        raise UsageError("save-baseline-all", f"{prefix}save-baseline stores the cases that "
+                         f"passed, {prefix}save-baseline-all every case measured in full: "
+                         "give one of them")
+    if every:
+        return SaveBaseline(every, include_failed=True)
+    return SaveBaseline(passed) if passed else None
 
 
 def check_outputs(json_path: str | None, baseline_path: str | None, *,
-                  markdown: str | None = None, openmetrics: str | None = None) -> None:
-    """Refuse, before anything runs, a results file (and its journal), a baseline to save or
-    a summary that could not be written (:mod:`iogate.files`); an OutputError naming the
-    option."""
+                  markdown: str | None = None, openmetrics: str | None = None,
+                  baseline_option: str = "save-baseline") -> None:
+    """Refuse, before anything runs, a results file (and its journal), a baseline to save
+    (named by ``baseline_option``) or a summary that could not be written
+    (:mod:`iogate.files`); an OutputError naming the option."""
     from iogate.files import check_output
 
     if json_path:
         check_output(json_path, "json")
         check_output(journal_path(json_path), "json")
     if baseline_path:
-        check_output(baseline_path, "save-baseline")
+        check_output(baseline_path, baseline_option)
     if markdown:
         check_output(markdown, "markdown")
     if openmetrics:

@@ -231,11 +231,13 @@ def test_a_significant_but_small_change_is_within_the_minimum_effect(tmp_path: P
     assert lenient.returncode == 0, lenient.stdout + lenient.stderr
     [case] = json.loads((tmp_path / "new.json").read_text())["cases"]
     [check] = case["checks"]
-    assert check["passed"] and "within the minimum effect: -7.0%" in check["reason"]
+    assert check["passed"] and check["evidence"]["decision"] == "within min effect"
+    assert check["why"].startswith("within the minimum effect of 10%: -7.0% vs baseline 1k")
     strict = iogate("run", "g.suite.yaml", "--baseline", "base.json", "--min-effect", "0",
                     cwd=tmp_path, env=fewer)
     assert strict.returncode == 1, strict.stdout + strict.stderr
-    assert "significant: p=0.004, n=5+5" in strict.stdout  # 1/252: fully separated
+    assert "regression: -7.0% vs baseline 1k" in strict.stdout
+    assert "(5 runs), n=5, p=" in strict.stdout
     # compare judges the same two runs the same way.
     assert iogate("compare", "old.json", "new.json", "--min-effect", "10",
                   "--metric", "read.ios", cwd=tmp_path).returncode == 0
@@ -282,3 +284,109 @@ def test_compare_refuses_results_of_an_unknown_schema_version(tmp_path: Path,
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert "new.json: the results document has schema_version 99; this iogate reads " \
            "schema_version 1" in proc.stderr
+
+
+# -- what a baseline holds: the cases that passed ----------------------------------------------
+
+# Two cases: one meets its expectation, the other (exactly 1 request asked of 1000) cannot.
+MIXED = """\
+suite: gate
+workloads:
+  - name: ok
+    ioengine: null
+    rw: randread
+    size: 16MiB
+    number_ios: 1000
+    expect:
+      read.ios: "== 1000"
+  - name: bad
+    ioengine: null
+    rw: randread
+    size: 16MiB
+    number_ios: 1000
+    expect:
+      read.ios: "== 1"
+"""
+OK, BAD = "m.suite.yaml::ok", "m.suite.yaml::bad"
+LEFT_OUT = (f"base.json: 1 case left out of the baseline:\n  {BAD}: failed (a baseline holds "
+            "what passed; {option} records failed cases too)")
+
+
+def _cases(path: Path) -> list[str]:
+    return [e["case"] for e in json.loads(path.read_text())["entries"]]
+
+
+def test_save_baseline_records_what_passed_and_names_what_it_left_out(tmp_path: Path) -> None:
+    (tmp_path / "m.suite.yaml").write_text(MIXED)
+    proc = iogate("run", "m.suite.yaml", "--save-baseline", "base.json", cwd=tmp_path)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert _cases(tmp_path / "base.json") == [OK]
+    assert "iogate: " + LEFT_OUT.format(option="--save-baseline-all") in proc.stderr
+    every = iogate("run", "m.suite.yaml", "--save-baseline-all", "all.json", cwd=tmp_path)
+    assert every.returncode == 1, every.stdout + every.stderr
+    assert _cases(tmp_path / "all.json") == [OK, BAD]
+    assert "left out" not in every.stderr
+    both = iogate("run", "m.suite.yaml", "--save-baseline", "a.json", "--save-baseline-all",
+                  "b.json", cwd=tmp_path)
+    assert both.returncode == 2, both.stdout + both.stderr
+    assert "--save-baseline stores the cases that passed, --save-baseline-all every case " \
+           "measured in full: give one of them" in both.stderr
+    nowhere = iogate("run", "m.suite.yaml", "--save-baseline-all", "no/b.json", cwd=tmp_path)
+    assert nowhere.returncode == 2 and "--save-baseline-all no/b.json: the directory" in \
+        nowhere.stderr, nowhere.stderr
+
+
+def test_promote_a_reviewed_results_document(tmp_path: Path) -> None:
+    (tmp_path / "m.suite.yaml").write_text(MIXED)
+    run = iogate("run", "m.suite.yaml", "--json", "r.json", cwd=tmp_path)
+    assert run.returncode == 1, run.stdout + run.stderr
+    # Into an existing baseline: its other entries stay.
+    (tmp_path / "g.suite.yaml").write_text(GATE.replace("repeat: 5", "repeat: 1"))
+    first = iogate("run", "g.suite.yaml", "--save-baseline", "base.json", cwd=tmp_path)
+    assert first.returncode == 0, first.stdout + first.stderr
+    proc = iogate("baseline", "promote", "r.json", "-o", "base.json", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert _cases(tmp_path / "base.json") == [CASE, OK]
+    assert "iogate: " + LEFT_OUT.format(option="--all") in proc.stderr
+    assert "base.json: 1 case(s) promoted from r.json" in proc.stderr
+    every = iogate("baseline", "promote", "r.json", "-o", "all.json", "--all", "-k", "bad",
+                   cwd=tmp_path)
+    assert every.returncode == 0, every.stdout + every.stderr
+    assert _cases(tmp_path / "all.json") == [BAD]
+    # Runs judged against what was promoted: the entry holds what was measured.
+    judged = iogate("run", "g.suite.yaml", "--baseline", "base.json", cwd=tmp_path)
+    assert judged.returncode == 0, judged.stdout + judged.stderr
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["-k", "bad"], "iogate: r.json: nothing to promote: m.suite.yaml::bad: failed (a "
+                    "baseline holds what passed; --all records failed cases too)"),
+    (["-k", "nothing"], "iogate: r.json: no case matches -k 'nothing'"),
+    (["-o", "r.json"], "iogate: r.json is the results file itself"),
+    (["-o", "."], "iogate: --output .: is a directory; name a file"),
+    (["-o", "base.json"], "iogate: base.json: not a baseline file"),
+])
+def test_promote_refusals(tmp_path: Path, args: list[str], message: str) -> None:
+    (tmp_path / "m.suite.yaml").write_text(MIXED)
+    assert iogate("run", "m.suite.yaml", "--json", "r.json", cwd=tmp_path).returncode == 1
+    (tmp_path / "base.json").write_text('{"format": "other"}')
+    output = [] if "-o" in args else ["-o", "new.json"]
+    proc = iogate("baseline", "promote", "r.json", *output, *args, cwd=tmp_path)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert message in proc.stderr and "Traceback" not in proc.stderr
+    assert not (tmp_path / "new.json").exists()
+    assert (tmp_path / "base.json").read_text() == '{"format": "other"}'
+
+
+def test_pytest_save_baseline_records_what_passed(pytester: pytest.Pytester) -> None:
+    pytester.makefile(".suite.yaml", m=MIXED)
+    result = pytester.runpytest("-p", "no:cacheprovider", "--iogate-save-baseline=base.json")
+    result.assert_outcomes(passed=1, failed=1)
+    assert _cases(pytester.path / "base.json") == [OK]
+    result.stdout.fnmatch_lines([
+        "iogate: base.json: 1 case left out of the baseline:",
+        f"  {BAD}: failed (a baseline holds what passed; --iogate-save-baseline-all records "
+        "failed cases too)"])
+    every = pytester.runpytest("-p", "no:cacheprovider", "--iogate-save-baseline-all=all.json")
+    every.assert_outcomes(passed=1, failed=1)
+    assert _cases(pytester.path / "all.json") == [OK, BAD]

@@ -260,3 +260,90 @@ def test_plugin_metrics_may_be_negative():
     base = Baseline.from_document({"format": "iogate-baseline", "version": 1,
                                    "entries": [entry]})
     assert base.entries[0].value("thermal.delta_c") == -4.0
+
+
+# -- what a baseline holds: the cases that passed -----------------------------------------------
+
+def _mixed():
+    return results([case("s::ok", **{"read.iops": 1.0}),
+                    case("s::slow", "failed", **{"read.iops": 2.0}),
+                    case("s::err", "error", **{"read.iops": 3.0}),
+                    case("s::skip", "skipped")])
+
+
+def test_record_stores_what_passed_and_names_what_it_left_out(tmp_path):
+    from iogate.baseline import LeftOut, left_out_text, record
+
+    path = str(tmp_path / "base.json")
+    stored, left = record(path, _mixed())
+    assert stored == 1 and [e.case_id for e in Baseline.load(path).entries] == ["s::ok"]
+    assert left == [LeftOut("s::slow", "failed"), LeftOut("s::err", "error"),
+                    LeftOut("s::skip", "skipped")]
+    assert left_out_text(path, left, "--save-baseline-all") == (
+        f"{path}: 3 cases left out of the baseline:\n"
+        "  s::slow: failed (a baseline holds what passed; --save-baseline-all records failed "
+        "cases too)\n"
+        "  s::err: error (not measured in full)\n"
+        "  s::skip: skipped (not run)")
+    assert left_out_text(path, [], "--all") is None
+
+
+def test_record_failed_stores_every_case_measured_in_full_into_the_file(tmp_path):
+    from iogate.baseline import LeftOut, record
+
+    path = str(tmp_path / "base.json")
+    record(path, results([case("s::other", **{"read.iops": 9.0})]))
+    stored, left = record(path, _mixed(), include_failed=True)
+    assert stored == 2 and left == [LeftOut("s::err", "error"), LeftOut("s::skip", "skipped")]
+    assert [e.case_id for e in Baseline.load(path).entries] == ["s::other", "s::ok", "s::slow"]
+
+
+def test_from_results_still_takes_failed_cases_for_compare_and_history():
+    assert [e.case_id for e in Baseline.from_results(_mixed()).entries] == ["s::ok", "s::slow"]
+
+
+def _results_file(tmp_path, document):
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(document))
+    return str(path)
+
+
+def test_promote_merges_the_cases_selected_into_the_baseline(tmp_path):
+    from iogate.baseline import LeftOut, promote, record
+
+    out = str(tmp_path / "base.json")
+    record(out, results([case("s::other", **{"read.iops": 9.0})]))
+    source = _results_file(tmp_path, _mixed())
+    merged, taken, left = promote(source, out)
+    assert taken == 1 and [e.case_id for e in merged.entries] == ["s::other", "s::ok"]
+    assert LeftOut("s::slow", "failed") in left
+    assert [e.case_id for e in Baseline.load(out).entries] == ["s::other"]  # not saved yet
+    merged, taken, left = promote(source, out, include_failed=True, select="slow")
+    assert taken == 1 and left == [] and [e.case_id for e in merged.entries] == [
+        "s::other", "s::slow"]
+
+
+@pytest.mark.parametrize(("kwargs", "reason"), [
+    ({"select": "nothing"}, "r.json: no case matches -k 'nothing'"),
+    ({"select": "slow"}, "r.json: nothing to promote: s::slow: failed (a baseline holds what "
+                         "passed; --all records failed cases too)"),
+    ({"select": "err", "include_failed": True},
+     "nothing to promote: s::err: error (not measured in full)"),
+])
+def test_promote_refuses_when_nothing_can_be_taken(tmp_path, kwargs, reason):
+    from iogate.baseline import promote
+
+    source = _results_file(tmp_path, _mixed())
+    with pytest.raises(BaselineError) as info:
+        promote(source, str(tmp_path / "base.json"), **kwargs)
+    assert str(info.value).endswith(reason)
+
+
+def test_promote_names_a_results_file_it_cannot_use(tmp_path):
+    from iogate.baseline import promote
+
+    with pytest.raises(BaselineError, match="r.json: no such file"):
+        promote(str(tmp_path / "r.json"), str(tmp_path / "base.json"))
+    source = _results_file(tmp_path, {"format": "iogate-baseline"})
+    with pytest.raises(BaselineError, match="not a results document: no 'cases' list"):
+        promote(source, str(tmp_path / "base.json"))
