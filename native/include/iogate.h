@@ -520,8 +520,10 @@ struct iog_job_spec {
      * negative skip walks the region backwards. The first request of each
      * file is at the region start.
      * start_delay_ns: the job's threads start this long after the run
-     * clock; ramp_ns and runtime_ns count from then (the delay is no part
-     * of the job's counted time). */
+     * clock; ramp_ns and runtime_ns count from when every thread of the
+     * jobs with the same delay is ready to issue (the delay is no part of
+     * the job's counted time), and a thread that is late still issues one
+     * request. */
     uint64_t io_limit_bytes;
     uint64_t io_limit_ios;
     int64_t seq_skip;

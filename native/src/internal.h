@@ -100,12 +100,12 @@ struct iog_worker {
     /* issue plan */
     struct dir_plan plan[IOG_DATA_DIRS]; /* per slot: trims use slot 1 (dir_slot) */
     int mixed, random, rated, paced;
-    int trims;                       /* the job trims: trims are performed here */
-    int pair_write;                  /* trimwrite: each trim is followed by a write */
-    int write_due;                   /* the next request is the write of the last trim */
-    uint32_t pair_len, pair_file;    /* that trim's size and file... */
-    uint64_t pair_off;               /* ...and offset */
-    uint8_t blkdev[IOG_FILES_MAX];   /* trims: the file is a block device */
+    int trims;                         /* the job trims: trims are performed here */
+    int pair_write;                    /* trimwrite: each trim is followed by a write */
+    int write_due;                     /* the next request is the write of the last trim */
+    uint32_t pair_len, pair_file;      /* that trim's size and file... */
+    uint64_t pair_off;                 /* ...and offset */
+    uint8_t blkdev[IOG_FILES_MAX];     /* trims: the file is a block device */
     uint64_t region_start, region_end; /* in each file */
     uint64_t file_size;                /* region_end - region_start */
     uint64_t seq_off[IOG_FILES_MAX];
@@ -113,19 +113,22 @@ struct iog_worker {
     uint64_t think_until; /* thinktime: no request before this (absolute ns) */
     uint32_t think_count; /* requests since the last think */
     uint32_t writes_since_sync;
-    int sync_pending;     /* sync_every writes were prepared: drain, then sync */
-    uint64_t issued;      /* counted bytes issued */
-    uint64_t nissued;     /* counted requests issued */
-    uint64_t byte_limit;  /* stop once issued reaches it (UINT64_MAX: none; 0 once a
-                             IOG_JOB_FILL write found the filesystem full) */
-    int fill;             /* IOG_JOB_FILL */
+    int sync_pending;      /* sync_every writes were prepared: drain, then sync */
+    uint64_t issued;       /* counted bytes issued */
+    uint64_t nissued;      /* counted requests issued */
+    uint64_t byte_limit;   /* stop once issued reaches it (UINT64_MAX: none; 0 once a
+                              IOG_JOB_FILL write found the filesystem full) */
+    int fill;              /* IOG_JOB_FILL */
     struct iog_flow *flow; /* the job's flow, NULL when none */
-    uint64_t flow_count;  /* requests this thread issued in its flow */
-    uint64_t ios_limit;   /* stop once nissued reaches it (UINT64_MAX: none) */
-    uint64_t run_start;   /* absolute ns at which the thread's run (and rate schedules)
-                             begins: the run clock plus start_delay_ns */
-    uint64_t count_start; /* absolute ns at which counting begins */
-    uint64_t stop_at;     /* absolute ns at which issuing stops, 0: never */
+    uint64_t flow_count;   /* requests this thread issued in its flow */
+    uint64_t ios_limit;    /* stop once nissued reaches it (UINT64_MAX: none) */
+    /* The thread's clock (absolute ns), its job's (run_gate), taken under the
+     * session lock when the thread leaves the start gate. Before: run_start
+     * is the end of start_delay_ns, count_start UINT64_MAX (nothing counts)
+     * and stop_at 0. */
+    uint64_t run_start;   /* the run (and rate schedules) begins: the job's start */
+    uint64_t count_start; /* counting begins: run_start + ramp_ns */
+    uint64_t stop_at;     /* issuing stops (after the first counted request), 0: never */
     uint64_t runtime_ns;  /* counted time, published when the thread ends */
     uint64_t nsubmits;    /* submit calls that took requests, in counted time */
     uint64_t nreaps;      /* reap calls that returned completions, in counted time */
@@ -161,7 +164,20 @@ struct iog_job {
     uint32_t nworkers;
     struct iog_flow *flow; /* its flow (flow.h), NULL without a flow_weight */
     uint64_t interval_ns;
-    uint64_t count_start;  /* absolute ns */
+    /* The job's clock (absolute ns), set under the session lock by the thread
+     * that opens its start gate (monitor.c, run_gate): run_start when the
+     * threads of its cohort were all ready to issue, count_start after the
+     * ramp; UINT64_MAX (and started 0) until then. */
+    uint64_t run_start;
+    uint64_t count_start;
+    int started;
+    /* The start gate: the jobs with the same start_delay_ns (a cohort) start
+     * together; cohort is the index of the first of them, whose
+     * cohort_threads and cohort_ready count the threads of all of them.
+     * Written under the session lock. */
+    uint32_t cohort;
+    uint32_t cohort_threads;
+    uint32_t cohort_ready;
     uint32_t threads_done; /* relaxed atomic, written under the session lock */
     /* the job's stop word (enum job_stop), relaxed atomic, checked by its
      * workers before every request instead of the session's cancel */
@@ -194,13 +210,16 @@ struct disk_watch {
 struct iog_session {
     struct iog_job *jobs;
     uint32_t njobs;
-    int state;              /* enum iog_state; release-stored, acquire-loaded */
-    int starting;           /* set by the first iog_session_start */
-    int started;            /* release-stored after the background thread runs */
-    int cancel;             /* relaxed atomic; set with every job's stop (session_cancel) */
-    uint64_t t_start_call;  /* iog_session_start entry */
-    uint64_t t_run_start;   /* end of layout, start of the run clock; 0 before */
-    uint64_t t_count_start; /* earliest count start over jobs; UINT64_MAX before */
+    int state;             /* enum iog_state; release-stored, acquire-loaded */
+    int starting;          /* set by the first iog_session_start */
+    int started;           /* release-stored after the background thread runs */
+    int cancel;            /* relaxed atomic; set with every job's stop (session_cancel) */
+    uint64_t t_start_call; /* iog_session_start entry */
+    uint64_t t_run_start;  /* end of layout, start of the run clock; 0 before */
+    /* earliest count start over the jobs started so far; UINT64_MAX before.
+     * Fixed once it passed: a job started later counts from later. */
+    uint64_t t_count_start;
+    int counting; /* t_count_start passed and was seen (monitor.c); under the lock */
     uint64_t t_done;
     uint64_t run_expected_ns; /* longest ramp + runtime over jobs, 0 if unknown */
     uint64_t layout_total;    /* set by start before the background thread */
@@ -210,9 +229,9 @@ struct iog_session {
     int monitor_done;    /* every final interval emitted */
     pthread_t monitor;
     int monitor_started;
-    uint64_t *scratch_hist; /* monitor-owned */
-    uint64_t generation;    /* of verified blocks, fixed at create */
-    uint32_t data_writers;  /* worker threads that write, fixed at create */
+    uint64_t *scratch_hist;    /* monitor-owned */
+    uint64_t generation;       /* of verified blocks, fixed at create */
+    uint32_t data_writers;     /* worker threads that write, fixed at create */
     struct analysis *analysis; /* the analysis thread, while it runs (analysis.c) */
     struct iog_flow *flows;    /* flow.h: up to one per job, nflows used */
     uint32_t nflows;
@@ -325,6 +344,11 @@ void *worker_main(void *arg);
 
 /* monitor.c */
 int monitor_prepare(struct iog_session *s);
+/* monitor.c: the start gate of a worker thread ready to issue (after its
+ * start delay, its priority and engine set): the last thread of its cohort to
+ * get there starts the cohort's clocks; the thread waits for its job's and
+ * takes it. 1 when the thread runs, 0 when its job was stopped before. */
+int run_gate(struct iog_worker *w);
 void *monitor_main(void *arg);
 void monitor_free(struct iog_session *s);
 

@@ -5,11 +5,14 @@
  * builds interval series by diffing the workers' published cumulative counters and histograms
  * against what it saw last time, emits a final, possibly short, interval when a job's threads are
  * all done or reading back what they wrote (verify; state VERIFY once no run is left), has the
- * analysis thread finish measuring the written data, and marks the session done. Series storage is owned and grown here only.
- * For jobs with io_timeout_ns it also wakes every watch tick to look for overdue requests
- * (watch_scan), without any lock a worker could hold, so a worker stuck in the kernel does
- * not stop it. It also reads the watched devices' statistics (diskstat.c) when counting
- * starts, at every interval boundary and when the last job's run ends.
+ * analysis thread finish measuring the written data, and marks the session done. Series storage is
+ * owned and grown here only. Each job's own clock (ramp, runtime, rate schedules, its series)
+ * starts at its start gate (run_gate), when the threads of the jobs with its start delay are all
+ * ready to issue, as fio starts a job's runtime when its threads start: a thread the scheduler runs
+ * late never finds its runtime spent before it began. For jobs with io_timeout_ns it also wakes
+ * every watch tick to look for overdue requests (watch_scan), without any lock a worker could hold,
+ * so a worker stuck in the kernel does not stop it. It also reads the watched devices' statistics
+ * (diskstat.c) when counting starts, at every interval boundary and when the last job's run ends.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -225,32 +228,98 @@ static void abandon_workers(struct iog_session *s, struct iog_job *job, uint32_t
     pthread_mutex_unlock(&s->lock);
 }
 
-/* Starts the run clock and every worker thread. A thread that cannot be
- * created is an error of its job and cancels the session. */
+#define GATE_SLICE_NS 20000000ull /* a thread at the gate looks at its stop word this often */
+
+/* Once the session's count start has passed: the devices are read as of then
+ * (once) and RAMP becomes RUNNING. Under the session lock. */
+static void count_begun(struct iog_session *s)
+{
+    if (s->counting)
+        return;
+    s->counting = 1;
+    disk_sample(s, s->t_count_start);
+    if (__atomic_load_n(&s->state, __ATOMIC_RELAXED) == IOG_STATE_RAMP)
+        __atomic_store_n(&s->state, IOG_STATE_RUNNING, __ATOMIC_RELEASE);
+}
+
+/* Starts the clocks of the cohort led by job `lead` (see run_gate) at `now`:
+ * each job's run, its count start after its ramp, and the session's count
+ * start when this one is earlier. Counting that starts now reads the devices
+ * first, before any thread of the cohort issues. Under the session lock. */
+static void start_cohort(struct iog_session *s, uint32_t lead, uint64_t now)
+{
+    uint64_t first = s->t_count_start;
+    for (uint32_t j = lead; j < s->njobs; j++) {
+        struct iog_job *job = &s->jobs[j];
+        if (job->cohort != lead)
+            continue;
+        job->run_start = now;
+        job->count_start = now + job->spec.ramp_ns;
+        job->started = 1;
+        if (job->count_start < first)
+            first = job->count_start;
+    }
+    PUB_STORE(&s->t_count_start, first);
+    if (first <= now)
+        count_begun(s);
+    pthread_cond_broadcast(&s->cond); /* the cohort's threads, and the monitor's boundaries */
+}
+
+int run_gate(struct iog_worker *w)
+{
+    struct iog_session *s = w->s;
+    struct iog_job *job = w->job;
+    struct iog_job *lead = &s->jobs[job->cohort];
+    pthread_mutex_lock(&s->lock);
+    if (++lead->cohort_ready == lead->cohort_threads)
+        start_cohort(s, job->cohort, clock_now_ns());
+    while (!job->started && !PUB_LOAD(&job->stop)) {
+        struct timespec ts = clock_to_timespec(clock_now_ns() + GATE_SLICE_NS);
+        pthread_cond_timedwait(&s->cond, &s->lock, &ts);
+    }
+    int go = job->started && !PUB_LOAD(&job->stop);
+    if (go) {
+        w->run_start = job->run_start;
+        w->count_start = job->count_start;
+        w->stop_at = job->spec.runtime_ns ? job->count_start + job->spec.runtime_ns : 0;
+    }
+    pthread_mutex_unlock(&s->lock);
+    return go;
+}
+
+/* Starts the run clock and every worker thread. A job's own clock starts at
+ * its start gate (run_gate): the jobs with the same start_delay_ns form a
+ * cohort whose threads all get ready first. A thread that cannot be created
+ * is an error of its job and cancels the session. */
 static void begin_run(struct iog_session *s)
 {
     uint64_t t0 = clock_now_ns();
-    uint64_t first_count = UINT64_MAX;
+    int ramp = 1; /* no job counts from its start */
     for (uint32_t j = 0; j < s->njobs; j++) {
         struct iog_job *job = &s->jobs[j];
-        uint64_t job_start = t0 + job->spec.start_delay_ns;
-        job->count_start = job_start + job->spec.ramp_ns;
+        if (job->spec.start_delay_ns == 0 && job->spec.ramp_ns == 0)
+            ramp = 0;
+        job->cohort = j;
+        job->cohort_threads = job->cohort_ready = 0;
+        for (uint32_t k = 0; k < j; k++) {
+            if (s->jobs[k].cohort == k &&
+                s->jobs[k].spec.start_delay_ns == job->spec.start_delay_ns) {
+                job->cohort = k;
+                break;
+            }
+        }
+        s->jobs[job->cohort].cohort_threads += job->nworkers;
+        job->run_start = job->count_start = UINT64_MAX;
         job->next_end_ns = job->interval_ns;
-        if (job->count_start < first_count)
-            first_count = job->count_start;
         for (uint32_t t = 0; t < job->nworkers; t++) {
             struct iog_worker *w = job->workers[t];
-            w->run_start = job_start;
-            w->count_start = job->count_start;
-            w->stop_at = job->spec.runtime_ns ? job->count_start + job->spec.runtime_ns : 0;
+            w->run_start = t0 + job->spec.start_delay_ns; /* the end of its start delay */
+            w->count_start = UINT64_MAX;
+            w->stop_at = 0;
         }
     }
     PUB_STORE(&s->t_run_start, t0);
-    PUB_STORE(&s->t_count_start, first_count);
-    if (first_count <= t0)
-        disk_sample(s, first_count); /* counting starts now: before any worker */
-    __atomic_store_n(&s->state, first_count > t0 ? IOG_STATE_RAMP : IOG_STATE_RUNNING,
-                     __ATOMIC_RELEASE);
+    __atomic_store_n(&s->state, ramp ? IOG_STATE_RAMP : IOG_STATE_RUNNING, __ATOMIC_RELEASE);
 
     for (uint32_t j = 0; j < s->njobs; j++) {
         struct iog_job *job = &s->jobs[j];
@@ -286,12 +355,10 @@ void *monitor_main(void *arg)
         uint64_t now = clock_now_ns();
         uint64_t wake = UINT64_MAX;
         int running = 0;
-        int state = __atomic_load_n(&s->state, __ATOMIC_RELAXED);
-        if (state == IOG_STATE_RAMP) {
-            if (now >= s->t_count_start) {
-                disk_sample(s, s->t_count_start); /* as of count start, read when woken */
-                __atomic_store_n(&s->state, IOG_STATE_RUNNING, __ATOMIC_RELEASE);
-            } else
+        if (!s->counting) {
+            if (now >= s->t_count_start)
+                count_begun(s); /* the end of a ramp: the devices read when woken */
+            else
                 wake = s->t_count_start;
         }
         uint32_t threads = 0, run_over = 0, verifying = 0;
@@ -310,8 +377,8 @@ void *monitor_main(void *arg)
                 emit_final(s, job); /* reading back is not part of the series */
                 continue;
             }
-            if (job->boundaries_over)
-                continue;
+            if (job->boundaries_over || !job->started)
+                continue; /* not started: its gate wakes this thread when it is */
             if (now >= job->count_start + job->next_end_ns) {
                 /* Late wake-ups fold the missed boundaries into one interval. */
                 uint64_t k = (now - job->count_start) / job->interval_ns;

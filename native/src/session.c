@@ -276,7 +276,10 @@ fail:
     return rc;
 }
 
-/* The progress snapshot; the caller copies it out. */
+/* The progress snapshot; the caller copies it out. The counts are read
+ * before the count start and the clock: a job's clock starts (monitor.c,
+ * run_gate) before its threads count anything, so a snapshot with counted
+ * requests also has counting begun (RUNNING, counted_ns > 0). */
 static void progress(iog_session *s, struct iog_progress *out)
 {
     memset(out, 0, sizeof(*out));
@@ -284,30 +287,14 @@ static void progress(iog_session *s, struct iog_progress *out)
     int state = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
     if (state == IOG_STATE_CREATED)
         return;
-    uint64_t now = clock_now_ns();
-    if (state == IOG_STATE_DONE && __atomic_load_n(&s->monitor_done, __ATOMIC_ACQUIRE))
-        now = s->t_done;
-    uint64_t t_start = PUB_LOAD(&s->t_start_call);
-    out->elapsed_ns = now - t_start;
-    out->layout_total = PUB_LOAD(&s->layout_total);
-    out->layout_bytes = PUB_LOAD(&s->layout_bytes);
-    uint64_t run_start = PUB_LOAD(&s->t_run_start);
-    if (s->run_expected_ns)
-        out->expected_ns = (run_start ? run_start - t_start : out->elapsed_ns) + s->run_expected_ns;
-    uint64_t cs = PUB_LOAD(&s->t_count_start);
-    if (state == IOG_STATE_RAMP && now > cs)
-        state = IOG_STATE_RUNNING; /* the background thread has not noticed yet */
-    out->state = (uint32_t)state;
-    if (state == IOG_STATE_LAYOUT)
-        return;
-    out->counted_ns = now > cs ? now - cs : 0;
-    for (uint32_t j = 0; j < s->njobs; j++) {
+    for (uint32_t j = 0; state != IOG_STATE_LAYOUT && j < s->njobs; j++) {
         struct iog_job *job = &s->jobs[j];
         for (uint32_t t = 0; t < job->nworkers; t++) {
             struct iog_worker *w = job->workers[t];
             for (int d = 0; d < IOG_DIR_COUNT; d++) {
                 if (d < IOG_DATA_DIRS) {
-                    out->ios[d] += PUB_LOAD(&w->st[d].ios);
+                    /* acquire: the count start below is read after */
+                    out->ios[d] += __atomic_load_n(&w->st[d].ios, __ATOMIC_ACQUIRE);
                     out->bytes[d] += PUB_LOAD(&w->st[d].bytes);
                 } else if (d == IOG_DIR_TRIM) {
                     out->trim_ios += PUB_LOAD(&w->st[d].ios);
@@ -321,6 +308,25 @@ static void progress(iog_session *s, struct iog_progress *out)
         if (PUB_LOAD(&job->threads_done) == job->nworkers)
             out->jobs_done++;
     }
+    uint64_t cs = PUB_LOAD(&s->t_count_start);
+    uint64_t now = clock_now_ns();
+    if (state == IOG_STATE_DONE && __atomic_load_n(&s->monitor_done, __ATOMIC_ACQUIRE))
+        now = s->t_done;
+    uint64_t t_start = PUB_LOAD(&s->t_start_call);
+    out->elapsed_ns = now - t_start;
+    out->layout_total = PUB_LOAD(&s->layout_total);
+    out->layout_bytes = PUB_LOAD(&s->layout_bytes);
+    uint64_t run_start = PUB_LOAD(&s->t_run_start);
+    if (state == IOG_STATE_LAYOUT)
+        run_start = 0; /* as the state says, even when the run clock started since */
+    if (s->run_expected_ns)
+        out->expected_ns = (run_start ? run_start - t_start : out->elapsed_ns) + s->run_expected_ns;
+    if (state == IOG_STATE_RAMP && now > cs)
+        state = IOG_STATE_RUNNING; /* the background thread has not noticed yet */
+    out->state = (uint32_t)state;
+    if (state == IOG_STATE_LAYOUT)
+        return;
+    out->counted_ns = now > cs ? now - cs : 0;
 }
 
 IOG_API int iog_session_poll(iog_session *s, struct iog_progress *out)

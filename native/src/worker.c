@@ -17,8 +17,11 @@
  * end, end fsync and verify read-back included). A thread whose run ends
  * normally ends the jobs of its job's exit_mask. Its counted time runs from
  * the end of the ramp until its loop ended (in-flight requests drained) and,
- * with END_FSYNC, its files were synced. A job with start_delay_ns sleeps that long first;
- * its ramp and runtime count from the end of the delay. A short transfer is
+ * with END_FSYNC, its files were synced. A job with start_delay_ns sleeps that long first
+ * (from the run clock). Its ramp, runtime and rate schedules count from its start gate
+ * (monitor.c, run_gate): when the threads of the jobs with its delay are all ready to
+ * issue. A thread the scheduler runs late still issues: runtime_ns does not stop it before
+ * its first counted request. A short transfer is
  * continued (synchronous engines loop in prep, asynchronous ones get the
  * remainder prepared again) and only a request complete in full is counted
  * as an io; one that fails, even after a partial transfer, is one error.
@@ -158,7 +161,7 @@ int worker_setup(struct iog_worker *w, char *err, size_t errlen)
     w->sync_pending = 0;
     w->issued = 0;
     w->nissued = 0;
-    w->byte_limit = spec->io_limit_bytes ? spec->io_limit_bytes
+    w->byte_limit = spec->io_limit_bytes                 ? spec->io_limit_bytes
                     : (spec->flags & IOG_JOB_TIME_BASED) ? UINT64_MAX
                                                          : spec->size;
     w->ios_limit = spec->io_limit_ios ? spec->io_limit_ios : UINT64_MAX;
@@ -422,7 +425,10 @@ static inline int admit_io(struct iog_worker *w, struct iog_io *io, uint64_t now
         return 0; /* IOG_JOB_VERIFY_FATAL */
     io->counted = now >= w->count_start;
     if (io->counted) {
-        if (w->stop_at && now >= w->stop_at)
+        /* the end of the runtime, but never before the thread's first counted
+         * request: one scheduled late still issues (nissued is checked last,
+         * off the path of every other request) */
+        if (w->stop_at && now >= w->stop_at && w->nissued)
             return 0;
         /* trimwrite: the limits count the trims, each one's write follows it */
         if (!(w->pair_write && io->dir == IOG_DIR_WRITE)) {
@@ -537,9 +543,10 @@ static int filled_up(struct iog_worker *w, const struct iog_io *io)
 /* A request is complete in full when res == len; otherwise it failed
  * (failure_errno) at offset + done, after `done` bytes that are counted
  * nowhere. */
-static inline __attribute__((always_inline)) void
-complete_io_as(struct iog_worker *w, struct iog_io *io, uint64_t slat, uint64_t clat, uint64_t lat,
-               uint64_t t_done, const int sync)
+static inline __attribute__((always_inline)) void complete_io_as(struct iog_worker *w,
+                                                                 struct iog_io *io, uint64_t slat,
+                                                                 uint64_t clat, uint64_t lat,
+                                                                 uint64_t t_done, const int sync)
 {
     uint32_t slot = (uint32_t)(io - w->ios);
     uint32_t done = io->done;
@@ -981,7 +988,7 @@ static void run_async(struct iog_worker *w)
     }
 }
 
-/* Rate schedules start at the run start; the threads of a job interleave
+/* Rate schedules start at the job's start; the threads of a job interleave
  * their first requests rather than all starting at once. */
 static void start_schedules(struct iog_worker *w)
 {
@@ -1038,14 +1045,19 @@ void *worker_main(void *arg)
     struct iog_worker *w = arg;
     struct iog_session *s = w->s;
     int rc = 0;
-    if (w->run_start > clock_now_ns() && !sleep_until(w, w->run_start))
-        goto ran; /* stopped during start_delay_ns: nothing counted */
+    /* start_delay_ns (w->run_start until the gate), then what the thread needs
+     * to issue; a thread stopped meanwhile still passes the gate, so that the
+     * others of its cohort are not kept waiting for it */
+    if (w->run_start <= clock_now_ns() || sleep_until(w, w->run_start)) {
+        rc = set_ioprio(w);
+        if (rc == 0 && w->ops->thread_start)
+            rc = w->ops->thread_start(w);
+    }
+    if (!run_gate(w))
+        goto ran; /* stopped before its job started: nothing counted */
     start_schedules(w);
     if (w->flow)
         flow_join(w->flow, w->job->spec.flow_weight);
-    rc = set_ioprio(w);
-    if (rc == 0)
-        rc = w->ops->thread_start ? w->ops->thread_start(w) : 0;
     if (rc < 0) /* the priority or the engine cannot be had: every request would fail */
         stats_record_error(&w->st[job_fixed_dir(&w->job->spec)], -rc, w->region_start,
                            clock_now_ns());

@@ -31,7 +31,7 @@ from iogate.job import JobSpec
 from iogate.metrics import MetricPath, parse_metric
 from iogate.outcome import LOCAL_HOST, CaseResult, SteadyRounds, series_of
 from iogate.plan import case_id
-from iogate.realized import device_warnings, realized_warnings, requested
+from iogate.realized import device_warnings, no_io, realized_warnings, requested
 from iogate.results import (
     LatencyStats,
     RunResult,
@@ -311,10 +311,15 @@ def judge(case: Case, runs: list[RunResult], duration: float, target: str | None
                            host_unmeasured)
             checks.append(replace(check, host=host))
     error = next((e for e in map(io_error, runs) if e), None)
+    idle = next((why for r in runs if (why := no_io(r.specs, r))), None)
     if any(r.interrupted for r in runs):
         outcome = "interrupted"
     elif error:
         outcome = "error"  # an I/O error is never a pass
+    elif idle:
+        # A run that asked for I/O and did none measured nothing of the device: an error
+        # of the run, never a failure of the device.
+        outcome, error = "error", f"the run did no I/O: {idle}"
     elif any(r.stopped for r in runs):
         outcome = "failed"  # stopped on purpose: an expectation could no longer be met
         error = next(r.stopped for r in runs if r.stopped)

@@ -18,6 +18,9 @@ CACHE_SHARE of the bytes its jobs read was answered by the page cache (merges an
 readahead never make the device move fewer bytes than it was asked for), and one that
 completed far more requests of a direction its jobs did than they could have caused saw
 other I/O (see _disk for the allowance).
+
+no_io(specs, result) says why a run that asked for I/O did none: an error of the run, never
+a failure of the device.
 """
 
 from __future__ import annotations
@@ -347,3 +350,66 @@ def _disk(specs: list[JobSpec], result: RunResult, disk: DiskStats) -> Iterator[
                    "processes, write-back of earlier writes) polluted the measurement (more "
                    f"than {POLLUTION_FACTOR:g} x the jobs' requests, each {SPLIT_BYTES >> 10} "
                    f"KiB counted as one, + {POLLUTION_SLACK})")
+
+
+def no_io(specs: list[JobSpec], result: RunResult) -> str | None:
+    """Why a run that asked for I/O did none, as one sentence, or None.
+
+    A job that should issue (time based, or with a size, request or byte limit to do) and
+    reported neither a request nor an error in any direction did none. Jobs that may rightly
+    do none are left out: in a run that was interrupted or stopped, a job that some job's
+    exitall may have ended before it started, a fill job (the filesystem may be full already)
+    and one whose rate or thinktime leaves less than one request due in its runtime. The
+    sentence names the first such job, what it asked for and what the engine counted for
+    it; the others are counted. A run on a fleet is judged per host.
+    """
+    from iogate.results import requests_due
+    from iogate.units import format_duration
+
+    if result.interrupted or result.stopped:
+        return None
+    for host, part in sorted(result.hosts.items()):
+        reason = no_io(specs, part)
+        if reason is not None:
+            return f"{host}: {reason}"
+    kinds = {"read": "reads", "randread": "random reads", "write": "writes",
+             "randwrite": "random writes", "rw": "reads and writes",
+             "randrw": "random reads and writes", "trim": "trims", "randtrim": "random trims",
+             "trimwrite": "trims and writes", "randtrimwrite": "random trims and writes"}
+    idle: list[tuple[int, JobSpec, JobResult]] = []
+    for index, (spec, job) in enumerate(zip(specs, result.jobs, strict=False)):
+        names = [n for n in DIRECTIONS if spec.does(n)]
+        if any(job.direction(n).ios for n in names) or any(
+                job.direction(n).errors for n in (*DIRECTIONS, "sync")):
+            continue
+        if not spec.time_based and not (spec.size or spec.io_limit_bytes or spec.io_limit_ios):
+            continue  # asked for nothing
+        if spec.fill or any(other.exit_mask >> min(index, 63) & 1
+                            for k, other in enumerate(specs) if k != index):
+            continue
+        if spec.runtime_ns and sum(requests_due(spec, n, spec.runtime_ns / 1e9)
+                                   for n in names) < 1:
+            continue  # nothing may be due within its runtime
+        idle.append((index, spec, job))
+    if not idle:
+        return None
+    index, spec, job = idle[0]
+    kind = kinds.get(spec.rw, spec.rw)
+    if spec.time_based:
+        asked = f"{format_duration(spec.runtime_ns)} of time-based {kind}"
+    elif spec.io_limit_ios:
+        asked = f"{spec.io_limit_ios} {kind}"
+    else:
+        asked = f"{format_size(spec.io_limit_bytes or spec.size)} of {kind}"
+    if spec.runtime_ns and not spec.time_based:
+        asked += f" within {format_duration(spec.runtime_ns)}"
+    threads = "its thread" if spec.numjobs == 1 else f"its {spec.numjobs} threads"
+    counted = max(job.direction(n).runtime_ns for n in (*DIRECTIONS, "sync"))
+    if counted:
+        why = (f"{threads} counted {format_duration(counted)} without a request or an error, "
+               "as when a thread gets the CPU only after its runtime is over")
+    else:
+        why = f"the engine counted no time for it: {threads} never started issuing"
+    others = len(idle) - 1
+    more = f" (and {others} other job{'s' if others > 1 else ''} too)" if others else ""
+    return f"job {index} asked for {asked} and issued none: {why}{more}"
