@@ -43,7 +43,7 @@ from iogate.metrics import (
     series_paths,
     split_statistic,
 )
-from iogate.stats import Evidence
+from iogate.stats import INTERIM_SHARE, RANK_ALPHA, Evidence
 from iogate.units import (
     UnitError,
     check_ascii,
@@ -626,14 +626,21 @@ def explain(check: Check) -> str:
     effect = "" if math.isnan(ev.effect_pct) else f"{ev.effect_pct:+.1f}% vs "
     facts = (f"{effect}{ev.reference} {format_value(kind, ev.center)}{spread} "
              f"({ev.runs}), n={ev.observed_runs}")
-    adjusted = [f"{ev.family} checks"] if ev.family > 1 else []
-    adjusted += [f"{ev.looks} looks"] if ev.looks > 1 else []
-    alpha = f"{ev.alpha:.2g}" + (f" (alpha / {' / '.join(adjusted)})" if adjusted else "")
+    adjusted = f"alpha / {ev.family} checks" if ev.family > 1 else "alpha"
+    if ev.looks > 1:
+        adjusted += (f", {100 - INTERIM_SHARE * 100:g}% at the last of {ev.looks} looks"
+                     if ev.final else f", {INTERIM_SHARE * 100:g}% over {ev.looks - 1} "
+                     "interim looks")
+    alpha = f"{ev.alpha:.2g}" + (f" ({adjusted})" if adjusted != "alpha" else "")
     p = "" if ev.p is None else f"p={_p_text(ev.p)}"
     rule = {
         "met": facts + (f", {p}" if p else ""),
-        "regression": f"regression: {facts}, {p} <= {alpha}",
+        "regression": f"regression: {facts}, {p} <= {alpha}"
+                      + (f", rank p={_p_text(ev.rank_p)}" if ev.rank_p is not None else ""),
         "within noise": f"within noise: {facts}, {p} > {alpha}: not significant",
+        "one slow run": f"one slow run, not a level: {facts}, {p} <= {alpha}, but the runs "
+                        f"do not rank below the {ev.reference}'s (rank p="
+                        f"{_p_text(ev.rank_p or 1.0)} > {RANK_ALPHA:g})",
         "within min effect": f"within the minimum effect of {ev.min_effect_pct:g}%: {facts}",
         "too few runs": f"decided by effect size, too few runs for a test ({ev.reference} "
                         f"holds {ev.reference_runs}, 2 needed): {facts}",

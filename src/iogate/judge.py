@@ -302,7 +302,8 @@ def judge(case: Case, runs: list[RunResult], duration: float, target: str | None
         levels = {e.metric.text: history_level(gate.history, case_id(case), device,
                                                e.metric.text)
                   for e in case.expectations if "history" in e.names}
-    checks = [_check(e, runs, metrics, samples, entry, gate, unmeasured, levels, looks(case))
+    checks = [_check(e, runs, metrics, samples, entry, gate, unmeasured, levels, looks(case),
+                     case.repeat_max or case.repeat)
               for e in case.expectations]
     hosts = _per_host(case, runs)
     for host, (host_runs, host_metrics, host_samples, host_unmeasured) in hosts.items():
@@ -380,7 +381,7 @@ def power_warnings(cases: Sequence[Case], gate: Gate) -> list[str]:
         if not math.isfinite(step) or step == 0:
             continue
         most = case.repeat_max or case.repeat
-        alpha = stats.adjusted_alpha(gate.alpha, gate.family, looks(case))
+        alpha = stats.adjusted_alpha(gate.alpha, gate.family, looks(case), final=True)
         lower = e.op in (">=", ">")
         need = stats.runs_needed(old, step, alpha, lower_is_worse=lower)
         where = f"{case.path}:{e.line or case.line}: {case_id(case)}: {e.key}"
@@ -459,7 +460,8 @@ def _per_host(case: Case, runs: Sequence[RunResult]
 def _check(e: Expectation, runs: list[RunResult], metrics: Mapping[str, float],
            samples: Mapping[str, list[float]], entry: BaselineEntry | None,
            gate: Gate, unmeasured: Mapping[str, str],
-           levels: Mapping[str, HistoryLevel] | None = None, looked: int = 1) -> Check:
+           levels: Mapping[str, HistoryLevel] | None = None, looked: int = 1,
+           most: int | None = None) -> Check:
     path = e.metric.text
     names: dict[str, float] = {}
     level = (levels or {}).get(path)
@@ -485,21 +487,23 @@ def _check(e: Expectation, runs: list[RunResult], metrics: Mapping[str, float],
     if "baseline" in names:
         return verdict_against(e, old, values, gate, names=names,
                                runs=_entry_words(entry, len(old)), looked=looked,
-                               backend=backend, unmeasured=unmeasured.get(path))
+                               most=most, backend=backend, unmeasured=unmeasured.get(path))
     check = evaluate(e, _statistic(values, e.stat) if values else None, names=names,
                      backend=backend, unmeasured=unmeasured.get(path))
     if "history" in names:
         assert level is not None and level.level is not None
         observed = [check.observed] if check.observed is not None else []
+        # One value (the runs' statistic) against the level's runs: more runs would not
+        # make the test any sharper, so it is decided at once.
         return against(e, check, names, level.level.values, observed, gate, "history",
-                       level.describe(), looked)
+                       level.describe(), looked, most=None)
     return check
 
 
 def verdict_against(e: Expectation, reference: Sequence[float], observed: Sequence[float],
                     gate: Gate, *, name: str = "baseline",
                     names: Mapping[str, float] | None = None, runs: str = "",
-                    looked: int = 1, backend: str = "native",
+                    looked: int = 1, most: int | None = None, backend: str = "native",
                     unmeasured: str | None = None) -> Check:
     """The verdict on ``e`` for the runs ``observed`` (one value per run) against the runs
     of a reference (``name``: baseline or history; ``runs`` says which in words): the
@@ -512,7 +516,7 @@ def verdict_against(e: Expectation, reference: Sequence[float], observed: Sequen
     if not reference:
         return check
     return against(e, check, given, reference, observed, gate, name,
-                   runs or _entry_words(None, len(reference)), looked)
+                   runs or _entry_words(None, len(reference)), looked, most)
 
 
 def _entry_words(entry: BaselineEntry | None, runs: int) -> str:
@@ -523,7 +527,7 @@ def _entry_words(entry: BaselineEntry | None, runs: int) -> str:
 
 def against(e: Expectation, check: Check, names: Mapping[str, float],
             reference: Sequence[float], observed: Sequence[float], gate: Gate, name: str,
-            runs: str, looked: int = 1) -> Check:
+            runs: str, looked: int = 1, most: int | None = None) -> Check:
     """The verdict on a check that refers to a reference (``name``: baseline or history,
     whose runs are ``reference``; ``runs`` says which in words), given the runs
     ``observed`` and the check against its threshold alone.
@@ -533,14 +537,27 @@ def against(e: Expectation, check: Check, names: Mapping[str, float],
     for an improvement), a value that moved by less than ``min_effect_pct`` in the worse
     direction passes, and so does one that is not significantly worse than the reference
     by :func:`iogate.stats.worse_p` at alpha adjusted for the run's statistical checks and
-    for the ``looked`` looks of adaptive repeats. With a reference of one run there is no
-    noise to test with: the threshold and the minimum effect decide, and the evidence says
-    so. Each step only ever fails a worse value where it fails a better one."""
+    for the ``looked`` looks of adaptive repeats. A significant difference must also show
+    in the rank order of the runs (:func:`iogate.stats.rank_worse_p` at
+    :data:`iogate.stats.RANK_ALPHA`, where the runs are enough for it to): one slow run
+    beside normal ones is an outlier, not a regression (as for change points). With a
+    reference of one run there is no noise to test with: the threshold and the minimum
+    effect decide, and the evidence says so. Each step only ever fails a worse value where
+    it fails a better one.
+
+    ``most``: the most runs the case may make (adaptive repeats); a verdict that more runs
+    could change is not decided, unless even ``most`` runs at the mean observed so far
+    could not make it significant (futility: the repeats stop there). None: no more runs
+    will come."""
     center = names[name]
     lower_is_worse = e.op in (">=", ">")
-    alpha = stats.adjusted_alpha(gate.alpha, gate.family, looked)
+    final = most is None or len(observed) >= most
+    alpha = stats.adjusted_alpha(gate.alpha, gate.family, looked, final)
     tested = e.stat in ("median", "mean") and e.op not in ("==", "!=")
     p = stats.worse_p(reference, observed, lower_is_worse=lower_is_worse) if tested else None
+    rank_p = stats.rank_worse_p(reference, observed, lower_is_worse=lower_is_worse) \
+        if tested and p is not None and stats.rank_reachable(len(reference), len(observed)) \
+        else None
     spread = statistics.stdev(reference) if len(reference) > 1 else None
     effect = stats.effect_pct(center, check.observed) \
         if check.observed is not None and not math.isnan(check.observed) else math.nan
@@ -548,7 +565,16 @@ def against(e: Expectation, check: Check, names: Mapping[str, float],
     def verdict(decision: str, decided: bool = True) -> stats.Evidence:
         return stats.Evidence(name, center, spread, len(reference), runs, len(observed),
                               effect, p, alpha, gate.family, looked, decision, decided,
-                              gate.min_effect_pct)
+                              gate.min_effect_pct, rank_p, final)
+
+    def more_could_tell() -> bool:
+        """Whether more runs at the mean observed so far could make it significant."""
+        if most is None or final:
+            return False
+        projected = stats.worse_p(reference, [stats.typical(reference, observed)] * most,
+                                  lower_is_worse=lower_is_worse)
+        return projected is not None and projected <= stats.adjusted_alpha(
+            gate.alpha, gate.family, looked, final=True)
 
     if check.observed is None or math.isnan(check.observed):
         return check
@@ -564,8 +590,11 @@ def against(e: Expectation, check: Check, names: Mapping[str, float],
     if p is None:
         return replace(check, evidence=verdict("too few runs"))
     if p <= alpha:
+        if rank_p is not None and rank_p > stats.RANK_ALPHA:
+            return replace(check, passed=True, evidence=verdict("one slow run", decided=final))
         return replace(check, evidence=verdict("regression"))
-    return replace(check, passed=True, evidence=verdict("within noise", decided=False))
+    return replace(check, passed=True,
+                   evidence=verdict("within noise", decided=not more_could_tell()))
 
 
 def io_error(result: RunResult) -> str | None:

@@ -153,6 +153,15 @@ def _mean(values: Sequence[float]) -> float:
     return math.fsum(values) / len(values)
 
 
+def typical(reference: Sequence[float], observed: Sequence[float]) -> float:
+    """The observed runs' mean on the scale :func:`worse_p` compares on (the geometric mean
+    when it compares logarithms), as a value."""
+    if _on_logs(reference):
+        return math.exp(_mean([_scale(reference)(v) for v in observed])) \
+            if min(observed) > 0 else 0.0
+    return _mean(list(observed))
+
+
 def reference_noise(reference: Sequence[float]) -> float | None:
     """The reference's run-to-run noise on the scale :func:`worse_p` compares on (the
     standard deviation of the logarithms: about the coefficient of variation); None with
@@ -222,6 +231,42 @@ def runs_needed(reference: Sequence[float], change_pct: float, alpha: float, *,
     return None
 
 
+RANK_ALPHA = 0.05  # the rank order a regression must also show (one slow run is none)
+
+
+def rank_worse_p(reference: Sequence[float], observed: Sequence[float], *,
+                 lower_is_worse: bool) -> float:
+    """One-sided p-value that ``observed`` ranks below ``reference`` (worse), by the
+    Mann-Whitney U statistic: the pairs in which the observed run is the better, ties
+    counting one half, against U's distribution without ties (exact up to
+    :data:`EXACT_LIMIT` runs a side, else normal). Ties are thereby never counted against
+    a build, and the p-value never falls when an observed value gets better: it is
+    monotone like :func:`worse_p`."""
+    n, k = len(reference), len(observed)
+    if n == 0 or k == 0:
+        raise ValueError("a rank test needs runs on both sides")
+    better = 0.0
+    for o in observed:
+        for r in reference:
+            if o == r:
+                better += 0.5
+            elif (o > r) == lower_is_worse:
+                better += 1
+    if n * k <= EXACT_LIMIT * EXACT_LIMIT:
+        counts = _u_counts(k, n)
+        return sum(counts[:math.floor(better) + 1]) / math.comb(n + k, k)
+    mean = n * k / 2
+    sd = math.sqrt(n * k * (n + k + 1) / 12)
+    return 0.5 * math.erfc((mean - better - 0.5) / sd / math.sqrt(2))
+
+
+def rank_reachable(n: int, k: int, alpha: float = RANK_ALPHA) -> bool:
+    """Whether n reference runs and k observed ones, at least 2 (a single run is its build's
+    only one: no outlier beside others), can show a rank order at ``alpha``: complete
+    separation, 1 / C(n + k, k), is at most alpha."""
+    return n > 0 and k > 1 and 1 / math.comb(n + k, k) <= alpha
+
+
 @dataclass(frozen=True)
 class Evidence:
     """How a check against a reference (a baseline's runs, or the history's level) was
@@ -232,7 +277,9 @@ class Evidence:
 
     ``decision`` is one of: ``met`` (the threshold is met), ``regression`` (significant:
     fails), ``too few runs`` (no test possible: the effect size decides, fails),
-    ``within noise`` (not significant: passes), ``within min effect`` (passes),
+    ``within noise`` (not significant: passes), ``one slow run`` (significant, but the runs
+    do not rank below the reference's: an outlier, not a level; passes),
+    ``within min effect`` (passes),
     ``improvement`` (the reference itself does not meet the expectation, which asks for an
     improvement: the threshold decides, fails), ``no test`` (a statistic such as @max that
     no test covers: the threshold decides, fails). ``decided``: whether more runs could not
@@ -252,10 +299,12 @@ class Evidence:
     decision: str
     decided: bool = True
     min_effect_pct: float = 0.0
+    rank_p: float | None = None  # the rank order's one-sided p; None where it cannot show
+    final: bool = True  # judged at the last look (the most runs), not an interim one
 
     @property
     def passed(self) -> bool:
-        return self.decision in ("met", "within noise", "within min effect")
+        return self.decision in ("met", "within noise", "one slow run", "within min effect")
 
     def to_json(self) -> dict[str, object]:
         return {"reference": self.reference, "center": self.center, "spread": self.spread,
@@ -263,15 +312,27 @@ class Evidence:
                 "observed_runs": self.observed_runs, "effect_pct": self.effect_pct,
                 "p": self.p, "alpha": self.alpha, "family": self.family, "looks": self.looks,
                 "decision": self.decision, "decided": self.decided,
-                "min_effect_pct": self.min_effect_pct}
+                "min_effect_pct": self.min_effect_pct, "rank_p": self.rank_p,
+                "final": self.final}
 
 
-def adjusted_alpha(alpha: float, family: int, looks: int) -> float:
+INTERIM_SHARE = 0.1  # of a check's alpha, spent over the looks before the last
+
+
+def adjusted_alpha(alpha: float, family: int, looks: int = 1, final: bool = True) -> float:
     """The significance each test is held to so that the chance of any false alarm in a
     run stays at most ``alpha``: Bonferroni over the ``family`` of the run's statistical
-    checks, and alpha spent evenly over the ``looks`` of a sequential design (a union bound:
-    valid whatever the dependence between the looks)."""
-    return alpha / max(1, family) / max(1, looks)
+    checks; and with several ``looks`` (adaptive repeats), Haybittle and Peto's design:
+    a small share (:data:`INTERIM_SHARE`) spent evenly over the interim looks, so that only
+    a clear regression stops early, and the rest kept for the ``final`` look. The shares
+    add up to the check's alpha: a union bound, valid whatever the dependence between the
+    looks."""
+    check = alpha / max(1, family)
+    if looks <= 1:
+        return check
+    if final:
+        return check * (1 - INTERIM_SHARE)
+    return check * INTERIM_SHARE / (looks - 1)
 
 
 # -- Mann-Whitney U -------------------------------------------------------------------------

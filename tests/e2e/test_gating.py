@@ -361,7 +361,9 @@ def test_adaptive_repeats_stop_at_the_fewest_on_a_clear_verdict(tmp_path: Path) 
     assert check["evidence"]["decision"] == "regression"
     assert check["evidence"]["reference_runs"] == 5 and check["evidence"]["observed_runs"] == 3
     assert check["evidence"]["looks"] == 6  # alpha spent over the looks from 3 to 8
-    assert check["evidence"]["alpha"] == pytest.approx(0.05 / 6)
+    # stopped at an interim look: a tenth of alpha spread over the 5 interim looks
+    assert check["evidence"]["alpha"] == pytest.approx(0.05 * 0.1 / 5)
+    assert check["evidence"]["final"] is False
     assert re.match(r"regression: -7[45]\.\d% vs baseline (19\.9\dk|20k)", check["why"])
     same = iogate("run", "a.suite.yaml", "--baseline", "base.json", "--json", "same.json",
                   cwd=tmp_path)

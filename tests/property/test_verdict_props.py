@@ -91,6 +91,20 @@ def test_worse_p_never_falls_for_a_better_observation(reference: list[float],
     q = stats.worse_p(reference, worse, lower_is_worse=lower)
     assert p is not None and q is not None
     assert q <= p + 1e-12
+    rank = stats.rank_worse_p(reference, observed, lower_is_worse=lower)
+    assert stats.rank_worse_p(reference, worse, lower_is_worse=lower) <= rank + 1e-12
+
+
+@settings(max_examples=200)
+@given(n=st.integers(1, 25), k=st.integers(1, 25))
+def test_rank_p_of_complete_separation_is_the_smallest(n: int, k: int) -> None:
+    reference = [float(100 + i) for i in range(n)]
+    lowest = stats.rank_worse_p(reference, [float(i) for i in range(k)], lower_is_worse=True)
+    highest = stats.rank_worse_p(reference, [1e6 + i for i in range(k)], lower_is_worse=True)
+    if n * k <= stats.EXACT_LIMIT ** 2:
+        assert math.isclose(lowest, 1 / math.comb(n + k, k))
+    assert highest > 0.5
+    assert stats.rank_reachable(n, k) == (k > 1 and 1 / math.comb(n + k, k) <= stats.RANK_ALPHA)
 
 
 @settings(max_examples=300)

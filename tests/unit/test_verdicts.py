@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from iogate import stats
 from iogate.expect import evaluate, evaluate_window, explain, parse_expectation, verdict
 from iogate.judge import Gate, power_warnings, statistical, verdict_against
 from iogate.report import checks_table
@@ -33,13 +34,20 @@ def test_a_value_beyond_its_threshold_that_passes_says_why_in_its_row() -> None:
 
 def test_a_significant_regression_names_reference_runs_p_and_the_adjusted_alpha() -> None:
     e = parse_expectation("read.iops", ">= 0.95 * baseline")
-    check = verdict_against(e, BASE, [200_000.0, 201_000.0, 199_000.0],
-                            Gate(family=20), looked=6)
-    assert not check.passed
-    why = explain(check)
+    slow = [200_000.0, 201_000.0, 199_000.0]
+    last = verdict_against(e, BASE, slow, Gate(family=20), looked=6)
+    assert not last.passed
+    why = explain(last)
     assert why.startswith("regression: -20.0% vs baseline 250k ±1.581k (5 runs), n=3, p=")
-    assert why.endswith("<= 0.00042 (alpha / 20 checks / 6 looks)")
-    assert check.evidence is not None and check.evidence.alpha == pytest.approx(0.05 / 120)
+    assert why.endswith("<= 0.0023 (alpha / 20 checks, 90% at the last of 6 looks), "
+                        "rank p=0.018")
+    assert last.evidence is not None and last.evidence.alpha == pytest.approx(0.05 / 20 * 0.9)
+    # an interim look (3 runs of at most 8) holds the test to a tenth of the check's alpha,
+    # spread over the 5 interim looks: only a clear regression stops there
+    early = verdict_against(e, BASE, slow, Gate(family=20), looked=6, most=8)
+    assert not early.passed and early.evidence is not None
+    assert early.evidence.alpha == pytest.approx(0.05 / 20 * 0.1 / 5)
+    assert "(alpha / 20 checks, 10% over 5 interim looks)" in explain(early)
 
 
 def test_each_rule_that_decides_is_said() -> None:
@@ -59,6 +67,40 @@ def test_each_rule_that_decides_is_said() -> None:
     assert not extreme.passed and explain(extreme).startswith("no test for @min")
     met = verdict_against(e, BASE, [251_000.0], Gate())
     assert met.passed and explain(met).startswith("+0.4% vs baseline 250k")
+
+
+def test_one_slow_run_beside_normal_ones_is_no_regression() -> None:
+    """A run that dipped (a neighbour) pulls the mean of the runs far below a quiet
+    baseline's, significantly so; but the runs do not rank below the baseline's, so it is
+    an outlier, not a new level. Two slow runs of two are a level."""
+    e = parse_expectation("read.iops", ">= 0.95 * baseline")
+    dip = verdict_against(e, BASE, [250_500.0, 143_000.0], Gate())
+    assert dip.passed and dip.evidence is not None
+    assert dip.evidence.decision == "one slow run"
+    assert dip.evidence.p is not None and dip.evidence.p <= 0.05
+    assert explain(dip).startswith("one slow run, not a level: -21.3% vs baseline 250k")
+    assert explain(dip).endswith("but the runs do not rank below the baseline's "
+                                 "(rank p=0.29 > 0.05)")
+    level = verdict_against(e, BASE, [200_000.0, 143_000.0], Gate())
+    assert not level.passed and level.evidence is not None
+    assert level.evidence.decision == "regression"
+
+
+def test_adaptive_repeats_stop_when_more_runs_could_not_tell() -> None:
+    """Within noise, but undecided while more runs at the same mean could make it
+    significant; decided (futile) when even the most runs could not."""
+    e = parse_expectation("read.iops", ">= 0.95 * baseline")
+    noisy = [100_000.0, 110_000.0, 90_000.0, 105_000.0, 95_000.0]
+    # 9 % lower: even 8 runs there would not be significant at the last look's 0.045
+    near = verdict_against(e, noisy, [91_000.0] * 3, Gate(), looked=6, most=8)
+    assert near.passed and near.evidence is not None
+    assert near.evidence.decision == "within noise" and near.evidence.decided
+    # 14 % lower: not significant at an interim look with 3 runs, but 8 would be at the last
+    far = verdict_against(e, noisy, [86_000.0] * 3, Gate(), looked=6, most=8)
+    assert far.evidence is not None and far.evidence.decision == "within noise"
+    assert not far.evidence.decided
+    done = verdict_against(e, noisy, [86_000.0] * 8, Gate(), looked=6, most=8).evidence
+    assert done is not None and done.decision == "regression" and done.decided and done.final
 
 
 def test_latency_regressions_are_the_higher_values() -> None:
@@ -142,7 +184,6 @@ workloads:
     needed = int(re.search(r"it needs repeat: (\d+)", text).group(1))  # type: ignore[union-attr]
     assert needed > 2
     # the number it names is enough: a 5 % regression over that many runs is significant
-    from iogate import stats
 
     assert stats.worse_p(noisy, [95_000.0] * needed, lower_is_worse=True) <= 0.05
     assert stats.worse_p(noisy, [95_000.0] * (needed - 1), lower_is_worse=True) > 0.05
