@@ -488,4 +488,6 @@ def fact_text(key: str, value: object) -> str:
             return format_size(value * 1024)
         if key.endswith("_ns"):
             return format_duration(value)
+    if isinstance(value, list | tuple):  # e.g. the facts given rather than read
+        return ", ".join(str(v) for v in value)
     return str(value)

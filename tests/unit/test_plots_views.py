@@ -325,6 +325,7 @@ def test_host_sizes_are_shown_in_binary_units(runs: Runs) -> None:
     assert data.fact_text("target.size_bytes", 274877906944) == "256GiB"
     assert data.fact_text("target.max_sectors_kb", 4096) == "4MiB"
     assert data.fact_text("cpu_count", 2) == "2"
+    assert data.fact_text("given", ["firmware", "device_model"]) == "firmware, device_model"
     assert data.fact_text("target.rotational", True) == "True"
 
 
