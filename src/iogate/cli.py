@@ -63,13 +63,8 @@ def load_suites(paths: Sequence[str], overrides: Overrides | None = None
     suites, problems = [], []
     for path in _suite_files(paths):
         try:
-            if is_jobfile(path):
-                suite = load_jobfile(path, overrides=overrides)
-                # Lines of the suite made from it, not of the job file: left out.
-                suite.warnings = [replace(w, line=0, col=0) for w in suite.warnings]
-            else:
-                suite = load_suite(path, overrides=overrides)
-            suites.append(suite)
+            suites.append(load_jobfile(path, overrides=overrides) if is_jobfile(path)
+                          else load_suite(path, overrides=overrides))
         except SuiteError as exc:
             problems += exc.problems
     if problems:
@@ -140,8 +135,10 @@ def _write_output(out: str, data: str | bytes, option: str = "--output") -> bool
 
 
 def cmd_import(args: argparse.Namespace) -> int:
+    from dataclasses import replace
     from pathlib import Path
 
+    from iogate.errors import Problem
     from iogate.files import check_output
     from iogate.fio.importer import import_jobfile
 
@@ -152,7 +149,10 @@ def cmd_import(args: argparse.Namespace) -> int:
                   file=sys.stderr)
             return EXIT_INVALID
         check_output(out, "--output")
-    text = import_jobfile(args.jobfile)
+    warned: list[Problem] = []
+    text = import_jobfile(args.jobfile, warned=warned)
+    for w in warned:
+        print(replace(w, message=f"warning: {w.message}"), file=sys.stderr)
     if not out:
         sys.stdout.write(text)
         return EXIT_OK

@@ -863,3 +863,18 @@ def test_other_values_of_those_options_are_refused(option: str) -> None:
     with pytest.raises(SuiteError) as info:
         suite_of(f"[job]\nrw=randread\nsize=1m\n{option}\n")
     assert f"{option}: fio's {option.split('=')[0]} is not supported" in str(info.value)
+
+
+def test_a_warning_of_the_imported_suite_is_told_at_the_fio_line(tmp_path: Path) -> None:
+    """rwmixread beside per-direction rates that set another mix: import, validate and run
+    say so at the job file's line, not the generated suite's."""
+    job = tmp_path / "mix.fio"
+    job.write_text("[global]\nioengine=null\nsize=1m\n\n[mixed]\nrw=randrw\nrwmixread=70\n"
+                   "rate_iops=100,500\n")
+    for args in (["import", str(job), "-o", str(tmp_path / "mix.yaml")],
+                 ["validate", str(job)]):
+        result = subprocess.run([sys.executable, "-m", "iogate", *args], capture_output=True,
+                                text=True, cwd=tmp_path, stdin=subprocess.DEVNULL)
+        assert result.returncode == 0, result.stderr
+        assert f"{job}:8:1: [mixed] rate_iops: warning: rate_iops {{read: 100, write: 500}} " \
+               "sets the mix: 100 reads/s and 500 writes/s, 16.7% reads" in result.stderr

@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from iogate.errors import SuiteError
+from iogate.errors import Problem, SuiteError
 from iogate.fio.groups import assign_exitall, assign_groups
 from iogate.fio.jobfile import parse_lenient
 from iogate.fio.problems import Problems
@@ -73,7 +73,10 @@ def _check(imported: Imported, env: Mapping[str, str] | None, *, strict: bool,
     from iogate.spec import load_suite_text
 
     try:
-        return load_suite_text(imported.text, imported.path, env, overrides)
+        suite = load_suite_text(imported.text, imported.path, env, overrides)
+        # Its warnings, like its problems, at the fio line each value came from.
+        suite.warnings = [_at_fio_line(imported, w) for w in suite.warnings]
+        return suite
     except SuiteError as exc:
         problems = Problems(imported.path)
         for p in exc.problems:
@@ -88,13 +91,24 @@ def _check(imported: Imported, env: Mapping[str, str] | None, *, strict: bool,
     return None
 
 
-def import_jobfile(path: Path | str, text: str | None = None) -> str:
+def _at_fio_line(imported: Imported, warning: Problem) -> Problem:
+    """A warning of the suite made from a job file, at the job file's line."""
+    origin = imported.origins[warning.line - 1] \
+        if 0 < warning.line <= len(imported.origins) else Origin(0, "")
+    return Problem(origin.file or imported.path, origin.line, 0, origin.what, warning.message)
+
+
+def import_jobfile(path: Path | str, text: str | None = None,
+                   warned: list[Problem] | None = None) -> str:
     """A fio job file as suite YAML; raise SuiteError naming every problem at its fio line.
 
     The suite is checked with the current environment; a variable that is not set is left
-    for the run to report."""
+    for the run to report. Its warnings (valid, but likely not what was meant) are added to
+    ``warned``."""
     imported = _convert(str(path), text, None)
-    _check(imported, None, strict=False)
+    suite = _check(imported, None, strict=False)
+    if suite is not None and warned is not None:
+        warned += suite.warnings
     return imported.text
 
 
