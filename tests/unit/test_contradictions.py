@@ -414,10 +414,10 @@ def test_the_loader_refuses_a_pair_exactly_when_no_value_meets_both(op1, t1, op2
     assert refused == (not _a_value_meets_both(0, math.inf, (op1, t1), (op2, t2)))
 
 
-def test_a_job_file_warning_has_no_line_of_the_suite_made_from_it(tmp_path, capsys):
+def test_a_job_file_warning_is_at_the_job_file_line(tmp_path, capsys):
     path = tmp_path / "mixed.fio"
     path.write_text("[global]\nsize=16m\n\n[mixed]\nrw=randrw\nrwmixread=70\n"
                     "rate_iops=100,500\n")
     assert cli.main(["validate", str(path)]) == 0
     assert capsys.readouterr().err.startswith(
-        f"{path}: workloads[0].rate_iops: warning: rate_iops {{read: 100, write: 500}} sets")
+        f"{path}:7:1: [mixed] rate_iops: warning: rate_iops {{read: 100, write: 500}} sets")
