@@ -27,6 +27,10 @@ from typing import Any
 
 import pytest
 
+# The warnings the plugin raises (iogate.errors holds nothing but exception classes: cheap to
+# load in every pytest session, which the rest of iogate is only when suites are collected).
+from iogate.errors import PowerWarning, RealizedWorkloadWarning, SuiteWarning
+
 RESULTS_KEY = pytest.StashKey[list[Any]]()
 GROUP_RESULTS_KEY = pytest.StashKey[dict[Any, Any]]()
 GATE_KEY = pytest.StashKey[Any]()
@@ -35,9 +39,8 @@ SAFETY_KEY = pytest.StashKey[Any]()  # iogate.targets.Policy
 OVERRIDES_KEY = pytest.StashKey[Any]()  # iogate.spec.overrides.Overrides (--iogate-set)
 # The baseline the session saves (iogate.baseline.SaveBaseline: --iogate-save-baseline[-all]).
 SAVE_BASELINE_KEY = pytest.StashKey[Any]()
-# The environment facts given before the session gave its own (--iogate-fact, IOGATE_FACT_*:
-# iogate.environment.give, process-wide), restored when it ends.
-FACTS_BEFORE_KEY = pytest.StashKey[dict[str, str]]()
+# The environment facts given rather than read (--iogate-fact, IOGATE_FACT_*).
+FACTS_KEY = pytest.StashKey[dict[str, str]]()
 # The terminal as it was before capturing began; live progress goes there.
 TERMINAL_KEY = pytest.StashKey[Any]()
 # The journal every finished case is appended to (iogate.report.Journal), made at the first.
@@ -75,11 +78,10 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[RESULTS_KEY] = []
     config.stash[TERMINAL_KEY] = sys.stdout
     config.stash[STARTED_KEY] = time.monotonic()
-    from iogate import environment, hooks
+    from iogate import hooks
     from iogate.files import OutputError
     from iogate.settings import UsageError, settings
 
-    config.stash[FACTS_BEFORE_KEY] = environment.given()
     # Every output is checked before anything is collected or run (iogate.files).
     try:
         run = settings(lambda name: config.getoption("iogate_" + name.replace("-", "_")),
@@ -92,19 +94,12 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[SAFETY_KEY] = run.safety
     config.stash[OVERRIDES_KEY] = run.overrides
     config.stash[ENGINE_KEY] = run.engine
+    config.stash[FACTS_KEY] = run.facts
     config.stash[SAVE_BASELINE_KEY] = run.save_baseline
     try:
         hooks.configure(lambda o: config.getoption(o.dest, None))
     except OutputError as exc:  # a plugin's output path, checked when it is configured
         raise pytest.UsageError(exc.message("--iogate-")) from None
-
-
-def pytest_unconfigure(config: pytest.Config) -> None:
-    before = config.stash.get(FACTS_BEFORE_KEY, None)
-    if before is not None:  # the facts given to this session end with it
-        from iogate import environment
-
-        environment.give(before)
 
 
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config,
@@ -129,7 +124,6 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     # check whose repeats can never make a regression significant is said before any I/O.
     gate = gate.for_cases(cases)
     config.stash[GATE_KEY] = gate
-    from iogate.errors import PowerWarning
     from iogate.judge import power_warnings
 
     for text in power_warnings(cases, gate):
@@ -155,8 +149,6 @@ class SuiteFile(pytest.File):
         except SuiteError as exc:
             # CollectError renders its message alone, without a traceback.
             raise self.CollectError(str(exc)) from None
-        from iogate.errors import SuiteWarning
-
         for problem in suite.warnings:  # valid, but likely not what was meant
             warnings.warn(SuiteWarning(str(problem)), stacklevel=1)
         self.cases = suite.cases
@@ -191,7 +183,6 @@ class WorkloadItem(pytest.Item):
 
     def runtest(self) -> None:
         from iogate.baseline import BaselineMatchError
-        from iogate.errors import RealizedWorkloadWarning
         from iogate.expect import explain, verdict
         from iogate.metrics import unit_name
         from iogate.runner import run_cases
@@ -204,7 +195,8 @@ class WorkloadItem(pytest.Item):
                                  gate=self.config.stash.get(GATE_KEY, None),
                                  engine=self.config.stash[ENGINE_KEY],
                                  safety=self.config.stash[SAFETY_KEY],
-                                 on_wait=progress.say)
+                                 on_wait=progress.say,
+                                 facts=self.config.stash.get(FACTS_KEY, {}))
             except BaselineMatchError as exc:  # no entry, or several, for a case: a usage error
                 pytest.exit(f"--iogate-baseline: {exc}", returncode=pytest.ExitCode.USAGE_ERROR)
             finally:
@@ -484,7 +476,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     journal = session.config.stash.get(JOURNAL_KEY, None)
     written = False
     try:
-        document = finish_document(results, journal, history)
+        document = finish_document(results, journal, history,
+                                   session.config.stash.get(FACTS_KEY, {}))
         if path:
             failure = write_results(path, document, journal)
             written = failure is None

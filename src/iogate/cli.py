@@ -445,7 +445,8 @@ def cmd_run(args: argparse.Namespace) -> int:
                 try:
                     unit_results = run_cases(unit, filename=run.filename, on_progress=line,
                                              on_phase=line.set_phase, gate=gate,
-                                             safety=run.safety, engine=run.engine, on_wait=_say)
+                                             safety=run.safety, engine=run.engine, on_wait=_say,
+                                             facts=run.facts)
                 except BaselineError as exc:  # no entry, or several, for a case: say which
                     print(f"iogate: {exc}", file=sys.stderr)
                     usage_error = True  # the cases that finished are kept all the same
@@ -472,7 +473,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             interrupted = True
             print("iogate: interrupted", file=sys.stderr)
         with interrupts.deferred():
-            document = report.results_document(results, journal, run.history)
+            document = report.results_document(results, journal, run.history, run.facts)
         try:
             report.call_report_hooks(results, document)
         except BaseException as exc:

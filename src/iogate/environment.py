@@ -8,12 +8,10 @@ firmware, ...) come from plugins through the ``iogate_environment`` hook; the fi
 Where sysfs cannot tell (a loop device, a drive behind an HBA or a USB bridge, firmware
 flashed without a rescan), the run is told: ``--fact KEY=VALUE`` (pytest ``--iogate-fact``)
 or the environment variable ``IOGATE_FACT_<KEY>`` gives one of :data:`GIVEN_KEYS`
-(:func:`given_facts`). The run's settings (:func:`iogate.settings.settings`) hand them to
-:func:`give` once per run, and every :func:`capture` from then on applies them over what the
-plugins read: the baseline entry chosen, the baseline and the history store recorded, and the
-results document and reports all see the given value. The setting is process-wide, for the
-run: a front end that runs again in the same process gives the facts again (an empty mapping
-when none), and pytest's plugin restores the previous facts when its session ends.
+(:func:`given_facts`). The run's settings carry them (``RunSettings.facts``) to every
+:func:`capture` of the run, which applies them over what the plugins read: the baseline
+entry chosen, the baseline and the history store recorded, and the results document and
+reports all see the given value.
 """
 
 from __future__ import annotations
@@ -36,36 +34,21 @@ GIVEN_KEYS = ("device_model", "firmware", "host", "kernel")
 TARGET_KEYS = ("device_model", "firmware")
 ENV_PREFIX = "IOGATE_FACT_"
 
-_given: dict[str, str] = {}
-
-
-def give(facts: Mapping[str, str]) -> dict[str, str]:
-    """Make ``facts`` (of :data:`GIVEN_KEYS`) the facts given for this run, replacing any
-    given before; process-wide, read by every later :func:`capture`. The facts given until
-    now, for a caller that restores them."""
-    unknown = [k for k in facts if k not in GIVEN_KEYS]
-    if unknown:
-        raise ValueError(f"facts that cannot be given: {', '.join(unknown)}")
-    previous = dict(_given)
-    _given.clear()
-    _given.update({k: facts[k] for k in GIVEN_KEYS if k in facts})
-    return previous
-
-
-def given() -> dict[str, str]:
-    """The facts given for this run (:func:`give`), in :data:`GIVEN_KEYS` order."""
-    return dict(_given)
-
-
 def capture(target: str | None = None, pm: pluggy.PluginManager | None = None,
             given: Mapping[str, str] | None = None) -> dict[str, object]:
     """Facts that matter when comparing results: the plugins' facts about the machine and,
-    when given, about ``target`` (a file or block device path); over them the facts given
-    for the run (``given``, default: those of :func:`give`), a target's also under
-    ``target.<key>`` when there is a target; then iogate's version and Python's, which
-    nothing can override."""
+    when given, about ``target`` (a file or block device path); over them the facts the run
+    was ``given`` (of :data:`GIVEN_KEYS`: :func:`given_facts`), a target's also under
+    ``target.<key>`` when there is a target, and their keys listed under ``given``; then
+    iogate's version and Python's, which nothing can override."""
     facts = collect_environment(target, pm)
-    for key, value in (_given if given is None else given).items():
+    given = given or {}
+    unknown = [k for k in given if k not in GIVEN_KEYS]
+    if unknown:
+        raise ValueError(f"facts that cannot be given: {', '.join(unknown)}")
+    if given:
+        facts["given"] = [k for k in GIVEN_KEYS if k in given]
+    for key, value in given.items():
         facts[key] = value
         if key in TARGET_KEYS and target is not None:
             facts[f"target.{key}"] = value

@@ -345,25 +345,21 @@ class JournalCases(list):  # type: ignore[type-arg]
 
 
 def results_document(results: Sequence[CaseResult], journal: Journal | None = None,
-                     history: str | None = None) -> dict[str, Any]:
+                     history: str | None = None,
+                     facts: Mapping[str, str] | None = None) -> dict[str, Any]:
     """The results document; its cases are read from ``journal`` when given (it holds
     every case of ``results``), else made from ``results``. With ``history`` (the store the
     run is recorded in), its ``history`` section holds each case's recent trend
-    (:func:`iogate.trend.recent`)."""
+    (:func:`iogate.trend.recent`). ``facts``: those the run was given rather than read
+    (--fact, IOGATE_FACT_*), named in the environment's ``given``."""
     counts = {o: 0 for o in OUTCOMES}
     for r in results:
         counts[r.outcome] = counts.get(r.outcome, 0) + 1
-    # The facts the run was given rather than read (--fact, IOGATE_FACT_*) are named in
-    # ``given``; their values are the facts' own, here and in each case's environment.
-    facts = environment.capture()
-    given = environment.given()
-    if given:
-        facts["given"] = list(given)
     document = {
         "schema_version": SCHEMA_VERSION,
         "iogate_version": __version__,
         "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-        "environment": facts,
+        "environment": environment.capture(given=facts),
         "summary": counts,
         "cases": (journal.cases() if journal is not None and journal.intact
                   else [r.to_json() for r in results]),
@@ -419,9 +415,10 @@ def call_report_hooks(results: Sequence[CaseResult], document: dict[str, Any]) -
 
 
 def finish_document(results: Sequence[CaseResult], journal: Journal | None = None,
-                    history: str | None = None) -> dict[str, Any]:
+                    history: str | None = None,
+                    facts: Mapping[str, str] | None = None) -> dict[str, Any]:
     """The results document, after every plugin had its say (``iogate_report``)."""
-    document = results_document(results, journal, history)
+    document = results_document(results, journal, history, facts)
     call_report_hooks(results, document)
     return document
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -60,6 +60,7 @@ def run_cases(
     safety: Policy | None = None,
     engine: Engine = run,
     on_wait: Callable[[str], None] | None = None,
+    facts: Mapping[str, str] | None = None,
 ) -> list[CaseResult]:
     """Run cases that belong together (one group, or a single case) and judge each.
 
@@ -71,7 +72,8 @@ def run_cases(
     the run (``on_wait`` is told when another iogate process holds one and the run waits),
     and every engine session is pinned to the files checked.
     ``engine`` runs the job specs: the native engine in a child process by default, or
-    another backend (:mod:`iogate.backends`).
+    another backend (:mod:`iogate.backends`). ``facts``: the environment facts the run was
+    given rather than read (``--fact``), over what each target's are read to be.
     """
     gate = gate or Gate()
     pm = hooks.get_plugin_manager()
@@ -106,7 +108,8 @@ def run_cases(
             # A workload without size takes its target's (fio's rule): known from here on.
             cases = [sized(c, files) for c, files in zip(cases, targets, strict=True)]
             held = stack.enter_context(guard(cases, targets, safety or Policy(), on_wait))
-            envs = [environment.capture(files[0] if files else None) for files in targets]
+            envs = [environment.capture(files[0] if files else None, given=facts)
+                    for files in targets]
             # Before anything runs: a case without a baseline entry to judge it against, or
             # with several equally close, is the caller's to settle (BaselineMatchError).
             choices = [gate.choose(c, env) for c, env in zip(cases, envs, strict=True)]

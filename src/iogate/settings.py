@@ -154,8 +154,8 @@ class RunSettings:
     labels: dict[str, str] = field(default_factory=dict)  # its labels there
     markdown: str | None = None  # the file the Markdown summary is added to
     openmetrics: str | None = None  # the file the OpenMetrics exposition is written to
-    # The environment facts given (--fact, IOGATE_FACT_*), in force for the run
-    # (iogate.environment.give) from the moment the settings are made.
+    # The environment facts given (--fact, IOGATE_FACT_*), for every capture of the run's
+    # environment (iogate.environment.capture).
     facts: dict[str, str] = field(default_factory=dict)
 
 
@@ -176,9 +176,7 @@ def settings(value: Callable[[str], Any], prefix: str = "--",
     ``prefix`` in messages, checked in this order: the outputs (nothing may be lost to a path
     found unusable once the run is over: :class:`iogate.files.OutputError`), the facts given
     (``fact`` and the ``IOGATE_FACT_*`` variables of ``environ``, default the process's),
-    the workload keys set, the baseline, the safety policy, the backend. The facts given are
-    in force from here on, process-wide (:func:`iogate.environment.give`), none when none
-    are given."""
+    the workload keys set, the baseline, the safety policy, the backend."""
     from iogate import backends, environment, hooks
     from iogate.baseline import BaselineError
     from iogate.errors import TargetError
@@ -222,7 +220,6 @@ def settings(value: Callable[[str], Any], prefix: str = "--",
                                      parse_hosts(hosts) if hosts else ())
     except (backends.BackendError, ValueError) as exc:
         raise UsageError("backend", str(exc)) from None
-    environment.give(facts)
     return RunSettings(json_path, value("filename"), save, gate, safety, engine, overridden,
                        history, labels, markdown=value("markdown"),
                        openmetrics=value("openmetrics"), facts=facts)

@@ -156,16 +156,20 @@ def test_facts_that_cannot_be_given_are_usage_errors_before_anything_runs(
 
 def test_pytest_gives_facts_too(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
                                 ) -> None:
-    from iogate import environment
-
-    before = environment.given()
     pytester.makefile(".suite.yaml", f=SUITE.format(target=pytester.path / "data"))
     recorded = pytester.runpytest("-p", "no:cacheprovider", "--iogate-fact=firmware=FW1",
                                   "--iogate-save-baseline=b.json")
     recorded.assert_outcomes(passed=1)
     [entry] = json.loads((pytester.path / "b.json").read_text())["entries"]
     assert entry["environment"]["firmware"] == "FW1"
-    assert environment.given() == before  # the session's facts ended with it
+    # the session's facts were its own: a session in the same process without them reads
+    # the target's as they are
+    pytester.runpytest("-p", "no:cacheprovider", "--iogate-json=plain.json",
+                       "--iogate-save-baseline=plain-b.json"
+                       ).assert_outcomes(passed=1)
+    plain = json.loads((pytester.path / "plain.json").read_text())
+    assert "given" not in plain["environment"]
+    assert plain["cases"][0]["environment"].get("target.firmware") != "FW1"
     monkeypatch.setenv("IOGATE_FACT_FIRMWARE", "FW2")
     judged = pytester.runpytest("-p", "no:cacheprovider", "--iogate-baseline=b.json",
                                 "--iogate-baseline-match=firmware=FW1",

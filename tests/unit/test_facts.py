@@ -4,7 +4,6 @@ document, the Markdown summary and a baseline built from the results carry them.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pluggy
@@ -14,16 +13,6 @@ from iogate import environment, hooks, markdown, report
 from iogate.baseline import Baseline
 from iogate.hooks import hookimpl
 from iogate.settings import OPTIONS, UsageError, settings
-
-
-@pytest.fixture(autouse=True)
-def no_facts_given() -> Iterator[None]:
-    """Every test starts with no facts given and leaves the process as it found it."""
-    before = environment.give({})
-    try:
-        yield
-    finally:
-        environment.give(before)
 
 
 class Sysfs:
@@ -95,13 +84,10 @@ def _values(**given: Any) -> Any:
     return lambda name: given.get(name.replace("-", "_"), defaults.get(name))
 
 
-def test_settings_give_the_facts_for_the_run_and_spell_the_option() -> None:
+def test_settings_carry_the_facts_of_the_run_and_spell_the_option() -> None:
     run = settings(_values(fact=["firmware=FW2"]), environ={"IOGATE_FACT_HOST": "lab-3"})
     assert run.facts == {"firmware": "FW2", "host": "lab-3"}
-    assert environment.given() == {"firmware": "FW2", "host": "lab-3"}
-    # The next run's settings replace them: none given, none in force.
     assert settings(_values(), environ={}).facts == {}
-    assert environment.given() == {}
     with pytest.raises(UsageError) as info:
         settings(_values(fact=["firmwre=FW2"]), "--iogate-", environ={})
     assert info.value.option == "fact"
@@ -112,38 +98,33 @@ def test_settings_give_the_facts_for_the_run_and_spell_the_option() -> None:
 
 def test_capture_applies_given_facts_over_what_was_read(pm: pluggy.PluginManager) -> None:
     read = environment.capture("/dev/loop3", pm=pm)
-    assert read["target.firmware"] == "READ" and "firmware" not in read
-    environment.give({"firmware": "FW2", "device_model": "ACME 1TB", "host": "dut-1"})
-    facts = environment.capture("/dev/loop3", pm=pm)
+    assert read["target.firmware"] == "READ" and "firmware" not in read and "given" not in read
+    given = {"firmware": "FW2", "device_model": "ACME 1TB", "host": "dut-1"}
+    facts = environment.capture("/dev/loop3", pm=pm, given=given)
+    assert facts["given"] == ["device_model", "firmware", "host"]
     assert facts["firmware"] == facts["target.firmware"] == "FW2"
     assert facts["device_model"] == facts["target.device_model"] == "ACME 1TB"
     assert facts["host"] == "dut-1" and facts["kernel"] == "6.8.0"
     assert environment.target_facts(facts)["target.firmware"] == "FW2"
     # Without a target, the run's facts alone: no target.* key made up.
-    shared = environment.capture(None, pm=pm)
+    shared = environment.capture(None, pm=pm, given=given)
     assert shared["firmware"] == "FW2" and "target.firmware" not in shared
-    # An explicit mapping wins over the run's; none at all reads sysfs as it is.
-    assert environment.capture("/dev/loop3", pm=pm, given={})["target.firmware"] == "READ"
+    # Facts are given per capture: one without them reads sysfs as it is.
+    assert environment.capture("/dev/loop3", pm=pm)["target.firmware"] == "READ"
 
 
 def test_iogate_version_is_never_given() -> None:
     with pytest.raises(ValueError):
-        environment.give({"iogate_version": "9"})
-    environment.give({"kernel": "6.9"})
-    assert environment.capture()["iogate_version"] != "9"
-
-
-def test_give_returns_the_facts_it_replaces() -> None:
-    assert environment.give({"firmware": "FW1"}) == {}
-    assert environment.give({}) == {"firmware": "FW1"}
+        environment.capture(given={"iogate_version": "9"})
+    assert environment.capture(given={"kernel": "6.9"})["iogate_version"] != "9"
 
 
 # -- reporting them ----------------------------------------------------------------------------
 
 def test_the_results_document_names_the_facts_given() -> None:
     assert "given" not in report.results_document([])["environment"]
-    environment.give({"firmware": "FW2", "device_model": "ACME 1TB"})
-    env = report.results_document([])["environment"]
+    env = report.results_document([], facts={"firmware": "FW2",
+                                             "device_model": "ACME 1TB"})["environment"]
     assert env["given"] == ["device_model", "firmware"]
     assert env["firmware"] == "FW2" and env["device_model"] == "ACME 1TB"
 
@@ -155,8 +136,7 @@ def test_the_markdown_summary_names_the_facts_given() -> None:
 
 
 def test_a_baseline_from_results_keys_on_the_facts_given() -> None:
-    environment.give({"firmware": "FW1"})
-    document = report.results_document([])
+    document = report.results_document([], facts={"firmware": "FW1"})
     document["cases"] = [{"id": "s.suite.yaml::a", "outcome": "passed",
                           "environment": {"target.device": "loop3", "target.firmware": "FW1"},
                           "metrics": {"read.iops": 1.0}}]
