@@ -180,21 +180,19 @@ class HistoryLevel:
 def history_level(store: str, cid: str, device: str, metric: str) -> HistoryLevel:
     """The level of ``metric`` for case ``cid`` on ``device`` over the runs of the store
     that form its norm: those whose case passed or that a person accepted
-    (:func:`iogate.history.load` with ``norm``), so that a failed run never moves it
+    (:attr:`iogate.history.Point.in_norm`), so that a failed run never moves it
     (:func:`iogate.changes.last_level`)."""
     from iogate.changes import last_level
     from iogate.history import HistoryError, is_url, load
 
-    values: list[float] = []
-    recorded = 0  # a store not made yet is made by this run's recording
+    points = []  # a store not made yet is made by this run's recording
     try:
         if is_url(store) or os.path.exists(store):
-            values = [p.value for points in load(store, [metric], case_id=cid, device=device,
-                                                 norm=True).values() for p in points]
-            recorded = sum(len(v) for v in load(store, [metric], case_id=cid,
-                                                 device=device).values())
+            points = [p for series in load(store, [metric], case_id=cid,
+                                           device=device).values() for p in series]
     except HistoryError as exc:
         return HistoryLevel(None, f"the history store cannot be read: {exc}")
+    values, recorded = [p.value for p in points if p.in_norm], len(points)
     if len(values) < MIN_HISTORY:
         where = f" on {device}" if device else ""
         return HistoryLevel(None, f"not judged: the history holds {len(values)} run(s) of "
@@ -485,8 +483,7 @@ def _check(e: Expectation, runs: list[RunResult], metrics: Mapping[str, float],
                                due=series.due, spans=series.spans, backend=backend)
     values = samples.get(path) or ([metrics[path]] if path in metrics else [])
     if "baseline" in names:
-        return verdict_against(e, old, values, gate, names=names,
-                               runs=_entry_words(entry, len(old)), looked=looked,
+        return verdict_against(e, old, values, gate, names=names, looked=looked,
                                most=most, backend=backend, unmeasured=unmeasured.get(path))
     check = evaluate(e, _statistic(values, e.stat) if values else None, names=names,
                      backend=backend, unmeasured=unmeasured.get(path))
@@ -515,14 +512,9 @@ def verdict_against(e: Expectation, reference: Sequence[float], observed: Sequen
                      backend=backend, unmeasured=unmeasured)
     if not reference:
         return check
+    n = len(reference)
     return against(e, check, given, reference, observed, gate, name,
-                   runs or _entry_words(None, len(reference)), looked, most)
-
-
-def _entry_words(entry: BaselineEntry | None, runs: int) -> str:
-    """Which runs form a baseline reference, in words (the entry's facts are said by the
-    warning when they differ from the run's)."""
-    return f"{runs} run{'s' if runs != 1 else ''}"
+                   runs or f"{n} run{'s' if n != 1 else ''}", looked, most)
 
 
 def against(e: Expectation, check: Check, names: Mapping[str, float],
@@ -554,10 +546,8 @@ def against(e: Expectation, check: Check, names: Mapping[str, float],
     final = most is None or len(observed) >= most
     alpha = stats.adjusted_alpha(gate.alpha, gate.family, looked, final)
     tested = e.stat in ("median", "mean") and e.op not in ("==", "!=")
-    p = stats.worse_p(reference, observed, lower_is_worse=lower_is_worse) if tested else None
-    rank_p = stats.rank_worse_p(reference, observed, lower_is_worse=lower_is_worse) \
-        if tested and p is not None and stats.rank_reachable(len(reference), len(observed)) \
-        else None
+    p, rank_p = stats.worse(reference, observed, lower_is_worse=lower_is_worse) \
+        if tested else (None, None)
     spread = statistics.stdev(reference) if len(reference) > 1 else None
     effect = stats.effect_pct(center, check.observed) \
         if check.observed is not None and not math.isnan(check.observed) else math.nan
@@ -589,10 +579,10 @@ def against(e: Expectation, check: Check, names: Mapping[str, float],
         return replace(check, evidence=verdict("no test"))
     if p is None:
         return replace(check, evidence=verdict("too few runs"))
-    if p <= alpha:
-        if rank_p is not None and rank_p > stats.RANK_ALPHA:
-            return replace(check, passed=True, evidence=verdict("one slow run", decided=final))
+    if stats.significant(p, rank_p, alpha):
         return replace(check, evidence=verdict("regression"))
+    if p <= alpha:  # significant, but not in rank order
+        return replace(check, passed=True, evidence=verdict("one slow run", decided=final))
     return replace(check, passed=True,
                    evidence=verdict("within noise", decided=not more_could_tell()))
 

@@ -260,6 +260,24 @@ def rank_worse_p(reference: Sequence[float], observed: Sequence[float], *,
     return 0.5 * math.erfc((mean - better - 0.5) / sd / math.sqrt(2))
 
 
+def worse(reference: Sequence[float], observed: Sequence[float], *, lower_is_worse: bool
+          ) -> tuple[float | None, float | None]:
+    """How much worse ``observed`` is than ``reference``: the p-value of :func:`worse_p`
+    (None without a test: a reference of one run), and that of the rank order,
+    :func:`rank_worse_p` (None where the runs cannot show one, :func:`rank_reachable`). A
+    regression needs both: significance, and runs that rank below the reference's (one slow
+    run beside normal ones is an outlier, not a level)."""
+    p = worse_p(reference, observed, lower_is_worse=lower_is_worse)
+    if p is None or not rank_reachable(len(reference), len(observed)):
+        return p, None
+    return p, rank_worse_p(reference, observed, lower_is_worse=lower_is_worse)
+
+
+def significant(p: float | None, rank_p: float | None, alpha: float) -> bool:
+    """Whether :func:`worse`'s p-values make a regression at ``alpha``."""
+    return p is not None and p <= alpha and (rank_p is None or rank_p <= RANK_ALPHA)
+
+
 def rank_reachable(n: int, k: int, alpha: float = RANK_ALPHA) -> bool:
     """Whether n reference runs and k observed ones, at least 2 (a single run is its build's
     only one: no outlier beside others), can show a rank order at ``alpha``: complete
@@ -301,10 +319,6 @@ class Evidence:
     min_effect_pct: float = 0.0
     rank_p: float | None = None  # the rank order's one-sided p; None where it cannot show
     final: bool = True  # judged at the last look (the most runs), not an interim one
-
-    @property
-    def passed(self) -> bool:
-        return self.decision in ("met", "within noise", "one slow run", "within min effect")
 
     def to_json(self) -> dict[str, object]:
         return {"reference": self.reference, "center": self.center, "spread": self.spread,
@@ -452,13 +466,12 @@ def regression(old_samples: Sequence[float], new_samples: Sequence[float], *,
         raise ValueError("a regression verdict needs samples on both sides")
     n1, n2 = len(old_samples), len(new_samples)
     effect = effect_pct(median(old_samples), median(new_samples))
-    if higher_is_better is None:
-        down = worse_p(old_samples, new_samples, lower_is_worse=True)
-        up = worse_p(old_samples, new_samples, lower_is_worse=False)
-        p = None if down is None or up is None else min(1.0, 2 * min(down, up))
-        bad = effect != 0
+    if higher_is_better is None:  # the worse side is the side it moved to: two-sided
+        (p, rank_p), bad = worse(old_samples, new_samples, lower_is_worse=effect < 0), \
+            effect != 0
+        p = None if p is None else min(1.0, 2 * p)
     else:
-        p = worse_p(old_samples, new_samples, lower_is_worse=higher_is_better)
+        p, rank_p = worse(old_samples, new_samples, lower_is_worse=higher_is_better)
         bad = effect < 0 if higher_is_better else effect > 0
     change = f"median {effect:+.1f}%"
     if not bad:
@@ -470,8 +483,12 @@ def regression(old_samples: Sequence[float], new_samples: Sequence[float], *,
         return Regression(p, effect, True,
                           f"{change}; the old side has {n1} sample, a test needs 2 (its noise):"
                           " decided by the effect size alone")
-    if p <= alpha:
+    if significant(p, rank_p, alpha):
         return Regression(p, effect, True, f"{change}, p={p:.3g} <= {alpha:g}, n={n1}+{n2}")
+    if p <= alpha:
+        return Regression(p, effect, False, f"{change}, p={p:.3g} <= {alpha:g}, n={n1}+{n2}, "
+                          f"but the runs do not rank below the old ones (rank p={rank_p:.2g}): "
+                          "one slow run, not a level")
     return Regression(p, effect, False,
                       f"{change}, but p={p:.3g} > {alpha:g}, n={n1}+{n2}: not significant")
 
