@@ -244,3 +244,11 @@ def test_a_limit_set_to_none_is_not_asked():
     assert not steady_state(trend).steady
     assert steady_state(trend, slope_pct=None).steady
     assert not steady_state(trend, slope_pct=None, range_pct=10).steady
+
+
+def test_one_slow_run_is_no_regression_for_compare_either():
+    old = [100.0, 100.2, 99.8, 100.1, 99.9]
+    dip = regression(old, [100.0, 60.0], higher_is_better=True)
+    assert dip.p_value is not None and dip.p_value < 0.05  # the mean is far below
+    assert not dip.regressed and "one slow run, not a level" in dip.reason
+    assert regression(old, [80.0, 60.0], higher_is_better=True).regressed
