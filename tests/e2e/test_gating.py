@@ -364,7 +364,10 @@ def test_adaptive_repeats_stop_at_the_fewest_on_a_clear_verdict(tmp_path: Path) 
     # stopped at an interim look: a tenth of alpha spread over the 5 interim looks
     assert check["evidence"]["alpha"] == pytest.approx(0.05 * 0.1 / 5)
     assert check["evidence"]["final"] is False
-    assert re.match(r"regression: -7[45]\.\d% vs baseline (19\.9\dk|20k)", check["why"])
+    # a quarter of the rate: -75%, or about that where a busy machine slows either run
+    assert check["evidence"]["effect_pct"] <= -50
+    assert check["why"].startswith(
+        f"regression: {check['evidence']['effect_pct']:.1f}% vs baseline "), check["why"]
     same = iogate("run", "a.suite.yaml", "--baseline", "base.json", "--json", "same.json",
                   cwd=tmp_path)
     assert same.returncode == 0, same.stdout + same.stderr
