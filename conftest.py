@@ -36,6 +36,17 @@ for _module in ("numpy", "scipy.stats", "ruptures"):
         pass
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """The files iogate makes in tests are recorded in a ledger of this session's own
+    (IOGATE_STATE_DIR), never in the user's ~/.local/state/iogate; the commands tests run and
+    pytest-xdist's workers inherit it."""
+    if "PYTEST_XDIST_WORKER" in os.environ:
+        return
+    state = tempfile.mkdtemp(prefix="iogate-state-")
+    os.environ["IOGATE_STATE_DIR"] = state
+    config.add_cleanup(lambda: shutil.rmtree(state, ignore_errors=True))
+
+
 @pytest.fixture
 def disk_dir() -> Iterator[Path]:
     """A temporary directory on a disk-backed filesystem, so O_DIRECT works (unlike tmpfs)."""

@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from iogate import environment, hooks, stats
+from iogate import environment, hooks, ownership, stats
 from iogate.backends import Engine
 from iogate.engine.isolated import (
     EngineAborted,
@@ -44,7 +44,7 @@ from iogate.plan import seed_for, sized, spec_for, target_text, targets_of
 from iogate.results import Progress, RunResult
 from iogate.spec import Case
 from iogate.spec.models import SteadyState
-from iogate.targets import Guard, Policy, guard
+from iogate.targets import Guard, Policy, check_state_file, guard
 
 ProgressCallback = Callable[[Progress], None]
 
@@ -180,25 +180,27 @@ def run_case(case: Case, **kwargs: Any) -> CaseResult:
 
 
 def _pinned(spec: JobSpec, held: Guard) -> JobSpec:
-    """The spec with its files as they were checked: the engine opens those very files."""
+    """The spec with its files as they were checked: the engine opens those very files, and
+    never creates or extends one iogate may only read."""
     if not spec.files():
         return spec
     paths, ids = held.pins(spec.files())
-    return replace(spec, filenames=paths, file_ids=ids)
+    return replace(spec, filenames=paths, file_ids=ids,
+                   no_layout=spec.no_layout or held.fixed(spec.files()))
 
 
 def _with_state_file(spec: JobSpec, stack: contextlib.ExitStack) -> JobSpec:
     """The spec with its verify state file made anew (by the output rules of
-    :mod:`iogate.files`) and held open until the run ends: the engine writes that very file
-    (iog_job_spec.verify_state), and every repeat starts it again."""
+    :mod:`iogate.files`), recorded as iogate's own and held open until the run ends: the
+    engine writes that very file (iog_job_spec.verify_state), and every repeat starts it
+    again. It replaces only a file iogate made (checked again here, just before; the targets
+    of the run were ruled out by :func:`iogate.targets.guard`)."""
     if not spec.verify_state:
         return spec
-    state = os.path.realpath(spec.verify_state)
-    if any(os.path.realpath(f) == state for f in spec.files()):
-        raise TargetError(f"verify_state {spec.verify_state} is the workload's own target: "
-                          "the state file must be another file, best on another filesystem")
+    check_state_file(spec.verify_state)
     fd, path = create_stream(spec.verify_state, "verify_state")
     stack.callback(os.close, fd)
+    ownership.claim(fd, str(path))
     st = os.fstat(fd)
     return replace(spec, verify_state=str(path), verify_state_id=(st.st_dev, st.st_ino))
 

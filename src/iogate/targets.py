@@ -2,18 +2,21 @@
 was checked is what gets written.
 
 - Once: every target is opened once, before anything runs, and checked on that descriptor
-  (its type, device and inode, mark, signature). The engine then opens only the path that
+  (its type, device and inode, owner, signature). The engine then opens only the path that
   descriptor resolved to, without following a link in the last component, and must find the
   very same file there (device and inode, or device number): a link repointed, a file or a
   directory replaced after the check makes the run an error, never a write elsewhere. The
   descriptors are held for the whole run, so an inode number cannot be reused meanwhile.
-- Files: iogate writes, extends or truncates only files it created itself, which it marks
-  (an extended attribute, or a ``.iogate`` note beside the file where the filesystem has no
-  extended attributes). An existing file without the mark is refused for any workload that
-  would write or extend it, unless the suite says ``allow_overwrite: true`` or the command
-  line names it with ``--allow-overwrite PATH`` (matched by the path it resolves to: a fio
-  job file has no way to say it). Reading such a
-  file never changes it: it must already be long enough, since iogate will not extend it.
+- Files: iogate writes, extends or truncates only files that are its own by
+  :mod:`iogate.ownership` (the ledger of the files it made, by identity). Any other existing
+  file is refused for any workload that would write it, unless the suite says
+  ``allow_overwrite: true`` or the command line names it with ``--allow-overwrite PATH``
+  (matched by the path it resolves to: a fio job file has no way to say it); a file written
+  so is iogate's own from then on. Reading such a file never changes it: it must be long
+  enough when checked, and the engine is told never to create or extend it (a file cut short
+  meanwhile is read to its end and fails, never laid out again).
+- State files: a ``verify_state`` file is made anew over nothing, or over a file iogate
+  made, and never over a target of the run.
 - Trims (the trim rw modes) destroy data: here they are writes, with the same permissions.
 - Block devices: reading is allowed. Writing needs ``--allow-destructive`` on the command line
   (a suite alone cannot wipe a disk), and even then is refused while the device, one of its
@@ -43,14 +46,12 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from iogate import ownership
 from iogate.errors import TargetError
 from iogate.job import file_identity
 from iogate.spec import Case
 from iogate.spec.modes import TRIM_MODES
 
-MARK_XATTR = "user.iogate"
-MARK_VALUE = b"target created by iogate"
-MARK_SUFFIX = ".iogate"  # the note beside a file, where extended attributes are not supported
 # The modes that change the target: writes, and trims (a trim destroys data as a write does,
 # so it needs the very same permission).
 WRITE_MODES = ("write", "randwrite", "rw", "randrw", *TRIM_MODES)
@@ -108,58 +109,86 @@ class Guard:
     # the block devices being written: identity -> an exclusive descriptor
     exclusive: dict[tuple[int, int], int] = field(default_factory=dict)
     names: dict[str, Pin] = field(default_factory=dict)  # path as named -> its pin
+    # the regular files that are iogate's own after the run (made, found its own, or written
+    # with leave): identity -> real path, recorded when the run ends
+    claims: dict[tuple[int, int], str] = field(default_factory=dict)
+    grows: set[tuple[int, int]] = field(default_factory=set)  # regular files it may extend
 
     def pins(self, files: Sequence[str]) -> tuple[list[str], list[tuple[int, int]]]:
         """The resolved paths and identities the engine must open for ``files``."""
         pins = [self.names[f] for f in files]
         return [p.path for p in pins], [(p.dev, p.ino) for p in pins]
 
-    def close(self) -> None:
+    def fixed(self, files: Sequence[str]) -> bool:
+        """Whether one of ``files`` is a regular file the engine must neither create nor
+        extend (its job gets ``no_layout``): an existing file iogate may only read."""
+        return any(p.ino and (p.dev, p.ino) not in self.grows
+                   for p in (self.names[f] for f in files))
+
+    def close(self, record: bool = False) -> None:
+        """Close every descriptor; with ``record`` (the run is over), first record the files
+        that are iogate's own (again: a change time moves with every write)."""
+        if record:
+            for key, path in self.claims.items():
+                ownership.claim(self.held[key], path)
         for fd in [*self.exclusive.values(), *self.held.values()]:
             with contextlib.suppress(OSError):  # a filesystem gone meanwhile (ENOTCONN)
                 os.close(fd)
         self.held.clear()
         self.exclusive.clear()
         self.names.clear()
+        self.claims.clear()
+        self.grows.clear()
 
 
-def is_marked(path: str) -> bool:
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY)
-    except OSError:
-        return False
-    try:
-        return _marked(fd, path)
-    finally:
-        os.close(fd)
-
-
-def _marked(fd: int, path: str) -> bool:
-    """Whether the file open as ``fd`` (found at ``path``) carries iogate's mark."""
-    try:
-        if os.getxattr(fd, MARK_XATTR) == MARK_VALUE:
-            return True
-    except OSError:
-        pass
-    try:
-        return Path(path + MARK_SUFFIX).read_bytes() == MARK_VALUE
-    except OSError:
-        return False
-
-
-def _create_marked(path: str) -> int:
-    """Create an empty file (never through a link in its last component) and mark it as
+def _create(path: str) -> int:
+    """Create an empty file (never through a link in its last component) and record it as
     iogate's own; the engine lays it out. Returns a read-only descriptor of it."""
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+    fd = os.open(path, os.O_RDONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
                  0o644)
+    ownership.claim(fd, path)
+    return fd
+
+
+def check_state_file(path: str, held: Guard | None = None, own: Sequence[str] = ()) -> None:
+    """Refuse (TargetError) a ``verify_state`` file that would replace a target of the run
+    (``held``; ``own``: the workload's own targets, as named) or an existing regular file
+    that is not iogate's own: a state file is made anew, renamed over whatever is there
+    (anything but a regular file is refused by the output rules, :mod:`iogate.files`)."""
+    real = os.path.realpath(path)
     try:
-        try:
-            os.setxattr(fd, MARK_XATTR, MARK_VALUE)
-        except OSError as exc:
-            if exc.errno not in (errno.ENOTSUP, errno.EPERM, errno.EACCES):
-                raise
-            Path(path + MARK_SUFFIX).write_bytes(MARK_VALUE)
-        return os.open(f"/proc/self/fd/{fd}", os.O_RDONLY | os.O_CLOEXEC)
+        st: os.stat_result | None = os.stat(real)
+    except OSError:
+        st = None
+    for name, pin in (held.names.items() if held is not None else ()):
+        if pin.path == real or (st is not None and (pin.dev, pin.ino) == file_identity(st)):
+            whose = "the workload's own target" if name in own else \
+                f"the target {name} of another workload of this run"
+            raise TargetError(f"verify_state {path} is {whose}: the state file must be "
+                              "another file, best on another filesystem")
+    if st is not None and stat.S_ISREG(st.st_mode) and not _owned_at(real):
+        raise TargetError(
+            f"verify_state {path}: an existing file iogate did not create; a state file is "
+            "made anew, and replaces only a file iogate made. Remove that file, or name a "
+            "new one")
+
+
+def _owned_at(path: str) -> bool:
+    """Whether the regular file at ``path`` is iogate's own (False for anything else)."""
+    try:
+        probe = os.open(path, os.O_PATH | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        if not stat.S_ISREG(os.fstat(probe).st_mode):
+            return False
+        fd = os.open(f"/proc/self/fd/{probe}", os.O_RDONLY | os.O_CLOEXEC | os.O_NOCTTY)
+    except OSError:
+        return False
+    finally:
+        os.close(probe)
+    try:
+        return ownership.owns(fd)
     finally:
         os.close(fd)
 
@@ -181,16 +210,20 @@ def _region_end(case: Case, nfiles: int) -> int:
 @contextlib.contextmanager
 def guard(cases: Sequence[Case], targets: Sequence[Sequence[str]], policy: Policy,
           on_wait: Callable[[str], None] | None = None) -> Iterator[Guard]:
-    """Open and check every case's targets, create (and mark) the files that do not exist
+    """Open and check every case's targets, create (and record) the files that do not exist
     yet, hold exclusive opens of block devices to be written, lock every target against
-    other iogate processes (waiting for them, told through ``on_wait``); raise TargetError
-    naming the refusal."""
+    other iogate processes (waiting for them, told through ``on_wait``), check every
+    ``verify_state`` file; raise TargetError naming the refusal. When the run ends, the
+    files that are iogate's own are recorded (again)."""
     while True:
         held = Guard()
         try:
             for case, files in zip(cases, targets, strict=True):
                 for path in files:
                     _check(case, path, len(files), policy, held)
+            for case, files in zip(cases, targets, strict=True):
+                if case.workload.verify_state:
+                    check_state_file(case.workload.verify_state, held, files)
             break
         except _Busy as busy:
             # Nothing is held while waiting (two processes taking two targets in opposite
@@ -203,7 +236,7 @@ def guard(cases: Sequence[Case], targets: Sequence[Sequence[str]], policy: Polic
     try:
         yield held
     finally:
-        held.close()
+        held.close(record=True)
 
 
 class _Busy(Exception):
@@ -257,8 +290,13 @@ def _check(case: Case, path: str, nfiles: int, policy: Policy, held: Guard) -> N
             _unlink_same(real, st)
         raise TargetError(f"{where}: resolves to {real}, outside target_root {root}")
     held.names[path] = Pin(real, *key)
-    if stat.S_ISREG(st.st_mode) and not created:
-        _check_file(case, where, fd, real, st, nfiles, policy)
+    if not stat.S_ISREG(st.st_mode):
+        return
+    if created or key in held.claims or ownership.owns(fd):
+        held.claims[key] = real
+        held.grows.add(key)
+    else:
+        _check_file(case, where, real, st, nfiles, policy, held)
 
 
 def _under_dev(path: str) -> bool:
@@ -276,13 +314,11 @@ def _unlink_same(path: str, st: os.stat_result) -> None:
     with contextlib.suppress(OSError):
         if os.lstat(path).st_ino == st.st_ino and os.lstat(path).st_dev == st.st_dev:
             os.unlink(path)
-            with contextlib.suppress(OSError):
-                os.unlink(path + MARK_SUFFIX)
 
 
 def _open(where: str, path: str, writes: bool,
           create: bool) -> tuple[int, os.stat_result, bool]:
-    """A read-only descriptor of the target (created and marked if missing and ``create``),
+    """A read-only descriptor of the target (created and recorded if missing and ``create``),
     its status, and whether it was created now. Only regular files and block devices are
     opened at all (a FIFO, a character device are refused without opening them)."""
     try:
@@ -296,7 +332,7 @@ def _open(where: str, path: str, writes: bool,
                               "under /dev (a mistyped device name would fill memory): name "
                               "an existing device, or a file elsewhere") from None
         try:
-            fd = _create_marked(os.path.realpath(path))
+            fd = _create(os.path.realpath(path))
         except FileExistsError:  # appeared meanwhile: judge it like any existing file
             return _open(where, path, writes, create)
         except OSError as exc:
@@ -333,17 +369,24 @@ def _lock_holder(fd: int) -> int | None:
     return None
 
 
-def _check_file(case: Case, where: str, fd: int, path: str, st: os.stat_result,
-                nfiles: int, policy: Policy) -> None:
-    """``path``: what the target resolved to (its descriptor's path)."""
-    if case.workload.allow_overwrite or path in policy.overwrite or _marked(fd, path):
+def _check_file(case: Case, where: str, path: str, st: os.stat_result, nfiles: int,
+                policy: Policy, held: Guard) -> None:
+    """An existing regular file that is not iogate's own, resolved to ``path``: written only
+    with leave (and iogate's own from then on), else read as it is."""
+    key = file_identity(st)
+    if case.workload.allow_overwrite or path in policy.overwrite:
+        held.grows.add(key)
+        if _writes(case):
+            held.claims[key] = path
         return
     if _writes(case):
         raise TargetError(
-            f"{where}: an existing file iogate did not create; the workload writes, so it is "
-            "refused. Set 'allow_overwrite: true' for this workload to write it anyway (or "
-            f"pass --allow-overwrite {path}; pytest: --iogate-allow-overwrite {path}), or "
-            "point filename at a new file")
+            f"{where}: an existing file iogate did not create (iogate knows its own files by "
+            f"their identity, recorded in {ownership.state_dir()}; no mark or note on a file "
+            "counts); the workload writes, so it is refused. To let iogate take it, pass "
+            f"--allow-overwrite {path} once (pytest: --iogate-allow-overwrite {path}) or set "
+            "'allow_overwrite: true' for this workload; or remove the file, so that iogate "
+            "creates it anew; or point filename at a new file")
     if st.st_size < _region_end(case, nfiles):
         raise TargetError(
             f"{where}: an existing file iogate did not create is {st.st_size} bytes, shorter "

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from iogate.targets import MARK_SUFFIX, MARK_XATTR, is_marked
+from iogate import ownership
 
 IOGATE = [sys.executable, "-m", "iogate"]
 
@@ -51,6 +51,15 @@ def workload(target: str, rw: str = "write", extra: str = "") -> str:
 def user_file(path: Path, size: int = 1 << 20) -> str:
     path.write_bytes(os.urandom(size))
     return digest(path)
+
+
+def owned(path: Path | str) -> bool:
+    """Whether iogate's ledger (this test session's, see conftest.py) claims the file."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        return ownership.owns(fd)
+    finally:
+        os.close(fd)
 
 
 def test_an_existing_file_is_not_overwritten(disk_dir: Path) -> None:
@@ -105,7 +114,7 @@ def test_reading_an_existing_file_never_changes_it(disk_dir: Path) -> None:
     proc, _ = run_suite(disk_dir, workload(str(target), "randread"))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert digest(target) == before and target.stat().st_mtime_ns == mtime
-    assert not is_marked(str(target))
+    assert not owned(target)
 
 
 def test_a_short_existing_file_is_not_extended_for_reading(disk_dir: Path) -> None:
@@ -117,15 +126,14 @@ def test_a_short_existing_file_is_not_extended_for_reading(disk_dir: Path) -> No
     assert digest(target) == before and target.stat().st_size == 4096
 
 
-def test_files_iogate_created_are_marked_and_may_be_rewritten(disk_dir: Path) -> None:
+def test_files_iogate_created_are_recorded_and_may_be_rewritten(disk_dir: Path) -> None:
     target = disk_dir / "fresh.data"
     proc, _ = run_suite(disk_dir, workload(str(target)))
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert is_marked(str(target))
-    marks = [os.path.exists(str(target) + MARK_SUFFIX)]
-    with contextlib.suppress(OSError):
-        marks.append(bool(os.getxattr(target, MARK_XATTR)))
-    assert any(marks)
+    assert owned(target)
+    # recorded in the ledger, not on or beside the file
+    assert not os.path.exists(str(target) + ".iogate")
+    assert "user.iogate" not in os.listxattr(target)
     again, _ = run_suite(disk_dir, workload(str(target), "randwrite"))
     assert again.returncode == 0, again.stdout + again.stderr
 

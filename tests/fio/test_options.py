@@ -201,7 +201,7 @@ def test_verify_names_and_what_fio_cannot_verify() -> None:
 
 
 def test_every_unsupported_feature_is_named_at_once() -> None:
-    message = unsupported(spec(io_timeout_ns=S, test_crash=True, no_layout=True,
+    message = unsupported(spec(rw="randwrite", io_timeout_ns=S, test_crash=True, no_layout=True,
                                seed=2**64 - 1, runtime_ns=10))
     for feature in ("io_timeout", "test_crash", "no_layout", "randseed", "runtime"):
         assert feature in message

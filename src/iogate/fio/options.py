@@ -193,8 +193,10 @@ def job_options(spec: JobSpec) -> list[tuple[str, str]]:
     if spec.io_timeout_ns:
         problems.append("io_timeout (fio has no limit on an outstanding request: its "
                         "max_latency judges only requests that complete)")
-    if spec.no_layout and not spec.fill:  # a filling job's file grows as fio's does
-        problems.append("no_layout (fio lays out its files)")
+    # A filling job's file grows as fio's does; a job that only reads a file iogate may not
+    # extend runs under fio's --readonly (iogate.fio.backend), where fio extends nothing.
+    if spec.no_layout and not spec.fill and writes:
+        problems.append("no_layout (fio lays out the files it writes)")
     if spec.test_crash:
         problems.append("test_crash (a test-only fault of iogate's engine)")
     if problems:
