@@ -1,7 +1,9 @@
 """A fleet of real `fio --server` daemons on free loopback ports, for tests.
 
 `fleet` (a fixture) starts n servers and waits until they listen; each `Server` can tell when
-it runs a job (read from /proc, not guessed from a delay) and can be killed whole.
+it runs a job (read from /proc, not guessed from a delay), can be frozen (SIGSTOP) and thawed
+(SIGCONT), whole or only its job processes, and can be killed whole (a frozen one too: the
+fixture kills every server at teardown, with every process it forked, orphaned or not).
 """
 
 from __future__ import annotations
@@ -28,33 +30,60 @@ class Server:
     host: Host
     proc: subprocess.Popen[bytes]
 
-    def running_a_job(self) -> bool:
-        """Whether the server has forked a job process (a descendant three levels down)."""
+    def job_pids(self) -> list[int]:
+        """The server's job processes (descendants three levels down: connection handler,
+        backend, job)."""
         level = [self.proc.pid]
         for _ in range(3):
             level = [c for pid in level for c in children(pid)]
-        return bool(level)
+        return level
+
+    def running_a_job(self) -> bool:
+        """Whether the server has forked a job process."""
+        return bool(self.job_pids())
+
+    def members(self) -> list[int]:
+        """The server and every process it forked, those orphaned too (a job whose handler
+        ended): fio forks without exec, so all share the server's command line, whose port
+        is this server's alone. fio's connection handler and jobs leave the server's process
+        group and session, so neither finds them."""
+        argv = b"".join(a.encode() + b"\0" for a in _argv(self.host.port))
+        out = []
+        for entry in Path("/proc").iterdir():
+            try:
+                if entry.name.isdigit() and (entry / "cmdline").read_bytes() == argv:
+                    out.append(int(entry.name))
+            except OSError:
+                pass  # ended meanwhile
+        return out
+
+    def freeze(self, *, jobs_only: bool = False) -> None:
+        """The host stops answering: SIGSTOP to the server and every process it forked (or
+        to its job processes only)."""
+        _send(signal.SIGSTOP, self.job_pids() if jobs_only else self.members())
+
+    def thaw(self) -> None:
+        """SIGCONT to the server and every process it forked."""
+        _send(signal.SIGCONT, self.members())
 
     def kill(self) -> None:
-        """The host dies: the server and every process it forked. fio's connection handler
-        leaves the server's process group, so the tree is walked: frozen first (nothing
-        forks or is orphaned meanwhile), then killed."""
+        """The host dies: the server and every process it forked, frozen first (nothing
+        forks meanwhile), then killed."""
         for sig in (signal.SIGSTOP, signal.SIGKILL):
-            for pid in _tree(self.proc.pid):
-                try:
-                    os.kill(pid, sig)
-                except ProcessLookupError:
-                    pass
+            _send(sig, self.members())
         self.proc.wait()
 
 
-def _tree(root: int) -> list[int]:
-    """root and all its descendants."""
-    out, level = [], [root]
-    while level:
-        out += level
-        level = [c for pid in level for c in children(pid)]
-    return out
+def _argv(port: int) -> list[str]:
+    return ["fio", f"--server=ip:127.0.0.1,{port}"]
+
+
+def _send(sig: int, pids: list[int]) -> None:
+    for pid in pids:
+        try:
+            os.kill(pid, sig)
+        except ProcessLookupError:
+            pass
 
 
 def free_port() -> int:
@@ -83,7 +112,7 @@ def fleet(tmp_path: Path) -> Iterator[Callable[[int], list[Server]]]:
         for i in range(n):
             port = free_port()
             log = open(tmp_path / f"server-{i}.log", "wb")  # noqa: SIM115 - closed with fio
-            proc = subprocess.Popen(["fio", f"--server=ip:127.0.0.1,{port}"], cwd=tmp_path,
+            proc = subprocess.Popen(_argv(port), cwd=tmp_path,
                                     stdin=subprocess.DEVNULL, stdout=log, stderr=log,
                                     start_new_session=True)
             log.close()

@@ -324,3 +324,16 @@ def test_a_metric_fio_does_not_measure_is_said_so(tmp_path):
     main(["run", str(suite), "--backend", "fio", "--json", str(out)])
     text = out.read_text()
     assert "fio does not measure" in text and "did no reads" not in text
+
+
+def test_a_read_of_a_file_iogate_may_not_extend_is_never_run_beside_writers(
+        tmp_path: Path) -> None:
+    """fio's --readonly (where it extends no file it reads) is the whole run's: a run that
+    only reads gets it; one that also writes cannot protect the read file, and is refused
+    before fio starts."""
+    reader = replace(spec(rw="randread", filename=str(tmp_path / "user.data")), no_layout=True)
+    writer = spec(rw="randwrite", filename=str(tmp_path / "own.data"))
+    assert backend._readonly([reader], ()) == ["--readonly"]
+    assert backend._readonly([writer], ()) == []
+    with pytest.raises(FioUnsupported, match="run them apart"):
+        backend.run([reader, writer])

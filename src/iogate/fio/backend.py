@@ -30,12 +30,22 @@ fio runs each of a job's ``numjobs`` threads as a job of its own: their entries 
 (ios, bytes), their latency statistics merged exactly, runtime is the longest and IOPS and
 bandwidth are computed over it, as the native engine does for its threads.
 
-On a fleet every host runs every job; each host's result is kept (keyed ``host:port``) and
-the fleet's is the aggregate: ios, bytes, IOPS and bandwidth summed, histograms added,
-min/max over the hosts, means weighted by count and the standard deviation pooled exactly.
-A host that does not report every job (unreachable, or lost during the run: fio then
-carries on with the others and may even exit 0) is an :class:`EngineError` naming it: a
-fleet result never silently leaves a host out.
+On a fleet every host runs every job, each through its own ``fio --client`` (its own
+output file and messages), all started at once; each host's result is kept (keyed
+``host:port``) and the fleet's is the aggregate: ios, bytes, IOPS and bandwidth summed,
+histograms added, min/max over the hosts, means weighted by count and the standard
+deviation pooled exactly. A host that does not report every job (unreachable, or lost
+during the run) is an :class:`EngineError` naming it: a fleet result never silently leaves
+a host out.
+
+No wait on a host is unbounded. A host has until the run's bound to finish: the time its
+jobs are set to take (the longest startdelay + ramp_time + runtime) plus a grace of
+HOST_GRACE_S or HOST_GRACE_SHARE of that time, whichever is more; a run with a job bounded
+by its size alone (no runtime) has UNTIMED_BOUND_S. A host not done by then (its server or
+its job stopped, the network to it gone) is an EngineError naming it and the bound, and its
+client is killed (its process group); the runner goes on with the next case. An interrupt
+stops every client at once (SIGINT: each asks its server to stop the jobs and report) and
+kills those still running after FLEET_STOP_GRACE_S (STOP_GRACE_S for fio on this machine).
 """
 
 from __future__ import annotations
@@ -76,6 +86,10 @@ INSTALL_HINT = "install fio (Debian/Ubuntu: apt-get install fio) or set IOGATE_F
 # Every section asks for the bins of all three latencies.
 REPORTING = (("clat_percentiles", "1"), ("lat_percentiles", "1"), ("slat_percentiles", "1"))
 STOP_GRACE_S = 10.0  # how long fio may take to stop after SIGINT before it is killed
+FLEET_STOP_GRACE_S = 2.0  # the same for a fleet's clients: a host that does not stop is lost
+HOST_GRACE_S = 30.0  # a host's least time past what its jobs are set to take
+HOST_GRACE_SHARE = 0.5  # ... or this share of that time, when it is more
+UNTIMED_BOUND_S = 3600.0  # a host's time for a run with a job that has no runtime
 TAIL_LINES = 8  # lines of fio's messages quoted in an error
 _NS_PER_MS = 1_000_000
 _PR_SET_PDEATHSIG = 1
@@ -176,16 +190,18 @@ def run(specs: list[JobSpec], *, hosts: Sequence[Host] = (),
     """Run the jobs together with fio, here or on every host of ``hosts`` at once.
 
     Like :func:`iogate.engine.session.run`: should_stop() returning True, or Ctrl-C, stops
-    fio (SIGINT, then SIGKILL after STOP_GRACE_S) and returns what it measured with
-    ``interrupted`` set, or raises KeyboardInterrupt when it left no complete result.
-    on_progress gets the elapsed time (fio's counts arrive only at the end). Raises
-    FioUnsupported (before fio runs) for a job fio cannot express, and EngineError when fio
-    is missing or too old, refuses the jobs, fails without a result, or a host does not
-    report; I/O errors of a job are in its result, as with the native engine.
+    fio (SIGINT, then SIGKILL after STOP_GRACE_S, FLEET_STOP_GRACE_S on a fleet) and returns
+    what it measured with ``interrupted`` set, or raises KeyboardInterrupt when it left no
+    complete result. on_progress gets the elapsed time (fio's counts arrive only at the
+    end). Raises FioUnsupported (before fio runs) for a job fio cannot express, and
+    EngineError when fio is missing or too old, refuses the jobs, fails without a result, or
+    a host does not report or is not done within the run's bound (:func:`host_bound`); I/O
+    errors of a job are in its result, as with the native engine.
     """
     text = jobfile(specs)  # what fio cannot express is refused before anything else
-    path, _ = find_fio(binary)
     hosts = list(hosts)
+    readonly = _readonly(specs, hosts)
+    path, _ = find_fio(binary)
     fds: list[int] = []
     # Here, the devices under the targets are read before and after fio, as the engine
     # reads them (fio's own disk_util knows no device behind /proc/self/fd/N).
@@ -199,42 +215,82 @@ def run(specs: list[JobSpec], *, hosts: Sequence[Host] = (),
         work = Path(tmp)
         jobs = work / "jobs.fio"
         jobs.write_text(text, encoding="utf-8")
-        out = work / "out.json"
-        cmd = [path, "--output-format=json+", f"--output={out}", "--eta=never"]
-        # Each --client is followed by what that host runs (fio gives a job file only to
-        # the --client before it).
-        for h in hosts:
-            cmd += [f"--client={h.fio_client}", str(jobs)]
-        if not hosts:
-            cmd.append(str(jobs))
+        # One fio here, or one client per host: what a host says, and whether it ends, is
+        # its own client's (fio gives a job file to the --client before it).
+        targets = [[f"--client={h.fio_client}", str(jobs)] for h in hosts] or [[str(jobs)]]
+        outs = [work / f"out{i}.json" for i in range(len(targets))]
+        bound, reckoned = host_bound(specs)
         before = {dev: diskstats.read_sample(dev, 0) for dev in devices}
         started = time.monotonic()
-        with open(work / "stdout", "wb") as stdout, open(work / "stderr", "wb") as stderr:
-            try:
-                # Its own session: a Ctrl-C at the terminal reaches iogate, which stops fio.
-                proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=stdout,
-                                        stderr=stderr, start_new_session=True,
-                                        preexec_fn=_dies_with(os.getpid()), pass_fds=fds)
-            except OSError as exc:
-                raise EngineError(exc.errno or errno.ENOEXEC,
-                                  f"cannot run {path}: {exc.strerror}") from None
-            try:
-                interrupted = _wait(proc, specs, started, on_progress, should_stop,
-                                    poll_interval)
-            finally:
+        procs: list[subprocess.Popen[bytes]] = []
+        try:
+            for i, (target, out) in enumerate(zip(targets, outs, strict=True)):
+                with open(work / f"stdout{i}", "wb") as stdout, \
+                        open(work / f"stderr{i}", "wb") as stderr:
+                    try:
+                        # Its own session: a Ctrl-C at the terminal reaches iogate, which
+                        # stops fio.
+                        procs.append(subprocess.Popen(
+                            [path, "--output-format=json+", f"--output={out}", "--eta=never",
+                             *readonly, *target], stdin=subprocess.DEVNULL, stdout=stdout,
+                            stderr=stderr, start_new_session=True,
+                            preexec_fn=_dies_with(os.getpid()), pass_fds=fds))
+                    except OSError as exc:
+                        raise EngineError(exc.errno or errno.ENOEXEC,
+                                          f"cannot run {path}: {exc.strerror}") from None
+            interrupted, late = _wait(procs, specs, started, on_progress, should_stop,
+                                      poll_interval, bound if hosts else None,
+                                      FLEET_STOP_GRACE_S if hosts else STOP_GRACE_S)
+        finally:
+            for proc in procs:
                 _kill(proc)
         elapsed_ns = int((time.monotonic() - started) * 1e9)
         disks = _disks(devices, before, elapsed_ns, specs)
-        raw = out.read_text(encoding="utf-8", errors="replace") if out.exists() else ""
-        said = "\n".join((work / name).read_text(encoding="utf-8", errors="replace")
-                         for name in ("stderr", "stdout"))
+        raws = [o.read_text(encoding="utf-8", errors="replace") if o.exists() else ""
+                for o in outs]
+        said = "\n".join((work / f"{name}{i}").read_text(encoding="utf-8", errors="replace")
+                         for i in range(len(procs)) for name in ("stderr", "stdout"))
+    stopped = {hosts[i].key: f"host {hosts[i].key} stopped answering: not done {bound:g} s "
+               f"after its run started (its bound: {reckoned}); its fio client was killed. "
+               "Check its fio server: stopped, overloaded, or cut off from this machine"
+               for i in late}
     try:
-        return parse_output(raw, specs, hosts, status=proc.returncode, messages=said,
-                            interrupted=interrupted, elapsed_ns=elapsed_ns, disks=disks)
+        return parse_output(raws, specs, hosts, messages=said, interrupted=interrupted,
+                            status=next((p.returncode for p in procs if p.returncode), 0),
+                            elapsed_ns=elapsed_ns, disks=disks, late=stopped)
     except EngineError:
         if interrupted:
             raise KeyboardInterrupt from None  # stopped before fio had a result
         raise
+
+
+def host_bound(specs: Sequence[JobSpec]) -> tuple[float, str]:
+    """How long, in seconds, each host of a fleet has to run ``specs``, and how that was
+    reckoned (for an error): the module's rule."""
+    untimed = next((i for i, s in enumerate(specs) if not s.runtime_ns), None)
+    if untimed is not None:
+        job = f"job {untimed + 1}" if len(specs) > 1 else "the job"
+        return UNTIMED_BOUND_S, (f"{UNTIMED_BOUND_S:g} s, as {job} has no runtime; give it "
+                                 "one for a bound of its runtime plus a grace")
+    runs = max(s.start_delay_ns + s.ramp_ns + s.runtime_ns for s in specs) / 1e9
+    grace = max(HOST_GRACE_S, HOST_GRACE_SHARE * runs)
+    return runs + grace, (f"startdelay, ramp_time and runtime {runs:g} s + grace {grace:g} s")
+
+
+def _readonly(specs: Sequence[JobSpec], hosts: Sequence[Host]) -> list[str]:
+    """fio's ``--readonly`` for a run here whose jobs write nothing: fio then extends no
+    file it reads (a file cut short after the check is an error, never laid out again).
+    A job reading a file iogate may not extend (``no_layout``) beside jobs that write is
+    FioUnsupported: fio's read-only mode is the whole run's."""
+    if hosts:
+        return []
+    if not any(s.does("write") or s.does("trim") for s in specs):
+        return ["--readonly"]
+    if any(s.no_layout and not s.fill for s in specs):
+        raise FioUnsupported(["a job reading a file iogate did not create, run together with "
+                              "jobs that write (fio would extend that file; its --readonly "
+                              "is the whole run's): run them apart"])
+    return []
 
 
 def _pinned(specs: list[JobSpec], held: contextlib.ExitStack
@@ -296,49 +352,51 @@ def _dies_with(parent: int) -> Callable[[], None]:
     return setup
 
 
-def _wait(proc: subprocess.Popen[bytes], specs: Sequence[JobSpec], started: float,
+def _wait(procs: Sequence[subprocess.Popen[bytes]], specs: Sequence[JobSpec], started: float,
           on_progress: Callable[[Progress], None] | None,
-          should_stop: Callable[[], bool] | None, poll_interval: float) -> bool:
-    """Wait for fio to finish; True when it was stopped (should_stop or Ctrl-C)."""
+          should_stop: Callable[[], bool] | None, poll_interval: float,
+          bound: float | None, stop_grace: float) -> tuple[bool, list[int]]:
+    """Wait for every fio to finish, or kill those still running ``bound`` seconds after
+    ``started`` (None: no bound). Returns whether they were stopped (should_stop or an
+    interrupt) and the index of each one killed at the bound. A stop gives them stop_grace
+    seconds; those still running then are the caller's to kill, as at a second interrupt
+    (which propagates)."""
     try:
-        while True:
-            try:
-                proc.wait(timeout=poll_interval)
-                return False
-            except subprocess.TimeoutExpired:
-                pass
+        while running := [p for p in procs if p.poll() is None]:
+            left = None if bound is None else started + bound - time.monotonic()
+            if left is not None and left <= 0:
+                return False, [i for i, p in enumerate(procs) if _kill(p)]
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                running[0].wait(timeout=poll_interval if left is None
+                                else min(left, poll_interval))
             if on_progress is not None:
                 on_progress(_progress(specs, started))
             if should_stop is not None and should_stop():
                 break
+        else:
+            return False, []
     except KeyboardInterrupt:
         pass
-    _stop(proc)
-    return True
+    # SIGINT: fio stops its jobs (a client asks its server to) and writes what it measured.
+    for p in procs:
+        if p.poll() is None:
+            p.send_signal(signal.SIGINT)
+    end = time.monotonic() + stop_grace
+    for p in procs:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            p.wait(timeout=max(0.0, end - time.monotonic()))
+    return True, []
 
 
-def _stop(proc: subprocess.Popen[bytes]) -> None:
-    """SIGINT: fio stops its jobs and writes what it measured; killed if it takes too long
-    or on a second Ctrl-C (which then propagates)."""
-    try:
-        proc.send_signal(signal.SIGINT)
-        proc.wait(timeout=STOP_GRACE_S)
-    except subprocess.TimeoutExpired:
-        _kill(proc)
-    except KeyboardInterrupt:
-        _kill(proc)
-        raise
-
-
-def _kill(proc: subprocess.Popen[bytes]) -> None:
-    """Kill fio and its job processes (its whole session) if it still runs."""
+def _kill(proc: subprocess.Popen[bytes]) -> bool:
+    """Kill fio and its job processes (its whole session) if it still runs; whether it
+    did."""
     if proc.poll() is not None:
-        return
-    try:
+        return False
+    with contextlib.suppress(ProcessLookupError):
         os.killpg(proc.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
     proc.wait()
+    return True
 
 
 def _progress(specs: Sequence[JobSpec], started: float) -> Progress:
@@ -354,16 +412,26 @@ def _progress(specs: Sequence[JobSpec], started: float) -> Progress:
 
 # -- reading fio's output -------------------------------------------------------------------
 
-def parse_output(raw: str, specs: Sequence[JobSpec], hosts: Sequence[Host] = (), *,
-                 status: int = 0, messages: str = "", interrupted: bool = False,
-                 elapsed_ns: int = 0, disks: Sequence[DiskStats] = ()) -> FioRun:
-    """The results in what fio wrote to its ``--output`` file, given its exit status and
-    what it said on stderr and stdout (``messages``); the same checks as :func:`run`.
-    ``disks``: the devices under the targets over fio's run (a local run)."""
+def parse_output(raw: str | Sequence[str], specs: Sequence[JobSpec],
+                 hosts: Sequence[Host] = (), *, status: int = 0, messages: str = "",
+                 interrupted: bool = False, elapsed_ns: int = 0,
+                 disks: Sequence[DiskStats] = (), late: Mapping[str, str] | None = None
+                 ) -> FioRun:
+    """The results in what fio wrote to its ``--output`` file (or files: one per client),
+    given its exit status (the first that is not 0) and what it said on stderr and stdout
+    (``messages``); the same checks as :func:`run`. ``disks``: the devices under the
+    targets over fio's run (a local run); ``late``: why each host (by key) that was not done
+    within the bound failed."""
+    raws = [raw] if isinstance(raw, str) else list(raw)
     # fio writes some messages (a lost host, a signal) to the output file before its JSON.
-    preamble = raw[:raw.find("{")] if "{" in raw else raw
-    return _results(_document(raw), messages + "\n" + preamble, status, specs, hosts,
-                    interrupted, elapsed_ns, disks)
+    preambles = [r[:r.find("{")] if "{" in r else r for r in raws]
+    docs = [d for d in map(_document, raws) if d is not None]
+    doc = docs[0] if len(docs) == 1 else None
+    if len(docs) > 1:  # one per host: their entries together, as from one client
+        doc = {"client_stats": [e for d in docs if isinstance(d.get("client_stats"), list)
+                                for e in d["client_stats"]]}
+    return _results(doc, "\n".join([messages, *preambles]), status, specs, hosts,
+                    interrupted, elapsed_ns, disks, late or {})
 
 
 def _document(raw: str) -> dict[str, Any] | None:
@@ -383,15 +451,16 @@ def _document(raw: str) -> dict[str, Any] | None:
 
 def _results(doc: dict[str, Any] | None, messages: str, status: int,
              specs: Sequence[JobSpec], hosts: Sequence[Host], interrupted: bool,
-             elapsed_ns: int, disks: Sequence[DiskStats] = ()) -> FioRun:
+             elapsed_ns: int, disks: Sequence[DiskStats], late: Mapping[str, str]
+             ) -> FioRun:
     lines = _lines(messages)
     entries: Mapping[str, list[list[dict[str, Any]]]] = {}
     if doc is not None:
         entries = _entries(doc, specs, hosts)
-    missing = [h for h in hosts if not any(entries.get(h.key, []))]
+    missing = [h for h in hosts if h.key in late or not any(entries.get(h.key, []))]
     if missing:
-        raise EngineError(errno.EHOSTUNREACH,
-                          "; ".join(_host_problem(h, hosts, lines) for h in missing))
+        raise EngineError(errno.ETIMEDOUT if late else errno.EHOSTUNREACH, "; ".join(
+            late.get(h.key) or _host_problem(h, hosts, lines) for h in missing))
     if doc is None:
         what = _status(status) if status else "wrote no result"
         raise EngineError(errno.EIO, f"fio {what}{_tail(lines)}")
