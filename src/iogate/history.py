@@ -16,6 +16,16 @@ its outcome. :func:`load` reads them back as one series of runs per case, device
 ``load(..., norm=True)`` only the runs that form the norm a ``history`` expectation is judged
 against: a case that passed, or one a person accepted with :func:`accept` (``iogate history
 accept``). A failed run never enters the norm by itself, however long a regression lasts.
+
+A store can neither hang a run, lose it, nor leak a password. :func:`check_destination`
+refuses, before any work, what cannot be one (a FIFO or device is never opened; a file that
+is not SQLite, one that cannot be written, a damaged store or a newer one). Every wait for
+the lock that another process holds is said once on stderr, bounded (:data:`BUSY_TIMEOUT_S`)
+and ended by an interrupt, even one held off (it comes when the hold ends): SQLite is tried
+every :data:`STEP_S` from Python, never left waiting in C where no signal ends it. Every
+value read is checked where it is read (:meth:`_Db.rows`): a damaged one is a HistoryError
+naming the store, run and case. :func:`shown` is a store's name wherever one is shown, its
+secrets hidden, in the driver's messages too.
 """
 
 from __future__ import annotations
@@ -25,8 +35,13 @@ import datetime as _dt
 import getpass
 import hashlib
 import json
+import math
 import os
+import signal
 import sqlite3
+import stat
+import sys
+import time
 import urllib.parse
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -37,9 +52,16 @@ from typing import Any
 from iogate import ids
 from iogate.baseline import Baseline, BaselineError
 from iogate.errors import IogateError
+from iogate.interrupts import SIGNALS
 
 SCHEMA_VERSION = 3
-BUSY_TIMEOUT_S = 120.0  # how long a writer waits for another one to finish its run
+BUSY_TIMEOUT_S = 120.0  # the longest a store's lock is waited for (another run recording)
+STEP_S = 0.1  # how often the lock is tried again while another process holds it
+CONNECT_TIMEOUT_S = 30  # PostgreSQL: the longest a connection is waited for
+SQLITE_HEADER = b"SQLite format 3\x00"  # how every SQLite database file begins
+# The largest value a store may hold: none measured comes near, and the arithmetic of a
+# verdict on a larger one (sums, squares) could overflow.
+LARGEST_VALUE = 1e100
 SCHEMA_LOCK = 0x696F67617465  # PostgreSQL: the advisory lock held while the schema is made
 
 # The build's identity, from the first variable of each list that the CI has set.
@@ -133,45 +155,178 @@ def is_url(dest: str) -> bool:
     return dest.startswith(("postgresql://", "postgres://"))
 
 
-def shown(dest: str) -> str:
-    """``dest`` as messages may show it: a URL's password hidden."""
+def _hidden(dest: str) -> tuple[str, list[str]]:
+    """A URL with its secrets hidden, and those secrets as written and decoded: the password
+    of its user information (up to the last ``@`` before the query, so that an ``@`` left
+    in a password hides it all) and the value of every query parameter whose name says
+    ``pass`` (password, sslpassword, passfile)."""
+    scheme, _, rest = dest.partition("://")
+    body, question, query = rest.partition("?")
+    secrets = []
+    userinfo, at, hosts = body.rpartition("@")
+    user, colon, password = userinfo.partition(":")
+    if at and colon:
+        body = f"{user}:***@{hosts}"
+        secrets.append(password)
+    params = []
+    for param in query.split("&") if question else ():
+        key, eq, value = param.partition("=")
+        if eq and "pass" in urllib.parse.unquote(key).lower():
+            secrets.append(value)
+            param = f"{key}=***"
+        params.append(param)
+    secrets += [urllib.parse.unquote(s) for s in secrets]
+    return (f"{scheme}://{body}{question}{'&'.join(params)}",
+            sorted({s for s in secrets if s}, key=len, reverse=True))
+
+
+def shown(dest: str, text: str | None = None) -> str:
+    """``dest`` as anything iogate writes may show it: a URL's password and password-like
+    query parameters hidden (``***``). With ``text`` (a message, a driver's too, which may
+    quote the URL or a part of it): that text with each of them hidden."""
     if not is_url(dest):
-        return dest
-    parts = urllib.parse.urlsplit(dest)
-    if parts.password is None:
-        return dest
-    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
-    return urllib.parse.urlunsplit(parts._replace(netloc=netloc))
+        return dest if text is None else text
+    name, secrets = _hidden(dest)
+    if text is None:
+        return name
+    text = text.replace(dest, name)
+    for secret in secrets:
+        text = text.replace(secret, "***")
+    return text
+
+
+def _sqlite_file(path: str) -> bool | None:
+    """Whether the file at ``path`` holds a SQLite database (False: it is empty, a new
+    store; None: there is none), found without opening a FIFO or a device: a HistoryError
+    for one, for a directory and for a file that SQLite did not write."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise HistoryError(f"{path}: cannot be read: {exc.strerror}") from None
+    if stat.S_ISDIR(mode):
+        raise HistoryError(f"{path}: is a directory; name a file")
+    head = None
+    if stat.S_ISREG(mode):
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+            try:  # a regular file still: not swapped for a FIFO meanwhile
+                if stat.S_ISREG(os.fstat(fd).st_mode):
+                    head = os.read(fd, len(SQLITE_HEADER))
+            finally:
+                os.close(fd)
+        except OSError as exc:
+            raise HistoryError(f"{path}: cannot be read: {exc.strerror}") from None
+    if head is None:
+        raise HistoryError(f"{path}: not a regular file (a FIFO, device or socket): a "
+                           "history store is a SQLite file")
+    if head and head != SQLITE_HEADER:
+        raise HistoryError(f"{path}: not a SQLite database, so not a history store: name "
+                           "a new file, or a store iogate made")
+    return bool(head)
 
 
 def check_destination(dest: str, option: str = "--history") -> None:
-    """Refuse, before any work, a destination that cannot be a store. A PostgreSQL URL is
-    connected to and its schema made or checked now, so that a run is never lost to a
-    database found unreachable once it is over."""
-    if is_url(dest):
-        try:
+    """Refuse, before any work, a destination that cannot be a store: a HistoryError that
+    starts with ``option`` and says why. A SQLite path must be a regular file (never opened
+    otherwise) that SQLite wrote, or none (the store is made by the run, in a directory
+    that exists); both must be writable. A store there already, and a PostgreSQL database
+    (its schema made now), is opened and its schema checked (a newer one, a damaged one),
+    so that a run is never lost to a store found unusable once it is over."""
+    try:
+        if is_url(dest):
             with _store(dest, create=True):
+                return
+        if "://" in dest:
+            raise HistoryError(f"{dest}: a store is a SQLite file path or a "
+                               "postgresql://user@host/database URL")
+        holds = _sqlite_file(dest)
+        folder = os.path.dirname(dest) or "."
+        if not os.path.isdir(folder):
+            raise HistoryError(f"{dest}: the directory {folder} does not exist")
+        if holds is not None and not os.access(dest, os.W_OK):
+            raise HistoryError(f"{dest}: cannot be written (a read-only file or file "
+                               "system): name a store iogate may write")
+        if not os.access(folder, os.W_OK | os.X_OK):
+            raise HistoryError(f"{dest}: its directory {folder} cannot be written (a "
+                               "read-only one, or not yours), and SQLite keeps its journal "
+                               "beside the store")
+        if holds:
+            with _store(dest, create=False):
                 pass
-        except HistoryError as exc:
-            raise HistoryError(f"{option} {exc}") from None
-        return
-    if "://" in dest:
-        raise HistoryError(f"{option} {dest}: a store is a SQLite file path or a "
-                           "postgresql://user@host/database URL")
-    path = Path(dest)
-    if path.is_dir():
-        raise HistoryError(f"{option} {dest}: is a directory; name a file")
-    if not path.parent.is_dir() and str(path.parent):
-        raise HistoryError(f"{option} {dest}: the directory {path.parent} does not exist")
+    except HistoryError as exc:
+        raise HistoryError(f"{option} {exc}") from None
+
+
+def _text(value: Any) -> str:
+    if not isinstance(value, str):
+        raise TypeError
+    return value
+
+
+def _text_or_none(value: Any) -> str | None:
+    return None if value is None else _text(value)
+
+
+def _number(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) \
+            or not abs(value) <= LARGEST_VALUE:
+        raise ValueError
+    return float(value)
+
+
+def _whole(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError
+    return value
+
+
+def _version_number(value: Any) -> int:
+    version = _whole(value)
+    if version < 1:
+        raise ValueError
+    return version
+
+
+def _flag(value: Any) -> bool:
+    if value not in (0, 1):
+        raise ValueError
+    return bool(value)
+
+
+def _labels(value: Any) -> dict[str, str]:
+    labels = json.loads(_text(value))
+    if not isinstance(labels, dict) or not all(isinstance(v, str) for v in labels.values()):
+        raise ValueError
+    return labels
+
+
+_TEXT, _MAYBE = ("text", _text), ("text or nothing", _text_or_none)
+# What each column that is read from a store must hold (by its name in the query), and the
+# value it is read as. A query reads no other column.
+_COLUMNS: dict[str, tuple[str, Callable[[Any], Any]]] = {
+    "version": ("a version number", _version_number),
+    "run_id": _TEXT, "recorded_at": _TEXT, "case_id": _TEXT, "name": _TEXT,
+    "host": _MAYBE, "commit_id": _MAYBE, "build": _MAYBE, "branch": _MAYBE,
+    "device_model": _MAYBE, "firmware": _MAYBE, "outcome": _MAYBE,
+    "labels": ("a JSON object of text", _labels),
+    "value": (f"a number of at most {LARGEST_VALUE:g}", _number),
+    "case_key": ("a whole number", _whole),
+    "accepted": ("0 or 1", _flag), "in_norm": ("0 or 1", _flag),
+}
 
 
 class _Db:
     """One connection to a store, SQLite or PostgreSQL, in autocommit mode with explicit
     transactions. Statements are written once, in SQLite's spelling (``?`` parameters,
-    ``instr``), and translated for PostgreSQL."""
+    ``instr``), and translated for PostgreSQL. ``wait_s``: the longest the store's lock is
+    waited for (0: tried once)."""
 
-    def __init__(self, dest: str) -> None:
+    def __init__(self, dest: str, wait_s: float = BUSY_TIMEOUT_S) -> None:
         self.name = shown(dest)
+        self.dest = dest
+        self.wait_s = wait_s
         self.kind = "postgresql" if is_url(dest) else "sqlite"
         self.errors: tuple[type[BaseException], ...]
         if self.kind == "postgresql":
@@ -182,32 +337,107 @@ class _Db:
                                    "driver: pip install 'iogate[postgresql]'") from None
             self.errors = (psycopg.Error,)
             try:
-                self.conn: Any = psycopg.connect(dest, autocommit=True, connect_timeout=30)
+                # libpq waits at least 2 s; a lock, as long as SQLite's is waited for.
+                self.conn: Any = psycopg.connect(
+                    dest, autocommit=True,
+                    connect_timeout=max(2, min(CONNECT_TIMEOUT_S, math.ceil(wait_s))))
+                self.conn.execute("SELECT set_config('lock_timeout', %s, false)",
+                                  (f"{max(wait_s, STEP_S) * 1000:.0f}ms",))
             except psycopg.Error as exc:
                 raise HistoryError(f"{self.name}: cannot connect to the history store: "
-                                   f"{_first_line(exc)}") from None
+                                   f"{self.why(exc)}") from None
         else:
             self.errors = (sqlite3.Error,)
             try:
-                self.conn = sqlite3.connect(dest, timeout=BUSY_TIMEOUT_S,
-                                            isolation_level=None)
+                self.conn = sqlite3.connect(dest, timeout=STEP_S, isolation_level=None)
             except sqlite3.Error as exc:
                 raise HistoryError(f"{self.name}: cannot open the history store: "
-                                   f"{exc}") from None
+                                   f"{self.why(exc)}") from None
+
+    def why(self, exc: BaseException) -> str:
+        """The driver's message, first line, without the store's secrets."""
+        return shown(self.dest, (str(exc).strip().splitlines() or [type(exc).__name__])[0])
 
     def _sql(self, sql: str) -> str:
         if self.kind == "postgresql":
             return sql.replace("?", "%s").replace("instr(", "strpos(")
         return sql
 
+    def wait(self, attempt: Callable[[], bool]) -> None:
+        """``attempt()`` until it is done (True) while another process holds the store's
+        lock: tried again every :data:`STEP_S`, from Python (where an interrupt ends the
+        wait), the wait said once on stderr; a HistoryError after ``wait_s``, or as soon as
+        an interrupt is held off meanwhile (it comes when the hold ends)."""
+        since = None
+        while not attempt():
+            now = time.monotonic()
+            if since is None:
+                since = now
+                if self.wait_s:
+                    print(f"iogate: waiting for the history store {self.name}: another "
+                          f"process holds its lock (for up to {self.wait_s:g} s)",
+                          file=sys.stderr, flush=True)
+            interrupted = bool(signal.sigpending() & set(SIGNALS))
+            if interrupted or now - since >= self.wait_s:
+                raise HistoryError(
+                    f"{self.name}: another process holds the history store's lock"
+                    + ("; interrupted while waiting for it" if interrupted else
+                       f" (waited {self.wait_s:g} s): try again once it is done"
+                       if self.wait_s else ""))
+            if self.kind == "postgresql":
+                time.sleep(STEP_S)
+
+    def _done(self, call: Callable[[], object]) -> bool:
+        """``call()``; False when SQLite found the lock held (busy), to be tried again."""
+        try:
+            call()
+        except sqlite3.OperationalError as exc:
+            if str(exc) != "database is locked":  # SQLITE_BUSY (its code: Python 3.11)
+                raise
+            return False
+        return True
+
     def execute(self, sql: str, args: Sequence[Any] = ()) -> Any:
         cursor = self.conn.cursor()
-        cursor.execute(self._sql(sql), tuple(args))
+        self.wait(lambda: self._done(lambda: cursor.execute(self._sql(sql), tuple(args))))
         return cursor
 
     def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
         if rows:
-            self.conn.cursor().executemany(self._sql(sql), [tuple(r) for r in rows])
+            cursor = self.conn.cursor()
+            self.wait(lambda: self._done(lambda: cursor.executemany(
+                self._sql(sql), [tuple(r) for r in rows])))
+
+    def rows(self, sql: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        """The rows a query reads, each value checked and read as :data:`_COLUMNS` says
+        for its column: a HistoryError naming the store, run, case and metric for a value
+        that is not what iogate wrote."""
+        cursor = self.execute(sql, args)
+        names = [d[0] for d in cursor.description]
+        out = []
+        for row in cursor.fetchall():
+            values = []
+            for name, value in zip(names, row, strict=True):
+                what, read = _COLUMNS[name]
+                try:
+                    values.append(read(value))
+                except (TypeError, ValueError, OverflowError, RecursionError):
+                    raise HistoryError(self._damaged(dict(zip(names, row, strict=True)),
+                                                     name, what, value)) from None
+            out.append(tuple(values))
+        return out
+
+    def _damaged(self, row: Mapping[str, Any], column: str, what: str, value: Any) -> str:
+        where = ", ".join(f"{label} {row[key]}" for key, label in (
+            ("run_id", "run"), ("case_id", "case"), ("name", "metric"))
+            if key != column and isinstance(row.get(key), str))
+        called = ("its schema version (table iogate_schema)" if column == "version"
+                  else f"the {column}")
+        text = repr(value)
+        text = text[:60] + "..." if len(text) > 60 else text
+        return (f"{self.name}: a damaged history store: {where + ': ' if where else ''}"
+                f"{called} holds {text}, not {what} (restore the store from a copy, or "
+                "record into a new one)")
 
     def begin(self) -> None:
         """A write transaction: on SQLite one writer at a time (the others wait)."""
@@ -237,23 +467,21 @@ class _Db:
             self.conn.close()
 
 
-def _first_line(exc: BaseException) -> str:
-    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-
-
 @contextlib.contextmanager
-def _store(dest: str, *, create: bool) -> Iterator[_Db]:
+def _store(dest: str, *, create: bool, wait_s: float = BUSY_TIMEOUT_S) -> Iterator[_Db]:
     """A connection to the store at ``dest`` whose schema is this module's (created when
-    ``create``; migrated whenever older); closed afterwards."""
-    if not create and not is_url(dest) and not Path(dest).is_file():
+    ``create``; migrated whenever older); closed afterwards. ``wait_s``: the longest its
+    lock is waited for."""
+    if not is_url(dest) and _sqlite_file(dest) is None and not create:
         raise HistoryError(f"{dest}: no such history store (iogate run --history {dest} "
                            "makes one)")
-    db = _Db(dest)
+    db = _Db(dest, wait_s)
     try:
         _prepare(db, create)
         yield db
     except db.errors as exc:
-        raise HistoryError(f"{db.name}: {_first_line(exc)}") from None
+        raise HistoryError(f"{db.name}: the history store cannot be used: {db.why(exc)}"
+                           ) from None
     finally:
         db.close()
 
@@ -264,7 +492,7 @@ _OURS = {"runs", "cases", "metrics", "samples"}
 def _current_case_ids(db: _Db) -> None:
     """Version 2: case ids of sweep points as written now (iogate.ids), so that the runs
     recorded before go on in the same series."""
-    for (old,) in db.execute("SELECT DISTINCT case_id FROM cases").fetchall():
+    for (old,) in db.rows("SELECT DISTINCT case_id FROM cases"):
         if ids.current(old) != old:
             db.execute("UPDATE cases SET case_id = ? WHERE case_id = ?", (ids.current(old), old))
 
@@ -291,12 +519,10 @@ _MIGRATIONS: dict[int, tuple[str | Callable[[_Db], None], ...]] = {
 def _version(db: _Db) -> int:
     """The store's schema version: the highest of table iogate_schema, each of which must
     be a version (a whole number from 1); a HistoryError for a damaged table."""
-    versions = [v for (v,) in db.execute("SELECT version FROM iogate_schema").fetchall()]
-    odd = [v for v in versions if not isinstance(v, int) or isinstance(v, bool) or v < 1]
-    if odd or not versions:
-        what = f"holds {odd[0]!r}, not a version number" if odd else "is empty"
+    versions = [v for (v,) in db.rows("SELECT version FROM iogate_schema")]
+    if not versions:
         raise HistoryError(f"{db.name}: a damaged history store: its schema version (table "
-                           f"iogate_schema) {what}")
+                           "iogate_schema) is empty")
     return max(versions)
 
 
@@ -305,12 +531,12 @@ def _prepare(db: _Db, create: bool) -> None:
     wait for each other)."""
     try:
         db.begin()
-        if db.kind == "postgresql":
-            db.execute("SELECT pg_advisory_xact_lock(?)", (SCHEMA_LOCK,))
     except db.errors as exc:
-        db.rollback()
-        raise HistoryError(f"{db.name}: not a history store ({_first_line(exc)})") from None
+        raise HistoryError(f"{db.name}: not a history store ({db.why(exc)})") from None
     try:
+        if db.kind == "postgresql":
+            db.wait(lambda: bool(db.execute("SELECT pg_try_advisory_xact_lock(?)",
+                                            (SCHEMA_LOCK,)).fetchone()[0]))
         tables = db.tables()
         if "iogate_schema" not in tables:
             # A SQLite file is the store alone; a PostgreSQL database may hold more.
@@ -362,7 +588,7 @@ def record(dest: str, document: Mapping[str, Any], labels: Mapping[str, str] | N
     try:
         entries = Baseline.from_results(document, "the results").entries
     except BaselineError as exc:
-        raise HistoryError(f"{dest}: the run was not recorded: {exc}") from None
+        raise HistoryError(f"{shown(dest)}: the run was not recorded: {exc}") from None
     cases = [c for c in document.get("cases", []) if isinstance(c, Mapping)]
     files = {c.get("id"): c.get("file") for c in cases}
     # As Baseline.from_results reads it: a case without an outcome passed.
@@ -529,17 +755,16 @@ def runs(dest: str, filters: Filters = Filters()) -> list[RunRow]:
         args.append(value)
     out = []
     with _store(dest, create=False) as db:
-        rows = db.execute("SELECT r.run_id, r.recorded_at, r.host, r.commit_id, r.build, "
-                          "r.branch, r.labels FROM runs r WHERE "
-                          f"{' AND '.join(where)} ORDER BY r.recorded_at, r.run_id",
-                          args).fetchall()
-        for run_id, at, host, commit, build, branch, labels in rows:
-            tags = json.loads(labels)
+        rows = db.rows("SELECT r.run_id, r.recorded_at, r.host, r.commit_id, r.build, "
+                       f"r.branch, r.labels FROM runs r WHERE {' AND '.join(where)} ORDER BY "
+                       "r.recorded_at, r.run_id", args)
+        for run_id, at, host, commit, build, branch, tags in rows:
             if any(tags.get(k) != v for k, v in filters.labels.items()):
                 continue
-            cases = db.execute(
-                "SELECT c.device_model, c.firmware, c.outcome, CASE WHEN c.accepted_at IS "
-                "NULL THEN 0 ELSE 1 END FROM cases c WHERE c.run_id = ?", (run_id,)).fetchall()
+            cases = [row[2:] for row in db.rows(
+                "SELECT c.run_id, c.case_id, c.device_model, c.firmware, c.outcome, CASE WHEN "
+                "c.accepted_at IS NULL THEN 0 ELSE 1 END AS accepted FROM cases c WHERE "
+                "c.run_id = ?", (run_id,))]
             devices = sorted({" ".join(filter(None, (m, f))) for m, f, _, _ in cases} - {""})
             firmwares = {f for _, f, _, _ in cases}
             passed = sum(1 for _, _, o, _ in cases if o == "passed")
@@ -614,13 +839,14 @@ SeriesKey = tuple[str, str, str]
 
 
 def load(dest: str, metrics: Sequence[str] | None = None, *, case_id: str | None = None,
-         device: str | None = None, filters: Filters = Filters(), norm: bool = False
-         ) -> dict[SeriesKey, list[Point]]:
+         device: str | None = None, filters: Filters = Filters(), norm: bool = False,
+         wait_s: float = BUSY_TIMEOUT_S) -> dict[SeriesKey, list[Point]]:
     """Every series of the store, oldest run first: per case, device model and metric
     (``metrics``: the names to read; all when None). ``case_id`` and ``device`` select one
     case and device model exactly; ``filters`` as for :func:`runs` (a case filter selects
     the cases themselves). ``norm``: only the runs that form the norm, those in which the
-    case passed or was accepted (:func:`accept`); a failed run is never part of it."""
+    case passed or was accepted (:func:`accept`); a failed run is never part of it.
+    ``wait_s``: the longest the store's lock is waited for (0: tried once)."""
     where, args = ["1 = 1"], []
     exact = [("c.case_id = ?", case_id), ("COALESCE(c.device_model, '') = ?", device)]
     for term, value in [*filters.case_terms(), *filters.run_terms(),
@@ -637,25 +863,25 @@ def load(dest: str, metrics: Sequence[str] | None = None, *, case_id: str | None
     joined = ("FROM runs r JOIN cases c ON c.run_id = r.run_id JOIN {table} m ON "
               "m.case_key = c.case_key WHERE " + " AND ".join(where))
     out: dict[SeriesKey, list[Point]] = {}
-    with _store(dest, create=False) as db:
+    with _store(dest, create=False, wait_s=wait_s) as db:
         repeats: dict[tuple[int, str], list[float]] = {}
-        for key, name, value in db.execute(
-                "SELECT c.case_key, m.name, m.value " + joined.format(table="samples")
-                + " ORDER BY c.case_key, m.name, m.repeat_index", args).fetchall():
+        for _, _, key, name, value in db.rows(
+                "SELECT r.run_id, c.case_id, c.case_key, m.name, m.value "
+                + joined.format(table="samples") + " ORDER BY c.case_key, m.name, "
+                "m.repeat_index", args):
             repeats.setdefault((key, name), []).append(value)
-        rows = db.execute(
+        rows = db.rows(
             "SELECT r.run_id, r.recorded_at, r.build, r.commit_id, r.labels, c.case_key, "
             "c.case_id, c.device_model, c.firmware, c.outcome, CASE WHEN c.accepted_at IS "
-            "NULL THEN 0 ELSE 1 END, m.name, m.value " + joined.format(table="metrics")
-            + " ORDER BY r.recorded_at, r.run_id", args).fetchall()
-    for (run_id, at, build, commit, labels, key, cid, model, firmware, outcome, accepted,
+            "NULL THEN 0 ELSE 1 END AS accepted, m.name, m.value "
+            + joined.format(table="metrics") + " ORDER BY r.recorded_at, r.run_id", args)
+    for (run_id, at, build, commit, tags, key, cid, model, firmware, outcome, accepted,
          name, value) in rows:
-        tags = json.loads(labels)
         if any(tags.get(k) != v for k, v in filters.labels.items()):
             continue
         out.setdefault((cid, model or "", name), []).append(Point(
             run_id, at, value, tuple(repeats.get((key, name), ())), firmware, build, commit,
-            tags, outcome, bool(accepted)))
+            tags, outcome, accepted))
     return out
 
 
@@ -707,9 +933,9 @@ def accept(dest: str, run_id: str | None = None, *, filters: Filters = Filters()
         try:
             if run_id is not None:
                 run_id = run_id.strip()
-                found = [r for (r,) in db.execute(
+                found = [r for (r,) in db.rows(
                     "SELECT run_id FROM runs WHERE instr(run_id, ?) = 1 ORDER BY recorded_at, "
-                    "run_id", (run_id,)).fetchall()]
+                    "run_id", (run_id,))]
                 if not found:
                     raise HistoryError(f"{db.name}: no run's id starts with {run_id!r} "
                                        f"(iogate history {db.name} lists the runs)")
@@ -720,13 +946,13 @@ def accept(dest: str, run_id: str | None = None, *, filters: Filters = Filters()
                                        "of the id")
                 where.append("r.run_id = ?")
                 args.append(found[0])
-            rows = [row for row in db.execute(
+            rows = [row for row in db.rows(
                 "SELECT r.run_id, r.recorded_at, r.build, r.commit_id, r.labels, c.case_key, "
                 "c.case_id, c.device_model, c.firmware, c.outcome, CASE WHEN "
-                f"{_IN_NORM} THEN 1 ELSE 0 END FROM runs r JOIN cases c ON c.run_id = "
-                f"r.run_id WHERE {' AND '.join(where)} ORDER BY r.recorded_at, r.run_id, "
-                "c.case_id", args).fetchall()
-                if all(json.loads(row[4]).get(k) == v for k, v in filters.labels.items())]
+                f"{_IN_NORM} THEN 1 ELSE 0 END AS in_norm FROM runs r JOIN cases c ON "
+                f"c.run_id = r.run_id WHERE {' AND '.join(where)} ORDER BY r.recorded_at, "
+                "r.run_id, c.case_id", args)
+                if all(row[4].get(k) == v for k, v in filters.labels.items())]
             if not rows:
                 what = " ".join(filter(None, [run_id and f"run {run_id}", filters.options()]))
                 raise HistoryError(f"{db.name}: no recorded case matches {what}")
@@ -738,7 +964,7 @@ def accept(dest: str, run_id: str | None = None, *, filters: Filters = Filters()
                 db.execute("UPDATE cases SET accepted_at = ?, accepted_by = ? WHERE "
                            "case_key = ?", (now, by, key))
                 name = run_name(at, firmware=firmware, build=build, commit=commit,
-                                labels=json.loads(labels))
+                                labels=labels)
                 out.append(Accepted(chosen, at, name, cid,
                                     " ".join(filter(None, (model, firmware))), outcome, by))
             db.execute("COMMIT")

@@ -25,7 +25,7 @@ from typing import Any
 from iogate import changes
 from iogate.compare import DEFAULT_METRICS, higher_is_better
 from iogate.expect import format_value
-from iogate.history import Filters, Point, SeriesKey, load
+from iogate.history import Filters, HistoryError, Point, SeriesKey, is_url, load, shown
 from iogate.metrics import parse_metric
 from iogate.outcome import CaseResult
 
@@ -272,9 +272,11 @@ def _trend_metrics(result: CaseResult) -> list[str]:
 def recent(dest: str, results: Sequence[CaseResult]) -> dict[str, Any]:
     """The results document's ``history`` section: per case that measured and per metric
     of :func:`_trend_metrics`, the newest :data:`TREND_RUNS` recorded runs of the case on
-    its device (before this one), this run's value, and the change points among them."""
-    from iogate.history import HistoryError, is_url, shown
-
+    its device (before this one), this run's value, and the change points among them.
+    The document is made with interrupts held off: the store is read without waiting for
+    its lock (another process holding it), and what could not be read is said in the
+    section's ``error``, the cases read until then kept; the run's results never depend on
+    its trends."""
     section: dict[str, Any] = {"store": shown(dest), "runs": TREND_RUNS, "cases": {}}
     if not is_url(dest) and not os.path.exists(dest):
         return section  # made by this run's recording
@@ -283,7 +285,7 @@ def recent(dest: str, results: Sequence[CaseResult]) -> dict[str, Any]:
             if r.outcome not in ("passed", "failed"):
                 continue
             device = str(r.environment.get("target.device_model") or "")
-            series = load(dest, _trend_metrics(r), case_id=r.id, device=device)
+            series = load(dest, _trend_metrics(r), case_id=r.id, device=device, wait_s=0)
             case: dict[str, Any] = {}
             for (_, _, metric), points in sorted(series.items()):
                 points = points[-TREND_RUNS:]
@@ -299,8 +301,8 @@ def recent(dest: str, results: Sequence[CaseResult]) -> dict[str, Any]:
                                        "regression": f.regression} for f in found]}
             if case:
                 section["cases"][r.id] = case
-    except (HistoryError, changes.ChangesError, ValueError) as exc:
-        section["error"] = str(exc)  # the run's results never depend on its trends
+    except (HistoryError, changes.ChangesError) as exc:
+        section["error"] = f"not every trend was read: {exc}"
     return section
 
 

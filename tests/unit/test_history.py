@@ -30,6 +30,7 @@ from iogate.history import (
     render_runs,
     run_name,
     runs,
+    shown,
 )
 from iogate.report import SCHEMA_VERSION as RESULTS_VERSION
 
@@ -198,6 +199,10 @@ def test_stores_that_cannot_be_used_are_refused(tmp_path: Path) -> None:
     for bad in ("mysql://db/iogate", str(tmp_path), str(tmp_path / "no" / "h.sqlite")):
         with pytest.raises(HistoryError):
             check_destination(bad)
+    empty = tmp_path / "empty.sqlite"
+    empty.touch()
+    check_destination(str(empty))  # a new store, made when the run is recorded
+    assert empty.read_bytes() == b"" and sorted(tmp_path.glob("empty*")) == [empty]
     unreachable = f"postgresql://iogate:secret@/iogate?host={tmp_path}/none&port=1"
     with pytest.raises(HistoryError, match="--history postgresql://iogate:\\*\\*\\*@/iogate"
                        ".*cannot connect to the history store") as refused:
@@ -449,3 +454,68 @@ def test_labels_name_the_runs_where_no_ci_variable_does(store: str) -> None:
     lines = render_runs(listed).splitlines()
     assert f"{named[0][:8]}  FW2  node-7" in lines[0]
     assert f"{named[4][:8]}  node-7" in lines[4]  # the date is shown once
+
+
+def test_a_store_s_secrets_are_hidden_wherever_it_is_shown() -> None:
+    assert shown("runs/h.sqlite") == "runs/h.sqlite"
+    assert shown("postgres://me@db/iogate") == "postgres://me@db/iogate"
+    url = ("postgresql://me:p%40ss@db.example:5432/iogate?sslmode=require&password=two"
+           "&PassFile=/home/me/.pgpass&sslpassword=three")
+    assert shown(url) == ("postgresql://me:***@db.example:5432/iogate?sslmode=require&"
+                          "password=***&PassFile=***&sslpassword=***")
+    # An @ left in a password hides all of it, whichever @ a driver takes for the last.
+    assert shown("postgresql://me:a@b@db/iogate") == "postgresql://me:***@db/iogate"
+    # A driver's message may quote the URL, or a part of it, decoded or not.
+    said = shown(url, f'invalid percent-encoded token: "p%40ss"; in "{url}": p@ss, two')
+    assert all(s not in said for s in ("p%40ss", "p@ss", "two", ".pgpass", "three")), said
+    with pytest.raises(HistoryError) as refused:
+        check_destination("postgresql://me:Sekrit-1@[/iogate?password=Sekrit-2")
+    assert "Sekrit" not in str(refused.value) and "me:***@" in str(refused.value)
+
+
+LOCKER = """\
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1], isolation_level=None)
+db.execute("BEGIN EXCLUSIVE")
+print("locked", flush=True)
+sys.stdin.read()
+"""
+
+
+def test_a_wait_for_the_lock_is_bounded_and_ends_at_an_interrupt_held_off(
+        tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    """Another process holds the store's lock: a read waits at most as long as it is told,
+    saying so once; an interrupt held off (as while results are written) ends the wait at
+    once, and comes when the hold ends."""
+    import signal
+    import subprocess
+    import sys
+
+    from iogate import interrupts
+
+    store = str(tmp_path / "h.sqlite")
+    record(store, document(), environ={})
+    before = hashlib.sha256(Path(store).read_bytes()).hexdigest()
+    locker = subprocess.Popen([sys.executable, "-c", LOCKER, store], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert locker.stdout is not None and locker.stdout.readline() == "locked\n"
+        with pytest.raises(HistoryError, match="h.sqlite: another process holds the history "
+                           "store's lock \\(waited 0.5 s\\): try again once it is done"):
+            load(store, wait_s=0.5)
+        assert capfd.readouterr().err.count("waiting for the history store") == 1
+        with pytest.raises(HistoryError, match="h.sqlite: another process holds the history "
+                           "store's lock$"):
+            load(store, wait_s=0)  # tried once, not waited for
+        assert "waiting" not in capfd.readouterr().err
+        with pytest.raises(KeyboardInterrupt), interrupts.handled():
+            with interrupts.deferred():
+                signal.raise_signal(signal.SIGINT)  # held: the full wait would be 120 s
+                with pytest.raises(HistoryError, match="interrupted while waiting for it"):
+                    record(store, document(), environ={})
+    finally:
+        assert locker.stdin is not None
+        locker.stdin.close()
+        locker.wait(timeout=60)
+    assert hashlib.sha256(Path(store).read_bytes()).hexdigest() == before
+    assert len(runs(store)) == 1
