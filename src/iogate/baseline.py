@@ -31,14 +31,16 @@ import datetime as _dt
 import itertools
 import json
 import math
+import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from iogate import ids
+from iogate import ids, inputs
 from iogate.errors import IogateError
+from iogate.files import OutputError, write_whole
 from iogate.metrics import parse_metric
 from iogate.outcome import SCHEMA_VERSION
 
@@ -52,23 +54,14 @@ MEASURED_OUTCOMES = ("passed", "failed")
 PASSED_OUTCOMES = ("passed",)
 
 
-
 def read_json(path: str | Path) -> Any:
-    """A JSON file's contents; unreadable or invalid files are BaselineErrors naming them."""
-    source = str(path)
+    """A results document's or a baseline file's JSON (:func:`iogate.inputs.read_json`: its
+    size, nesting and numbers bounded); any problem is a BaselineError naming the file."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise BaselineError(source, "no such file") from None
-    except IsADirectoryError:
-        raise BaselineError(source, "is a directory, not a baseline file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise BaselineError(source, f"cannot be read: {exc}") from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise BaselineError(source, f"not JSON: {exc.msg} at line {exc.lineno} "
-                                    f"column {exc.colno}") from None
+        return inputs.read_json(path, "a results document or baseline file")
+    except inputs.InputError as exc:
+        raise BaselineError(exc.path, exc.problem) from None
+
 
 class BaselineError(IogateError):
     """A baseline file (or document) cannot be used; the message names it and says why."""
@@ -254,8 +247,6 @@ class Baseline:
     def save(self, path: str | Path) -> None:
         """Write the file whole (:func:`iogate.files.write_whole`): readers see the old file
         or the new one, never a part."""
-        from iogate.files import OutputError, write_whole
-
         text = json.dumps(self.to_document(), indent=2, allow_nan=False) + "\n"
         try:
             write_whole(path, text)
@@ -415,28 +406,50 @@ def split_results(results_document: Mapping[str, Any], source: str = "<results>"
         raise BaselineError(source, f"the results document {what}; this iogate reads "
                                     f"schema_version {SCHEMA_VERSION}: compare results "
                                     "written by the same iogate version")
-    shared = dict(results_document.get("environment") or {})
+    shared = _mapping(results_document, "environment", source, "")
     if shared.get("iogate_version") is None and results_document.get("iogate_version"):
         shared["iogate_version"] = results_document["iogate_version"]
     taken = MEASURED_OUTCOMES if include_failed else PASSED_OUTCOMES
     entries, left = [], []
+    first: dict[str, str] = {}  # case id -> where it is
     for i, case in enumerate(cases):
         where = f"cases[{i}]"
         if not isinstance(case, Mapping):
             raise BaselineError(source, f"{where}: not an object")
         case_id = case.get("id")
-        if select and not (isinstance(case_id, str) and ids.selects(case_id, select)):
+        if not isinstance(case_id, str) or not case_id:
+            raise BaselineError(source, f"{where}: 'id' must be a non-empty string")
+        if case_id in first:
+            raise BaselineError(source, f"{where}: case '{case_id}' is in the document twice "
+                                        f"(first at {first[case_id]}); a results document "
+                                        "holds each case once (two suite files of one name "
+                                        "run together? rename one)")
+        first[case_id] = where
+        if select and not ids.selects(case_id, select):
             continue
         outcome = case.get("outcome", "passed")
         if outcome not in taken:
-            left.append(LeftOut(str(case_id), str(outcome)))
+            left.append(LeftOut(case_id, str(outcome)))
             continue
-        environment = {**shared, **dict(case.get("environment") or {})}
+        environment = {**shared, **_mapping(case, "environment", source, f"{where}.")}
         entries.append(_entry_from_json(
             {"case": case_id, "environment": environment_key(environment),
              "metrics": case.get("metrics", {}), "samples": case.get("samples") or {}},
             source, where))
     return Baseline(entries, source), left
+
+
+_JSON_TYPES = {str: "a string", list: "an array", bool: "true or false", int: "a number",
+               float: "a number"}
+
+
+def _mapping(document: Mapping[str, Any], key: str, source: str, where: str) -> dict[str, Any]:
+    """``document[key]``, an object or absent (null: absent too), as a dict."""
+    value = document.get(key)
+    if value is not None and not isinstance(value, Mapping):
+        raise BaselineError(source, f"{where}{key} must be an object, not "
+                                    f"{_JSON_TYPES.get(type(value), 'that')}")
+    return dict(value or {})
 
 
 def _satisfies(entry: Entry, criteria: Criteria) -> bool:
@@ -563,6 +576,20 @@ def promote(results_path: str, path: str, *, include_failed: bool = False,
         why = "; ".join(f"{c.case_id}: {c.reason('--all')}" for c in left)
         raise BaselineError(results_path, f"nothing to promote: {why}")
     return _merged_into(path, new), len(new), left
+
+
+def check_merge(path: str, option: str = "save-baseline") -> None:
+    """Refuse, before a run, an existing file ``path`` that the run could not merge its
+    baseline into at its end (:func:`record`): not a baseline file, damaged, too large or
+    too deep. An OutputError naming ``option``; a file that is not there, or not a regular
+    file, is :func:`iogate.files.check_output`'s to judge."""
+    if not os.path.isfile(path):
+        return
+    try:
+        Baseline.load(path)
+    except BaselineError as exc:
+        raise OutputError(path, f"{exc.reason}; a run merges its baseline into the file it "
+                                "names: name a baseline file, or a new one", option) from None
 
 
 def _merged_into(path: str, new: Baseline) -> Baseline:

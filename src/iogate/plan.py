@@ -23,6 +23,7 @@ from iogate import interrupts
 from iogate.errors import TargetError
 from iogate.job import JobSpec
 from iogate.lower import lower
+from iogate.settings import UsageError
 from iogate.spec import Case
 from iogate.spec.fields import Share
 from iogate.spec.models import JobFields
@@ -48,11 +49,24 @@ def seed_for(case: Case) -> int:
 def scratch_dir() -> str:
     """Where a workload without a filename gets its temporary file.
 
-    ``IOGATE_TMPDIR`` wins; otherwise /var/tmp, which is disk-backed on common systems
-    (``/tmp`` is often tmpfs, where O_DIRECT is refused), then the platform default.
+    ``IOGATE_TMPDIR`` when set, which must then be a directory iogate may create files in
+    (else a UsageError naming it: the filesystem it names is the one measured, never
+    another); otherwise /var/tmp, which is disk-backed on common systems (``/tmp`` is often
+    tmpfs, where O_DIRECT is refused), then the platform default.
     """
-    for candidate in (os.environ.get("IOGATE_TMPDIR"), "/var/tmp", tempfile.gettempdir()):
-        if candidate and os.path.isdir(candidate) and os.access(candidate, os.W_OK):
+    chosen = os.environ.get("IOGATE_TMPDIR")
+    if chosen:
+        if not os.path.isdir(chosen):
+            what = "is not a directory" if os.path.exists(chosen) else "no such directory"
+        elif not os.access(chosen, os.W_OK | os.X_OK):
+            what = "iogate may not create files in it"
+        else:
+            return chosen
+        raise UsageError("IOGATE_TMPDIR", f"IOGATE_TMPDIR={chosen}: {what}; set it to a "
+                         "directory on the filesystem to measure, or unset it to use "
+                         "/var/tmp")
+    for candidate in ("/var/tmp", tempfile.gettempdir()):
+        if os.path.isdir(candidate) and os.access(candidate, os.W_OK):
             return candidate
     return tempfile.gettempdir()
 

@@ -14,8 +14,9 @@ check (``iog_verify_state_check``) replays it and classifies every block positio
 - torn, misdirected, read errors: as the verification of a run says them.
 
 The exit code is 0 when no block is lost, torn, misdirected or unreadable, 3 when one is,
-and 2 when a state file cannot be used (missing, damaged, another job's) or the suite is
-invalid. The counts are the ``powerloss.*`` metrics of the ``--json`` document.
+and 2 when a state file cannot be used (missing, not a regular file, damaged, another
+job's) or the suite is invalid. The counts are the ``powerloss.*`` metrics of the ``--json``
+document.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from typing import Any
 from iogate.engine import native
 from iogate.engine.session import encode_files, verify_failure
 from iogate.errors import EngineError
+from iogate.inputs import InputError, check_regular
 from iogate.results import VerifyFailure
 from iogate.spec import Case, LoadedSuite
 
@@ -78,6 +80,11 @@ def check_case(case: Case, files: list[str], *, renamed: bool = False) -> StateC
     state = case.workload.verify_state or ""
     real = [os.path.realpath(f) for f in files]  # as the run's engine was given them
     out = StateCheck(case.id, str(case.path), state, real)
+    try:
+        check_regular(state, "a verify_state file")  # the library would wait on a FIFO
+    except InputError as exc:
+        out.error = str(exc)
+        return out
     try:
         st, records = native.verify_state_check(
             state, encode_files(real), native.STATE_OTHER_NAMES if renamed else 0)

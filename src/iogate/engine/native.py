@@ -5,7 +5,9 @@ native/include/iogate.h, declares each function once, and wraps the calls the
 session layer needs so that negative errno returns become EngineError.
 
 The library is looked up in the IOGATE_LIB environment variable (a path, for
-development builds) and otherwise next to this package (installed wheels).
+development builds) and otherwise next to this package (installed wheels). One that cannot
+be used (missing, not a shared library, not libiogate, another ABI version) is a
+:class:`LibraryError` naming it.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from ctypes import (
 )
 from functools import cache
 
-from iogate.errors import EngineError
+from iogate.errors import EngineError, IogateError
 
 UINT64_MAX = (1 << 64) - 1
 
@@ -529,6 +531,12 @@ def _declare(lib: ctypes.CDLL) -> None:
         POINTER(c_uint64)])
 
 
+class LibraryError(IogateError):
+    """The library cannot be used: missing, not a shared library, not libiogate, or of
+    another ABI version. Not an engine's refusal of a job: iogate cannot run at all (the
+    command's exit code is 3, a runtime error)."""
+
+
 def library_path() -> str:
     """Where the library is expected: $IOGATE_LIB, else inside the package."""
     explicit = os.environ.get("IOGATE_LIB")
@@ -539,24 +547,37 @@ def library_path() -> str:
 
 @cache
 def lib() -> ctypes.CDLL:
-    """The loaded, declared and version-checked library (loaded once)."""
+    """The loaded, declared and version-checked library (loaded once); a LibraryError
+    naming its path (and IOGATE_LIB when that gave it) when it cannot be used."""
     path = library_path()
+    if os.environ.get("IOGATE_LIB"):
+        where = f"IOGATE_LIB={path}"
+        fix = ("set IOGATE_LIB to libiogate.so as native/ builds it "
+               "(native/build/libiogate.so), or unset it to use the installed one")
+    else:
+        where = f"libiogate at {path}"
+        fix = ("reinstall iogate, or build it with 'cmake -S native -B native/build && "
+               "cmake --build native/build' and set IOGATE_LIB=native/build/libiogate.so")
     if not os.path.isfile(path):
-        raise EngineError(errno.ENOENT,
-                          f"libiogate not found at {path}; build it with "
-                          "'cmake -S native -B native/build && cmake --build native/build' "
-                          "and set IOGATE_LIB=native/build/libiogate.so, "
-                          "or install the iogate wheel")
+        what = "is a directory" if os.path.isdir(path) else (
+            "is not a regular file" if os.path.exists(path) else "no such file")
+        raise LibraryError(f"{where}: {what}; {fix}")
     try:
         handle = ctypes.CDLL(path)
-    except OSError as e:
-        raise EngineError(errno.ELIBBAD, f"cannot load libiogate from {path}: {e}") from e
-    _declare(handle)
-    found = handle.iog_abi_version()
+        version = handle.iog_abi_version
+    except (OSError, AttributeError) as e:
+        raise LibraryError(f"{where}: not libiogate, the library iogate runs its I/O "
+                           f"with ({e}); {fix}") from None
+    version.restype, version.argtypes = c_uint32, []
+    found = version()
     if found != ABI_VERSION:
-        raise EngineError(errno.ELIBBAD,
-                          f"libiogate at {path} has ABI version {found}, these bindings need "
-                          f"{ABI_VERSION}; rebuild the library or reinstall iogate")
+        raise LibraryError(f"{where}: libiogate of ABI version {found}, these bindings need "
+                           f"{ABI_VERSION}; {fix}")
+    try:
+        _declare(handle)
+    except AttributeError as e:
+        raise LibraryError(f"{where}: libiogate of ABI version {found} without a function "
+                           f"these bindings call ({e}); {fix}") from None
     return handle
 
 

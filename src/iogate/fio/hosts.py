@@ -1,9 +1,10 @@
 """The hosts of a fleet: where ``fio --server`` daemons listen.
 
 A host list is written ``h1,h2:8765,[::1]:9000`` (comma separated, no spaces), or
-``@FILE`` naming a file with one host a line (``#`` starts a comment). A host is a name, an
-IPv4 address or an IPv6 address in brackets, with an optional ``:PORT`` (default
-:data:`DEFAULT_PORT`, fio's own). Anything else is a ValueError naming the bad item.
+``@FILE`` naming a file with one host a line (``#`` starts a comment; the file read as
+:mod:`iogate.inputs` reads every input, at most 1 MiB). A host is a name, an IPv4 address or
+an IPv6 address in brackets, with an optional ``:PORT`` (default :data:`DEFAULT_PORT`,
+fio's own). Anything else is a ValueError naming the bad item.
 """
 
 from __future__ import annotations
@@ -11,7 +12,8 @@ from __future__ import annotations
 import ipaddress
 import re
 from dataclasses import dataclass
-from pathlib import Path
+
+from iogate.inputs import HOSTS_BYTES, InputError, read_text
 
 DEFAULT_PORT = 8765  # what `fio --server` listens on when given no port
 
@@ -72,10 +74,9 @@ def _parse_file(name: str) -> list[Host]:
     if not name:
         raise ValueError("'@' must be followed by the name of a file listing the hosts")
     try:
-        lines = Path(name).read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ValueError(f"cannot read the host list {name}: "
-                         f"{getattr(exc, 'strerror', None) or exc}") from None
+        lines = read_text(name, HOSTS_BYTES, "a host list").splitlines()
+    except InputError as exc:
+        raise ValueError(f"cannot read the host list {exc}") from None
     hosts: list[Host] = []
     seen: dict[Host, str] = {}
     for n, line in enumerate(lines, 1):

@@ -33,6 +33,7 @@ from pathlib import Path
 
 from iogate.errors import Problem, SuiteError
 from iogate.expr import printable, shown
+from iogate.inputs import InputError, check_regular
 from iogate.spec.loader import read_suite_text
 
 __all__ = ["JobFile", "Option", "Section", "ValueProblem", "parse_jobfile", "parse_lenient",
@@ -231,7 +232,10 @@ def parse_lenient(path: Path | str, text: str | None = None) -> tuple[JobFile, l
         if len(chain) > MAX_INCLUDE_DEPTH:
             return f"more than {MAX_INCLUDE_DEPTH} files deep"
         try:
+            check_regular(found, "an included file")  # a FIFO would wait for a writer
             included = read_jobfile(found)
+        except InputError as exc:
+            return exc.problem
         except SuiteError as exc:
             return "; ".join(p.message for p in exc.problems)
         lines_of(included, found, (*chain, real))

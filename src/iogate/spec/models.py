@@ -325,14 +325,20 @@ ABOUT = {
 }
 
 
+# Runs of a case at most: as many as the points of a sweep (iogate.spec.sweep), each run's
+# measurements being kept until the case is judged.
+MAX_REPEAT = 10_000
+Runs = Annotated[Integer, Field(ge=1, le=MAX_REPEAT)]
+
+
 class RepeatRange(BaseModel):
     """Adaptive repeats: at least ``min`` runs, then one more at a time until every check
     against a baseline or the history is decided at the run's significance, at most
     ``max``."""
 
     model_config = STRICT
-    min: AtLeastOne = Field(description="runs made before any check is judged, at least 1")
-    max: AtLeastOne = Field(description="runs made at most, at least min")
+    min: Runs = Field(description="runs made before any check is judged, at least 1")
+    max: Runs = Field(description=f"runs made at most, at least min (at most {MAX_REPEAT})")
 
     @model_validator(mode="after")
     def _ordered(self) -> RepeatRange:
@@ -354,7 +360,7 @@ def _repeat_range(value: Any) -> Any:
 
 
 Repeat = Annotated[RepeatRange, BeforeValidator(_repeat_range), WithJsonSchema({
-    "anyOf": [{"type": "integer", "minimum": 1}, {"type": "string"},
+    "anyOf": [{"type": "integer", "minimum": 1, "maximum": MAX_REPEAT}, {"type": "string"},
               {"type": "object", "additionalProperties": False, "required": ["min", "max"],
                "properties": {"min": {"type": ["integer", "string"]},
                               "max": {"type": ["integer", "string"]}}}],
