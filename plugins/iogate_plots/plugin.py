@@ -26,9 +26,10 @@ run's and the histograms the last run's.
 
 ``--html FILE`` writes one self-contained page (see :mod:`iogate_plots.page`).
 
-Both paths are checked when the plugin is configured, before any case runs, and every file
-is written whole, by the rules of :mod:`iogate.files` (its directory must exist; DIR itself
-is made if missing).
+Both paths are checked when the plugin is configured, before any case runs, by the rules of
+:mod:`iogate.files` (a file's directory must exist; DIR itself is made if missing, never its
+parent), which also claims them as outputs of the run: the front end refuses either on
+another output or on a file a case uses. Every file is written whole.
 
 matplotlib is optional: without it the CSV, JSON and HTML are still written, without plots.
 Importing this module imports neither matplotlib nor the rendering code (it runs in every
@@ -67,7 +68,8 @@ def iogate_add_options(add: AddOption) -> None:
 @hookimpl
 def iogate_configure(options: Mapping[str, str | None]) -> None:
     """Take the options, checking both paths before anything runs (an OutputError, which
-    the front end reports as a usage error naming the option)."""
+    the front end reports as a usage error naming the option); checked, they are claimed
+    as outputs of the run (:func:`iogate.files.claiming`)."""
     global _settings
     from iogate.files import check_output, check_output_directory
 

@@ -43,8 +43,12 @@ SAVE_BASELINE_KEY = pytest.StashKey[Any]()
 FACTS_KEY = pytest.StashKey[dict[str, str]]()
 # The terminal as it was before capturing began; live progress goes there.
 TERMINAL_KEY = pytest.StashKey[Any]()
-# The journal every finished case is appended to (iogate.report.Journal), made at the first.
+# The journal every finished case is appended to (iogate.report.Journal): beside
+# --iogate-json, made and locked when the session is configured; else made at the first case.
 JOURNAL_KEY = pytest.StashKey[Any]()
+# The outputs of the session, checked when it is configured (iogate.files.Claim), compared
+# with the files of the cases once they are collected.
+OUTPUTS_KEY = pytest.StashKey[Any]()
 # When the session began (time.monotonic()): the summaries give the run's wall time.
 STARTED_KEY = pytest.StashKey[float]()
 # In an xdist worker: the result of the item's case, until its report takes it to the controller.
@@ -57,11 +61,8 @@ def _journal(config: pytest.Config) -> Any:
     journal = config.stash.get(JOURNAL_KEY, None)
     if journal is None:
         from iogate.report import Journal
-        from iogate.settings import journal_path
 
-        path = config.getoption("iogate_json")
-        journal = Journal(journal_path(path) if path else None)
-        config.stash[JOURNAL_KEY] = journal
+        journal = config.stash[JOURNAL_KEY] = Journal(config.getoption("iogate_json"))
     return journal
 
 
@@ -79,40 +80,62 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[TERMINAL_KEY] = sys.stdout
     config.stash[STARTED_KEY] = time.monotonic()
     from iogate import hooks
-    from iogate.files import OutputError
+    from iogate.files import OutputError, claiming
     from iogate.settings import UsageError, settings
 
-    # Every output is checked before anything is collected or run (iogate.files).
+    # Every output is checked before anything is collected or run (iogate.files), the
+    # plugins' as they are configured; against the cases' files once they are collected.
     try:
-        run = settings(lambda name: config.getoption("iogate_" + name.replace("-", "_")),
-                       "--iogate-")
+        with claiming() as outputs:
+            run = settings(lambda name: config.getoption("iogate_" + name.replace("-", "_")),
+                           "--iogate-")
+            hooks.configure(lambda o: config.getoption(o.dest, None))
+        # The journal beside the results file, locked: another session or run writing
+        # there is refused before anything runs (the xdist controller alone keeps it).
+        if config.getoption("iogate_json") and not _is_worker(config):
+            _journal(config)
     except OutputError as exc:
         raise pytest.UsageError(exc.message("--iogate-")) from None
     except UsageError as exc:
         raise pytest.UsageError(f"iogate: {exc}") from None
+    config.stash[OUTPUTS_KEY] = outputs
     config.stash[GATE_KEY] = run.gate
     config.stash[SAFETY_KEY] = run.safety
     config.stash[OVERRIDES_KEY] = run.overrides
     config.stash[ENGINE_KEY] = run.engine
     config.stash[FACTS_KEY] = run.facts
     config.stash[SAVE_BASELINE_KEY] = run.save_baseline
-    try:
-        hooks.configure(lambda o: config.getoption(o.dest, None))
-    except OutputError as exc:  # a plugin's output path, checked when it is configured
-        raise pytest.UsageError(exc.message("--iogate-")) from None
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """A journal the session did not close (it never ran: ``--help``, a usage error) goes,
+    unless it holds a case."""
+    journal = config.stash.get(JOURNAL_KEY, None)
+    if journal is not None:
+        del config.stash[JOURNAL_KEY]
+        journal.close(remove=not journal.count)
 
 
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config,
                                   items: list[pytest.Item]) -> None:
-    """Before anything runs: a collected case the baseline holds no entry for, or one that
-    refers to history without a history store, is a usage error, as on the command line."""
+    """Before anything runs: an output on another or on a file a collected case uses, a
+    collected case the baseline holds no entry for, or one that refers to history without a
+    history store, is a usage error, as on the command line."""
     from iogate.baseline import BaselineError
+    from iogate.files import OutputError
     from iogate.judge import needs_history
+    from iogate.settings import UsageError, check_paths
 
     gate = config.stash.get(GATE_KEY, None)
     if gate is None:
         return
     cases = [item.case for item in items if isinstance(item, WorkloadItem)]
+    try:
+        check_paths(config.stash[OUTPUTS_KEY], cases, config.getoption("iogate_filename"))
+    except OutputError as exc:
+        raise pytest.UsageError(exc.message("--iogate-")) from None
+    except UsageError as exc:  # a scratch directory that cannot be (IOGATE_TMPDIR)
+        raise pytest.UsageError(f"iogate: {exc}") from None
     try:
         gate.check(cases)
     except BaselineError as exc:
@@ -417,7 +440,7 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
 def _record_history(session: pytest.Session, dest: str, document: dict[str, Any]) -> None:
     """Record the session's run in the history store; a store that refuses fails the
     session (the results are in --iogate-json when asked)."""
-    from iogate.history import HistoryError, parse_labels, record
+    from iogate.history import HistoryError, parse_labels, record, shown
 
     writer = session.config.get_terminal_writer()
     try:
@@ -428,7 +451,7 @@ def _record_history(session: pytest.Session, dest: str, document: dict[str, Any]
         if session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
         return
-    writer.line(f"iogate: {dest}: run {run_id} recorded, {n} case(s)")
+    writer.line(f"iogate: {shown(dest)}: run {run_id} recorded, {n} case(s)")
 
 
 def _summaries(config: pytest.Config) -> list[tuple[str, str]]:
@@ -468,8 +491,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     history = session.config.getoption("iogate_history")
     results: list[Any] = session.config.stash.get(RESULTS_KEY, [])
     summaries = _summaries(session.config)
-    if not (path or save or results or summaries):
-        return
+    refused = exitstatus == pytest.ExitCode.USAGE_ERROR and not results  # nothing ran
+    if refused or not (path or save or results or summaries):
+        return  # a journal made is removed when the session is unconfigured
     from iogate.baseline import BaselineError, left_out_text, record
     from iogate.report import finish_document, write_results
 
@@ -504,4 +528,5 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     finally:
         if journal is not None:
             # Kept only when the results file could not be written: it holds the cases.
-            journal.close(remove=written or None)
+            del session.config.stash[JOURNAL_KEY]
+            journal.close(remove=written)

@@ -20,10 +20,11 @@ if TYPE_CHECKING:
 
     from iogate.baseline import SaveBaseline
     from iogate.history import Filters
+    from iogate.judge import Gate
     from iogate.outcome import CaseResult
     from iogate.report import Journal
     from iogate.settings import RunSettings
-    from iogate.spec import LoadedSuite
+    from iogate.spec import Case, LoadedSuite
     from iogate.spec.overrides import Overrides
 
 EXIT_OK, EXIT_FAILED, EXIT_INVALID, EXIT_RUNTIME, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
@@ -345,11 +346,17 @@ def cmd_detect(args: argparse.Namespace) -> int:
 
 def cmd_verify(args: argparse.Namespace) -> int:
     from iogate import powerloss
-    from iogate.files import check_output
+    from iogate.files import Claim, check_apart, check_output
+    from iogate.settings import case_files
 
     if args.json:
         check_output(args.json, "--json")
-    return powerloss.run(args, load_suites(args.paths, _overrides(args)))
+    suites = load_suites(args.paths, _overrides(args))
+    if args.json:  # never over a file the check reads: a state file, a target, a suite
+        states, files = case_files([c for s in suites for c in s.cases
+                                    if c.workload.verify_state], args.filename)
+        check_apart([Claim(args.json, "--json")], [*states, *files])
+    return powerloss.run(args, suites)
 
 
 def cmd_metrics(args: argparse.Namespace) -> int:
@@ -387,26 +394,28 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     from iogate import hooks, report
     from iogate.baseline import BaselineError
+    from iogate.files import claiming
     from iogate.judge import needs_baseline, needs_history, power_warnings
-    from iogate.plan import case_id, expected_bytes, plan
-    from iogate.progress import ProgressLine, schedule
-    from iogate.runner import run_cases
-    from iogate.settings import UsageError, journal_path, settings
+    from iogate.plan import case_id
+    from iogate.settings import UsageError, check_paths, settings
 
-    # Every output is checked before any work: a run is never lost to a path found unusable
-    # once it is over. Plugins check theirs when configured (an OutputError as well).
-    try:
-        run = settings(lambda name: getattr(args, "iogate_" + name.replace("-", "_")))
-    except UsageError as exc:
-        print(f"iogate: {exc}", file=sys.stderr)
-        return EXIT_INVALID
-    hooks.configure(lambda o: getattr(args, o.dest, None))
+    # Every output is checked before any work, the plugins' as they are configured (an
+    # OutputError as well), then against one another and the files the cases use: a run is
+    # never lost to a path found unusable once it is over, nor written over a file it uses.
+    with claiming() as outputs:
+        try:
+            run = settings(lambda name: getattr(args, "iogate_" + name.replace("-", "_")))
+        except UsageError as exc:
+            print(f"iogate: {exc}", file=sys.stderr)
+            return EXIT_INVALID
+        hooks.configure(lambda o: getattr(args, o.dest, None))
     suites = load_suites(args.paths, run.overrides)
     cases = [c for s in suites for c in s.cases
              if ids.selects(case_id(c), args.k or "")]
     if not cases:
         print(f"iogate: no case matches -k {args.k!r}", file=sys.stderr)
         return EXIT_INVALID
+    check_paths(outputs, cases, run.filename)
     gate = run.gate.for_cases(cases)  # the run's statistical checks share its significance
     try:
         gate.check(cases)
@@ -425,97 +434,101 @@ def cmd_run(args: argparse.Namespace) -> int:
     for text in power_warnings(cases, gate):
         print(f"iogate: warning: {text}", file=sys.stderr)
     results: list[CaseResult] = []
-    journal: Journal | None = None
-    written = False
-    try:
+    # From here on interrupts are held, but while the cases run and while plugins report
+    # (interrupts.interruptible): however late one comes, the results are written.
+    with interrupts.deferred():
         # Each case is written to the journal as it ends; the results document is assembled
-        # from it. Beside the results file when there is one (left there if the run dies
-        # before the document is written), else a temporary file.
-        with interrupts.deferred():
-            journal = report.Journal(journal_path(run.json) if run.json else None)
-        started = time.monotonic()  # the summary reports wall time: a group's cases run at once
-        interrupted = usage_error = False
+        # from it. Beside the results file when there is one, locked for the run (another
+        # run writing there is refused: an OutputError), and left there if the run dies
+        # before the document is written.
+        journal = report.Journal(run.json)
+        written = False
         try:
-            units = plan(cases)
-            planned = schedule(units)  # the position and the ETA of the progress line
-            for index, unit in enumerate(units):
-                label = " + ".join(case_id(c) for c in unit)
-                line = ProgressLine(label, stream=sys.stderr, total_bytes=expected_bytes(unit),
-                                    schedule=planned, unit=index)
-                try:
-                    unit_results = run_cases(unit, filename=run.filename, on_progress=line,
-                                             on_phase=line.set_phase, gate=gate,
-                                             safety=run.safety, engine=run.engine, on_wait=_say,
-                                             facts=run.facts)
-                except BaselineError as exc:  # no entry, or several, for a case: say which
-                    print(f"iogate: {exc}", file=sys.stderr)
-                    usage_error = True  # the cases that finished are kept all the same
-                    break
-                finally:
-                    line.close()
-                # A case said finished on stderr is a case in the journal, and the other way.
-                with interrupts.deferred():
-                    for n, result in enumerate(unit_results):
-                        journal.append(result)
-                        results.append(result)
-                        # the position last: what reads "id: outcome" still does
-                        print(f"{result.id}: {result.outcome}"
-                              + (f" ({result.error})" if result.error else "")
-                              + f" [{planned.position(index, n)}]", file=sys.stderr)
-                        for warning in result.warnings:
-                            print(f"{result.id}: warning: {warning}", file=sys.stderr)
-                if any(r.outcome == "interrupted" for r in unit_results):
-                    break
-        except BaseException as exc:
-            if not interrupts.is_interrupt(exc):
-                raise
-            # Whatever was under way is dropped; every case that finished is kept.
-            interrupted = True
-            print("iogate: interrupted", file=sys.stderr)
-        with interrupts.deferred():
+            started = time.monotonic()  # the summary reports wall time
+            usage_error = False
+
+            def run_all() -> None:
+                nonlocal usage_error
+                usage_error = _run_units(cases, run, gate, journal, results)
+
+            interrupted = not interrupts.interruptible(run_all)
+            if interrupted:  # whatever was under way is dropped; every finished case kept
+                print("iogate: interrupted", file=sys.stderr)
             document = report.results_document(results, journal, run.history, run.facts)
-        try:
-            report.call_report_hooks(results, document)
-        except BaseException as exc:
-            if not interrupts.is_interrupt(exc):
-                raise
-            interrupted = True
-            print("iogate: interrupted while plugins reported", file=sys.stderr)
-        if run.json:
-            # Written with interrupts held off: whatever comes next, even another Ctrl-C,
-            # the results file is complete and valid (or said to be elsewhere).
-            # ``written`` is known inside: an interrupt held meanwhile comes as the block
-            # ends, and the journal must then still be removed, the results being complete.
-            with interrupts.deferred():
+            if not interrupts.interruptible(lambda: report.call_report_hooks(results,
+                                                                             document)):
+                interrupted = True
+                print("iogate: interrupted while plugins reported", file=sys.stderr)
+            if run.json:
                 failure = report.write_results(run.json, document, journal)
                 written = failure is None
-                if failure:
+                if failure:  # the results are elsewhere: the message says where
                     print(failure, file=sys.stderr)
-        summarized = _write_summaries(run, results, document, time.monotonic() - started,
-                                      len(cases) - len(results))
-        recorded = _record_history(run.history, run.labels, document)
-        code = _report_run(run.save_baseline, cases, results, document,
-                           time.monotonic() - started)
-        if not (recorded and summarized):
-            code = max(code, EXIT_RUNTIME)
-        if interrupted:
-            return EXIT_INTERRUPTED
-        if usage_error:
-            return EXIT_INVALID
-        return code if written or not run.json else max(code, EXIT_RUNTIME)
-    finally:
-        if journal is not None:
+            summarized = _write_summaries(run, results, document, time.monotonic() - started,
+                                          len(cases) - len(results))
+            recorded = _record_history(run.history, run.labels, document)
+            code = _report_run(run.save_baseline, cases, results, document,
+                               time.monotonic() - started)
+            if not (recorded and summarized):
+                code = max(code, EXIT_RUNTIME)
+            if interrupted:
+                return EXIT_INTERRUPTED
+            if usage_error:
+                return EXIT_INVALID
+            return code if written or not run.json else max(code, EXIT_RUNTIME)
+        finally:
             # Kept only when the results file was asked for and not written: it holds the
             # cases.
-            with interrupts.deferred():
-                journal.close(remove=written or None)
+            journal.close(remove=written)
+
+
+def _run_units(cases: Sequence[Case], run: RunSettings, gate: Gate, journal: Journal,
+               results: list[CaseResult]) -> bool:
+    """Run ``cases`` unit by unit (:func:`iogate.plan.plan`), each finished case journaled,
+    added to ``results`` and said on stderr at once, until all ran or one was interrupted;
+    True when a case the baseline could not judge ended the run (said on stderr)."""
+    from iogate.baseline import BaselineError
+    from iogate.plan import case_id, expected_bytes, plan
+    from iogate.progress import ProgressLine, schedule
+    from iogate.runner import run_cases
+
+    units = plan(cases)
+    planned = schedule(units)  # the position and the ETA of the progress line
+    for index, unit in enumerate(units):
+        label = " + ".join(case_id(c) for c in unit)
+        line = ProgressLine(label, stream=sys.stderr, total_bytes=expected_bytes(unit),
+                            schedule=planned, unit=index)
+        try:
+            unit_results = run_cases(unit, filename=run.filename, on_progress=line,
+                                     on_phase=line.set_phase, gate=gate,
+                                     safety=run.safety, engine=run.engine, on_wait=_say,
+                                     facts=run.facts)
+        except BaselineError as exc:  # no entry, or several, for a case: say which
+            print(f"iogate: {exc}", file=sys.stderr)
+            return True  # the cases that finished are kept all the same
+        finally:
+            line.close()
+        # A case said finished on stderr is a case in the journal, and the other way.
+        with interrupts.deferred():
+            for n, result in enumerate(unit_results):
+                journal.append(result)
+                results.append(result)
+                # the position last: what reads "id: outcome" still does
+                print(f"{result.id}: {result.outcome}"
+                      + (f" ({result.error})" if result.error else "")
+                      + f" [{planned.position(index, n)}]", file=sys.stderr)
+                for warning in result.warnings:
+                    print(f"{result.id}: warning: {warning}", file=sys.stderr)
+        if any(r.outcome == "interrupted" for r in unit_results):
+            break
+    return False
 
 
 def _write_summaries(run: RunSettings, results: Sequence[CaseResult],
                      document: dict[str, object], wall_s: float, not_run: int) -> bool:
     """Write the run's summaries for CI (``--markdown``, ``--openmetrics``), each whole or
-    not at all, with interrupts held off; False (said on stderr) if one could not be, the
-    others being written all the same."""
+    not at all (called with interrupts held off); False (said on stderr) if one could not
+    be, the others being written all the same."""
     from iogate import markdown, openmetrics
     from iogate.files import OutputError
 
@@ -530,8 +543,7 @@ def _write_summaries(run: RunSettings, results: Sequence[CaseResult],
         if not path:
             continue
         try:
-            with interrupts.deferred():
-                write(path)
+            write(path)
         except OutputError as exc:
             print(f"iogate: {exc}", file=sys.stderr)
             ok = False
@@ -540,19 +552,20 @@ def _write_summaries(run: RunSettings, results: Sequence[CaseResult],
 
 def _record_history(dest: str | None, labels: dict[str, str],
                     document: dict[str, object]) -> bool:
-    """Record the run in the history store ``dest`` (if any); False (said on stderr) if it
-    could not be."""
-    from iogate.history import HistoryError, record
+    """Record the run in the history store ``dest`` (if any), whole or not at all; False
+    (said on stderr) if it could not be. Interrupts are held off meanwhile, yet one ends a
+    wait for the store's lock (the run is then not recorded); it comes once that is said."""
+    from iogate.history import HistoryError, record, shown
 
     if not dest:
         return True
-    try:
-        with interrupts.deferred():  # the run is recorded whole or not at all
+    with interrupts.deferred():
+        try:
             run_id, n = record(dest, document, labels)
-    except HistoryError as exc:
-        print(f"iogate: {exc}", file=sys.stderr)
-        return False
-    print(f"{dest}: run {run_id} recorded, {n} case(s)", file=sys.stderr)
+        except HistoryError as exc:
+            print(f"iogate: {exc}", file=sys.stderr)
+            return False
+        print(f"{shown(dest)}: run {run_id} recorded, {n} case(s)", file=sys.stderr)
     return True
 
 
@@ -758,15 +771,21 @@ def _store_arguments(parser: argparse.ArgumentParser) -> None:
 
 def main(argv: Sequence[str] | None = None, *, hold_signals: bool = False) -> int:
     """The ``iogate`` command with the arguments ``argv`` (default: the process's); its exit
-    code. From its first line to its last, SIGINT and SIGTERM are KeyboardInterrupt, which
-    ends the command with EXIT_INTERRUPTED (a run keeps its finished cases first) and never
-    with a traceback. Afterwards the previous handlers are back; with ``hold_signals`` (the
-    process's own entry point) the two signals stay blocked instead, so that nothing can
-    change the exit code once it is known."""
+    code. From its first line to its last, SIGINT, SIGTERM and SIGHUP are KeyboardInterrupt,
+    which ends the command with EXIT_INTERRUPTED (a run keeps its finished cases first) and
+    never with a traceback. Afterwards the previous handlers are back; with ``hold_signals``
+    (the process's own entry point) the signals stay blocked instead, so that nothing can
+    change the exit code once it is known. A library that cannot be used (IOGATE_LIB
+    naming no libiogate of these bindings' ABI) ends it with EXIT_RUNTIME and one line."""
     try:
         with interrupts.handled(hold_after=hold_signals):
             return _command(argv)
     except BaseException as exc:  # an interrupt that came as the command began or ended
+        from iogate.engine.native import LibraryError
+
+        if isinstance(exc, LibraryError):  # no verdict: iogate cannot run at all
+            print(f"iogate: {exc}", file=sys.stderr)
+            return EXIT_RUNTIME
         if not interrupts.is_interrupt(exc):
             raise
         print("iogate: interrupted", file=sys.stderr)

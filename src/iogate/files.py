@@ -8,7 +8,13 @@ The rules, the same for every option that names an output:
   one, and never writes into one.
 - A symbolic link is written through: the file it finally points to is replaced (in that
   file's own directory) and the link stays a link.
-- The directory must exist and take a new file; it is not created.
+- The directory must exist and take a new file; it is not created. An output directory
+  (a plugin's ``--artifacts DIR``) is made if missing, but not its parent.
+- No two outputs of a run are one file, and no output is a file the run reads or writes
+  otherwise (a case's target, a suite): every output checked within :func:`claiming` is
+  listed as a :class:`Claim`, the core's and the plugins' alike, and :func:`check_apart`
+  compares them all, by the file each resolves to and, where it exists, by device and
+  inode (a hard link, a bind mount), before anything runs.
 - A file is written to a temporary file in the same directory, flushed to the disk (fsync),
   then renamed over the target: a reader, or a run killed while writing, sees the old file
   or the new one, never a part. A new file's mode follows the umask; a replaced file keeps
@@ -24,7 +30,9 @@ import contextlib
 import os
 import secrets
 import stat
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextvars import ContextVar
+from dataclasses import dataclass
 from pathlib import Path
 
 from iogate.errors import IogateError
@@ -50,9 +58,7 @@ class OutputError(IogateError):
 
     def flag(self, plugin_prefix: str = "--") -> str | None:
         """The option as the user typed it; plugin options get ``plugin_prefix``."""
-        if self.option is None or self.option.startswith("-"):
-            return self.option
-        return plugin_prefix + self.option
+        return _flag(self.option, plugin_prefix)
 
     def message(self, plugin_prefix: str = "--") -> str:
         flag = self.flag(plugin_prefix)
@@ -60,6 +66,91 @@ class OutputError(IogateError):
 
     def __str__(self) -> str:
         return self.message()
+
+
+def _flag(option: str | None, plugin_prefix: str) -> str | None:
+    if option is None or option.startswith("-"):
+        return option
+    return plugin_prefix + option
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A file a run writes or reads: an output named by ``option`` (as in OutputError;
+    ``role`` says what of it, e.g. "the journal of"), or, without an option, a file that
+    ``role`` describes whole ("the target of s.suite.yaml::w (data.bin)")."""
+
+    path: str
+    option: str | None = None
+    role: str | None = None
+
+    def shown(self, plugin_prefix: str = "--") -> str:
+        flag = _flag(self.option, plugin_prefix)
+        if flag is None:
+            return self.role or self.path
+        return f"{self.role} {flag} ({self.path})" if self.role else f"{flag} {self.path}"
+
+
+class ClashError(OutputError):
+    """An output that is also another output, or a file the run reads or writes."""
+
+    def __init__(self, output: Claim, other: Claim, *, both_outputs: bool) -> None:
+        self.output, self.other, self.both_outputs = output, other, both_outputs
+        super().__init__(output.path, "is also another file of the run", output.option)
+
+    def message(self, plugin_prefix: str = "--") -> str:
+        advice = ("give each output a file of its own" if self.both_outputs
+                  else "it would be replaced: name another file")
+        return (f"{self.output.shown(plugin_prefix)}: is also "
+                f"{self.other.shown(plugin_prefix)}; {advice}")
+
+
+_claims: ContextVar[list[Claim] | None] = ContextVar("iogate_claims", default=None)
+
+
+@contextlib.contextmanager
+def claiming() -> Iterator[list[Claim]]:
+    """The outputs checked within the block (:func:`check_output`,
+    :func:`check_output_directory`, :func:`claim`), by the core and by the plugins as they
+    are configured, listed in order: the outputs of a run, for :func:`check_apart`."""
+    claims: list[Claim] = []
+    token = _claims.set(claims)
+    try:
+        yield claims
+    finally:
+        _claims.reset(token)
+
+
+def claim(path: str | os.PathLike[str], option: str | None = None,
+          role: str | None = None) -> None:
+    """List ``path`` among the outputs of the run being checked (:func:`claiming`), for an
+    output checked by other means (a history store)."""
+    claims = _claims.get()
+    if claims is not None:
+        claims.append(Claim(str(path), option, role))
+
+
+def _identity(path: str) -> tuple[str, tuple[int, int] | None]:
+    """The file ``path`` resolves to, and its device and inode where it exists."""
+    real = os.path.realpath(path)
+    try:
+        st = os.stat(real)
+    except (OSError, ValueError):
+        return real, None
+    return real, (st.st_dev, st.st_ino)
+
+
+def check_apart(outputs: Sequence[Claim], others: Sequence[Claim] = ()) -> None:
+    """Refuse, before anything runs, two ``outputs`` on one file, or an output on one of
+    ``others`` (files the run reads or writes otherwise: targets, suites): a ClashError
+    naming both."""
+    known = [(other, _identity(other.path), False) for other in others]
+    for output in outputs:
+        real, ids = _identity(output.path)
+        for other, (other_real, other_ids), is_output in known:
+            if real == other_real or (ids is not None and ids == other_ids):
+                raise ClashError(output, other, both_outputs=is_output)
+        known.append((output, (real, ids), True))
 
 
 def _final(path: Path) -> Path:
@@ -120,27 +211,32 @@ def _check_directory(directory: Path, shown: str | os.PathLike[str], option: str
         os.unlink(tmp)
 
 
-def check_output(path: str | os.PathLike[str], option: str | None = None) -> Path:
+def check_output(path: str | os.PathLike[str], option: str | None = None,
+                 role: str | None = None) -> Path:
     """Refuse, before any work is done, an output file that could not be written by the
-    rules above; the file that will be written (links followed)."""
+    rules above; the file that will be written (links followed). Claimed as an output of
+    the run being checked (:func:`claiming`; ``role`` as in :class:`Claim`)."""
     if str(path).endswith(os.sep):
         raise OutputError(path, "names a directory; name a file", option)
     target = _final(Path(path))
     _existing(target, path, option)
     _check_directory(target.parent, path, option, target.name)
+    claim(path, option, role)
     return target
 
 
 def check_output_directory(path: str | os.PathLike[str], option: str | None = None) -> Path:
-    """Refuse, before any work is done, an output directory that is not one (or cannot be
-    made: its nearest existing ancestor must be a directory that takes new entries)."""
+    """Refuse, before any work is done, an output directory that is not one, or that cannot
+    be made (its parent must be a directory that takes new entries: parents are not made).
+    Claimed as an output of the run being checked (:func:`claiming`)."""
     target = _final(Path(path))
-    existing = target
-    while not existing.exists() and existing != existing.parent:
-        existing = existing.parent
-    if existing == target and not target.is_dir():
-        raise OutputError(path, "is not a directory", option)
-    _check_directory(existing, path, option, "iogate")
+    if target.exists():
+        if not target.is_dir():
+            raise OutputError(path, "is not a directory", option)
+        _check_directory(target, path, option, "iogate")
+    else:
+        _check_directory(target.parent, path, option, target.name)
+    claim(path, option)
     return target
 
 

@@ -1,10 +1,15 @@
-"""Interrupts of the ``iogate`` command: SIGINT (Ctrl-C) and SIGTERM both raise
-KeyboardInterrupt, and short blocks that must not be cut (a case being recorded, a results
-file being written, a temporary directory being removed) hold them off until they end.
+"""Interrupts of the ``iogate`` command: SIGINT (Ctrl-C), SIGTERM and SIGHUP (the terminal
+closed) all raise KeyboardInterrupt, and short blocks that must not be cut (a case being
+recorded, a results file being written, a temporary directory being removed) hold them off
+until they end. SIGHUP itself is never held: it is taken at once, sends the standard output
+and error that were on the terminal, gone now, where writing cannot fail, and becomes a
+SIGINT, held as any.
 
 A held signal is blocked, not lost: it is delivered, as KeyboardInterrupt, as soon as the
-block ends. Imports nothing beyond the standard library, so the command can call
-:func:`handled` before it imports anything else.
+block ends. A long stretch that must end in a given way whatever comes (a run, which always
+writes its results) holds them throughout and lets them in only for the steps that may be
+cut, with :func:`interruptible`. Imports nothing beyond the standard library, so the command
+can call :func:`handled` before it imports anything else.
 
 Python runs a signal's handler between two steps of the program, so a signal that comes just
 before a system call that blocks (reading a FIFO that no one writes yet) waits until the
@@ -15,6 +20,7 @@ that each end within :data:`STEP_S`.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import select
 import signal
@@ -27,16 +33,35 @@ from typing import Any, TypeVar
 
 T = TypeVar("T")
 
-SIGNALS = (signal.SIGINT, signal.SIGTERM)
+_HELD = (signal.SIGINT, signal.SIGTERM)
+SIGNALS = (*_HELD, signal.SIGHUP)  # every signal that interrupts the command
 # An interrupt dropped in a finalizer comes back by a timer (see _again): its signal is
 # handled and held with the other two.
 _AGAIN = signal.SIGALRM
-_HANDLED = (*SIGNALS, _AGAIN)
+_HANDLED = (*_HELD, _AGAIN)
 _AGAIN_AFTER_S = 0.001  # how soon the timer sends it again
+# Blocking and unblocking them, as calls that run no Python code of their own: nothing can
+# come between the call and the change of the mask (an interrupt that came before is raised
+# by the call itself, once the mask has changed).
+_hold = functools.partial(signal.pthread_sigmask, signal.SIG_BLOCK, _HANDLED)
+_release = functools.partial(signal.pthread_sigmask, signal.SIG_UNBLOCK, _HANDLED)
 
 
 def _raise(signum: int, frame: FrameType | None) -> None:
     raise KeyboardInterrupt
+
+
+def _hang_up(signum: int, frame: FrameType | None) -> None:
+    """SIGHUP: the standard output and error that were on a terminal, hung up now (a
+    character device that no longer answers as a terminal), go to /dev/null, so that what
+    is still said cannot fail; then the interrupt goes on as a SIGINT (held, if held)."""
+    devnull = os.open(os.devnull, os.O_WRONLY | os.O_CLOEXEC)
+    for fd in (1, 2):
+        with contextlib.suppress(OSError):
+            if stat.S_ISCHR(os.fstat(fd).st_mode) and not os.isatty(fd):
+                os.dup2(devnull, fd)
+    os.close(devnull)
+    signal.raise_signal(signal.SIGINT)
 
 
 def _again(hook: Callable[[Any], object], armed: list[bool]) -> Callable[[Any], object]:
@@ -94,7 +119,7 @@ def _in_main_thread() -> bool:
 
 @contextlib.contextmanager
 def handled(*, hold_after: bool = False) -> Iterator[None]:
-    """Within the block, SIGINT and SIGTERM raise KeyboardInterrupt, even if the parent
+    """Within the block, SIGINT, SIGTERM and SIGHUP raise KeyboardInterrupt, even if the parent
     process started this one with them blocked (a signal that arrived before the block
     is delivered on entry). The previous handlers come back afterwards, and the previous
     signal mask too, unless ``hold_after``: then the signals stay blocked for good (the
@@ -102,16 +127,17 @@ def handled(*, hold_after: bool = False) -> Iterator[None]:
     if not _in_main_thread():  # only the main thread may set handlers
         yield
         return
-    previous = {signum: signal.signal(signum, _raise) for signum in SIGNALS}
+    previous = {signum: signal.signal(signum, _hang_up if signum == signal.SIGHUP else _raise)
+                for signum in SIGNALS}
     previous[_AGAIN] = signal.getsignal(_AGAIN)
     previous_hook = sys.unraisablehook
     armed = [False]
     sys.unraisablehook = _again(previous_hook, armed)
-    mask = signal.pthread_sigmask(signal.SIG_UNBLOCK, _HANDLED)
+    mask = signal.pthread_sigmask(signal.SIG_UNBLOCK, (*SIGNALS, _AGAIN))
     try:
         yield
     finally:
-        signal.pthread_sigmask(signal.SIG_BLOCK, _HANDLED)
+        signal.pthread_sigmask(signal.SIG_BLOCK, (*SIGNALS, _AGAIN))
         sys.unraisablehook = previous_hook
         if armed[0]:  # its timer stopped and its signal, if it came, taken: it is late
             signal.setitimer(signal.ITIMER_REAL, 0)
@@ -127,20 +153,38 @@ def handled(*, hold_after: bool = False) -> Iterator[None]:
 
 @contextlib.contextmanager
 def deferred() -> Iterator[None]:
-    """SIGINT and SIGTERM (and an interrupt sent again) wait, blocked, not lost, until the
-    block ends."""
-    old = signal.pthread_sigmask(signal.SIG_BLOCK, _HANDLED)
+    """SIGINT and SIGTERM (a SIGHUP, which becomes a SIGINT, and an interrupt sent again)
+    wait, blocked, not lost, until the block ends."""
+    old = _hold()
     try:
         yield
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
+def interruptible(step: Callable[[], object]) -> bool:
+    """Run ``step()``, from within a :func:`deferred` block, with the signals let in: False
+    when an interrupt ended it, True when it ran to its end. Either way they are held again
+    once it ends, and the interrupt is taken here: whatever the block does next (write the
+    results) it does, however late in ``step`` the interrupt came."""
+    try:
+        try:
+            _release()  # an interrupt that came while they were held is raised here
+            step()
+        finally:
+            _hold()  # one that comes as the step ends is raised here, once held again
+    except BaseException as exc:
+        if not is_interrupt(exc):
+            raise
+        return False
+    return True
+
+
 def read_whole(read: Callable[[], T], pending: list[T]) -> T:
     """``read()`` (one message from a process) with SIGINT and SIGTERM held, so that no
     interrupt cuts a message in two; when one came meanwhile, it is raised once the message
     is safe at the end of ``pending``, which the caller reads from before reading again."""
-    old = signal.pthread_sigmask(signal.SIG_BLOCK, SIGNALS)
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, _HELD)
     try:
         value = read()
     except BaseException:

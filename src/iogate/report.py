@@ -1,10 +1,12 @@
 """Human and machine renderings of case results: tables, failure reports, JSON (the live
-progress line is :mod:`iogate.progress`)."""
+progress line is :mod:`iogate.progress`); the journal that keeps a run's cases as they end,
+and the results file written from it, or elsewhere when it cannot be."""
 
 from __future__ import annotations
 
 import contextlib
 import datetime as _dt
+import fcntl
 import itertools
 import json
 import os
@@ -14,10 +16,12 @@ from pathlib import Path
 from typing import IO, Any
 
 from iogate import __version__, environment, hooks
+from iogate.errors import IogateError
 from iogate.expect import Check, expected_text, explain, format_value, observed_text, verdict
 from iogate.files import OutputError, write_whole
 from iogate.metrics import DIRECTIONS, LATENCIES, Kind, parse_metric
 from iogate.outcome import OUTCOMES, SCHEMA_VERSION, SPREAD_METRICS, CaseResult, host_spread
+from iogate.targets import lock_holder
 from iogate.textplot import latency_summary
 from iogate.units import format_duration_exact, format_size_exact
 
@@ -252,29 +256,42 @@ def warnings_text(results: Sequence[CaseResult]) -> str:
     return "\n".join(f"{r.id}: warning: {w}" for r in results for w in r.warnings)
 
 
+def journal_path(results_path: str | os.PathLike[str]) -> Path:
+    """Where the cases of a run are journaled as they end: beside its results file."""
+    path = Path(results_path)
+    return path.with_name(path.name + ".journal")
+
+
 class Journal:
     """The cases of a run on disk, one JSON line each (``CaseResult.to_json``), appended as
     each case ends: memory need not hold every case's detail, and a run that dies late
-    loses none of the cases it finished. The results document is assembled from it.
+    loses none of the cases it finished. The results document is assembled from it, read
+    back through the descriptor the journal was written with, so that a journal (or its
+    directory) removed meanwhile loses nothing.
 
-    ``path`` None: a temporary file (in the scratch directory), removed by :meth:`close`.
-    A journal that cannot be written (the filesystem filled or went read-only) is given up,
-    ``error`` says why, and the document is made from the results in memory instead.
+    ``results``: the results file (``--json``, named by ``option``), beside which the
+    journal is kept (:func:`journal_path`), held with an exclusive lock for the run: a
+    journal another run holds is an OutputError naming that run, before anything is
+    written. None: a file without a name (in the scratch directory), which nothing can
+    leave behind. A journal that cannot be written (the filesystem filled or went
+    read-only) is given up, ``error`` says why, and the document is made from the results
+    in memory instead.
     """
 
-    def __init__(self, path: str | Path | None = None) -> None:
-        if path is None:
+    def __init__(self, results: str | os.PathLike[str] | None = None,
+                 option: str = "json") -> None:
+        if results is None:
             from iogate.plan import scratch_dir
 
             fd, name = tempfile.mkstemp(prefix="iogate-journal-", suffix=".jsonl",
                                         dir=scratch_dir())
-            self.path = Path(name)
-            self._file: IO[str] = os.fdopen(fd, "w", encoding="utf-8")
-            self.temporary = True
+            os.unlink(name)
+            self.path: Path | None = None
         else:
-            self.path = Path(path)
-            self._file = open(self.path, "w", encoding="utf-8")  # noqa: SIM115 - kept open
-            self.temporary = False
+            self.path = journal_path(results)
+            fd = _locked(self.path, str(results), option)
+        self._fd = fd
+        self._file: IO[str] = os.fdopen(fd, "w", encoding="utf-8")
         self.count = 0
         self.error: OSError | None = None
 
@@ -282,6 +299,17 @@ class Journal:
     def intact(self) -> bool:
         """Every case appended is in the file."""
         return self.error is None
+
+    @property
+    def kept(self) -> Path | None:
+        """The journal's path, while the file there is this journal."""
+        if self.path is None:
+            return None
+        try:
+            st, here = os.fstat(self._fd), os.stat(self.path)
+        except (OSError, ValueError):
+            return None
+        return self.path if (st.st_dev, st.st_ino) == (here.st_dev, here.st_ino) else None
 
     def append(self, result: CaseResult) -> None:
         """Write one finished case (flushed: a crash of the runner after this keeps it)."""
@@ -298,33 +326,70 @@ class Journal:
     def cases(self) -> JournalCases:
         """The cases written so far, read back lazily, as the document's ``cases``."""
         self._file.flush()
-        return JournalCases(self.path, self.count)
+        return JournalCases(self._fd, self.count)
 
-    def close(self, remove: bool | None = None) -> None:
-        """Close the file; remove it when temporary (or when ``remove`` says so)."""
+    def close(self, remove: bool = False) -> None:
+        """Close the file, removing it first when ``remove`` says so (and it is still this
+        journal); the lock ends with it."""
+        kept = self.kept if remove else None
+        if kept is not None:
+            with contextlib.suppress(OSError):
+                kept.unlink()
         with contextlib.suppress(OSError):  # what a failed write left buffered is lost
             self._file.close()
-        if remove if remove is not None else self.temporary:
-            with contextlib.suppress(OSError):
-                self.path.unlink()
+
+
+def _locked(path: Path, results: str, option: str) -> int:
+    """The journal at ``path`` opened anew and locked for this run: an OutputError when
+    another run holds it (writing ``results``), or when it cannot be made."""
+    while True:
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)
+        except OSError as exc:
+            raise OutputError(path, f"cannot be written: {exc.strerror or exc}",
+                              option) from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            st, here = os.fstat(fd), os.stat(path)
+        except BlockingIOError:
+            holder = lock_holder(fd)
+            os.close(fd)
+            run = f"another iogate run (pid {holder})" if holder else "another iogate run"
+            raise OutputError(results, f"{run} is writing results to {results}; wait for it "
+                              "to end, or name another file", option) from None
+        except OSError as exc:
+            os.close(fd)
+            if isinstance(exc, FileNotFoundError):
+                continue  # removed by the run that held it, as it ended: made anew
+            raise OutputError(path, f"cannot be locked: {exc.strerror or exc}",
+                              option) from None
+        if (st.st_dev, st.st_ino) == (here.st_dev, here.st_ino):
+            os.ftruncate(fd, 0)
+            return fd
+        os.close(fd)  # replaced meanwhile by a run that started after: open it again
 
 
 class JournalCases(list):  # type: ignore[type-arg]
-    """The ``cases`` of a results document, read from a journal one case at a time when
-    iterated (the JSON encoder, a baseline) instead of held in memory. It is a list for
-    whoever checks (``isinstance(cases, list)``), but holds nothing itself."""
+    """The ``cases`` of a results document, read from a journal's descriptor one case at a
+    time when iterated (the JSON encoder, a baseline) instead of held in memory. It is a
+    list for whoever checks (``isinstance(cases, list)``), but holds nothing itself."""
 
-    def __init__(self, path: Path, count: int) -> None:
+    def __init__(self, fd: int, count: int) -> None:
         super().__init__()
-        self.path = path
+        self._fd = fd
         self._count = count
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
-        with open(self.path, encoding="utf-8") as f:
-            for n, line in enumerate(f):
-                if n == self._count:
-                    break
+        offset, rest, n = 0, b"", 0
+        while n < self._count:
+            chunk = os.pread(self._fd, 1 << 16, offset)
+            if not chunk:
+                raise OSError(f"the journal ends after {n} of {self._count} cases")
+            offset += len(chunk)
+            *lines, rest = (rest + chunk).split(b"\n")
+            for line in lines[:self._count - n]:
                 yield json.loads(line)
+            n += len(lines)
 
     def __len__(self) -> int:
         return self._count
@@ -341,7 +406,7 @@ class JournalCases(list):  # type: ignore[type-arg]
     __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
-        return f"JournalCases({str(self.path)!r}, {self._count})"
+        return f"JournalCases(fd={self._fd}, {self._count})"
 
 
 def results_document(results: Sequence[CaseResult], journal: Journal | None = None,
@@ -381,32 +446,52 @@ def write_json(path: str | Path, document: dict[str, Any]) -> None:
 def write_results(path: str | Path, document: dict[str, Any],
                   journal: Journal | None = None) -> str | None:
     """Write the results document to ``path``; None when done. When it cannot be (the
-    filesystem filled or went read-only during the run), the document goes to a new file in
-    the temporary directory instead, and the answer is the message that says so, naming
-    the file that holds the results (or the journal, if even that failed)."""
+    filesystem filled or went read-only, the directory was removed during the run), the
+    document goes to a new file in the first of :func:`elsewhere` that takes it, and the
+    answer is the message that says so, naming the file that holds the results (or the
+    journal, while it is there, if none did)."""
     try:
         write_json(path, document)
         return None
     except OutputError as exc:
         failure = f"iogate: the results file {exc.path} {exc.problem}"
-    name = None
-    try:
-        fd, name = tempfile.mkstemp(prefix="iogate-results-", suffix=".json")
+    tried = []
+    for directory in elsewhere():
+        try:
+            fd, name = tempfile.mkstemp(prefix="iogate-results-", suffix=".json",
+                                        dir=directory)
+        except OSError as exc:
+            tried.append(f"{directory}: {exc.strerror or exc}")
+            continue
         os.close(fd)
-        write_json(name, document)
+        try:
+            write_json(name, document)
+        except OutputError as exc:
+            tried.append(f"{name}: {exc.problem}")
+            with contextlib.suppress(OSError):
+                os.unlink(name)
+            continue
         return f"{failure}\niogate: the results are in {name} instead"
-    except OutputError as exc:
-        elsewhere = exc
-    except OSError as exc:
-        elsewhere = OutputError(tempfile.gettempdir(), f"cannot be written: {exc.strerror}")
-    if name is not None:
-        with contextlib.suppress(OSError):
-            os.unlink(name)
-    failure += f"\niogate: nor could they be kept in {elsewhere.path}: {elsewhere.problem}"
-    if journal is not None and journal.intact and not journal.temporary:
-        return (f"{failure}\niogate: the finished cases are in the journal {journal.path} "
+    failure += "".join(f"\niogate: nor could they be kept in {t}" for t in tried)
+    kept = journal.kept if journal is not None and journal.intact else None
+    if kept is not None:
+        return (f"{failure}\niogate: the finished cases are in the journal {kept} "
                 "(one JSON object per line)")
     return f"{failure}\niogate: the results are lost"
+
+
+def elsewhere() -> list[str]:
+    """Where results go when their file cannot be written, in this order: $TMPDIR (else
+    the platform's temporary directory), the scratch directory, the current directory,
+    $HOME; those that can be named."""
+    from iogate.plan import scratch_dir
+
+    places: list[str] = []
+    for place in (lambda: os.environ.get("TMPDIR") or tempfile.gettempdir(), scratch_dir,
+                  os.getcwd, lambda: os.path.expanduser("~")):
+        with contextlib.suppress(OSError, IogateError):
+            places.append(place())
+    return list(dict.fromkeys(places))
 
 
 def call_report_hooks(results: Sequence[CaseResult], document: dict[str, Any]) -> None:

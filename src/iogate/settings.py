@@ -2,8 +2,9 @@
 
 The command line offers each option as ``--NAME``, pytest as ``--iogate-NAME``, as with
 plugins' options; both build the same :class:`RunSettings` with :func:`settings`: the
-outputs checked before any work, the baseline gate, the target safety policy, the backend's
-engine and the workload keys set on the command line. A setting that cannot work is a
+outputs checked before any work (each on its own, then with :func:`check_paths` against
+one another and the files the cases use), the baseline gate, the target safety policy, the
+backend's engine and the workload keys set on the command line. A setting that cannot work is a
 :class:`UsageError` naming its option. Commands that load suites without running them
 declare the options they share with a run by name (:func:`add_option`).
 """
@@ -12,17 +13,18 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from iogate.errors import IogateError
 
 if TYPE_CHECKING:
     from iogate.baseline import SaveBaseline
+    from iogate.files import Claim
+    from iogate.spec import Case
     from iogate.spec.overrides import Overrides
 
 __all__ = ["OPTIONS", "Option", "RunSettings", "UsageError", "add_option", "add_options",
-           "journal_path", "overrides", "save_baseline", "settings"]
+           "case_files", "check_paths", "overrides", "save_baseline", "settings"]
 
 
 @dataclass(frozen=True)
@@ -188,7 +190,7 @@ def settings(value: Callable[[str], Any], prefix: str = "--",
     check_outputs(json_path, save.path if save else None, markdown=value("markdown"),
                   openmetrics=value("openmetrics"),
                   baseline_option="save-baseline-all" if save and save.include_failed
-                  else "save-baseline")
+                  else "save-baseline", history=value("history"))
     try:
         facts = environment.given_facts(value("fact"), environ, prefix + "fact")
     except ValueError as exc:
@@ -242,27 +244,67 @@ def save_baseline(value: Callable[[str], Any], prefix: str = "--") -> SaveBaseli
 
 def check_outputs(json_path: str | None, baseline_path: str | None, *,
                   markdown: str | None = None, openmetrics: str | None = None,
-                  baseline_option: str = "save-baseline") -> None:
+                  baseline_option: str = "save-baseline", history: str | None = None) -> None:
     """Refuse, before anything runs, a results file (and its journal), a baseline to save
     (named by ``baseline_option``) or a summary that could not be written
-    (:mod:`iogate.files`); an OutputError naming the option."""
-    from iogate.files import check_output
+    (:mod:`iogate.files`); an OutputError naming the option. Each is claimed as an output
+    of the run (:func:`iogate.files.claiming`), and so is a SQLite ``history`` store (its
+    own checks are :func:`iogate.history.check_destination`'s), for :func:`check_paths`."""
+    from iogate.baseline import check_merge
+    from iogate.files import check_output, claim
+    from iogate.history import is_url
+    from iogate.report import journal_path
 
     if json_path:
         check_output(json_path, "json")
-        check_output(journal_path(json_path), "json")
+        check_output(journal_path(json_path), "json", "the journal of")
     if baseline_path:
         check_output(baseline_path, baseline_option)
+        check_merge(baseline_path, baseline_option)
     if markdown:
         check_output(markdown, "markdown")
     if openmetrics:
         check_output(openmetrics, "openmetrics")
+    if history and not is_url(history):
+        claim(history, "history")
 
 
-def journal_path(results_path: str) -> Path:
-    """Where the cases of a run are journaled as they end: beside its results file."""
-    path = Path(results_path)
-    return path.with_name(path.name + ".journal")
+def check_paths(outputs: Sequence[Claim], cases: Sequence[Case],
+                filename: str | None) -> None:
+    """The one check, before anything runs, that no output of a run is written over another
+    or over a file the run reads or writes: ``outputs`` (those claimed while the settings
+    were made and the plugins configured: :func:`iogate.files.claiming`) and the
+    ``verify_state`` file of each of ``cases``, against one another and against the suites
+    and the targets of the cases (``filename``: ``--filename``). Each verify_state file is
+    checked as an output too. An OutputError (a :class:`iogate.files.ClashError` for a
+    clash)."""
+    from iogate.files import OutputError, check_apart, check_output
+
+    states, files = case_files(cases, filename)
+    for state in states:
+        try:
+            check_output(state.path)
+        except OutputError as exc:
+            raise OutputError(exc.path, f"{state.role}: {exc.problem}") from None
+    check_apart([*outputs, *states], files)
+
+
+def case_files(cases: Sequence[Case], filename: str | None
+               ) -> tuple[list[Claim], list[Claim]]:
+    """The files ``cases`` use, as :class:`iogate.files.Claim`: their ``verify_state``
+    files, and the others (their suites, and their targets as a run computes them,
+    :func:`iogate.plan.targets_of`, ``filename`` being ``--filename``)."""
+    from iogate.files import Claim
+    from iogate.plan import case_id, targets_of
+
+    states = [Claim(c.workload.verify_state, role=f"the verify_state file of {case_id(c)} "
+                    f"({c.workload.verify_state})") for c in cases if c.workload.verify_state]
+    files = [Claim(str(path), role=f"the suite file {path}")
+             for path in dict.fromkeys(c.path for c in cases)]
+    with targets_of(cases, filename) as targets:
+        files += [Claim(f, role=f"the target of {case_id(c)} ({f})")
+                  for c, paths in zip(cases, targets, strict=True) for f in paths]
+    return states, files
 
 
 def make_gate(baseline: str | None, match: Sequence[str] | None, *, alpha: float,

@@ -247,7 +247,7 @@ class _Busy(Exception):
         self.where, self.fd = where, fd
 
     def wait(self, on_wait: Callable[[str], None] | None) -> None:
-        holder = _lock_holder(self.fd)
+        holder = lock_holder(self.fd)
         if on_wait is not None:
             on_wait(f"{self.where}: waiting: another iogate process"
                     + (f" (pid {holder})" if holder else "") + " is running on this target")
@@ -353,7 +353,7 @@ def _open(where: str, path: str, writes: bool,
     return fd, st, False
 
 
-def _lock_holder(fd: int) -> int | None:
+def lock_holder(fd: int) -> int | None:
     """The process holding the lock of the file open as ``fd``, from /proc/locks."""
     st = os.fstat(fd)
     want = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"

@@ -1,19 +1,26 @@
 """Interrupts never lose results: SIGINT and SIGTERM at random moments of small runs (start-up
-imports, loading, running, judging, writing), and every run checked: exit 0 or 130, never a
-traceback, the results file valid and holding every case said finished on stderr, and no
-temporary file or directory left behind."""
+imports, loading, running, judging, writing), on a quiet machine and on one kept busy, and
+every run checked: exit 0 or 130, never a traceback, the results file valid and holding every
+case said finished on stderr, and no temporary file or directory left behind. A closed
+terminal (SIGHUP, a real pseudo-terminal hung up) is an interrupt too."""
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import random
 import re
+import select
 import signal
 import subprocess
 import sys
+import termios
 import time
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+
+import pytest
 
 IOGATE = [sys.executable, "-m", "iogate"]
 
@@ -53,7 +60,7 @@ workloads:
       write.clat.p99: "< 10s"
 """
 CASES = [f"five.suite.yaml::{name}" for name in "abcde"]
-FINISHED = re.compile(r"^(five\.suite\.yaml::\w+): "
+FINISHED = re.compile(r"^(\w+\.suite\.yaml::\w+): "
                       r"(passed|failed|error|skipped|crashed|interrupted)\b", re.M)
 RUNS = 32
 SEED = 20261124
@@ -83,8 +90,8 @@ def wait_for_the_command(proc: subprocess.Popen[str]) -> None:
 
 
 def check_run(run: Path, scratch: Path, with_json: bool, returncode: int, stdout: str,
-              stderr: str) -> list[str]:
-    """What is wrong with one interrupted run (nothing: an empty list)."""
+              stderr: str, cases: Sequence[str] = CASES) -> list[str]:
+    """What is wrong with one interrupted run of ``cases`` (nothing: an empty list)."""
     problems = []
     if returncode not in (0, 130):
         problems.append(f"exit {returncode}")
@@ -100,10 +107,11 @@ def check_run(run: Path, scratch: Path, with_json: bool, returncode: int, stdout
         else:
             if ids != finished:
                 problems.append(f"results hold {ids}, stderr said {finished} finished")
-            if returncode == 0 and ids != CASES:
+            if returncode == 0 and ids != list(cases):
                 problems.append(f"exit 0 with only {ids}")
     left = sorted(p.name for p in run.iterdir()) + sorted(p.name for p in scratch.iterdir())
-    if left != sorted(["five.suite.yaml", "tmp", *(["r.json"] if results.exists() else [])]):
+    suite = cases[0].split("::")[0]
+    if left != sorted([suite, "tmp", *(["r.json"] if results.exists() else [])]):
         problems.append(f"left behind: {left}")
     return problems
 
@@ -133,6 +141,171 @@ def test_random_interrupts_never_lose_finished_cases(tmp_path: Path) -> None:
             problems.append(f"run {i} ({signum.name} after {delay:.3f}s, "
                             f"{'--json' if with_json else 'no --json'}): {problem}\n    {tail}")
     assert not problems, "\n".join(problems)
+
+
+# Three short cases, for the runs on a busy machine: a null engine's, a tiny file's in the
+# scratch directory, and one that runs for a set time.
+SHORT_SUITE = """\
+suite: three
+workloads:
+  - name: a
+    ioengine: null
+    rw: randread
+    size: 8MiB
+    expect:
+      read.clat.p99: "< 10s"
+  - name: b
+    ioengine: psync
+    rw: randwrite
+    size: 128KiB
+  - name: c
+    ioengine: null
+    rw: read
+    size: 1MiB
+    runtime: 300ms
+    time_based: true
+"""
+SHORT_CASES = [f"three.suite.yaml::{name}" for name in "abc"]
+BUSY_RUNS = 40
+BUSY_LATEST_S = 3.0  # a run takes about that long beside two busy processes
+
+
+@pytest.fixture
+def busy_machine() -> Iterator[None]:
+    """Two processes that keep the CPUs busy for as long as the test runs."""
+    spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
+                for _ in range(2)]
+    try:
+        yield
+    finally:
+        for spinner in spinners:
+            spinner.kill()
+            spinner.wait()
+
+
+def test_random_interrupts_on_a_busy_machine_never_lose_finished_cases(
+        tmp_path: Path, busy_machine: None) -> None:
+    rng = random.Random(SEED + 1)
+    problems: list[str] = []
+    for i in range(BUSY_RUNS):
+        run = tmp_path / f"run{i}"
+        scratch = run / "tmp"
+        scratch.mkdir(parents=True)
+        (run / "three.suite.yaml").write_text(SHORT_SUITE)
+        delay = rng.uniform(0, BUSY_LATEST_S)
+        proc = subprocess.Popen(
+            [*IOGATE, "run", "three.suite.yaml", "--json", "r.json"], cwd=run,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            stdin=subprocess.DEVNULL,
+            env={**os.environ, "TMPDIR": str(scratch), "IOGATE_TMPDIR": str(scratch)})
+        wait_for_the_command(proc)
+        time.sleep(delay)
+        proc.send_signal(signal.SIGINT)  # nothing if it has ended already
+        stdout, stderr = proc.communicate(timeout=120)
+        for problem in check_run(run, scratch, True, proc.returncode, stdout, stderr,
+                                 SHORT_CASES):
+            tail = "\n    ".join(stderr.strip().splitlines()[-6:])
+            problems.append(f"run {i} (SIGINT after {delay:.3f}s): {problem}\n    {tail}")
+    assert not problems, "\n".join(problems)
+
+
+def hung_up(command: list[str], cwd: Path, until: Callable[[bytes], bool],
+            env: dict[str, str] | None = None, group: bool = False) -> int:
+    """Run ``command`` as the leader of a session whose controlling terminal is a
+    pseudo-terminal, its output on it; once ``until`` holds for what the terminal showed
+    (read as it comes), close the other end: the terminal hangs up, the kernel sends SIGHUP,
+    and every later write to the terminal fails, as when a terminal window is closed or an
+    ssh connection drops. With ``group``, SIGHUP goes to the command's whole process group
+    as well (its engine processes), as a shell sends it to a job when its terminal closes.
+    The command's exit status."""
+    controller, terminal = os.openpty()
+
+    def on_the_terminal() -> None:  # after setsid: the terminal becomes the controlling one
+        fcntl.ioctl(terminal, termios.TIOCSCTTY, 0)
+
+    try:
+        proc = subprocess.Popen(command, cwd=cwd, stdout=terminal, stderr=terminal,
+                                stdin=subprocess.DEVNULL, start_new_session=True,
+                                preexec_fn=on_the_terminal, env={**os.environ, **(env or {})})
+        shown = b""
+        while not until(shown):
+            if select.select([controller], [], [], 0.05)[0]:
+                shown += os.read(controller, 1 << 16)
+            assert proc.poll() is None, shown
+        os.close(controller)
+        controller = -1
+        if group:
+            os.killpg(proc.pid, signal.SIGHUP)
+        return proc.wait(timeout=120)
+    finally:
+        os.close(terminal)
+        if controller >= 0:
+            os.close(controller)
+
+
+@pytest.mark.parametrize("group", [False, True], ids=["the command", "its process group"])
+def test_a_closed_terminal_keeps_the_results_and_removes_the_scratch_files(
+        tmp_path: Path, group: bool) -> None:
+    (tmp_path / "hup.suite.yaml").write_text("""\
+suite: hup
+workloads:
+  - name: first
+    ioengine: null
+    rw: read
+    size: 1MiB
+  - name: long
+    ioengine: psync
+    rw: randread
+    size: 256KiB
+    runtime: 60s
+    time_based: true
+  - name: never
+    ioengine: null
+    rw: read
+    size: 1MiB
+""")
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    # Hung up while the long case runs on its scratch file.
+    code = hung_up([*IOGATE, "run", "hup.suite.yaml", "--json", "r.json"], tmp_path,
+                   lambda shown: b"hup.suite.yaml::first: passed" in shown
+                   and any(scratch.iterdir()),
+                   env={"TMPDIR": str(scratch), "IOGATE_TMPDIR": str(scratch)}, group=group)
+    assert code == 130
+    document = json.loads((tmp_path / "r.json").read_text())
+    assert [(c["id"], c["outcome"]) for c in document["cases"]] == [
+        ("hup.suite.yaml::first", "passed"), ("hup.suite.yaml::long", "interrupted")]
+    assert list(scratch.iterdir()) == []
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["hup.suite.yaml", "r.json", "tmp"]
+
+
+def test_a_terminal_closed_while_the_run_ends_keeps_the_results(tmp_path: Path) -> None:
+    # Hung up while the results document is assembled (interrupts held): everything still
+    # to be said goes nowhere, and the results file is written all the same.
+    (tmp_path / "five.suite.yaml").write_text(SUITE)
+    script = """\
+import os, sys, time
+import iogate.report
+from iogate.cli import main
+
+assemble = iogate.report.results_document
+
+def hung_up_meanwhile(*args, **kwargs):
+    open("assembling", "w").close()
+    while os.isatty(2):  # until the terminal hangs up
+        time.sleep(0.01)
+    return assemble(*args, **kwargs)
+
+iogate.report.results_document = hung_up_meanwhile
+sys.exit(main(sys.argv[1:]))
+"""
+    code = hung_up([sys.executable, "-c", script, "run", "five.suite.yaml", "--json", "r.json"],
+                   tmp_path, lambda shown: (tmp_path / "assembling").exists())
+    assert code == 130
+    document = json.loads((tmp_path / "r.json").read_text())
+    assert [c["id"] for c in document["cases"]] == CASES
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["assembling", "five.suite.yaml",
+                                                          "r.json"]
 
 
 def test_sigterm_while_the_suites_load(tmp_path: Path) -> None:
@@ -254,6 +427,39 @@ sys.exit(main(sys.argv[1:]))
     document = json.loads((tmp_path / "r.json").read_text())
     assert len(document["cases"]) == 5
     assert not (tmp_path / "r.json.journal").exists(), proc.stderr
+
+
+@pytest.mark.parametrize("step", ["Journal", "results_document"])
+def test_an_interrupt_held_while_the_run_begins_or_ends_keeps_the_results(
+        tmp_path: Path, step: str) -> None:
+    """An interrupt that comes while the journal is made, or while the results document is
+    assembled (the machine's facts gathered, which takes a while on a busy machine), is held
+    until that step ends, and then must not skip the results file: every finished case is
+    in it, and nothing is left behind."""
+    (tmp_path / "five.suite.yaml").write_text(SUITE)
+    script = f"""\
+import signal, sys
+import iogate.report
+from iogate.cli import main
+
+step = iogate.report.{step}
+
+def interrupted_meanwhile(*args, **kwargs):
+    signal.raise_signal(signal.SIGINT)
+    return step(*args, **kwargs)
+
+iogate.report.{step} = interrupted_meanwhile
+sys.exit(main(sys.argv[1:]))
+"""
+    proc = subprocess.run([sys.executable, "-c", script, "run", "five.suite.yaml", "--json",
+                           "r.json"], cwd=tmp_path, capture_output=True, text=True,
+                          stdin=subprocess.DEVNULL, timeout=600)
+    assert proc.returncode == 130, proc.stderr
+    assert "Traceback" not in proc.stderr
+    document = json.loads((tmp_path / "r.json").read_text())
+    assert [c["id"] for c in document["cases"]] == [c for c, _ in
+                                                    FINISHED.findall(proc.stderr)]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["five.suite.yaml", "r.json"]
 
 
 def test_a_suite_read_from_a_fifo_is_read_once_and_whole(tmp_path: Path) -> None:

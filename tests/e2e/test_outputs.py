@@ -117,6 +117,18 @@ def test_report_outputs_are_refused_before_the_run(tmp_path: Path, suite: Path) 
     assert (tmp_path / "afile").read_text() == "keep"
 
 
+def test_an_artifacts_directory_is_made_but_never_its_parents(tmp_path: Path,
+                                                              suite: Path) -> None:
+    # Like every other output's directory, the parent must exist: a mistyped path is
+    # refused, not made.
+    proc = iogate("run", str(suite), "--artifacts", "nodir/sub", cwd=tmp_path)
+    assert_refused_before_running(proc, "--artifacts nodir/sub", "nodir does not exist")
+    assert not (tmp_path / "nodir").exists()
+    proc = iogate("run", str(suite), "--artifacts", "made", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "made").is_dir()
+
+
 def test_export_and_import_outputs_are_checked_first(tmp_path: Path, suite: Path) -> None:
     device = char_device(tmp_path / "null")
     proc = iogate("export", str(suite), "-o", str(device), cwd=tmp_path)

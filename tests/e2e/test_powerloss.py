@@ -349,8 +349,9 @@ def test_the_state_file_is_replaced_never_written_through_a_target(tmp_path: Pat
     suite.write_text(suite_text(target, target, blocks=64, extra="    ioengine: psync\n"))
     target.write_bytes(b"user data" * 1000)
     proc = iogate("run", str(suite))
-    assert proc.returncode != 0
-    assert "is the workload's own target" in proc.stdout + proc.stderr
+    # refused before anything runs: the state file would replace the target
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "is also the target of pl.suite.yaml::w" in proc.stderr
     assert target.read_bytes() == b"user data" * 1000
 
 

@@ -1,13 +1,18 @@
-"""The journal of a run: every finished case is on disk as it ends, and the results document
-assembled from it is the one made from the results in memory."""
+"""The journal of a run: every finished case is on disk as it ends, the results document
+assembled from it is the one made from the results in memory, read back through the
+journal's own descriptor, and one run at a time holds the journal of a results file."""
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from iogate.files import OutputError
 from iogate.report import Journal, finish_document, results_document, write_json
 from iogate.runner import run_cases
 from iogate.spec import load_suite
@@ -42,7 +47,8 @@ def _cases(tmp_path: Path):
 
 def test_the_document_from_the_journal_equals_the_one_from_memory(tmp_path: Path) -> None:
     results = [r for c in _cases(tmp_path) for r in run_cases([c])]
-    journal = Journal(tmp_path / "r.json.journal")
+    journal = Journal(tmp_path / "r.json")
+    assert journal.path == tmp_path / "r.json.journal"
     for r in results:
         journal.append(r)
     assert len(journal.path.read_text().splitlines()) == len(results)
@@ -57,14 +63,29 @@ def test_the_document_from_the_journal_equals_the_one_from_memory(tmp_path: Path
     assert [c["id"] for c in from_journal["cases"]] == [r.id for r in results]
     assert from_journal["cases"] == from_memory["cases"]
     assert from_journal["cases"][1] == from_memory["cases"][1]
+    # Read through the descriptor: the journal removed, the document is whole all the same.
+    journal.path.unlink()
+    assert list(from_journal["cases"]) == from_memory["cases"]
+    journal.close()
+
+
+def test_a_named_journal_stays_unless_removed_and_is_held_by_one_owner(tmp_path: Path
+                                                                       ) -> None:
+    journal = Journal(tmp_path / "r.json")
+    with pytest.raises(OutputError, match=rf"another iogate run \(pid {os.getpid()}\) is "
+                       rf"writing results to {tmp_path / 'r.json'}"):
+        Journal(tmp_path / "r.json")
     journal.close()
     assert journal.path.exists()  # named journals stay until their owner removes them
+    again = Journal(tmp_path / "r.json")  # the lock ended with the first
+    again.close(remove=True)
+    assert not again.path.exists()
 
 
-def test_a_temporary_journal_is_removed_when_closed(tmp_path: Path, monkeypatch) -> None:
+def test_a_temporary_journal_has_no_name_to_leave_behind(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setenv("IOGATE_TMPDIR", str(tmp_path))
     journal = Journal()
-    assert journal.path.parent == tmp_path
+    assert journal.path is None and list(tmp_path.iterdir()) == []
     document = finish_document([], journal)
     assert list(document["cases"]) == [] and not document["cases"]
     journal.close()

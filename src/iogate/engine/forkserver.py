@@ -21,9 +21,9 @@ datagram, pickled):
 The runner supervises the worker over its pipe (session messages, ``os.kill(pid,
 SIGKILL)``) and learns its fate from the ``exited`` message instead of ``waitpid``. Deaths
 are chained with ``PR_SET_PDEATHSIG``: the server dies with the runner, a worker with the
-server. The server ignores SIGINT and SIGTERM (the runner decides what an interruption
-means) and leaves when the runner closes its end of the socket. A server that is gone is
-started again when a worker is next needed; one that cannot start at all makes
+server. The server ignores SIGINT, SIGTERM and SIGHUP (the runner decides what an
+interruption means) and leaves when the runner closes its end of the socket. A server that
+is gone is started again when a worker is next needed; one that cannot start at all makes
 :mod:`iogate.engine.isolated` fork a child per session directly. ``IOGATE_FORKSERVER=0``
 asks for that too.
 """
@@ -54,7 +54,7 @@ _MESSAGE_MAX = 1 << 16  # requests and replies are small
 # Environment variables that change what the server itself loaded (the interpreter, the
 # library and anything preloaded into it): when one differs, a new server is started.
 _KEY_PREFIXES = ("LD_", "IOGATE_", "PYTHON", "MALLOC_", "GLIBC_")
-_HELD = {signal.SIGINT, signal.SIGTERM}
+_HELD = set(interrupts.SIGNALS)
 
 
 # -- the runner's side ------------------------------------------------------------------------
@@ -69,8 +69,9 @@ class ForkServer:
 
     def __init__(self) -> None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        # Started with SIGINT and SIGTERM blocked (the mask is inherited through exec), so
-        # that an interrupt of the whole process group cannot kill it before it ignores them.
+        # Started with SIGINT, SIGTERM and SIGHUP blocked (the mask is inherited through
+        # exec), so that an interrupt of the whole process group (a closed terminal's
+        # SIGHUP too) cannot kill it before it ignores them.
         old = signal.pthread_sigmask(signal.SIG_BLOCK, _HELD)
         try:
             self.process = subprocess.Popen(
@@ -273,7 +274,7 @@ def _reap_all(sock: socket.socket) -> None:
 
 def serve(fd: int, parent: int) -> None:
     """The server's loop: fork a child per request, report each child's exit."""
-    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGXFSZ):
+    for signum in (*interrupts.SIGNALS, signal.SIGXFSZ):
         signal.signal(signum, signal.SIG_IGN)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, _HELD)  # blocked by the runner until now
     worker.die_with(parent)

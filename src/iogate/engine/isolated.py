@@ -18,7 +18,7 @@ itself. Per session:
 - one that reports a fault (an I/O past its timeout) is killed at once: its stuck thread
   would never let the session end (:class:`EngineFault`, naming the I/O).
 
-The engine's process ignores SIGINT and SIGTERM (the runner decides what an interruption
+The engine's process ignores SIGINT, SIGTERM and SIGHUP (the runner decides what an interruption
 means and cancels it) and dies with its parent (``PR_SET_PDEATHSIG``; the fork server dies
 with the runner in turn), so an aborted runner never leaves I/O running. SIGXFSZ is ignored
 there so that a file size limit is an EFBIG error.

@@ -4,8 +4,8 @@ A process forked for one session (:func:`serve_one`) or a worker of the fork ser
 (:func:`serve`, one session after another) runs each session with
 :func:`iogate.engine.session.drive`, the loop every run shares, and sends the runner its
 progress (with the intervals completed since the last message), then its result or its
-fault. It ignores SIGINT and SIGTERM (the runner decides what an interruption means and
-sends ``cancel``) and dies with the process that forked it. What it takes on from the
+fault. It ignores SIGINT, SIGTERM and SIGHUP (the runner decides what an interruption means
+and sends ``cancel``) and dies with the process that forked it. What it takes on from the
 runner (working directory, umask, resource limits) is :func:`process_state`.
 """
 
@@ -22,6 +22,7 @@ from multiprocessing.connection import Connection
 
 from iogate.engine.session import Session, drive
 from iogate.errors import EngineError
+from iogate.interrupts import SIGNALS
 from iogate.job import JobSpec
 from iogate.results import Fault, Interval
 
@@ -109,7 +110,7 @@ def serve(conn: Connection, state: State, parent: int) -> None:
 
 
 def _detach(parent: int) -> None:
-    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGXFSZ):
+    for signum in (*SIGNALS, signal.SIGXFSZ):
         signal.signal(signum, signal.SIG_IGN)
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     die_with(parent)
