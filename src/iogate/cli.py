@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from iogate.baseline import SaveBaseline
+    from iogate.errors import Problem
     from iogate.history import Filters
     from iogate.judge import Gate
     from iogate.outcome import CaseResult
@@ -47,7 +48,7 @@ def _suite_files(paths: Sequence[str]) -> list[Path]:
             raise SuiteError.single(raw, "no such file or directory")
     if not files:
         raise SuiteError.single(" ".join(paths), f"no suite files ({SUITE_GLOB}) found")
-    return files
+    return list({p.resolve(): p for p in reversed(files)}.values())[::-1]  # each file once
 
 
 def load_suites(paths: Sequence[str], overrides: Overrides | None = None
@@ -74,6 +75,23 @@ def load_suites(paths: Sequence[str], overrides: Overrides | None = None
         for w in suite.warnings:
             print(replace(w, message=f"warning: {w.message}"), file=sys.stderr)
     return suites
+
+
+def _same_ids(cases: Sequence[Case]) -> list[Problem]:
+    """A problem for each case of a run whose id (file name and workload) another file's
+    case has too: results, baselines and the history know a case by its id alone."""
+    from iogate.errors import Problem
+    from iogate.plan import case_id
+
+    first: dict[str, Path] = {}
+    problems = []
+    for case in cases:
+        other = first.setdefault(case_id(case), case.path)
+        if other != case.path:
+            problems.append(Problem(str(case.path), 0, 0, "", (
+                f"its case {case_id(case)} has the id of {other}'s: results, baselines and "
+                "the history know a case by file name and workload alone; rename one file")))
+    return problems
 
 
 def _overrides(args: argparse.Namespace) -> Overrides:
@@ -139,7 +157,6 @@ def cmd_import(args: argparse.Namespace) -> int:
     from dataclasses import replace
     from pathlib import Path
 
-    from iogate.errors import Problem
     from iogate.files import check_output
     from iogate.fio.importer import import_jobfile
 
@@ -412,6 +429,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     suites = load_suites(args.paths, run.overrides)
     cases = [c for s in suites for c in s.cases
              if ids.selects(case_id(c), args.k or "")]
+    same = _same_ids(cases)
+    if same:
+        print("\n".join(f"iogate: {p}" for p in same), file=sys.stderr)
+        return EXIT_INVALID
     if not cases:
         print(f"iogate: no case matches -k {args.k!r}", file=sys.stderr)
         return EXIT_INVALID

@@ -251,3 +251,25 @@ def test_a_million_repeats_are_refused_before_the_run(tmp_path: Path) -> None:
     proc = iogate("run", str(path), cwd=tmp_path)
     assert_one_line(proc, 2, f"{path}:8:13: workloads[0].repeat: must be at most 10000")
     assert not target.exists()
+
+
+NULL_SUITE = "suite: x\nworkloads:\n  - name: w\n    ioengine: null\n    rw: read\n    size: 1MiB\n"
+
+
+def test_two_files_whose_cases_share_an_id_are_refused_before_the_run(tmp_path: Path) -> None:
+    """Results, baselines and the history know a case by file name and workload: two
+    files of one name in two directories would write one id twice, and a baseline saved
+    from that run could not be read back."""
+    for sub in ("a", "b"):
+        (tmp_path / sub).mkdir()
+        (tmp_path / sub / "x.suite.yaml").write_text(NULL_SUITE)
+    proc = iogate("run", "a", "b", "--json", "r.json", "--save-baseline", "base.json",
+                  cwd=tmp_path)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "x.suite.yaml::w has the id of a/x.suite.yaml's" in proc.stderr, proc.stderr
+    assert not (tmp_path / "r.json").exists() and not (tmp_path / "base.json").exists()
+    # one file named twice is one file: its case runs once
+    proc = iogate("run", "a/x.suite.yaml", "a", "--json", "r.json", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert [c["id"] for c in json.loads((tmp_path / "r.json").read_text())["cases"]] == [
+        "x.suite.yaml::w"]
