@@ -78,3 +78,16 @@ def spoken(words: Iterable[str], conjunction: str = "or") -> str:
     """Words as a sentence lists them: 'a, b or c'."""
     all_ = list(words)
     return f"{', '.join(all_[:-1])} {conjunction} {all_[-1]}" if len(all_) > 1 else "".join(all_)
+
+
+class UsageError(IogateError):
+    """A setting that cannot work; ``option`` is the option's name (``baseline``), which
+    each front end spells its own way."""
+
+    def __init__(self, option: str, problem: str) -> None:
+        self.option = option
+        self.problem = problem
+        super().__init__(option, problem)
+
+    def __str__(self) -> str:
+        return self.problem

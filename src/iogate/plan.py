@@ -20,10 +20,9 @@ from pathlib import Path
 from typing import TypeVar
 
 from iogate import interrupts
-from iogate.errors import TargetError
+from iogate.errors import TargetError, UsageError
 from iogate.job import JobSpec
 from iogate.lower import lower
-from iogate.settings import UsageError
 from iogate.spec import Case
 from iogate.spec.fields import Share
 from iogate.spec.models import JobFields

@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from iogate.errors import IogateError
+from iogate.errors import UsageError
 
 if TYPE_CHECKING:
     from iogate.baseline import SaveBaseline
@@ -126,19 +126,6 @@ def add_option(add: Callable[..., Any], prefix: str, name: str) -> None:
     """Declare the option ``name`` of :data:`OPTIONS` with ``add`` (as :func:`add_options`)."""
     [option] = [o for o in OPTIONS if o.name == name]
     add(prefix + option.name, **option.declaration())
-
-
-class UsageError(IogateError):
-    """A setting that cannot work; ``option`` is the option's name (``baseline``), which
-    each front end spells its own way."""
-
-    def __init__(self, option: str, problem: str) -> None:
-        self.option = option
-        self.problem = problem
-        super().__init__(option, problem)
-
-    def __str__(self) -> str:
-        return self.problem
 
 
 @dataclass
