@@ -92,7 +92,9 @@ def test_a_firmware_sysfs_cannot_read_is_given_and_gated_on(suite: Path, target:
     assert document["environment"]["firmware"] == "FW2"
     [case] = document["cases"]
     assert case["environment"]["target.firmware"] == "FW2"
-    assert case["warnings"] == []  # the firmware differs as asked, nothing else does
+    # the firmware differs as asked, nothing else does (what the device did besides the
+    # jobs, another process's I/O on a busy machine, is told apart: disk.*)
+    assert [w for w in case["warnings"] if not w.startswith("disk.")] == []
     assert [c["passed"] for c in case["checks"]] == [True]
     assert "given, not read: firmware FW2" in (suite / "summary.md").read_text()
 
