@@ -2,8 +2,8 @@
 # Sets up iogate from a source checkout and then runs something with it.
 #
 #   bash scripts/setup.sh smoke   set up, then run the smoke suite on a temporary file
-#   bash scripts/setup.sh test    set up, then run the C tests (sanitized), lint, types and the
-#                                 full test suite
+#   bash scripts/setup.sh test    set up, then check the C formatting, run the C tests
+#                                 (sanitized), lint, types and the full test suite
 #   bash scripts/setup.sh         set up only
 #
 # Set-up means: the system libraries the engine links against (installed with apt when missing
@@ -40,6 +40,10 @@ if [ "$mode" = test ]; then
     command -v mkfs.ext4 >/dev/null 2>&1 || need_pkgs+=(e2fsprogs)
     # the history store on a shared database: a throwaway PostgreSQL cluster per test session
     compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || need_pkgs+=(postgresql)
+    # the C formatting check (native/.clang-format): Debian's clang-format, unless one is on
+    # PATH or in the virtual environment already (14, Debian 12's, and 23 format native/ alike)
+    command -v clang-format >/dev/null 2>&1 || [ -x "$venv/bin/clang-format" ] ||
+        need_pkgs+=(clang-format)
 fi
 command -v gcc >/dev/null 2>&1 || command -v cc >/dev/null 2>&1 || need_pkgs+=(gcc)
 command -v pkg-config >/dev/null 2>&1 || need_pkgs+=(pkg-config)
@@ -75,6 +79,13 @@ smoke)
     exec "$venv/bin/iogate" run suites/smoke.suite.yaml "${@:2}"
     ;;
 test)
+    say "C formatting: every C file of native/ as clang-format writes it (native/.clang-format)"
+    clang_format=$(command -v clang-format 2>/dev/null || echo "$venv/bin/clang-format")
+    if ! "$clang_format" --dry-run --Werror native/include/*.h native/src/*.[ch] \
+        native/tests/*.[ch]; then
+        say "run: $clang_format -i native/include/*.h native/src/*.[ch] native/tests/*.[ch]"
+        exit 1
+    fi
     say "C tests under AddressSanitizer and UndefinedBehaviorSanitizer"
     "$venv/bin/python" -m pip install -q cmake ninja
     build=build/native-sanitize

@@ -25,9 +25,16 @@
  *    something this library cannot do), on output that tail is zeroed. A
  *    size below the struct's first version (IOG_<NAME>_SIZE_VER0) is -EINVAL.
  *  - Times are nanoseconds, sizes bytes, on CLOCK_MONOTONIC.
- *  - iog_abi_version() changes whenever a field moves or changes meaning or
- *    a function signature changes; callers must check it before use. A
- *    field appended to a struct does not change it (see struct_size).
+ *  - Versions. IOG_ABI_VERSION (iog_abi_version()) changes when, and only
+ *    when, a caller built against the previous header could go wrong: a
+ *    field moves, shrinks or changes meaning, a function changes its
+ *    signature or meaning or is removed, a constant changes its value.
+ *    Callers must check it before use. Additions are compatible and change
+ *    IOG_ABI_REVISION instead (one up; back to 0 when IOG_ABI_VERSION
+ *    changes): a field appended to a struct (see struct_size), a new
+ *    function, a new constant, enum value or flag bit. A caller finds what a
+ *    library has with iog_describe_struct (fields), iog_describe_constants
+ *    (constants, the revision among them) and the symbols it exports.
  *
  * Latency histograms
  *  Values (ns) below IOG_HIST_LINEAR are counted exactly, one bucket per
@@ -56,7 +63,8 @@ extern "C" {
 #define IOG_API
 #endif
 
-#define IOG_ABI_VERSION 6
+#define IOG_ABI_VERSION  6
+#define IOG_ABI_REVISION 1 /* 1: iog_describe_constants */
 
 /* The size of the first version of each struct with a struct_size: the
  * smallest the library accepts. These never change; fields added later are
@@ -226,7 +234,7 @@ enum iog_verify {
      * reflected), initial value 0 and no final inversion: ISA-L
      * crc64_jones_refl. */
     IOG_VERIFY_CRC64 = 8,
-    IOG_VERIFY_XXH32 = 9,  /* XXH32 of libxxhash, seed 0 (fio's xxhash) */
+    IOG_VERIFY_XXH32 = 9, /* XXH32 of libxxhash, seed 0 (fio's xxhash) */
     /* No data checksum: the header fields (offset, length, generation,
      * sequence, file, job) and every sector's stamp are checked (fio's meta). */
     IOG_VERIFY_META = 10,
@@ -261,13 +269,13 @@ enum iog_verify_kind {
  */
 struct iog_state_check {
     uint32_t struct_size;
-    uint32_t nrecords;      /* failures kept in detail, at most IOG_VERIFY_RECORDS */
-    uint64_t generation;    /* of the session that wrote the state file */
-    uint32_t job;           /* the job's index in that session */
-    uint32_t verify;        /* enum iog_verify */
+    uint32_t nrecords;   /* failures kept in detail, at most IOG_VERIFY_RECORDS */
+    uint64_t generation; /* of the session that wrote the state file */
+    uint32_t job;        /* the job's index in that session */
+    uint32_t verify;     /* enum iog_verify */
     uint64_t block_size;
-    uint64_t region_start;  /* offset of the first block position in each file */
-    uint64_t file_blocks;   /* block positions of each file */
+    uint64_t region_start; /* offset of the first block position in each file */
+    uint64_t file_blocks;  /* block positions of each file */
     uint32_t nfiles;
     uint32_t complete;      /* 1: the session closed the state file at its end */
     uint64_t writes;        /* write records read */
@@ -712,7 +720,7 @@ struct iog_job_stats {
 /* One interval of one job in one direction, all its threads merged. */
 struct iog_interval {
     uint64_t end_ns; /* interval end, measured from the start of counting */
-    uint64_t ios; /* 0: no completions; the latencies below are then 0, meaning none */
+    uint64_t ios;    /* 0: no completions; the latencies below are then 0, meaning none */
     uint64_t bytes;
     double iops;
     double bw_bytes;
@@ -839,6 +847,13 @@ struct iog_layout_field {
     uint32_t size;
 };
 
+/* A constant of this header by name, for bindings to check their copies:
+ * every #define IOG_* that is a number and every enum value. */
+struct iog_constant {
+    const char *name; /* as spelled here, "IOG_FILES_MAX" */
+    int64_t value;
+};
+
 typedef struct iog_session iog_session; /* opaque */
 
 /* Returns IOG_ABI_VERSION of the library. */
@@ -858,6 +873,15 @@ IOG_API const char *iog_version(void);
  */
 IOG_API int iog_describe_struct(const char *name, uint32_t *size,
                                 const struct iog_layout_field **fields);
+
+/*
+ * Describes every constant of this header (struct iog_constant): writes a
+ * pointer to a static array into *out and returns its length; -EINVAL when
+ * out is NULL. Names are unique; the order is not part of the ABI. A later
+ * revision only adds entries (IOG_ABI_REVISION tells which revision this
+ * is); a value never changes within an IOG_ABI_VERSION.
+ */
+IOG_API int iog_describe_constants(const struct iog_constant **out);
 
 /* Number of I/O engines this library has. */
 IOG_API int iog_engine_count(void);
@@ -1007,8 +1031,7 @@ IOG_API int iog_session_fault(iog_session *s, struct iog_fault *out);
  * when the last job's run ends (read-back of verify is not part of it);
  * nothing is read during layout or ramp, nor after a cancelled layout.
  */
-IOG_API int iog_session_watch_disk(iog_session *s, const char *stat_path, char *err,
-                                   size_t errlen);
+IOG_API int iog_session_watch_disk(iog_session *s, const char *stat_path, char *err, size_t errlen);
 
 /*
  * Copies up to `n` readings of watched device `disk` into `out` (an array
@@ -1041,9 +1064,8 @@ IOG_API int iog_session_disk_samples(const iog_session *s, uint32_t disk,
 #define IOG_STATE_OTHER_NAMES (1u << 0)
 
 IOG_API int iog_verify_state_check(const char *state_path, const char *files, uint32_t flags,
-                                   struct iog_state_check *out,
-                                   struct iog_verify_failure *failures, size_t cap, char *err,
-                                   size_t errlen);
+                                   struct iog_state_check *out, struct iog_verify_failure *failures,
+                                   size_t cap, char *err, size_t errlen);
 
 /*
  * Cancels, waits for every worker and frees the session. NULL is ignored.

@@ -2,8 +2,9 @@
  * abi.c - what the library promises about its public structs: version
  * queries, the layout description of every public struct (sizeof and each
  * member's name, offset and size, so that bindings can check at load time
- * that they agree with the library), and the struct_size convention (a
- * caller's struct may be smaller or larger than the library's: abi.h).
+ * that they agree with the library), the value of every public constant (for
+ * the same check), and the struct_size convention (a caller's struct may be
+ * smaller or larger than the library's: abi.h).
  */
 #include <errno.h>
 #include <stddef.h>
@@ -142,12 +143,18 @@ static const struct iog_layout_field bs_count_fields[] = {
 };
 
 static const struct iog_layout_field job_stats_fields[] = {
-    FIELD(iog_job_stats, struct_size),           FIELD(iog_job_stats, nfiles),
-    FIELD(iog_job_stats, coverage_chunk),        FIELD(iog_job_stats, coverage_total),
-    FIELD(iog_job_stats, coverage_touched),      FIELD(iog_job_stats, data_sampled_bytes),
-    FIELD(iog_job_stats, data_compressed_bytes), FIELD(iog_job_stats, data_blocks),
-    FIELD(iog_job_stats, data_duplicate_blocks), FIELD(iog_job_stats, data_samples_skipped),
-    FIELD(iog_job_stats, submits),               FIELD(iog_job_stats, reaps),
+    FIELD(iog_job_stats, struct_size),
+    FIELD(iog_job_stats, nfiles),
+    FIELD(iog_job_stats, coverage_chunk),
+    FIELD(iog_job_stats, coverage_total),
+    FIELD(iog_job_stats, coverage_touched),
+    FIELD(iog_job_stats, data_sampled_bytes),
+    FIELD(iog_job_stats, data_compressed_bytes),
+    FIELD(iog_job_stats, data_blocks),
+    FIELD(iog_job_stats, data_duplicate_blocks),
+    FIELD(iog_job_stats, data_samples_skipped),
+    FIELD(iog_job_stats, submits),
+    FIELD(iog_job_stats, reaps),
     FIELD(iog_job_stats, ioprio),
 };
 
@@ -170,16 +177,26 @@ static const struct iog_layout_field verify_stats_fields[] = {
 };
 
 static const struct iog_layout_field state_check_fields[] = {
-    FIELD(iog_state_check, struct_size),     FIELD(iog_state_check, nrecords),
-    FIELD(iog_state_check, generation),      FIELD(iog_state_check, job),
-    FIELD(iog_state_check, verify),          FIELD(iog_state_check, block_size),
-    FIELD(iog_state_check, region_start),    FIELD(iog_state_check, file_blocks),
-    FIELD(iog_state_check, nfiles),          FIELD(iog_state_check, complete),
-    FIELD(iog_state_check, writes),          FIELD(iog_state_check, syncs),
-    FIELD(iog_state_check, ignored_bytes),   FIELD(iog_state_check, blocks),
-    FIELD(iog_state_check, intact),          FIELD(iog_state_check, not_durable),
-    FIELD(iog_state_check, not_durable_new), FIELD(iog_state_check, lost),
-    FIELD(iog_state_check, torn),            FIELD(iog_state_check, misdirected),
+    FIELD(iog_state_check, struct_size),
+    FIELD(iog_state_check, nrecords),
+    FIELD(iog_state_check, generation),
+    FIELD(iog_state_check, job),
+    FIELD(iog_state_check, verify),
+    FIELD(iog_state_check, block_size),
+    FIELD(iog_state_check, region_start),
+    FIELD(iog_state_check, file_blocks),
+    FIELD(iog_state_check, nfiles),
+    FIELD(iog_state_check, complete),
+    FIELD(iog_state_check, writes),
+    FIELD(iog_state_check, syncs),
+    FIELD(iog_state_check, ignored_bytes),
+    FIELD(iog_state_check, blocks),
+    FIELD(iog_state_check, intact),
+    FIELD(iog_state_check, not_durable),
+    FIELD(iog_state_check, not_durable_new),
+    FIELD(iog_state_check, lost),
+    FIELD(iog_state_check, torn),
+    FIELD(iog_state_check, misdirected),
     FIELD(iog_state_check, read_errors),
 };
 
@@ -263,6 +280,122 @@ static const struct struct_desc {
      COUNT(state_check_fields)},
 };
 
+/* Every constant of iogate.h: each #define IOG_* that is a number, each enum value. */
+/* clang-format off */
+#define CONSTANT(n) {#n, (int64_t)(n)}
+/* clang-format on */
+
+static const struct iog_constant constants[] = {
+    CONSTANT(IOG_ABI_VERSION),
+    CONSTANT(IOG_ABI_REVISION),
+    CONSTANT(IOG_JOB_SPEC_SIZE_VER0),
+    CONSTANT(IOG_DIR_STATS_SIZE_VER0),
+    CONSTANT(IOG_JOB_STATS_SIZE_VER0),
+    CONSTANT(IOG_VERIFY_STATS_SIZE_VER0),
+    CONSTANT(IOG_FAULT_SIZE_VER0),
+    CONSTANT(IOG_PROGRESS_SIZE_VER0),
+    CONSTANT(IOG_ENGINE_INFO_SIZE_VER0),
+    CONSTANT(IOG_DISK_SAMPLE_SIZE_VER0),
+    CONSTANT(IOG_STATE_CHECK_SIZE_VER0),
+    CONSTANT(IOG_HIST_SUB_BITS),
+    CONSTANT(IOG_HIST_SUB_BUCKETS),
+    CONSTANT(IOG_HIST_LINEAR),
+    CONSTANT(IOG_HIST_TOP_BITS),
+    CONSTANT(IOG_HIST_TOP_NS),
+    CONSTANT(IOG_HIST_BUCKETS),
+    CONSTANT(IOG_PATH_MAX),
+    CONSTANT(IOG_ERR_MAX),
+    CONSTANT(IOG_DATA_DIRS),
+    CONSTANT(IOG_BS_ENTRIES_MAX),
+    CONSTANT(IOG_BS_TABLE_MAX),
+    CONSTANT(IOG_ZONES_MAX),
+    CONSTANT(IOG_SEQUENCE_MAX),
+    CONSTANT(IOG_PATTERN_MAX),
+    CONSTANT(IOG_FILES_MAX),
+    CONSTANT(IOG_QD_BUCKETS),
+    CONSTANT(IOG_WEIGHT_TOTAL),
+    CONSTANT(IOG_VERIFY_HEADER),
+    CONSTANT(IOG_VERIFY_RECORDS),
+    CONSTANT(IOG_CMDPRIO_MAX),
+    CONSTANT(IOG_ENGINE_NAME_MAX),
+    CONSTANT(IOG_ENGINE_SUMMARY_MAX),
+    CONSTANT(IOG_ENGINE_DOES_IO),
+    CONSTANT(IOG_ENGINE_NO_DIRECT),
+    CONSTANT(IOG_ENGINE_CMDPRIO),
+    CONSTANT(IOG_HIST_PRIO_CLAT),
+    CONSTANT(IOG_JOB_TIME_BASED),
+    CONSTANT(IOG_JOB_DIRECT),
+    CONSTANT(IOG_JOB_NO_LAYOUT),
+    CONSTANT(IOG_JOB_REFILL),
+    CONSTANT(IOG_JOB_ZERO_BUFS),
+    CONSTANT(IOG_JOB_INVALIDATE),
+    CONSTANT(IOG_JOB_VERIFY_FATAL),
+    CONSTANT(IOG_JOB_TEST_CRASH),
+    CONSTANT(IOG_JOB_END_FSYNC),
+    CONSTANT(IOG_JOB_FILL),
+    CONSTANT(IOG_JOB_OSYNC),
+    CONSTANT(IOG_JOB_ODSYNC),
+    CONSTANT(IOG_DISK_COUNTERS),
+    CONSTANT(IOG_DISKS_MAX),
+    CONSTANT(IOG_STATE_OTHER_NAMES),
+    CONSTANT(IOG_RW_READ),
+    CONSTANT(IOG_RW_WRITE),
+    CONSTANT(IOG_RW_RANDREAD),
+    CONSTANT(IOG_RW_RANDWRITE),
+    CONSTANT(IOG_RW_RW),
+    CONSTANT(IOG_RW_RANDRW),
+    CONSTANT(IOG_RW_TRIM),
+    CONSTANT(IOG_RW_RANDTRIM),
+    CONSTANT(IOG_RW_TRIMWRITE),
+    CONSTANT(IOG_RW_RANDTRIMWRITE),
+    CONSTANT(IOG_DIR_READ),
+    CONSTANT(IOG_DIR_WRITE),
+    CONSTANT(IOG_DIR_SYNC),
+    CONSTANT(IOG_DIR_TRIM),
+    CONSTANT(IOG_DIR_COUNT),
+    CONSTANT(IOG_LAT_SLAT),
+    CONSTANT(IOG_LAT_CLAT),
+    CONSTANT(IOG_LAT_LAT),
+    CONSTANT(IOG_LAT_RESP),
+    CONSTANT(IOG_LAT_LAG),
+    CONSTANT(IOG_LAT_COUNT),
+    CONSTANT(IOG_RATE_LINEAR),
+    CONSTANT(IOG_RATE_POISSON),
+    CONSTANT(IOG_DIST_UNIFORM),
+    CONSTANT(IOG_DIST_ZIPF),
+    CONSTANT(IOG_DIST_PARETO),
+    CONSTANT(IOG_DIST_NORMAL),
+    CONSTANT(IOG_DIST_ZONED),
+    CONSTANT(IOG_DIST_SEQUENCE),
+    CONSTANT(IOG_SYNC_NONE),
+    CONSTANT(IOG_SYNC_FSYNC),
+    CONSTANT(IOG_SYNC_FDATASYNC),
+    CONSTANT(IOG_STATE_CREATED),
+    CONSTANT(IOG_STATE_LAYOUT),
+    CONSTANT(IOG_STATE_RAMP),
+    CONSTANT(IOG_STATE_RUNNING),
+    CONSTANT(IOG_STATE_VERIFY),
+    CONSTANT(IOG_STATE_DONE),
+    CONSTANT(IOG_VERIFY_NONE),
+    CONSTANT(IOG_VERIFY_CRC32C),
+    CONSTANT(IOG_VERIFY_XXH64),
+    CONSTANT(IOG_VERIFY_CRC32),
+    CONSTANT(IOG_VERIFY_MD5),
+    CONSTANT(IOG_VERIFY_SHA1),
+    CONSTANT(IOG_VERIFY_SHA256),
+    CONSTANT(IOG_VERIFY_SHA512),
+    CONSTANT(IOG_VERIFY_CRC64),
+    CONSTANT(IOG_VERIFY_XXH32),
+    CONSTANT(IOG_VERIFY_META),
+    CONSTANT(IOG_VERIFY_TORN),
+    CONSTANT(IOG_VERIFY_LOST),
+    CONSTANT(IOG_VERIFY_MISDIRECTED),
+    CONSTANT(IOG_VERIFY_READ_ERROR),
+    CONSTANT(IOG_VERIFY_KINDS),
+    CONSTANT(IOG_FAULT_NONE),
+    CONSTANT(IOG_FAULT_IO_TIMEOUT),
+};
+
 /* The first version of a struct is never larger than the struct. */
 _Static_assert(IOG_JOB_SPEC_SIZE_VER0 <= sizeof(struct iog_job_spec), "job spec VER0");
 _Static_assert(IOG_DIR_STATS_SIZE_VER0 <= sizeof(struct iog_dir_stats), "dir stats VER0");
@@ -318,6 +451,14 @@ IOG_API uint32_t iog_abi_version(void)
 IOG_API const char *iog_version(void)
 {
     return IOGATE_VERSION;
+}
+
+IOG_API int iog_describe_constants(const struct iog_constant **out)
+{
+    if (!out)
+        return -EINVAL;
+    *out = constants;
+    return (int)COUNT(constants);
 }
 
 IOG_API int iog_describe_struct(const char *name, uint32_t *size,

@@ -39,8 +39,8 @@
 #define ANALYSIS_ZLIB_PCT 2 /* compressed (and hashed) samples */
 #define ANALYSIS_HASH_PCT 1 /* samples only hashed */
 #define ANALYSIS_NICE     19
-#define ANALYSIS_BURST_NS 10000000ll /* 10 ms of CPU, per bucket */
-#define ANALYSIS_POLL_NS    10000000ull /* 10 ms */
+#define ANALYSIS_BURST_NS 10000000ll  /* 10 ms of CPU, per bucket */
+#define ANALYSIS_POLL_NS  10000000ull /* 10 ms */
 
 struct analysis {
     struct data_writer **writers;

@@ -19,12 +19,11 @@
  * miss its target by that much. So data_writer_create calibrates the share
  * against zlib itself: it compresses reference buffers (built exactly as
  * writes are, from fixed seeds, 64 KiB of them in all, each of the largest
- * write size up to DATA_SAMPLE_CAP, the most a sample measures) at level 6 and bisects the random share until
- * their compressed size is (100 - compress_pct)% of their size. Writes of
- * that size then hit the target; much smaller writes of a mix come out a
- * little less compressible (their fixed overhead weighs more). The share
- * only ever goes down from the nominal one, and compress_pct 0 stays fully
- * random (zlib stores it with a few bytes of framing: ratio just over 1).
+ * write size up to DATA_SAMPLE_CAP, the most a sample measures) at level 6 and bisects the random
+ * share until their compressed size is (100 - compress_pct)% of their size. Writes of that size
+ * then hit the target; much smaller writes of a mix come out a little less compressible (their
+ * fixed overhead weighs more). The share only ever goes down from the nominal one, and compress_pct
+ * 0 stays fully random (zlib stores it with a few bytes of framing: ratio just over 1).
  *
  * Refill and dedupe. Without either, buffers keep the contents given by
  * data_fill_initial and data_before_write does nothing. Otherwise every
@@ -89,7 +88,7 @@
 #define RING_SLOTS_MAX  256
 
 /* Calibration of the random share (see the top comment). */
-#define CALIBRATE_BYTES   (64u << 10)  /* compressed per step, over one or more buffers */
+#define CALIBRATE_BYTES   (64u << 10)     /* compressed per step, over one or more buffers */
 #define CALIBRATE_LEN_MAX DATA_SAMPLE_CAP /* a reference buffer: what a sample measures */
 #define CALIBRATE_STEPS   14
 #define CALIBRATE_SEED    0x243f6a8885a308d3ull

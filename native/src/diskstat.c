@@ -47,8 +47,7 @@ static uint32_t disk_read(int fd, uint64_t counters[IOG_DISK_COUNTERS])
     return disk_parse(buf, counters);
 }
 
-IOG_API int iog_session_watch_disk(iog_session *s, const char *stat_path, char *err,
-                                   size_t errlen)
+IOG_API int iog_session_watch_disk(iog_session *s, const char *stat_path, char *err, size_t errlen)
 {
     if (!s || !stat_path) {
         SET_ERR(err, errlen, "iog_session_watch_disk: no session or path");
@@ -59,8 +58,7 @@ IOG_API int iog_session_watch_disk(iog_session *s, const char *stat_path, char *
         return -EALREADY;
     }
     if (s->ndisks >= IOG_DISKS_MAX) {
-        SET_ERR(err, errlen, "%s: a session watches at most %d devices", stat_path,
-                IOG_DISKS_MAX);
+        SET_ERR(err, errlen, "%s: a session watches at most %d devices", stat_path, IOG_DISKS_MAX);
         return -ENOSPC;
     }
     int fd = open(stat_path, O_RDONLY | O_CLOEXEC);
@@ -134,8 +132,7 @@ IOG_API int iog_session_disk_samples(const iog_session *s, uint32_t disk,
         if (!size)
             return -EINVAL;
         for (uint32_t i = 0; i < n && i < w->n; i++)
-            abi_copy_out((unsigned char *)out + (size_t)i * size, size, &w->v[i],
-                         sizeof(w->v[i]));
+            abi_copy_out((unsigned char *)out + (size_t)i * size, size, &w->v[i], sizeof(w->v[i]));
     }
     return (int)w->n;
 }

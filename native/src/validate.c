@@ -43,7 +43,7 @@ int job_file_names(const struct iog_job_spec *spec, const char *names[IOG_FILES_
 #define MAX_BS (1ull << 30)
 #define KNOWN_FLAGS                                                                                \
     (IOG_JOB_TIME_BASED | IOG_JOB_DIRECT | IOG_JOB_NO_LAYOUT | IOG_JOB_REFILL |                    \
-     IOG_JOB_ZERO_BUFS | IOG_JOB_INVALIDATE | IOG_JOB_VERIFY_FATAL | IOG_JOB_TEST_CRASH |     \
+     IOG_JOB_ZERO_BUFS | IOG_JOB_INVALIDATE | IOG_JOB_VERIFY_FATAL | IOG_JOB_TEST_CRASH |          \
      IOG_JOB_END_FSYNC | IOG_JOB_FILL | IOG_JOB_OSYNC | IOG_JOB_ODSYNC)
 
 /* The block size table of one direction; its largest size into *maxbs. */
@@ -200,7 +200,8 @@ static int validate_verify(const struct iog_job_spec *j, uint32_t i, const struc
     const struct iog_bs_entry *r = &j->bs[IOG_DIR_READ][0];
     if (j->rw == IOG_RW_RW && (j->nbs[IOG_DIR_READ] != 1 || r->lo != e->lo || r->hi != e->lo))
         INVALID("job %u: verify of a sequential mix needs reads of the write block size, so "
-                "that every write starts on a block", i);
+                "that every write starts on a block",
+                i);
     if (e->lo < verify_min_block(j->verify) || e->lo % 8 != 0)
         INVALID("job %u: bs[1] must be a multiple of 8 and >= %u with verify, got %llu", i,
                 verify_min_block(j->verify), (unsigned long long)e->lo);
@@ -384,8 +385,8 @@ static int validate_spec(const struct iog_job_spec *j, uint32_t i, char *err, si
         INVALID("job %u: flags OSYNC and ODSYNC exclude each other", i);
     if ((j->flags & (IOG_JOB_OSYNC | IOG_JOB_ODSYNC)) &&
         (!job_uses_dir(j, IOG_DIR_WRITE) || strcmp(e->name, "mmap") == 0))
-        INVALID("job %u: flags OSYNC and ODSYNC need a job that writes, not with the %s engine",
-                i, e->name);
+        INVALID("job %u: flags OSYNC and ODSYNC need a job that writes, not with the %s engine", i,
+                e->name);
     if (j->reserved0 != 0)
         INVALID("job %u: reserved0 must be 0", i);
     if ((rc = validate_pacing(j, i, err, errlen)) < 0)

@@ -39,7 +39,7 @@ struct verify_state {
     uint64_t elapsed_ns;
     uint32_t nrecords;
     struct iog_verify_failure records[IOG_VERIFY_RECORDS];
-    int stop; /* a fatal failure was seen */
+    int stop;               /* a fatal failure was seen */
     uint64_t state_records; /* the verify state file's, once closed */
     int32_t state_error;
 
@@ -54,13 +54,13 @@ struct verify_state {
     uint64_t per_file; /* block positions per file */
     uint64_t nblocks;  /* over all files */
     uint64_t next_seq;
-    uint64_t *blocks;    /* [nblocks] expected state */
-    uint64_t *slot_seq;  /* [depth] sequence number of each request slot's write */
-    uint64_t *slot_blk;  /* [depth] block of each request slot's write */
-    uint64_t *batch;     /* blocks of the writes completed since the last read-back */
-    uint32_t nbatch;     /* entries in batch */
-    uint32_t batch_cap;  /* backlog + depth: the drain adds at most depth */
-    unsigned char *rbuf; /* aligned read buffer of bs bytes */
+    uint64_t *blocks;            /* [nblocks] expected state */
+    uint64_t *slot_seq;          /* [depth] sequence number of each request slot's write */
+    uint64_t *slot_blk;          /* [depth] block of each request slot's write */
+    uint64_t *batch;             /* blocks of the writes completed since the last read-back */
+    uint32_t nbatch;             /* entries in batch */
+    uint32_t batch_cap;          /* backlog + depth: the drain adds at most depth */
+    unsigned char *rbuf;         /* aligned read buffer of bs bytes */
     struct verify_hasher hasher; /* of kind: made once, used on every write */
     struct vstate_writer *state; /* the verify state file, NULL without one */
 };
@@ -376,8 +376,8 @@ int verify_classify(struct verify_hasher *vh, void *block, int64_t got,
     f->computed_checksum = verify_block_checksum(use, h.kind, block, (size_t)h.len, d);
     int sum_ok = f->computed_checksum == h.checksum;
     if (digest_area(h.kind))
-        sum_ok = sum_ok && memcmp((unsigned char *)block + VH_DIGEST, d,
-                                  verify_digest_len(h.kind)) == 0;
+        sum_ok =
+            sum_ok && memcmp((unsigned char *)block + VH_DIGEST, d, verify_digest_len(h.kind)) == 0;
     if (!sum_ok || verify_stale_sector(block, (size_t)h.len, &h)) {
         f->kind = IOG_VERIFY_TORN;
         return 0;
@@ -433,19 +433,18 @@ int verify_create(const struct verify_params *p, struct verify_state **out, char
     if (verify_hasher_init(&vs->hasher, vs->kind) != 0)
         goto nomem;
     if (spec->verify_state[0]) {
-        struct vstate_params sp = {.path = spec->verify_state,
-                                   .id = &spec->verify_state_id,
-                                   .generation = p->generation,
-                                   .job = p->job,
-                                   .kind = vs->kind,
-                                   .block_size = vs->bs,
-                                   .region_start = vs->region_start,
-                                   .file_blocks = vs->per_file,
-                                   .nfiles = p->nfiles,
-                                   .flags = (spec->flags & (IOG_JOB_OSYNC | IOG_JOB_ODSYNC))
-                                                ? VS_DURABLE_WRITES
-                                                : 0,
-                                   .names = p->names};
+        struct vstate_params sp = {
+            .path = spec->verify_state,
+            .id = &spec->verify_state_id,
+            .generation = p->generation,
+            .job = p->job,
+            .kind = vs->kind,
+            .block_size = vs->bs,
+            .region_start = vs->region_start,
+            .file_blocks = vs->per_file,
+            .nfiles = p->nfiles,
+            .flags = (spec->flags & (IOG_JOB_OSYNC | IOG_JOB_ODSYNC)) ? VS_DURABLE_WRITES : 0,
+            .names = p->names};
         int rc = vstate_open(&sp, &vs->state, err, errlen);
         if (rc < 0) {
             verify_destroy(vs);

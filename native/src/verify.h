@@ -45,10 +45,10 @@
 
 #include "iogate.h"
 
-#define VERIFY_MAGIC       0x56474f49u /* "IOGV" read as a little-endian u32 */
-#define VERIFY_VERSION     3   /* 2: sector stamps; 3: long digests after the header */
-#define VERIFY_SECTOR      512 /* every sector after the first begins with a stamp */
-#define VERIFY_STAMP       8   /* bytes of a stamp */
+#define VERIFY_MAGIC       0x56474f49u  /* "IOGV" read as a little-endian u32 */
+#define VERIFY_VERSION     3            /* 2: sector stamps; 3: long digests after the header */
+#define VERIFY_SECTOR      512          /* every sector after the first begins with a stamp */
+#define VERIFY_STAMP       8            /* bytes of a stamp */
 #define VERIFY_MAX_BLOCKS  (1ull << 26) /* block positions per job: 512 MiB of state */
 #define VERIFY_MAX_BACKLOG (1u << 20)
 

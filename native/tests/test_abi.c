@@ -1,7 +1,8 @@
 /*
  * test_abi.c - version queries and iog_describe_struct: every public struct
  * is described with its real sizeof, fields in order, non-overlapping and
- * inside the struct, and unknown names are rejected.
+ * inside the struct, and unknown names are rejected; iog_describe_constants
+ * names each constant once, with the value this header gives it.
  */
 #include <stddef.h>
 
@@ -35,24 +36,23 @@ static int test_versions(void)
 
 static int test_describe_all(void)
 {
-    CHECK(check_struct("iog_job_spec", sizeof(struct iog_job_spec), "struct_size",
-                       "sequence") ==
+    CHECK(check_struct("iog_job_spec", sizeof(struct iog_job_spec), "struct_size", "sequence") ==
           T_PASS);
-    CHECK(check_struct("iog_dir_stats", sizeof(struct iog_dir_stats), "struct_size",
-                       "prio_clat") == T_PASS);
+    CHECK(check_struct("iog_dir_stats", sizeof(struct iog_dir_stats), "struct_size", "prio_clat") ==
+          T_PASS);
     CHECK(check_struct("iog_bs_entry", sizeof(struct iog_bs_entry), "lo", "reserved0") == T_PASS);
     CHECK(check_struct("iog_zone", sizeof(struct iog_zone), "access", "size") == T_PASS);
     CHECK(check_struct("iog_cmdprio_entry", sizeof(struct iog_cmdprio_entry), "bs", "ioprio") ==
           T_PASS);
     CHECK(check_struct("iog_bs_count", sizeof(struct iog_bs_count), "bs", "ios") == T_PASS);
-    CHECK(check_struct("iog_job_stats", sizeof(struct iog_job_stats), "struct_size",
-                       "ioprio") == T_PASS);
+    CHECK(check_struct("iog_job_stats", sizeof(struct iog_job_stats), "struct_size", "ioprio") ==
+          T_PASS);
     CHECK(check_struct("iog_lat_summary", sizeof(struct iog_lat_summary), "count", "stdev_ns") ==
           T_PASS);
     CHECK(check_struct("iog_interval", sizeof(struct iog_interval), "end_ns", "resp_p99_ns") ==
           T_PASS);
-    CHECK(check_struct("iog_progress", sizeof(struct iog_progress), "struct_size",
-                       "trim_bytes") == T_PASS);
+    CHECK(check_struct("iog_progress", sizeof(struct iog_progress), "struct_size", "trim_bytes") ==
+          T_PASS);
     CHECK(check_struct("iog_verify_stats", sizeof(struct iog_verify_stats), "struct_size",
                        "state_reserved") == T_PASS);
     CHECK(check_struct("iog_state_check", sizeof(struct iog_state_check), "struct_size",
@@ -90,6 +90,47 @@ static int test_array_members(void)
     return T_PASS;
 }
 
+/* The value the library describes for `name`, or -1 (as *found 0) when it has none. */
+static int64_t described(const struct iog_constant *c, int n, const char *name, int *found)
+{
+    *found = 0;
+    for (int i = 0; i < n; i++) {
+        if (strcmp(c[i].name, name) == 0) {
+            *found += 1;
+            return c[i].value;
+        }
+    }
+    return -1;
+}
+
+static int test_constants(void)
+{
+    const struct iog_constant *c = NULL;
+    CHECK(iog_describe_constants(NULL) == -EINVAL);
+    int n = iog_describe_constants(&c);
+    CHECK(n > 100 && c != NULL);
+    for (int i = 0; i < n; i++) { /* every name once, all of them IOG_ */
+        CHECK(strncmp(c[i].name, "IOG_", 4) == 0);
+        for (int j = i + 1; j < n; j++)
+            CHECK(strcmp(c[i].name, c[j].name) != 0);
+    }
+    int found;
+    CHECK_EQ_U64(described(c, n, "IOG_ABI_VERSION", &found), IOG_ABI_VERSION);
+    CHECK(found);
+    CHECK_EQ_U64(described(c, n, "IOG_ABI_REVISION", &found), IOG_ABI_REVISION);
+    CHECK(found);
+    CHECK_EQ_U64(described(c, n, "IOG_FILES_MAX", &found), IOG_FILES_MAX);
+    CHECK(found);
+    CHECK_EQ_U64(described(c, n, "IOG_HIST_TOP_NS", &found), IOG_HIST_TOP_NS);
+    CHECK(found);
+    CHECK_EQ_U64(described(c, n, "IOG_JOB_ODSYNC", &found), IOG_JOB_ODSYNC);
+    CHECK(found);
+    CHECK_EQ_U64(described(c, n, "IOG_VERIFY_META", &found), IOG_VERIFY_META);
+    CHECK(found);
+    CHECK(described(c, n, "IOG_API", &found) == -1 && !found);
+    return T_PASS;
+}
+
 static int test_unknown_struct(void)
 {
     uint32_t size = 7;
@@ -107,5 +148,6 @@ int main(void)
     RUN(test_describe_all, result);
     RUN(test_array_members, result);
     RUN(test_unknown_struct, result);
+    RUN(test_constants, result);
     FINISH(result);
 }

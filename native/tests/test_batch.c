@@ -43,8 +43,7 @@ static int run_job(const struct iog_job_spec *j, struct outcome *o)
     if (rc < 0)
         return T_FAIL;
     if (o->rd.errors && o->rd.ios == 0) {
-        fprintf(stderr, "  %s cannot run here (errno %d): skipped\n", j->engine,
-                o->rd.first_errno);
+        fprintf(stderr, "  %s cannot run here (errno %d): skipped\n", j->engine, o->rd.first_errno);
         return T_SKIP;
     }
     return T_PASS;

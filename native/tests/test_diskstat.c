@@ -78,8 +78,8 @@ static int test_samples_at_boundaries(void)
     CHECK_EQ_U64(v[0].end_ns, 0);
     for (int i = 0; i < nser; i++)
         CHECK_EQ_U64(v[i + 1].end_ns, iv[i].end_ns);
-    static const uint64_t want[IOG_DISK_COUNTERS] = {10, 2, 80, 7, 20, 3, 160, 9, 1,
-                                                     50, 60, 4, 0, 32, 1, 5, 2};
+    static const uint64_t want[IOG_DISK_COUNTERS] = {10, 2,  80, 7, 20, 3, 160, 9, 1,
+                                                     50, 60, 4,  0, 32, 1, 5,   2};
     for (int i = 0; i < n; i++) {
         CHECK_EQ_U64(v[i].struct_size, sizeof(v[i]));
         CHECK_EQ_U64(v[i].ncounters, IOG_DISK_COUNTERS);

@@ -112,8 +112,7 @@ static int test_percentiles_rule(void)
         counts[hist_index(v * 1000)]++;
     double ps[] = {99.9, 50.0, 100.0, 0.0};
     uint64_t whole[4], range[4];
-    CHECK_EQ_INT(iog_hist_percentiles(counts, 0, IOG_HIST_BUCKETS, ps, 4, 0, UINT64_MAX, whole),
-                 1);
+    CHECK_EQ_INT(iog_hist_percentiles(counts, 0, IOG_HIST_BUCKETS, ps, 4, 0, UINT64_MAX, whole), 1);
     /* rank 999 of 1000 (a double product would give ceil(999.0000000000001) = 1000) */
     uint64_t lo, hi;
     hist_bounds(hist_index(999000), &lo, &hi);
@@ -127,19 +126,16 @@ static int test_percentiles_rule(void)
     for (int j = 0; j < 4; j++)
         CHECK_EQ_U64(range[j], whole[j]);
     /* the exact extremes clamp the answer */
-    CHECK_EQ_INT(iog_hist_percentiles(counts, 0, IOG_HIST_BUCKETS, ps, 4, 1000, 1000000, whole),
-                 1);
+    CHECK_EQ_INT(iog_hist_percentiles(counts, 0, IOG_HIST_BUCKETS, ps, 4, 1000, 1000000, whole), 1);
     CHECK_EQ_U64(whole[2], 1000000 < whole[2] ? 1000000 : whole[2]);
     CHECK(whole[2] <= 1000000 && whole[3] >= 1000);
     /* the overflow bucket reports the maximum when it is known */
     counts[HIST_OVERFLOW] = 100000;
-    CHECK_EQ_INT(iog_hist_percentiles(counts, 0, IOG_HIST_BUCKETS, ps, 1, 0, 5ull << 40, whole),
-                 1);
+    CHECK_EQ_INT(iog_hist_percentiles(counts, 0, IOG_HIST_BUCKETS, ps, 1, 0, 5ull << 40, whole), 1);
     CHECK_EQ_U64(whole[0], 5ull << 40);
     /* empty, and bad arguments */
     memset(counts, 0, sizeof(counts));
-    CHECK_EQ_INT(iog_hist_percentiles(counts, 0, IOG_HIST_BUCKETS, ps, 4, 0, UINT64_MAX, whole),
-                 0);
+    CHECK_EQ_INT(iog_hist_percentiles(counts, 0, IOG_HIST_BUCKETS, ps, 4, 0, UINT64_MAX, whole), 0);
     double bad = 100.5;
     CHECK_EQ_INT(iog_hist_percentiles(counts, 0, IOG_HIST_BUCKETS, &bad, 1, 0, UINT64_MAX, whole),
                  -EINVAL);

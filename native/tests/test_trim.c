@@ -113,15 +113,15 @@ static int test_trim_job_punches_its_region(void)
     static const struct {
         const char *engine;
         uint32_t depth;
-    } engines[] = {{"psync", 1}, {"sync", 1}, {"libaio", 4}, {"io_uring", 4},
-                   {"posixaio", 4}, {"mmap", 1}};
+    } engines[] = {{"psync", 1},    {"sync", 1},     {"libaio", 4},
+                   {"io_uring", 4}, {"posixaio", 4}, {"mmap", 1}};
     for (size_t e = 0; e < sizeof(engines) / sizeof(engines[0]); e++) {
         char path[IOG_PATH_MAX];
         struct iog_dir_stats t, w;
         if (!has_engine(engines[e].engine)) /* not in this build */
             continue;
-        CHECK(run_on_file(engines[e].engine, IOG_RW_TRIM, engines[e].depth, path, sizeof(path),
-                          &t, &w) == 0);
+        CHECK(run_on_file(engines[e].engine, IOG_RW_TRIM, engines[e].depth, path, sizeof(path), &t,
+                          &w) == 0);
         if (t.errors && t.first_errno == EOPNOTSUPP) {
             unlink(path);
             return T_SKIP;

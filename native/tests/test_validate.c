@@ -116,7 +116,8 @@ static int test_each_field_rejected(void)
     REJECT(j.reserved0 = 1, "reserved0");
     REJECT(j.flags = IOG_JOB_FILL, "IOG_JOB_FILL"); /* base spec reads */
     REJECT((j.rw = IOG_RW_WRITE, j.flags = IOG_JOB_FILL | IOG_JOB_TIME_BASED,
-            j.runtime_ns = 1000000000), "IOG_JOB_FILL");
+            j.runtime_ns = 1000000000),
+           "IOG_JOB_FILL");
     REJECT((j.rw = IOG_RW_WRITE, j.flags = IOG_JOB_FILL, j.ramp_ns = 1000), "IOG_JOB_FILL");
     REJECT(j.filename[0] = '\0', "filename");
     REJECT(memset(j.filename, 'a', sizeof(j.filename)), "filename");

@@ -766,7 +766,8 @@ static int test_headers_on_disk(void)
             CHECK_EQ_U64(h.file, f);
             CHECK_EQ_U64(h.job, 1);
             CHECK_EQ_U64(h.reserved, 0);
-            CHECK_EQ_U64(h.checksum, verify_block_checksum(NULL, IOG_VERIFY_CRC32, block, BS, NULL));
+            CHECK_EQ_U64(h.checksum,
+                         verify_block_checksum(NULL, IOG_VERIFY_CRC32, block, BS, NULL));
             unsigned char zero[8] = {0};
             memcpy(block + 48, zero, 8);
             CHECK_EQ_U64(h.checksum, crc32(0, block, BS));
@@ -929,8 +930,7 @@ static int test_validation(void)
 /* ---- the verify state file ----------------------------------------------- */
 
 static int check_state(const char *state, const char *target, uint32_t flags,
-                       struct iog_state_check *out, struct iog_verify_failure *recs,
-                       char *err)
+                       struct iog_state_check *out, struct iog_verify_failure *recs, char *err)
 {
     char files[IOG_PATH_MAX] = {0};
     strcpy(files, target);

@@ -22,9 +22,9 @@ static const struct {
     uint32_t digest; /* bytes */
     uint32_t min_block;
 } kinds[] = {
-    {IOG_VERIFY_CRC32C, 4, 64},  {IOG_VERIFY_XXH64, 8, 64},   {IOG_VERIFY_CRC32, 4, 64},
-    {IOG_VERIFY_MD5, 16, 80},    {IOG_VERIFY_SHA1, 20, 88},   {IOG_VERIFY_SHA256, 32, 96},
-    {IOG_VERIFY_SHA512, 64, 128}, {IOG_VERIFY_CRC64, 8, 64},  {IOG_VERIFY_XXH32, 4, 64},
+    {IOG_VERIFY_CRC32C, 4, 64},   {IOG_VERIFY_XXH64, 8, 64}, {IOG_VERIFY_CRC32, 4, 64},
+    {IOG_VERIFY_MD5, 16, 80},     {IOG_VERIFY_SHA1, 20, 88}, {IOG_VERIFY_SHA256, 32, 96},
+    {IOG_VERIFY_SHA512, 64, 128}, {IOG_VERIFY_CRC64, 8, 64}, {IOG_VERIFY_XXH32, 4, 64},
     {IOG_VERIFY_META, 0, 64},
 };
 #define NKINDS (sizeof(kinds) / sizeof(kinds[0]))

@@ -6,8 +6,11 @@ session layer needs so that negative errno returns become EngineError.
 
 The library is looked up in the IOGATE_LIB environment variable (a path, for
 development builds) and otherwise next to this package (installed wheels). One that cannot
-be used (missing, not a shared library, not libiogate, another ABI version) is a
-:class:`LibraryError` naming it.
+be used (missing, not a shared library, not libiogate, another ABI version, an older ABI
+revision, or a constant whose value differs from the one used here) is a
+:class:`LibraryError` naming it. The limits (array sizes, string lengths) are
+iogate.engine.limits'; the enum values and flag bits are here. At load, every one of them is
+compared with the library's own description of its constants (iog_describe_constants).
 """
 
 from __future__ import annotations
@@ -35,33 +38,38 @@ from ctypes import (
 )
 from functools import cache
 
+from iogate.engine import limits
+from iogate.engine.limits import (
+    BS_ENTRIES_MAX,
+    BS_TABLE_MAX,
+    CMDPRIO_MAX,
+    DATA_DIRS,
+    DISK_COUNTERS,
+    ENGINE_NAME_MAX,
+    ENGINE_SUMMARY_MAX,
+    ERR_MAX,
+    FILES_MAX,
+    PATH_MAX,
+    PATTERN_MAX,
+    QD_BUCKETS,
+    SEQUENCE_MAX,
+    VERIFY_RECORDS,
+    ZONES_MAX,
+)
+from iogate.engine.limits import WEIGHT_TOTAL as WEIGHT_TOTAL  # the weights of iog_bs_entry
 from iogate.errors import EngineError, IogateError
 
 UINT64_MAX = (1 << 64) - 1
 
+# IOG_ABI_VERSION: the library's must be this one. IOG_ABI_REVISION: the library's must be
+# at least this one (a later revision only adds; iogate.h says what changes which).
 ABI_VERSION = 6
+ABI_REVISION = 1
 
 # The histogram geometry (IOG_HIST_*) is owned by iogate.histogram; the parity tests check it
 # against the library.
 
-PATH_MAX = 4096
-ERR_MAX = 512
-DATA_DIRS = 2  # read and write: the directions that move data
-BS_ENTRIES_MAX = 64  # block size entries per direction
-BS_TABLE_MAX = 64  # distinct realized block sizes counted per direction
-ZONES_MAX = 16
-SEQUENCE_MAX = 64  # block indices of the sequence distribution
-PATTERN_MAX = 256
-FILES_MAX = 64
-QD_BUCKETS = 13  # qd_hist[i] counts depths in [2^i, 2^(i+1))
-WEIGHT_TOTAL = 1_000_000  # weights are parts per million
-VERIFY_HEADER = 64  # bytes of the header at the start of a verified block
-VERIFY_RECORDS = 16  # verification failures kept in detail per job
-CMDPRIO_MAX = 16  # command priority entries per direction (cmdprio)
-
 # I/O engines are named; the library lists its own (engine_infos).
-ENGINE_NAME_MAX = 32
-ENGINE_SUMMARY_MAX = 128
 ENGINE_DOES_IO = 1 << 0  # touches files (null does not)
 ENGINE_NO_DIRECT = 1 << 1  # cannot do O_DIRECT
 ENGINE_CMDPRIO = 1 << 2  # passes an I/O priority per request (cmdprio)
@@ -419,10 +427,6 @@ class IogEngineInfo(ctypes.Structure):
     ]
 
 
-DISK_COUNTERS = 17  # counters of a block device's stat line (IOG_DISK_COUNTERS)
-DISKS_MAX = 4  # watched devices per session
-
-
 class IogDiskSample(ctypes.Structure):
     _fields_ = [
         ("struct_size", c_uint32),
@@ -437,6 +441,13 @@ class IogLayoutField(ctypes.Structure):
         ("name", c_char_p),
         ("offset", c_uint32),
         ("size", c_uint32),
+    ]
+
+
+class IogConstant(ctypes.Structure):
+    _fields_ = [
+        ("name", c_char_p),
+        ("value", c_int64),
     ]
 
 
@@ -498,6 +509,7 @@ def _declare(lib: ctypes.CDLL) -> None:
     fn("iog_version", c_char_p, [], None)
     fn("iog_describe_struct", c_int,
        [c_char_p, POINTER(c_uint32), POINTER(POINTER(IogLayoutField))])
+    fn("iog_describe_constants", c_int, [POINTER(POINTER(IogConstant))])
     fn("iog_engine_count", c_int, [])
     fn("iog_engine_describe", c_int, [c_uint32, POINTER(IogEngineInfo)])
     fn("iog_session_create", c_int, [POINTER(IogJobSpec), c_uint32, POINTER(SessionHandle), *err])
@@ -532,9 +544,64 @@ def _declare(lib: ctypes.CDLL) -> None:
 
 
 class LibraryError(IogateError):
-    """The library cannot be used: missing, not a shared library, not libiogate, or of
-    another ABI version. Not an engine's refusal of a job: iogate cannot run at all (the
-    command's exit code is 3, a runtime error)."""
+    """The library cannot be used: missing, not a shared library, not libiogate, of another
+    ABI version or an older revision, or with a constant of another value. Not an engine's
+    refusal of a job: iogate cannot run at all (the command's exit code is 3, a runtime
+    error)."""
+
+
+# Enums these bindings list as names in value order: the C name of each is the prefix and the
+# name in capitals (DIRECTIONS[3] is IOG_DIR_TRIM).
+_ENUM_NAMES = (("IOG_DIR_", "DIRECTIONS"), ("IOG_LAT_", "LAT_KINDS"), ("IOG_STATE_", "STATES"),
+               ("IOG_VERIFY_", "VERIFY_KINDS"))
+# Names of this module that stand for no constant of iogate.h, or are compared otherwise.
+_NOT_CONSTANTS = frozenset({"UINT64_MAX", "ABI_REVISION"})
+
+
+def expected_constants() -> list[tuple[str, int, str]]:
+    """Every constant of iogate.h these bindings use: (its C name, the value used here, the
+    Python name that holds it). Each int of iogate.engine.limits and of this module whose
+    name is its C name without IOG_ (a value of this module first: the one the structs and
+    calls above use), and each position of the enums listed as names (_ENUM_NAMES)."""
+    here = globals()
+    out = []
+    for name in sorted(set(vars(limits)) | set(here)):
+        value = here.get(name, vars(limits).get(name))
+        if (name[:1].isalpha() and name.isupper() and type(value) is int
+                and name not in _NOT_CONSTANTS):
+            out.append((f"IOG_{name}", value, name))
+    for prefix, listed in _ENUM_NAMES:
+        names = here[listed]
+        out += [(prefix + n.upper(), i, f"{listed}[{i}]") for i, n in enumerate(names)]
+        if listed == "VERIFY_KINDS":  # the enum's count has the list's name
+            out.append(("IOG_VERIFY_KINDS", len(names), "len(VERIFY_KINDS)"))
+    return out
+
+
+def constant_problems(described: dict[str, int]) -> list[str]:
+    """What differs between the library's constants (``described``: C name -> value, as
+    iog_describe_constants gives them) and these bindings': one phrase per constant, naming
+    it and both values; empty when they agree."""
+    out = []
+    revision = described.get("IOG_ABI_REVISION", 0)
+    if revision < ABI_REVISION:
+        out.append(f"IOG_ABI_REVISION is {revision} in the library, these bindings need "
+                   f"{ABI_REVISION} or later")
+    for c_name, value, py_name in expected_constants():
+        if c_name not in described:
+            out.append(f"{c_name} is not in the library, these bindings use {value} "
+                       f"({py_name})")
+        elif described[c_name] != value:
+            out.append(f"{c_name} is {described[c_name]} in the library, {value} in these "
+                       f"bindings ({py_name})")
+    return out
+
+
+def described_constants(handle: ctypes.CDLL) -> dict[str, int]:
+    """The library's constants (iog_describe_constants): C name -> value."""
+    table = POINTER(IogConstant)()
+    n = handle.iog_describe_constants(byref(table))
+    return {table[i].name.decode(): int(table[i].value) for i in range(n)}
 
 
 def library_path() -> str:
@@ -549,7 +616,13 @@ def library_path() -> str:
 def lib() -> ctypes.CDLL:
     """The loaded, declared and version-checked library (loaded once); a LibraryError
     naming its path (and IOGATE_LIB when that gave it) when it cannot be used."""
-    path = library_path()
+    return open_library(library_path())
+
+
+def open_library(path: str) -> ctypes.CDLL:
+    """Loads the library at ``path`` (where lib() says), declares its functions and checks
+    its ABI version and its constants against these bindings'; a LibraryError naming the
+    path (and IOGATE_LIB when that gave it) when it cannot be used."""
     if os.environ.get("IOGATE_LIB"):
         where = f"IOGATE_LIB={path}"
         fix = ("set IOGATE_LIB to libiogate.so as native/ builds it "
@@ -578,6 +651,10 @@ def lib() -> ctypes.CDLL:
     except AttributeError as e:
         raise LibraryError(f"{where}: libiogate of ABI version {found} without a function "
                            f"these bindings call ({e}); {fix}") from None
+    problems = constant_problems(described_constants(handle))
+    if problems:
+        raise LibraryError(f"{where}: libiogate of ABI version {found} does not match these "
+                           f"bindings: {'; '.join(problems)}; {fix}")
     return handle
 
 

@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Sequence
 
 from iogate import diskstats
-from iogate.engine import catalog, native
+from iogate.engine import catalog, limits, native
 from iogate.errors import EngineError
 from iogate.histogram import Histogram
 from iogate.job import JobSpec
@@ -53,15 +53,15 @@ def job_struct(spec: JobSpec) -> native.IogJobSpec:
     sync_kind = _choice("sync kind", spec.sync_kind, native.SYNC_KINDS)
     verify = _choice("verify", spec.verify, native.VERIFIERS)
     names = encode_files(spec.files())
-    if len(spec.pattern) > native.PATTERN_MAX:
+    if len(spec.pattern) > limits.PATTERN_MAX:
         raise EngineError(errno.EINVAL, f"pattern is {len(spec.pattern)} bytes, the limit "
-                                        f"is {native.PATTERN_MAX}")
-    if len(spec.zones) > native.ZONES_MAX:
+                                        f"is {limits.PATTERN_MAX}")
+    if len(spec.zones) > limits.ZONES_MAX:
         raise EngineError(errno.EINVAL, f"{len(spec.zones)} zones, the limit is "
-                                        f"{native.ZONES_MAX}")
-    if len(spec.sequence) > native.SEQUENCE_MAX:
+                                        f"{limits.ZONES_MAX}")
+    if len(spec.sequence) > limits.SEQUENCE_MAX:
         raise EngineError(errno.EINVAL, f"a sequence of {len(spec.sequence)} blocks, the "
-                                        f"limit is {native.SEQUENCE_MAX}")
+                                        f"limit is {limits.SEQUENCE_MAX}")
     if not math.isfinite(spec.dist_param):
         raise EngineError(errno.EINVAL, f"dist_param must be finite, got {spec.dist_param}")
     _in_range(U32, flow_id=spec.flow_id, flow_weight=spec.flow_weight)
@@ -119,9 +119,9 @@ def job_struct(spec: JobSpec) -> native.IogJobSpec:
         exit_mask=spec.exit_mask)
     for d, name in ((native.DIR_READ, "read"), (native.DIR_WRITE, "write")):
         table = spec.bs_table(name)
-        if len(table) > native.BS_ENTRIES_MAX:
+        if len(table) > limits.BS_ENTRIES_MAX:
             raise EngineError(errno.EINVAL, f"{len(table)} {name} block size entries, the "
-                                            f"limit is {native.BS_ENTRIES_MAX}")
+                                            f"limit is {limits.BS_ENTRIES_MAX}")
         out.nbs[d] = len(table)
         for i, e in enumerate(table):
             _in_range(U64, bs_lo=e.lo, bs_hi=e.hi)
@@ -133,9 +133,9 @@ def job_struct(spec: JobSpec) -> native.IogJobSpec:
     out.ioprio = spec.ioprio
     for d, entries in ((native.DIR_READ, spec.cmdprio_read),
                        (native.DIR_WRITE, spec.cmdprio_write)):
-        if len(entries) > native.CMDPRIO_MAX:
+        if len(entries) > limits.CMDPRIO_MAX:
             raise EngineError(errno.EINVAL, f"{len(entries)} command priority entries, the "
-                                            f"limit is {native.CMDPRIO_MAX}")
+                                            f"limit is {limits.CMDPRIO_MAX}")
         out.ncmdprio[d] = len(entries)
         for i, p in enumerate(entries):
             _in_range(U64, cmdprio_bs=p.bs)
@@ -160,7 +160,7 @@ def job_struct(spec: JobSpec) -> native.IogJobSpec:
             out.file_ids[i] = native.IogFileId(dev=dev, ino=ino)
     if spec.verify_state:
         state = spec.verify_state.encode()
-        if spec.verify_state_id is None or b"\0" in state or len(state) >= native.PATH_MAX:
+        if spec.verify_state_id is None or b"\0" in state or len(state) >= limits.PATH_MAX:
             raise EngineError(errno.EINVAL, f"verify state file {spec.verify_state!r}: a "
                                             "path under PATH_MAX bytes and the identity of "
                                             "the file created there are needed")
@@ -191,17 +191,17 @@ def _in_range(limit: int, **values: int) -> None:
 
 def encode_files(names: list[str]) -> bytes:
     """The library's file list: each name NUL-terminated, then an empty name."""
-    if len(names) > native.FILES_MAX:
-        raise EngineError(errno.EINVAL, f"{len(names)} files, the limit is {native.FILES_MAX}")
+    if len(names) > limits.FILES_MAX:
+        raise EngineError(errno.EINVAL, f"{len(names)} files, the limit is {limits.FILES_MAX}")
     encoded = [n.encode() for n in names]
     for raw, name in zip(encoded, names, strict=True):
         if not raw or b"\0" in raw:
             raise EngineError(errno.EINVAL, f"file name {name!r} is empty or contains NUL")
     blob = b"".join(raw + b"\0" for raw in encoded) + b"\0"
-    if len(blob) > native.PATH_MAX:
+    if len(blob) > limits.PATH_MAX:
         raise EngineError(errno.ENAMETOOLONG,
                           f"file names take {len(blob)} bytes with their terminators, the "
-                          f"limit is {native.PATH_MAX}")
+                          f"limit is {limits.PATH_MAX}")
     return blob
 
 
@@ -263,7 +263,7 @@ class Session:
         targets = [(j, name) for j, spec in enumerate(self._job_specs)
                    if (engine := catalog.get(spec.engine)) is not None and engine.does_io
                    for name in spec.files()]
-        for path, jobs in list(diskstats.watched(targets).items())[:native.DISKS_MAX]:
+        for path, jobs in list(diskstats.watched(targets).items())[:limits.DISKS_MAX]:
             try:
                 native.session_watch_disk(self.handle, path)
             except EngineError:

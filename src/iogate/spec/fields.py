@@ -32,6 +32,18 @@ from pydantic import (
 
 from iogate import expr
 from iogate.engine import catalog
+
+# The limits of the engine's job spec (iogate.h), defined once in iogate.engine.limits.
+from iogate.engine.limits import (
+    BS_ENTRIES_MAX,
+    CMDPRIO_MAX,
+    FILES_MAX,
+    PATH_MAX,
+    PATTERN_MAX,
+    SEQUENCE_MAX,
+    VERIFY_HEADER,
+    ZONES_MAX,
+)
 from iogate.errors import spoken
 from iogate.expr import shown
 from iogate.metrics import LATENCIES, parse_metric
@@ -47,16 +59,8 @@ from iogate.units import (
 
 STRICT = ConfigDict(strict=True, extra="forbid", frozen=True)
 
-PATH_MAX = 4096  # IOG_PATH_MAX in iogate.h, including the terminating NUL
 SECTOR = 512  # O_DIRECT alignment that works on every common device
 DEFAULT_BS = 4096
-# Limits of the engine's job spec (iogate.h).
-BS_ENTRIES_MAX = 64
-ZONES_MAX = 16
-SEQUENCE_MAX = 64  # block indices of random_distribution: sequence
-PATTERN_MAX = 256
-FILES_MAX = 64
-CMDPRIO_MAX = 16  # command priority entries per direction
 
 
 # -- quantities ---------------------------------------------------------------------------
@@ -931,7 +935,6 @@ Pattern = Annotated[bytes, BeforeValidator(_pattern),
 
 VERIFIERS = ("crc32c", "crc32", "crc64", "xxhash", "xxh32", "xxh64", "md5", "sha1", "sha256",
              "sha512", "meta", "none")
-VERIFY_HEADER = 64  # IOG_VERIFY_HEADER: bytes at the start of every verified block
 # Digests longer than 8 bytes, kept whole after the header: their bytes (iogate.h).
 _LONG_DIGESTS = {"md5": 16, "sha1": 20, "sha256": 32, "sha512": 64}
 # fio's names for the same checksums.
