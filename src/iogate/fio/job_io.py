@@ -1,0 +1,202 @@
+"""How one fio job's requests reach the device and become durable, as workload
+keys: direct or buffered I/O, fsync and fdatasync, sync (O_SYNC, O_DSYNC), end_fsync and
+fsync_on_close, and the I/O priorities (prio, prioclass and the engines' cmdprio
+options).
+"""
+
+from __future__ import annotations
+
+from iogate.engine import catalog
+from iogate.expr import shown
+from iogate.fio.job_state import JobState, flag
+from iogate.fio.jobfile import (
+    ValueProblem,
+    directions,
+    fio_size,
+    has_reference,
+    suite_text,
+)
+from iogate.units import format_size_exact
+
+
+class IoOptions(JobState):
+    """direct/buffered, the syncs and the I/O priorities."""
+
+    def _direct(self) -> None:
+        direct, buffered = self.get("direct"), self.get("buffered")
+        last = max((s for s in (direct, buffered) if s is not None),
+                   key=lambda s: (s.section != "global", s.line), default=None)
+        if last is None:
+            return
+        if last is buffered:
+            if direct is not None:
+                self.note(direct, "fio uses buffered, read later")
+            try:
+                self.put("direct", not flag(buffered), buffered, "fio's buffered=0 is "
+                         "direct I/O" if not flag(buffered) else "")
+            except ValueProblem as exc:
+                self.refuse(buffered, str(exc))
+            return
+        if buffered is not None:
+            self.note(buffered, "fio uses direct, read later")
+        self.bool_key("direct")
+
+    def _syncs(self) -> None:
+        for name in ("fsync", "fdatasync"):
+            src = self.opts.get(name)
+            if src is None:
+                self.used.add(name)
+                continue
+            if (why := self.never_writes()) is not None:
+                self.used.add(name)
+                self.note(src, f"{why}: fio never syncs")
+            elif (ioengine := catalog.get(self.engine)) is not None and not ioengine.does_io:
+                self.used.add(name)
+                self.note(src, f"the {self.engine} engine has no file to sync")
+            else:
+                self.int_key(name, zero_means_off="0 is fio's default: no syncs")
+
+    def _open_sync(self) -> None:
+        """sync: the files opened O_SYNC (1, sync) or O_DSYNC (dsync) for writing."""
+        src = self.get("sync")
+        if src is None or (text := self.value(src)) is None:
+            return
+        mode = {"0": "none", "none": "none", "1": "sync", "sync": "sync",
+                "dsync": "dsync"}.get(text.lower())
+        if mode is None:
+            self.refuse(src, f"'{shown(text)}' is none of fio's 0, 1, none, sync, dsync")
+        elif mode == "none":
+            self.note(src, "fio's default: no O_SYNC")
+        elif (why := self.never_writes()) is not None:
+            self.note(src, f"{why}: nothing is written durably")
+        elif self.engine == "mmap":
+            self.refuse(src, "mmap writes reach the file through memory, where O_SYNC has no "
+                        "effect: use fsync=N, or another engine")
+        else:
+            self.put("sync", mode, src)
+
+    def _end_fsync(self) -> None:
+        """end_fsync and fsync_on_close: a sync of each file as the job ends."""
+        given = [src for name in ("end_fsync", "fsync_on_close")
+                 if (src := self.get(name)) is not None]
+        on = []
+        for src in given:
+            if src.value is not None and has_reference(src.value):
+                self.refuse(src, "fio reads 0 or 1 from the variable, iogate true or false: "
+                            "set the value in the file")
+                return
+            try:
+                if flag(src):
+                    on.append(src)
+                else:
+                    self.note(src, "fio's default: no sync")
+            except ValueProblem as exc:
+                self.refuse(src, str(exc))
+                return
+        if not on:
+            return
+        if (why := self.never_writes()) is not None:
+            for src in on:
+                self.note(src, f"{why}: fio never syncs")
+        elif (ioengine := catalog.get(self.engine)) is not None and not ioengine.does_io:
+            for src in on:
+                self.note(src, f"the {self.engine} engine has no file to sync")
+        else:
+            close = [s for s in on if s.key == "fsync_on_close"]
+            comment = ("fio's fsync_on_close syncs each file as it closes it, when the job "
+                       "ends; " if close and len(on) == 1 else "") + \
+                "fio leaves this sync out of its statistics (its time is in the runtime), " \
+                "iogate counts it under sync"
+            self.put("end_fsync", True, on[0], comment)
+            for src in on[1:]:
+                self.note(src, "one sync of each file at the end: end_fsync")
+
+    def _prio_value(self, text: str, hi: int) -> int:
+        """One priority class (0-3) or level (0-7) as fio reads it."""
+        t = text.strip()
+        if not t.isdigit() or int(t) > hi:
+            raise ValueProblem(f"'{shown(t)}' is not an integer from 0 to {hi}")
+        return int(t)
+
+    def _prio_directions(self, name: str, hi: int) -> None:
+        """cmdprio_percentage, cmdprio_class, cmdprio: fio's read[,write] (trims have none)."""
+        src = self.get(name)
+        if src is None or (text := self.value(src)) is None:
+            return
+        if has_reference(text):
+            self.put(name, suite_text(text), src)
+            return
+        try:
+            parts = directions(text, "values")
+            values = [self._prio_value(p, hi) if p else None for p in parts]
+        except ValueProblem as exc:
+            self.refuse(src, str(exc))
+            return
+        if values[0] == values[1]:
+            self.put(name, values[0], src)
+        else:
+            self.put(name, {d: v for d, v in zip(("read", "write"), values, strict=True)
+                            if v is not None}, src)
+
+    def _cmdprio_bssplit(self) -> None:
+        """fio's SIZE/PERCENT[/CLASS/LEVEL] entries, sizes in iogate's units."""
+        src = self.get("cmdprio_bssplit")
+        if src is None or (text := self.value(src)) is None:
+            return
+        try:
+            out: list[str | None] = []
+            for part in directions(text, "splits"):
+                entries = []
+                for entry in part.split(":") if part else ():
+                    fields = [f.strip() for f in entry.split("/")]
+                    if len(fields) == 5:
+                        raise ValueProblem(
+                            f"'{shown(entry)}': the form with a priority hint "
+                            "(SIZE/PERCENT/CLASS/LEVEL/HINT, for command duration limits) "
+                            "is newer than fio 3.33, which iogate follows")
+                    if len(fields) not in (2, 4):
+                        raise ValueProblem(f"'{shown(entry)}': write SIZE/PERCENT or "
+                                           "SIZE/PERCENT/CLASS/LEVEL")
+                    fields[0] = format_size_exact(fio_size(fields[0], self.kb_base))
+                    entries.append("/".join(fields))
+                out.append(":".join(entries) or None)
+        except ValueProblem as exc:
+            self.refuse(src, str(exc))
+            return
+        if out[0] == out[1]:
+            self.put("cmdprio_bssplit", out[0], src)
+        else:
+            self.put("cmdprio_bssplit", {d: v for d, v in zip(("read", "write"), out,
+                                                              strict=True) if v}, src)
+
+    def _priorities(self) -> None:
+        """prio and prioclass (the job's threads), and the command priorities of fio's
+        io_uring and libaio engines: the suite keys of the same names."""
+        for name, hi in (("prioclass", 3), ("prio", 7)):
+            src = self.get(name)
+            if src is None or (text := self.value(src)) is None:
+                continue
+            try:
+                self.put(name, suite_text(text) if has_reference(text)
+                         else self._prio_value(text, hi), src)
+            except ValueProblem as exc:
+                self.refuse(src, str(exc))
+        names = ("cmdprio_percentage", "cmdprio_bssplit", "cmdprio_class", "cmdprio")
+        given = [src for name in names if (src := self.opts.get(name)) is not None]
+        engine = catalog.get(self.engine) if self.engine else None
+        if given and engine is not None and not engine.cmdprio:
+            for src in given:
+                self.used.add(src.key)
+                self.refuse(src, f"an option of fio's {catalog.spoken_where('cmdprio')} "
+                            f"engines; this job's ioengine is {self.engine}")
+            return
+        percentage, split = self.opts.get("cmdprio_percentage"), self.opts.get("cmdprio_bssplit")
+        if percentage is not None and split is not None:
+            self.used.update(("cmdprio_percentage", "cmdprio_bssplit"))
+            self.refuse(split, "cmdprio_percentage and cmdprio_bssplit exclude each other "
+                        "(fio refuses both): keep one")
+            return
+        self._prio_directions("cmdprio_percentage", 100)
+        self._prio_directions("cmdprio_class", 3)
+        self._prio_directions("cmdprio", 7)
+        self._cmdprio_bssplit()
