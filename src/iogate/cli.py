@@ -102,7 +102,13 @@ def _overrides(args: argparse.Namespace) -> Overrides:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
+    from iogate import admit
+    from iogate.errors import SuiteError
+
     suites = load_suites(args.paths, _overrides(args))
+    refused = admit.problems([c for s in suites for c in s.cases])
+    if refused:
+        raise SuiteError(refused)
     for s in suites:
         print(f"{s.path}: ok, {len(s.cases)} case(s): {', '.join(c.id for c in s.cases)}")
     return EXIT_OK
@@ -409,7 +415,7 @@ K_HELP = ("only cases whose id contains SUBSTRING; within a sweep point, whole n
 def cmd_run(args: argparse.Namespace) -> int:
     import time
 
-    from iogate import hooks, report
+    from iogate import backends, hooks, report
     from iogate.baseline import BaselineError
     from iogate.files import claiming
     from iogate.judge import needs_baseline, needs_history, power_warnings
@@ -437,6 +443,13 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"iogate: no case matches -k {args.k!r}", file=sys.stderr)
         return EXIT_INVALID
     check_paths(outputs, cases, run.filename)
+    if args.iogate_backend == backends.DEFAULT:  # what the engine refuses, before any I/O
+        from iogate import admit
+
+        refused = admit.problems(cases)
+        if refused:
+            print("\n".join(f"iogate: {p}" for p in refused), file=sys.stderr)
+            return EXIT_INVALID
     gate = run.gate.for_cases(cases)  # the run's statistical checks share its significance
     try:
         gate.check(cases)

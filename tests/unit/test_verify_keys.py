@@ -112,8 +112,8 @@ def test_defaults_and_precondition_steps_take_the_keys_like_other_job_keys(tmp_p
 
 
 def test_verify_with_the_header_sized_block_and_a_whole_block_alignment(tmp_path):
-    w = load_one(tmp_path, "rw: randwrite\nbs: 64\nblockalign: 128\nverify: crc32c\n").workload
-    assert (w.bs.write, w.blockalign and w.blockalign.write) == (64, 128)
+    w = load_one(tmp_path, "rw: randwrite\nbs: 64\nblockalign: 64\nverify: crc32c\n").workload
+    assert (w.bs.write, w.blockalign and w.blockalign.write) == (64, 64)
     # bssplit and bsrange that come down to one size are one size.
     one = load_one(tmp_path, "rw: randwrite\nbsrange: 8k-8k\nverify: crc32c\n").workload
     assert lower(one, filenames=["f"], seed=1).bs_write == 8192
@@ -159,8 +159,8 @@ def test_verify_with_the_header_sized_block_and_a_whole_block_alignment(tmp_path
     ("rw: randwrite\nverify: xxhash\nioengine: null\n",
      "F:7:5: workloads[0].ioengine: verify needs a file; the null engine writes nothing"),
     ("rw: randwrite\nverify: crc32\nblockalign: 512\n",
-     "F:7:5: workloads[0].blockalign: verify needs writes that do not overlap: blockalign "
-     "(512) must be at least the block size (4096), or left out"),
+     "F:7:5: workloads[0].blockalign: verify keeps one block at each multiple of the block "
+     "size: blockalign (512) must be the block size (4096), or left out"),
     ("rw: randwrite\nverify_backlog: 8\n",
      "F:6:5: workloads[0].verify_backlog: verify_backlog needs verify, e.g. 'verify: crc32c'"),
     ("rw: randwrite\nverify: none\nverify_fatal: true\n",

@@ -186,6 +186,10 @@ def workload_rules(w: JobFields) -> Iterator[tuple[tuple[str, ...], str]]:
         per_file = f" per file ({files} files share it)" if files > 1 else ""
         yield ("size", "bs"), (f"size{per_file} ({format_size(w.size // files)}) is smaller "
                                f"than the block size ({format_size(largest)})")
+    elif w.blockalign is not None and max(w.blockalign.read, w.blockalign.write) > w.size:
+        yield ("blockalign", "size"), (
+            f"blockalign ({format_size(max(w.blockalign.read, w.blockalign.write))}) is more "
+            f"than size ({format_size(w.size)}): no offset but the first is aligned")
     yield from _fill_rules(w, engine)
     for key in ("flow_id", "flow_sleep"):
         if key in w.model_fields_set and w.flow is None:
@@ -227,6 +231,10 @@ def workload_rules(w: JobFields) -> Iterator[tuple[tuple[str, ...], str]]:
     if w.seq_skip and w.rw in RANDOM:
         yield ("rw", "seq_skip"), (f"seq_skip moves the offset of sequential workloads; {w.rw} "
                                    "draws every offset at random")
+    elif w.seq_skip and w.rw in TRIM_MODES:
+        yield ("rw", "seq_skip"), (f"seq_skip moves the offset of read, write and rw "
+                                   f"workloads; {w.rw} trims the region in one pass: remove "
+                                   "seq_skip")
 
 
 def _fill_rules(w: JobFields, engine: catalog.Engine) -> Iterator[tuple[tuple[str, ...], str]]:
@@ -409,10 +417,10 @@ def _verify_rules(w: JobFields, tables: Mapping[Direction, list[tuple[int, int, 
         yield (key, "verify"), (f"verify of rw, a sequential mix, needs reads of the write "
                                 f"block size ({bs}) too, so that every write starts on a block; "
                                 "or use randrw")
-    if w.blockalign is not None and 0 < w.blockalign.write < bs:
+    if w.blockalign is not None and w.blockalign.write not in (0, bs):
         yield ("blockalign", "verify"), (
-            f"verify needs writes that do not overlap: blockalign ({w.blockalign.write}) must "
-            f"be at least the block size ({bs}), or left out")
+            f"verify keeps one block at each multiple of the block size: blockalign "
+            f"({w.blockalign.write}) must be the block size ({bs}), or left out")
     if w.numjobs > 1:
         yield ("numjobs", "verify"), (f"verify needs numjobs 1: {w.numjobs} threads would "
                                       "overwrite each other's blocks; raise iodepth for more "
