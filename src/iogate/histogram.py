@@ -10,7 +10,9 @@ read from a histogram have a relative error of at most 1/256 (exact below
 histograms combine without losing accuracy.
 
 Percentiles follow the library's rule (``iog_hist_percentiles``), the one the
-per-interval series use too: the geometry is mirrored here, the rule is not.
+per-interval series use too: the geometry is mirrored here, the rule is not. The
+bindings (:mod:`iogate.engine.native`) are loaded when a percentile is first asked for, so
+that reading results does not load the library.
 """
 
 from __future__ import annotations
@@ -18,8 +20,6 @@ from __future__ import annotations
 from array import array
 from collections.abc import Iterable, Mapping, Sequence
 from fractions import Fraction
-
-from iogate.engine.native import hist_percentiles
 
 SUB_BITS = 7
 SUB_BUCKETS = 1 << SUB_BITS
@@ -194,6 +194,10 @@ class Histogram:
         for p in ps:
             if not 0.0 <= p <= 100.0:
                 raise ValueError(f"percentile must be in [0, 100], got {p}")
+        # Lazy, to keep start-up light: the bindings load ctypes and, at the first call, the
+        # library, which results that are only read, merged or stored never need.
+        from iogate.engine.native import hist_percentiles
+
         found = hist_percentiles(self._buckets, self._offset, ps, min_value, max_value)
         return [None] * len(ps) if found is None else [float(v) for v in found]
 

@@ -12,7 +12,9 @@ backends (:data:`CORE_PLUGINS`) are registered the same way, by module name, in 
 manager.
 
 The functions here also fix how the answers of several plugins combine (environment facts,
-metrics, options), so every front end merges them the same way.
+metrics, options), so every front end merges them the same way. The process-wide manager hands
+the metric rows its plugins declare to :mod:`iogate.metrics` as it is made or replaced, so that
+expectations may name them.
 """
 
 from __future__ import annotations
@@ -26,9 +28,10 @@ from typing import TYPE_CHECKING, Any
 
 import pluggy
 
+from iogate.metrics import Family, use_plugin_families
+
 if TYPE_CHECKING:  # only for annotations: the specifications never run core code
     from iogate.backends import Backend
-    from iogate.metrics import Family
     from iogate.outcome import CaseResult
     from iogate.results import RunResult
     from iogate.spec import Case
@@ -198,18 +201,23 @@ def new_plugin_manager(*, load_entrypoints: bool = True,
 
 
 def get_plugin_manager() -> pluggy.PluginManager:
-    """The process-wide manager with the entry-point plugins, created on first use."""
+    """The process-wide manager with the entry-point plugins, created on first use (which
+    makes their metric rows known to :mod:`iogate.metrics`)."""
     global _manager
     if _manager is None:
-        _manager = new_plugin_manager()
+        pm = new_plugin_manager()
+        use_plugin_families(collect_metric_families(pm))
+        _manager = pm
     return _manager
 
 
 def set_plugin_manager(pm: pluggy.PluginManager | None) -> pluggy.PluginManager | None:
     """Replace the process-wide manager (None: build it again on next use); returns the old
-    one so a test can put it back."""
+    one so a test can put it back. The metric rows known are the new manager's (None: the
+    core's alone until the next is built)."""
     global _manager
     old, _manager = _manager, pm
+    use_plugin_families(collect_metric_families(pm) if pm is not None else ())
     return old
 
 
@@ -255,7 +263,7 @@ def collect_plugin_metrics(case: Case, run: RunResult, core: Mapping[str, float]
 
 def collect_metric_families(pm: pluggy.PluginManager | None = None) -> list[Family]:
     """The metric rows every plugin declares, in registration order, as they are;
-    :func:`iogate.metrics.plugin_families` checks them."""
+    :func:`iogate.metrics.plugin_families` checks them once they are handed over."""
     pm = pm or get_plugin_manager()
     return [family for answer in reversed(pm.hook.iogate_metric_families())
             for family in answer or ()]

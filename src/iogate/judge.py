@@ -18,7 +18,7 @@ from iogate import diskstats, environment, hooks, stats
 from iogate.baseline import Baseline, BaselineError
 from iogate.baseline import Choice as BaselineChoice
 from iogate.baseline import Entry as BaselineEntry
-from iogate.changes import Level
+from iogate.changes import ChangesError, Level, require
 from iogate.expect import (
     Check,
     Expectation,
@@ -132,16 +132,11 @@ def needs_history(cases: Sequence[Case], gate: Gate) -> str | None:
     if gate.history is None:
         return ("these expectations refer to history, but no history store is given "
                 "(--history DEST; pytest: --iogate-history DEST):\n  " + "\n  ".join(where))
-    from iogate.changes import ChangesError, require
-
     try:
         require()
     except ChangesError as exc:
         return f"{exc} (expectations refer to history:\n  " + "\n  ".join(where) + ")"
     return None
-
-
-MIN_HISTORY = 5  # fewest recorded runs of a case that ``history`` is judged against
 
 
 def statistical(cases: Sequence[Case]) -> list[tuple[Case, Expectation]]:
@@ -161,7 +156,8 @@ def looks(case: Case) -> int:
 class HistoryLevel:
     """What ``history`` is for one case and metric: the level judged against, or why
     there is none (``judged``: False when that is no failure, such as a short history).
-    ``runs``: the runs that may form the norm (passed, or accepted); ``recorded``: all."""
+    ``runs``: the runs that may form the norm (passed, or accepted); ``recorded``: all.
+    Read from the store before judging (:func:`iogate.levels.history_levels`)."""
 
     level: Level | None
     reason: str = ""
@@ -175,31 +171,6 @@ class HistoryLevel:
         n = len(self.level.values)
         last = "the last " if n < self.runs else ""
         return f"{last}{n} passed or accepted of {self.recorded} runs"
-
-
-def history_level(store: str, cid: str, device: str, metric: str) -> HistoryLevel:
-    """The level of ``metric`` for case ``cid`` on ``device`` over the runs of the store
-    that form its norm: those whose case passed or that a person accepted
-    (:attr:`iogate.history.Point.in_norm`), so that a failed run never moves it
-    (:func:`iogate.changes.last_level`)."""
-    from iogate.changes import last_level
-    from iogate.history import HistoryError, is_url, load
-
-    points = []  # a store not made yet is made by this run's recording
-    try:
-        if is_url(store) or os.path.exists(store):
-            points = [p for series in load(store, [metric], case_id=cid,
-                                           device=device).values() for p in series]
-    except HistoryError as exc:
-        return HistoryLevel(None, f"the history store cannot be read: {exc}")
-    values, recorded = [p.value for p in points if p.in_norm], len(points)
-    if len(values) < MIN_HISTORY:
-        where = f" on {device}" if device else ""
-        return HistoryLevel(None, f"not judged: the history holds {len(values)} run(s) of "
-                            f"this case{where} that passed or were accepted ({recorded} "
-                            f"recorded), {MIN_HISTORY} are needed", judged=False,
-                            runs=len(values), recorded=recorded)
-    return HistoryLevel(last_level(values), runs=len(values), recorded=recorded)
 
 
 def fail_fast(cases: Sequence[Case], specs: Sequence[JobSpec]
@@ -289,17 +260,16 @@ def _window_series(runs: Sequence[RunResult], metric: MetricPath) -> WindowSerie
 
 def judge(case: Case, runs: list[RunResult], duration: float, target: str | None,
            env: dict[str, object], gate: Gate, rounds: SteadyRounds | None,
-           choice: BaselineChoice | None) -> CaseResult:
+           choice: BaselineChoice | None,
+           levels: Mapping[str, HistoryLevel] | None = None) -> CaseResult:
+    """The outcome of ``case`` from its runs. ``levels``: what its ``history``
+    expectations are judged against, by metric, as the caller read them from the history
+    store (:func:`iogate.levels.history_levels`); none: no store is given."""
     result = runs[-1]
     metrics, samples, unmeasured = _measured(case, runs, case.expectations)
     entry = choice.entry if choice is not None else None
     beside = gate.shown_beside(case, env, choice)
-    levels: dict[str, HistoryLevel] = {}
-    if gate.history is not None:
-        device = str(env.get("target.device_model") or "")
-        levels = {e.metric.text: history_level(gate.history, case_id(case), device,
-                                               e.metric.text)
-                  for e in case.expectations if "history" in e.names}
+    levels = dict(levels or {})
     checks = [_check(e, runs, metrics, samples, entry, gate, unmeasured, levels, looks(case),
                      case.repeat_max or case.repeat)
               for e in case.expectations]

@@ -9,9 +9,11 @@ is computed and where fio's figure comes from; ``iogate metrics`` prints it. Pat
 one step. Every path has a kind that fixes its base unit, so a latency is never
 compared with an IOPS figure.
 
-Plugins add rows of their own through the ``iogate_metric_families`` hook
-(:func:`plugin_families`): plain paths under a scope of the plugin's (``health.media_errors``),
-measured by the plugin's ``iogate_metrics`` and judged like any other.
+Plugins add rows of their own through the ``iogate_metric_families`` hook: plain paths under
+a scope of the plugin's (``health.media_errors``), measured by the plugin's ``iogate_metrics``
+and judged like any other. This module never loads plugins: the plugin layer
+(:mod:`iogate.hooks`) hands their rows over with :func:`use_plugin_families` whenever it loads
+them, and :func:`plugin_families` checks them. Until then only :data:`TABLE`'s are known.
 
 An expectation's key may add a statistic over repeated runs: ``read.iops@min``
 (:data:`REPEAT_STATS`; the median when none is named). ``cv`` is the coefficient of
@@ -25,6 +27,7 @@ import difflib
 import enum
 import functools
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 
@@ -189,16 +192,26 @@ def _index() -> dict[tuple[str, str], Family]:
     return out
 
 
+# The rows the loaded plugins declare, as the plugin layer handed them over (unchecked).
+_plugin_rows: tuple[Family, ...] = ()
+
+
+def use_plugin_families(rows: Iterable[Family]) -> None:
+    """Make ``rows`` the plugins' metric rows, replacing those given before (none: only the
+    core's). The plugin layer calls this as it loads plugins or is given a plugin manager
+    (:func:`iogate.hooks.get_plugin_manager`); they are checked as they are read."""
+    global _plugin_rows
+    _plugin_rows = tuple(rows)
+
+
 def plugin_families() -> tuple[Family, ...]:
     """The rows the loaded plugins declare (``iogate_metric_families``), checked: each
     under a scope of the plugin's own, measured by the plugin (``compute="plugin"``), exact
     paths (``Form.PLAIN``), none declared twice."""
-    from iogate import hooks  # loading the plugins imports this module: ask at call time
-
     core_scopes = {scope for f in TABLE for scope in f.scopes} | {"errors"}
     seen: set[str] = set()
     out: list[Family] = []
-    for family in hooks.collect_metric_families():
+    for family in _plugin_rows:
         who = family.plugin or "a plugin"
         if family.plugin is None or family.form is not Form.PLAIN or family.compute != "plugin":
             raise ValueError(f"{who}: a plugin's metric row needs plugin=<its name>, "

@@ -38,6 +38,7 @@ from iogate.judge import (
     needs_history,
     tracked,
 )
+from iogate.levels import history_levels
 from iogate.lower import exit_masks, lower_step
 from iogate.outcome import CaseResult, SteadyRounds
 from iogate.plan import seed_for, sized, spec_for, target_text, targets_of
@@ -113,6 +114,9 @@ def run_cases(
             # Before anything runs: a case without a baseline entry to judge it against, or
             # with several equally close, is the caller's to settle (BaselineMatchError).
             choices = [gate.choose(c, env) for c, env in zip(cases, envs, strict=True)]
+            # What the history store says each case should be: read here, judged below.
+            levels = [history_levels(gate.history, c, env)
+                      for c, env in zip(cases, envs, strict=True)]
             for case, files in zip(cases, targets, strict=True):
                 steps = list(case.preconditions)
                 for i, step in enumerate(steps, 1):
@@ -141,7 +145,8 @@ def run_cases(
                 def enough(runs: list[RunResult]) -> bool:
                     # Adaptive repeats: every check against a reference is decided.
                     return all(decided(judge(case, [r.job_result(i) for r in runs], 0.0,
-                                             target_text(files), env, gate, None, choice))
+                                             target_text(files), env, gate, None, choice,
+                                             levels[i]))
                                for i, (case, files, env, choice) in enumerate(
                                    zip(cases, targets, envs, choices, strict=True)))
 
@@ -166,7 +171,7 @@ def run_cases(
         duration = time.monotonic() - started
         try:
             judged = [judge(case, [r.job_result(i) for r in runs], duration,
-                             target_text(files), env, gate, rounds, choice)
+                             target_text(files), env, gate, rounds, choice, levels[i])
                       for i, (case, files, env, choice) in enumerate(
                           zip(cases, targets, envs, choices, strict=True))]
         except KeyboardInterrupt:

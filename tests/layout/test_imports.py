@@ -1,12 +1,18 @@
 """The import graph of src/ and plugins/ has no cycle, and every module says what it owns.
 
-Imports are read from the source (any depth: a function's import is a dependency too);
-those under ``if TYPE_CHECKING:`` are annotations only and not counted.
+Imports are read from the source at any depth: a function's import is a dependency too, and
+so is one under ``if TYPE_CHECKING:`` (an annotation names what a module depends on). So no
+module reaches up to one that depends on it, however it imports it. Importing the metrics
+table and the results (what reports and plugins read) loads neither the plugins, nor the
+backends, nor the engine's bindings.
 """
 
 from __future__ import annotations
 
 import ast
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -26,12 +32,6 @@ def _modules() -> dict[str, Path]:
     return out
 
 
-def _type_checking_only(node: ast.If) -> bool:
-    test = node.test
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
-
-
 def _imports(path: Path, name: str, known: dict[str, Path]) -> set[str]:
     """The modules of the tree that ``name`` (at ``path``) imports."""
     found: set[str] = set()
@@ -43,10 +43,6 @@ def _imports(path: Path, name: str, known: dict[str, Path]) -> set[str]:
         return target or None
 
     def visit(node: ast.AST) -> None:
-        if isinstance(node, ast.If) and _type_checking_only(node):
-            for child in node.orelse:
-                visit(child)
-            return
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if (m := resolve(alias.name)) is not None:
@@ -114,17 +110,48 @@ def test_the_checker_finds_a_cycle():
     assert cycles({"a": {"b"}, "b": set()}) == []
 
 
-def test_the_reader_sees_lazy_imports_and_skips_annotation_only_ones(tmp_path):
+def test_the_reader_sees_lazy_and_annotation_only_imports(tmp_path):
     mod = tmp_path / "m.py"
     mod.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import x\n"
+                   "else:\n    import w\n"
                    "def f():\n    from y import z\n")
-    known = {"m": mod, "x": mod, "y": mod, "y.z": mod}
-    assert _imports(mod, "m", known) == {"y.z"}
+    known = {"m": mod, "w": mod, "x": mod, "y": mod, "y.z": mod}
+    assert _imports(mod, "m", known) == {"w", "x", "y.z"}
 
 
 def test_no_import_cycle():
     found = cycles(import_graph())
     assert not found, "import cycles:\n" + "\n".join(" <-> ".join(c) for c in found)
+
+
+# What reading metrics and results must not load: the plugin layer, the backends that run
+# jobs, and the engine's bindings (ctypes, and through them the library).
+HEAVY = ("iogate.hooks", "iogate.backends", "iogate.fio.backend", "iogate.engine.native",
+         "iogate.engine.session", "iogate.engine.isolated", "ctypes")
+
+_PROBE = """
+import sys
+import iogate.metrics, iogate.results
+print(*sorted(sys.modules))
+try:
+    iogate.metrics.parse_metric("read.iosp")
+except ValueError as exc:
+    print(exc, file=sys.stderr)
+print(*sorted(sys.modules))
+"""
+
+
+def test_metrics_and_results_load_no_plugin_backend_or_bindings():
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(str(t) for t in TREES)}
+    done = subprocess.run([sys.executable, "-c", _PROBE], capture_output=True, text=True,
+                          env=env, check=True)
+    imported, after_error = (set(line.split()) for line in done.stdout.splitlines())
+    assert "unknown metric 'read.iosp'" in done.stderr  # the mistyped metric was refused
+    assert {"iogate.metrics", "iogate.results", "iogate.histogram"} <= imported
+    assert not imported & set(HEAVY), "importing metrics and results loads " + \
+        ", ".join(sorted(imported & set(HEAVY)))
+    assert not after_error & set(HEAVY), "a mistyped metric loads " + \
+        ", ".join(sorted(after_error & set(HEAVY)))
 
 
 @pytest.mark.parametrize("name", sorted(_modules()))

@@ -243,7 +243,7 @@ def test_labels_and_build_identity() -> None:
 
 
 def test_history_is_the_level_of_the_last_segment_that_lasted(tmp_path: Path) -> None:
-    from iogate.judge import MIN_HISTORY, history_level
+    from iogate.levels import MIN_HISTORY, history_level
 
     store = str(tmp_path / "h.sqlite")
     key = ("s.suite.yaml::randread", "ACME NVMe 3000", "read.iops")

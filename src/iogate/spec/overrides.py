@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from iogate.errors import IogateError
+from iogate.errors import IogateError, SuiteError
 from iogate.expr import shown
 from iogate.spec.loader import MarkedList, MarkedMap, load_yaml_lenient
 from iogate.spec.models import PreconditionEntry, WorkloadEntry
@@ -85,8 +85,6 @@ def parse_overrides(texts: Sequence[str] | None, option: str = "--set") -> Overr
 
 def _scalar(given: str, key: str, raw: str) -> Any:
     """``raw`` read as the value of ``key`` in a suite file."""
-    from iogate.errors import SuiteError
-
     try:
         root, problems = load_yaml_lenient(f"{key}: {raw}\n", given)
     except SuiteError as exc:

@@ -44,7 +44,7 @@ from iogate.units import format_count, format_size, format_size_exact
 if TYPE_CHECKING:
     from iogate.metrics import MetricPath
     from iogate.spec.fields import Rates
-    from iogate.spec.models import JobFields
+    from iogate.spec.shape import JobShape as JobFields
 
 
 def _engine(w: JobFields) -> catalog.Engine:
