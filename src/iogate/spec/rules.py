@@ -28,6 +28,7 @@ from iogate.spec.fields import (
     split_by_mix,
     verify_min_block,
 )
+from iogate.spec.keys import JobKeys
 from iogate.spec.modes import (
     DIRECTIONS,
     MIXED,
@@ -44,17 +45,16 @@ from iogate.units import format_count, format_size, format_size_exact
 if TYPE_CHECKING:
     from iogate.metrics import MetricPath
     from iogate.spec.fields import Rates
-    from iogate.spec.shape import JobShape as JobFields
 
 
-def _engine(w: JobFields) -> catalog.Engine:
+def _engine(w: JobKeys) -> catalog.Engine:
     engine = catalog.get(w.ioengine)
     if engine is None:  # IoEngine takes only the catalog's names
         raise LookupError(f"no engine '{w.ioengine}' in the catalog")
     return engine
 
 
-def block_table(w: JobFields, direction: Direction) -> list[tuple[int, int, Fraction]]:
+def block_table(w: JobKeys, direction: Direction) -> list[tuple[int, int, Fraction]]:
     """The direction's request sizes: (lo, hi, share in percent), shares summing to 100.
     Trims take the write sizes (see iogate.spec.modes)."""
     direction = field_direction(direction)
@@ -74,7 +74,7 @@ BATCH_KEYS = ("iodepth_batch_submit", "iodepth_batch_complete_min",
               "iodepth_batch_complete_max", "iodepth_low")
 
 
-def _batch_rules(w: JobFields, engine: catalog.Engine) -> Iterator[tuple[tuple[str, ...], str]]:
+def _batch_rules(w: JobKeys, engine: catalog.Engine) -> Iterator[tuple[tuple[str, ...], str]]:
     """Submission batching counts requests of an asynchronous engine's queue."""
     for key in BATCH_KEYS:
         n = getattr(w, key)
@@ -96,7 +96,7 @@ def _batch_rules(w: JobFields, engine: catalog.Engine) -> Iterator[tuple[tuple[s
             f"({low or 1})")
 
 
-def _prio_rules(w: JobFields, engine: catalog.Engine
+def _prio_rules(w: JobKeys, engine: catalog.Engine
                 ) -> Iterator[tuple[tuple[str, ...], str]]:
     """Command priorities: one way to give them, on an engine that passes them."""
     if w.cmdprio_percentage is not None and w.cmdprio_bssplit is not None:
@@ -111,7 +111,7 @@ def _prio_rules(w: JobFields, engine: catalog.Engine
                 "which apply to the whole workload")
 
 
-def workload_rules(w: JobFields) -> Iterator[tuple[tuple[str, ...], str]]:
+def workload_rules(w: JobKeys) -> Iterator[tuple[tuple[str, ...], str]]:
     """Rules between fields: (fields to blame, most specific first; message)."""
     dirs = directions_of(w.rw)
     writes = "write" in dirs
@@ -237,7 +237,7 @@ def workload_rules(w: JobFields) -> Iterator[tuple[tuple[str, ...], str]]:
                                    "seq_skip")
 
 
-def _fill_rules(w: JobFields, engine: catalog.Engine) -> Iterator[tuple[tuple[str, ...], str]]:
+def _fill_rules(w: JobKeys, engine: catalog.Engine) -> Iterator[tuple[tuple[str, ...], str]]:
     """fill_device: one sequential pass of writes that ends when the filesystem is full."""
     if not w.fill_device:
         return
@@ -254,7 +254,7 @@ def _fill_rules(w: JobFields, engine: catalog.Engine) -> Iterator[tuple[tuple[st
         yield ("fill_device", "ioengine"), f"fill_device needs a file; {engine.name} has none"
 
 
-def _rate_rules(w: JobFields, dirs: tuple[Direction, ...]
+def _rate_rules(w: JobKeys, dirs: tuple[Direction, ...]
                 ) -> Iterator[tuple[tuple[str, ...], str]]:
     mixed = w.rw in MIXED
     for key, rates in (("rate_iops", w.rate_iops), ("rate", w.rate)):
@@ -286,7 +286,7 @@ def _rate_rules(w: JobFields, dirs: tuple[Direction, ...]
 MIX_KEYS = ("rwmixread", "rwmixwrite")
 
 
-def _mean_bs(w: JobFields, direction: FieldDirection) -> Fraction:
+def _mean_bs(w: JobKeys, direction: FieldDirection) -> Fraction:
     """A direction's mean request size: a range spreads evenly over the multiples of its
     smallest size."""
     return sum((share * (lo + hi // lo * lo) / 2 for lo, hi, share in block_table(w, direction)),
@@ -320,7 +320,7 @@ def _pct(x: Fraction) -> str:
     return f"{float(x):.1f}".removesuffix(".0") + "%"
 
 
-def mix_warnings(w: JobFields, written: Collection[str]
+def mix_warnings(w: JobKeys, written: Collection[str]
                  ) -> Iterator[tuple[tuple[str, ...], str]]:
     """The mix of requests a mixed workload's rates make, when it is not the one its
     rwmixread (or rwmixwrite, among the keys ``written``) asks for: under a rate each
@@ -373,12 +373,12 @@ def mix_warnings(w: JobFields, written: Collection[str]
         "you meant")
 
 
-def verifies(w: JobFields) -> bool:
+def verifies(w: JobKeys) -> bool:
     """Whether the job checks what it writes."""
     return w.verify is not None and w.verify != "none"
 
 
-def _verify_rules(w: JobFields, tables: Mapping[Direction, list[tuple[int, int, Fraction]]]
+def _verify_rules(w: JobKeys, tables: Mapping[Direction, list[tuple[int, int, Fraction]]]
                   ) -> Iterator[tuple[tuple[str, ...], str]]:
     if not verifies(w):
         if w.verify_backlog is not None:
@@ -430,7 +430,7 @@ def _verify_rules(w: JobFields, tables: Mapping[Direction, list[tuple[int, int, 
                                        "nothing")
 
 
-def _data_rules(w: JobFields, writes: bool) -> Iterator[tuple[tuple[str, ...], str]]:
+def _data_rules(w: JobKeys, writes: bool) -> Iterator[tuple[tuple[str, ...], str]]:
     data_keys = ("buffer_compress_percentage", "buffer_compress_chunk", "buffer_pattern",
                  "dedupe_percentage", "zero_buffers", "refill_buffers")
     if not writes:
@@ -460,7 +460,7 @@ _DOES = {"read": "reads", "write": "writes", "trim": "trims"}
 UNMEASURABLE_KEYS = ("rw", "fsync", "fdatasync", "end_fsync", "verify")  # what it reads
 
 
-def unmeasurable(w: JobFields, metric: MetricPath) -> str | None:
+def unmeasurable(w: JobKeys, metric: MetricPath) -> str | None:
     """Why ``w`` can never measure ``metric`` whatever happens in its run, or None: a
     direction it issues no request in, written data when it never writes, sync calls when it
     makes none, verification when it does not verify. Counts are always measured (0 when

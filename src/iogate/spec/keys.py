@@ -1,0 +1,253 @@
+"""The table of workload keys: every key a job runs, one declaration each, with its type
+(from :mod:`iogate.spec.fields`), its default and what it means.
+
+:class:`JobKeys` is that table as a strict pydantic model, read by everything that needs to
+know the keys: :mod:`iogate.spec.rules` (the rules between them), :mod:`iogate.spec.models`
+(the models of a suite, which add the rules' check to it), the JSON schema and the README's
+key reference. Sizes are in bytes and durations in nanoseconds once validated; numeric keys
+also take arithmetic (:mod:`iogate.expr`).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, Field
+
+from iogate.spec.fields import (
+    DEFAULT_ENGINE,
+    STRICT,
+    AtLeastOne,
+    BlockAlign,
+    BlockSize,
+    BlockSizes,
+    BsRangeField,
+    BsSplitField,
+    CmdprioBsSplit,
+    CmdprioClass,
+    CmdprioLevel,
+    CmdprioPercentage,
+    DirName,
+    Duration,
+    FileNames,
+    Integer,
+    IoEngine,
+    Pattern,
+    Percent,
+    PositiveDuration,
+    PositiveSize,
+    PrioClass,
+    PrioLevel,
+    RandomDistribution,
+    RateBytes,
+    RateIops,
+    RegionOffset,
+    RegionSize,
+    Seed,
+    SignedSize,
+    Verify,
+)
+from iogate.spec.modes import RwMode
+
+
+class JobKeys(BaseModel):
+    """What one engine job runs: every workload key except its name, expectations and phases.
+
+    Sizes in bytes, durations in nanoseconds.
+    """
+
+    model_config = STRICT
+    filename: FileNames | None = Field(default=None, description=(
+        "the file or block device the workload runs on, or a list of them (one job over several"
+        " files, each an equal part of size); omitted: a temporary file in $IOGATE_TMPDIR (else"
+        " /var/tmp), removed afterwards"))
+    ioengine: IoEngine = Field(default=DEFAULT_ENGINE, description=(
+        "the I/O engine that issues the requests: io_uring, libaio, posixaio (iodepth requests "
+        "in flight), psync, sync, mmap (one at a time), null (no I/O: the tool's own overhead)"))
+    rw: RwMode = Field(default="read", description=(
+        "the access pattern (fio's rw): read, write, randread, randwrite, rw (readwrite), "
+        "randrw, trim, randtrim, trimwrite, randtrimwrite"))
+    bs: BlockSize = Field(default=BlockSizes(), description=(
+        "block size in bytes (4k, 64KiB); per direction as {read: 4k, write: 64k} or fio's "
+        "'4k,64k'; default 4k; bs, bsrange and bssplit exclude each other"))
+    bsrange: BsRangeField | None = Field(default=None, description=(
+        "block sizes from MIN to MAX in bytes ('1k-16k'), every multiple of MIN equally likely;"
+        " per direction like bs"))
+    bssplit: BsSplitField | None = Field(default=None, description=(
+        "block sizes by share of requests, fio's '4k/80:64k/20' or a list [{bs: 4k, pct: 80}, "
+        "{bs: 64k}]; entries without a share split the rest; the shares add up to 100"))
+    blockalign: BlockAlign | None = Field(default=None, description=(
+        "random offsets are multiples of this many bytes; per direction like bs; default: the "
+        "smallest block size"))
+    # The engine's limits
+    iodepth: Annotated[Integer, Field(ge=1, le=4096)] = Field(default=1, description=(
+        "requests in flight per job thread, 1 to 4096 (1 for psync, sync and mmap)"))
+    numjobs: Annotated[Integer, Field(ge=1, le=1024)] = Field(default=1, description=(
+        "threads, each running the whole workload on its own region, 1 to 1024"))
+    size: RegionSize | None = Field(default=None, description=(
+        "bytes of the region each job covers, or a share of the file or device ('50%', "
+        "rounded down to the smallest block size); omitted: from offset to the end of the "
+        "file or block device, which must exist (fio's rule); required for a temporary file"))
+    offset: RegionOffset = Field(default=0, description=(
+        "where the region starts in each file: bytes, or a share of the file or device "
+        "('25%', rounded up to offset_align)"))
+    offset_align: PositiveSize | None = Field(default=None, description=(
+        "what a share offset is rounded up to a multiple of; default: the smallest block "
+        "size"))
+    runtime: PositiveDuration | None = Field(default=None, description=(
+        "time limit of the measured run (30s, 500ms; a bare number is seconds); omitted: the "
+        "run ends when the region (or io_size) is done"))
+    time_based: bool = Field(default=False, description=(
+        'keep going over the region until runtime ends'))
+    ramp_time: Duration = Field(default=0, description=(
+        'run this long first, measuring nothing (a duration: 10s)'))
+    direct: bool = Field(default=False, description=(
+        'O_DIRECT: bypass the page cache; block sizes and offsets must be multiples of 512 bytes'))
+    rwmixread: Percent | None = Field(default=None, description=(
+        'percent of requests that read, for rw and randrw (default 50)'))
+    rwmixwrite: Percent | None = Field(default=None, description=(
+        'percent of requests that write, for rw and randrw; with rwmixread, the two add up to 100'))
+    rate_iops: RateIops | None = Field(default=None, description=(
+        "requests per second ('20k'), the job's total split by rwmixread, or per direction "
+        "{read: 70, write: 30} or '70,30'; shared by numjobs threads; every request has a due "
+        "time"))
+    rate: RateBytes | None = Field(default=None, description=(
+        "bandwidth in bytes per second ('100MiB/s', fio's '100m'), the job's total split by "
+        "rwmixread, or per direction like rate_iops"))
+    rate_process: Literal["linear", "poisson"] | None = Field(default=None, description=(
+        "how rate-limited requests are spaced: linear (evenly, the default) or poisson (random "
+        "arrivals)"))
+    buffer_compress_percentage: Percent | None = Field(default=None, description=(
+        "percent of each written chunk that compresses away (0-100): each chunk starts with "
+        "random bytes and ends with buffer_pattern, or zeros"))
+    buffer_compress_chunk: PositiveSize | None = Field(default=None, description=(
+        'bytes per chunk of buffer_compress_percentage (default 512)'))
+    refill_buffers: bool | None = Field(default=None, description=(
+        "new contents for every write (implied by buffer_compress_percentage and "
+        "dedupe_percentage); otherwise buffers are filled once"))
+    buffer_pattern: Pattern | None = Field(default=None, description=(
+        "bytes written: hex like '0xdeadbeef' or a quoted string, at most 256 bytes; fills "
+        "whole buffers, or the compressible end of each chunk"))
+    zero_buffers: bool = Field(default=False, description=(
+        'write zeros'))
+    dedupe_percentage: Percent | None = Field(default=None, description=(
+        'percent of writes that repeat an earlier buffer (0-100)'))
+    random_distribution: RandomDistribution | None = Field(default=None, description=(
+        "where random requests land: random (uniform, the default), zipf:THETA, pareto:H, "
+        "normal:SIGMA (percent of the region), zoned:60/10:30/20:10/70 (percent of accesses / "
+        "percent of the region), sequence:2,0,1 (block indices in units of blockalign, "
+        "visited in that order over and over)"))
+    random_sequence_stride: bool | None = Field(default=None, description=(
+        "with random_distribution sequence: the indices are relative to a base that moves on "
+        "by their number after each pass (2,0,1 then 5,3,4 ...); default false: the same "
+        "blocks every pass"))
+    randseed: Seed | None = Field(default=None, description=(
+        'seed of the random offsets; default: one derived from the suite and the case'))
+    randrepeat: bool = Field(default=True, description=(
+        'the same random offsets every run; false: new ones each run'))
+    thinktime: PositiveDuration | None = Field(default=None, description=(
+        'pause after every thinktime_blocks requests (a duration: 10us; a bare number is seconds)'))
+    thinktime_blocks: AtLeastOne | None = Field(default=None, description=(
+        'requests between pauses of thinktime (default 1)'))
+    fsync: AtLeastOne | None = Field(default=None, description=(
+        "fsync the file after every N writes (the requests in flight complete first); measured "
+        "under sync.*"))
+    sync: Literal["none", "sync", "dsync"] = Field(default="none", description=(
+        "open the files for writing O_SYNC ('sync') or O_DSYNC ('dsync'), fio's sync: "
+        "every write completes only once it is durable (a direct write to a device with a "
+        "volatile cache goes out with FUA); not with mmap"))
+    fdatasync: AtLeastOne | None = Field(default=None, description=(
+        'fdatasync the file after every N writes; measured under sync.*'))
+    invalidate: bool = Field(default=True, description=(
+        "drop the files' page cache before the run"))
+    verify: Verify | None = Field(default=None, description=(
+        "checksum every written block and read it back: crc32c, crc32, crc64, xxhash (XXH64, "
+        "as xxh64; fio's xxhash is xxh32), xxh32, md5, sha1, sha256, sha512 (whole digests "
+        "after the header), meta (no data checksum: the header and the 512-byte sector "
+        "stamps), or none; rw write, randwrite, rw or randrw (a mix's writes are checked, not "
+        "its reads), one block size of at least 64 bytes (80 "
+        "md5, 88 sha1, 96 sha256, 128 sha512), numjobs 1"))
+    verify_backlog: AtLeastOne | None = Field(default=None, description=(
+        "read back after every N writes instead of after the run; needs verify"))
+    verify_fatal: bool = Field(default=False, description=(
+        "stop the job at the first block that fails verification; needs verify"))
+    io_timeout: PositiveDuration | None = Field(default=None, description=(
+        "a request outstanding longer than this is a fault: it counts as an ETIMEDOUT error "
+        "and the run is cancelled"))
+    io_size: PositiveSize | None = Field(default=None, description=(
+        "bytes each thread moves before it stops, instead of size (fio's io_size): more than "
+        "size goes over the region again; with time_based, the first of runtime and io_size "
+        "ends the workload"))
+    number_ios: AtLeastOne | None = Field(default=None, description=(
+        "requests each thread issues at most, both directions together (fio's number_ios); "
+        "it ends the workload early, it never extends it"))
+    end_fsync: bool = Field(default=False, description=(
+        "when a writing workload's run ends, fsync each of its files (fio's end_fsync): "
+        "counted in sync, its time inside the workload's runtime"))
+    seq_skip: SignedSize = Field(default=0, description=(
+        "sequential workloads: bytes skipped after each request (fio's rw=read:8k); "
+        "negative steps back, e.g. bs 4k and seq_skip -8k read the region backwards"))
+    flow: Annotated[Integer, Field(ge=1, le=1000)] | None = Field(default=None, description=(
+        "weight in flow control between the workloads of a group that share a flow_id "
+        "(fio's flow): they issue requests in the proportion of their weights (each thread "
+        "has the workload's weight); 1 to 1000"))
+    flow_id: Annotated[Integer, Field(ge=0, lt=1 << 32)] = Field(default=0, description=(
+        "the flow a workload with a flow weight belongs to (fio's flow_id)"))
+    flow_sleep: Duration = Field(default=0, description=(
+        "how long a thread held back by its flow waits before it asks again (fio's "
+        "flow_sleep); 0: it yields, or waits for one of its requests in flight"))
+    fill_device: bool = Field(default=False, description=(
+        "rw write only: write until the filesystem holding the file is full (fio's "
+        "fill_device): ENOSPC ends the run and is no error; without size, the region is "
+        "the filesystem's free space when the run starts"))
+    startdelay: Duration = Field(default=0, description=(
+        "the workload starts this long after its group (fio's startdelay); the delay is no "
+        "part of its runtime"))
+    # Submission batching: asynchronous engines, iodepth above 1 (see rules.py)
+    iodepth_batch_submit: AtLeastOne | None = Field(default=None, description=(
+        "asynchronous engines: prepared requests are held until this many wait, then go to "
+        "the kernel in one submit (fewer when no more can be issued yet: the queue is full, "
+        "the next request is not due); default 1, each at once (fio's iodepth_batch_submit)"))
+    iodepth_batch_complete_min: AtLeastOne | None = Field(default=None, description=(
+        "asynchronous engines: each collection of completions waits for at least this many "
+        "(at most what is in flight); default 1 (fio's iodepth_batch_complete_min)"))
+    iodepth_batch_complete_max: AtLeastOne | None = Field(default=None, description=(
+        "asynchronous engines: each collection of completions takes at most this many; "
+        "default iodepth (fio's iodepth_batch_complete_max)"))
+    iodepth_low: AtLeastOne | None = Field(default=None, description=(
+        "asynchronous engines: once iodepth requests are in flight, new ones wait until at "
+        "most this many are; default iodepth, refill at once (fio's iodepth_low)"))
+    prioclass: PrioClass | None = Field(default=None, description=(
+        "I/O priority class of the workload's threads (fio's prioclass, see ionice): 1 or "
+        "rt, 2 or be, 3 or idle; 0 means be; rt needs CAP_SYS_ADMIN or CAP_SYS_NICE"))
+    prio: PrioLevel | None = Field(default=None, description=(
+        "I/O priority level of the workload's threads, 0 (highest) to 7 (fio's prio); "
+        "with io_uring and libaio every request carries it too"))
+    cmdprio_percentage: CmdprioPercentage | None = Field(default=None, description=(
+        "share of requests, in percent, issued with the command priority (cmdprio_class, "
+        "cmdprio), per direction like bs: io_uring and libaio only; counted apart in "
+        "read.prio.* and write.prio.*"))
+    cmdprio_class: CmdprioClass | None = Field(default=None, description=(
+        "class of the command priority, per direction (default rt)"))
+    cmdprio: CmdprioLevel | None = Field(default=None, description=(
+        "level of the command priority, 0 (highest) to 7, per direction (default 0)"))
+    cmdprio_bssplit: CmdprioBsSplit | None = Field(default=None, description=(
+        "command priority per block size, fio's '4k/10:64k/50' or '4k/10/1/0:64k/50/3/0' "
+        "(SIZE/PERCENT[/CLASS/LEVEL]); instead of cmdprio_percentage"))
+    # Safety: an existing file iogate did not create is written only with allow_overwrite;
+    # with target_root, every target must resolve inside that directory.
+    allow_overwrite: bool = Field(default=False, description=(
+        "write an existing file iogate did not create (never a device: see "
+        "--allow-destructive)"))
+    allow_file_create: bool = Field(default=True, description=(
+        "false: every target must exist; iogate creates none (fio's allow_file_create=0, "
+        "so that a mistyped device name never becomes a regular file)"))
+    target_root: DirName | None = Field(default=None, description=(
+        "every target must resolve inside this directory (symbolic links followed)"))
+
+    @property
+    def filenames(self) -> list[str]:
+        """The files as a list; empty when none was given."""
+        if self.filename is None:
+            return []
+        return [self.filename] if isinstance(self.filename, str) else list(self.filename)
