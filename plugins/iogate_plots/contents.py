@@ -101,10 +101,11 @@ def _recent(document: Mapping[str, Any], case_id: str) -> Mapping[str, Any]:
 
 def _trend_drawer(case_id: str, metric: str, entry: Mapping[str, Any]
                   ) -> Callable[[ModuleType], bytes | None]:
-    def draw(_: ModuleType) -> bytes | None:
-        from iogate.trend import recent_png
+    def draw(figures: ModuleType) -> bytes | None:
+        from iogate.trend import recent_trend
 
-        return recent_png(case_id, metric, entry) if entry.get("runs") else None
+        return figures.trend(recent_trend(case_id, metric, entry)) if entry.get("runs") \
+            else None
     return draw
 
 

@@ -2,6 +2,8 @@
 no global state. Importing this module imports matplotlib, so it is imported only when a
 report asks for plots. Every plot function returns PNG bytes, or None when there is nothing
 to draw (``*_figure`` the figure itself); the axes' ticks and units are chosen here too.
+Besides a run's plots, it draws the trend of one metric over the runs of a history store
+(:func:`trend`).
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ import io
 import math
 import statistics
 from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from matplotlib.axes import Axes
 from matplotlib.axis import Axis
@@ -46,6 +49,9 @@ from iogate_plots.data import (
     slos,
     sweep_value_labels,
 )
+
+if TYPE_CHECKING:  # only for annotations: a trend is drawn from what it holds
+    from iogate.trend import Trend
 
 PASS_COLOUR = "#2e7d32"
 FAIL_COLOUR = "#c62828"
@@ -521,4 +527,64 @@ def knee_figure(points: Sweep) -> Figure | None:
         ax.legend(loc="upper left", fontsize=8)
     fig.suptitle(f"sweep {points.name}: {len(points.results)} points, in sweep order, "
                  f"labelled with {variable}", fontsize=10)
+    return fig
+
+
+# -- the trend of one metric over the recorded runs ---------------------------------------------
+
+TREND_COLOUR = "#1f4e99"
+IMPROVED_COLOUR = "#27ae60"
+REGRESSED_COLOUR = "#c0392b"
+_MAX_TREND_TICKS = 25
+
+
+def trend(series: Trend) -> bytes:
+    return _png(trend_figure(series))
+
+
+def trend_figure(series: Trend) -> Figure:
+    """One series drawn (``iogate history --metric M --png``, ``trend-<metric>.png``): each
+    run's value (its repeats as a vertical spread), the runs that failed and were not
+    accepted, the level of each segment between change points, the change points marked
+    with their size, the runs labelled by build wherever the build changes; the run not
+    recorded yet (``current``), when there is one, drawn after them."""
+    points, metric = series.points, series.key[2]
+    kind = metric_kind(metric)
+    fig = Figure(figsize=(10, 4.8), dpi=_DPI)
+    FigureCanvasAgg(fig)
+    ax = fig.subplots()
+    spread = [(i, min(p.samples), max(p.samples)) for i, p in enumerate(points) if p.samples]
+    if spread:
+        ax.vlines([s[0] for s in spread], [s[1] for s in spread], [s[2] for s in spread],
+                  color="#9ab", linewidth=3, label="repeats (min to max)")
+    ax.plot(range(len(points)), [p.value for p in points], "o", color=TREND_COLOUR,
+            markersize=4, label=metric)
+    out_of_norm = [i for i, p in enumerate(points) if p.status() == "failed"]
+    if out_of_norm:
+        ax.plot(out_of_norm, [points[i].value for i in out_of_norm], "x",
+                color=REGRESSED_COLOUR, markersize=7, label="failed, not accepted")
+    if series.current is not None:
+        ax.plot([len(points)], [series.current], "*", color="#d35400", markersize=11,
+                label="this run")
+    for level in series.levels:
+        ax.hlines(level.value, level.start - 0.4, level.end - 0.6, color="#444",
+                  linewidth=1.2)
+    for m in series.marks:
+        colour = REGRESSED_COLOUR if m.regression else IMPROVED_COLOUR
+        ax.axvline(m.index - 0.5, color=colour, linestyle="--", linewidth=1.2)
+        ax.annotate(f"{m.change_pct:+.1f}% at {m.build}", (m.index - 0.5, 1.0),
+                    xycoords=("data", "axes fraction"), xytext=(3, -12),
+                    textcoords="offset points", color=colour, fontsize=8)
+    ticks = [i for i, p in enumerate(points) if i == 0 or p.tag() != points[i - 1].tag()]
+    if len(ticks) > _MAX_TREND_TICKS:
+        ticks = ticks[:: -(-len(ticks) // _MAX_TREND_TICKS)]
+    ax.set_xticks(ticks, [points[i].tag() for i in ticks], rotation=45, ha="right",
+                  fontsize=7)
+    ax.set_xlim(-0.8, len(points) + (0.8 if series.current is not None else -0.2))
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: format_value(kind, v)))
+    ax.set_title(series.title, fontsize=9)
+    ax.set_xlabel(f"{len(points)} runs, oldest first (labelled by build)")
+    ax.grid(True, axis="y", alpha=0.3)
+    ax.legend(loc="lower left", fontsize=7)
+    fig.tight_layout()
     return fig

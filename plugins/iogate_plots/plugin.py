@@ -26,6 +26,9 @@ run's and the histograms the last run's.
 
 ``--html FILE`` writes one self-contained page (see :mod:`iogate_plots.page`).
 
+It also draws the trend of one metric of a history store for ``iogate history DEST --metric
+M --png FILE --html FILE`` (``iogate_trend_figure``, see :mod:`iogate_plots.trend`).
+
 Both paths are checked when the plugin is configured, before any case runs, by the rules of
 :mod:`iogate.files` (a file's directory must exist; DIR itself is made if missing, never its
 parent), which also claims them as outputs of the run: the front end refuses either on
@@ -47,6 +50,7 @@ from iogate.hooks import AddOption, hookimpl
 
 if TYPE_CHECKING:
     from iogate.outcome import CaseResult
+    from iogate.trend import Trend
 
 
 @dataclass(frozen=True)
@@ -93,3 +97,12 @@ def iogate_report(results: Sequence[CaseResult], document: dict[str, Any]) -> No
     except Exception as exc:  # a report must not break the run it reports on
         print(f"iogate plots: the report failed: {type(exc).__name__}: {exc}",
               file=sys.stderr)
+
+
+@hookimpl
+def iogate_trend_figure(trend: Trend, forms: Sequence[str]) -> dict[str, bytes]:
+    """The trend of one metric for ``iogate history --metric M --png FILE --html FILE``
+    (:mod:`iogate_plots.trend`)."""
+    from iogate_plots.trend import files
+
+    return files(trend, forms, sys.stderr)

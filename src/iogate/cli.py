@@ -237,6 +237,7 @@ def cmd_history(args: argparse.Namespace) -> int:
     from iogate.changes import ChangesError
     from iogate.files import check_output
     from iogate.history import HistoryError, render_runs, runs
+    from iogate.trend import FigureError
 
     if args.store == "accept" and args.more:
         return _accept(args)
@@ -254,11 +255,14 @@ def cmd_history(args: argparse.Namespace) -> int:
             return EXIT_INVALID
         if getattr(args, option):
             check_output(getattr(args, option), f"--{option}")
+    if (args.png or args.html) and not _trend_drawers():
+        print(f"iogate: --{'png' if args.png else 'html'}: {NO_TREND_PLUGIN}", file=sys.stderr)
+        return EXIT_INVALID
     try:
         if args.metric:
             return _trend(args)
         rows = runs(args.store, _filters(args))
-    except (HistoryError, ChangesError) as exc:
+    except (HistoryError, ChangesError, FigureError) as exc:
         print(f"iogate: {exc}", file=sys.stderr)
         return EXIT_INVALID
     print(render_runs(rows))
@@ -296,10 +300,22 @@ def _accept(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+NO_TREND_PLUGIN = ("the trend is drawn by the plots plugin (iogate_plots), which is not "
+                   "installed or is disabled (IOGATE_DISABLE_PLUGINS)")
+
+
+def _trend_drawers() -> list[object]:
+    """The plugins that draw a trend (``iogate_trend_figure``); none without the plots
+    plugin. The text output of ``iogate history`` needs none."""
+    from iogate.hooks import get_plugin_manager
+
+    return list(get_plugin_manager().hook.iogate_trend_figure.get_hookimpls())
+
+
 def _trend(args: argparse.Namespace) -> int:
-    """``iogate history DEST --metric M``: one series, printed, drawn or both."""
+    """``iogate history DEST --metric M``: one series, printed, and with --png or --html
+    drawn by a plugin (:func:`iogate.hooks.iogate_trend_figure`)."""
     from iogate import changes, trend
-    from iogate.changes import ChangesError
     from iogate.history import load
 
     series = load(args.store, [args.metric], filters=_filters(args))
@@ -319,20 +335,21 @@ def _trend(args: argparse.Namespace) -> int:
           f"{norm} in the norm (passed or accepted)\n" + trend.render_points(key[2], points))
     print(trend.render(findings, 1, changes.RECENT) if findings else
           f"{key[0]}: {key[2]}: {len(points)} runs, no change point")
-    png = None
-    if args.png or args.html:
-        try:
-            png = trend.trend_png(key, points, trend.marks(findings))
-        except ChangesError as exc:
-            if args.png:
-                raise
-            print(f"iogate: {exc}", file=sys.stderr)
-    for path, data in ((args.png, png), (args.html, trend.trend_html(
-            key, points, findings, png, changes.RECENT) if args.html else None)):
-        if path and data is not None:
-            if not _write_output(path, data, "--png" if path == args.png else "--html"):
-                return EXIT_RUNTIME
-            print(f"{path}: trend of {key[2]} over {len(points)} runs", file=sys.stderr)
+    forms = [form for form in ("png", "html") if getattr(args, form)]
+    if not forms:
+        return EXIT_OK
+    from iogate.hooks import get_plugin_manager
+
+    drawn = get_plugin_manager().hook.iogate_trend_figure(
+        trend=trend.Trend.of(key, points, findings, changes.RECENT), forms=forms)
+    missing = [form for form in forms if not (drawn or {}).get(form)]
+    if missing:
+        raise trend.FigureError(f"--{missing[0]}: no plugin made the file: {NO_TREND_PLUGIN}")
+    for form in forms:
+        path = getattr(args, form)
+        if not _write_output(path, drawn[form], f"--{form}"):
+            return EXIT_RUNTIME
+        print(f"{path}: trend of {key[2]} over {len(points)} runs", file=sys.stderr)
     return EXIT_OK
 
 

@@ -2,8 +2,10 @@
 
 Owns the pairing of cases between two results documents or baseline files, the verdict
 for each case and metric (which direction of change is worse, significance, minimum
-effect), and the benchstat-like table that shows it. The statistics live in
-``iogate.stats``; the file formats in ``iogate.baseline``.
+effect), and the benchstat-like table that shows it, with the options and the exit code of
+the ``compare`` subcommand that :mod:`iogate.cli` offers (this module has no command line
+of its own). The statistics live in ``iogate.stats``; the file formats in
+``iogate.baseline``.
 """
 
 from __future__ import annotations
@@ -247,7 +249,7 @@ def render(comparison: Comparison) -> str:
     return "\n".join(out)
 
 
-# -- command line ---------------------------------------------------------------------------
+# -- the iogate compare command (its parser and run: iogate.cli) ------------------------------
 
 def _alpha(text: str) -> float:
     try:
@@ -303,16 +305,3 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_INVALID
     return EXIT_REGRESSED if comparison.regressed else EXIT_OK
 
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """``iogate compare OLD.json NEW.json [--alpha A] [--min-effect PCT] [--metric PATH]``:
-    0 no regression, 1 a regression, 2 bad input (a file named with the reason)."""
-    parser = argparse.ArgumentParser(
-        prog="iogate compare",
-        description="Compare two runs metric by metric and exit 1 on a regression.")
-    add_arguments(parser)
-    try:
-        args = parser.parse_args(argv)
-    except SystemExit as exc:  # --help, or a usage error already printed
-        return exc.code if isinstance(exc.code, int) else EXIT_INVALID
-    return run(args)

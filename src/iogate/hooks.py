@@ -35,6 +35,7 @@ if TYPE_CHECKING:  # only for annotations: the specifications never run core cod
     from iogate.outcome import CaseResult
     from iogate.results import RunResult
     from iogate.spec import Case
+    from iogate.trend import Trend
 
 PROJECT = "iogate"
 ENTRY_POINT_GROUP = "iogate"
@@ -104,6 +105,24 @@ def iogate_report(results: Sequence[CaseResult], document: dict[str, Any]) -> No
     """Called once after a run with every case result and the results document (the JSON
     written by ``--json``), before it is written. A plugin may write its own artifacts or
     add top-level keys to ``document``; it should not change the core's keys."""
+
+
+@hookspec(firstresult=True)
+def iogate_trend_figure(trend: Trend, forms: Sequence[str]) -> dict[str, bytes] | None:
+    """Draw the trend of one metric of a history store, as ``iogate history DEST --metric M``
+    asks with ``--png FILE`` and ``--html FILE``.
+
+    ``trend`` (:class:`iogate.trend.Trend`) holds the series' case, device and metric, its
+    runs oldest first (value, repeat samples, build, outcome), its change points and the
+    level between them. ``forms`` names the files wanted, among ``"png"`` (the plot as a
+    PNG image) and ``"html"`` (a self-contained page: the plot, the change points, every
+    run). Return every form asked for, keyed by it, as the file's bytes; or None to leave
+    the trend to another plugin (the first answer that is not None is taken). Raise
+    :class:`iogate.trend.FigureError` with the reason when a form cannot be made (what draws
+    it is not installed). The plots plugin (iogate_plots) implements it; with no plugin that
+    answers, the command says that the plots plugin is needed. Called only for those
+    options: the text output of ``iogate history`` draws nothing.
+    """
 
 
 @hookspec

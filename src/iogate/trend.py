@@ -1,6 +1,8 @@
 """What a history store shows over time: the change points of every case and metric
-(``iogate detect``), and the trend of one metric drawn as a PNG or an HTML page
-(``iogate history --metric M --png/--html``).
+(``iogate detect``), the trend of one metric as text (``iogate history --metric M``), and
+what its PNG or HTML page shows (``--png/--html``): the runs, their values, the change
+points and the level between them (:class:`Trend`). This module draws nothing: a plugin
+does, through :func:`iogate.hooks.iogate_trend_figure` (the plots plugin, iogate_plots).
 
 The series come from :func:`iogate.history.load`, the change points from
 :mod:`iogate.changes`; which direction of a change is a regression is
@@ -15,8 +17,6 @@ and whether it was accepted into the norm that ``history`` expectations are judg
 from __future__ import annotations
 
 import fnmatch
-import html
-import io
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -150,109 +150,60 @@ def as_json(findings: Sequence[Finding], recent: int) -> list[dict[str, Any]]:
 
 # -- the trend of one metric -----------------------------------------------------------------
 
-def trend_png(key: SeriesKey, points: Sequence[Point], changes_at: Sequence[Mark],
-              current: float | None = None) -> bytes:
-    """One series drawn: each run's value (its repeats as a vertical spread), the level of
-    each segment, the change points marked with their size, the runs labelled by build
-    wherever the build changes; ``current``: a run not recorded yet, drawn after them.
-    Needs matplotlib (the ``plots`` extra)."""
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        raise changes.ChangesError("a trend plot needs matplotlib: pip install "
-                                   "'iogate[plots]'") from None
-    case, device, metric = key
-    kind = parse_metric(metric).kind
-    xs = list(range(len(points)))
-    fig, ax = plt.subplots(figsize=(10, 4.8), dpi=100)
-    try:
-        spread = [(i, min(p.samples), max(p.samples)) for i, p in enumerate(points)
-                  if p.samples]
-        if spread:
-            ax.vlines([s[0] for s in spread], [s[1] for s in spread], [s[2] for s in spread],
-                      color="#9ab", linewidth=3, label="repeats (min to max)")
-        ax.plot(xs, [p.value for p in points], "o", color="#1f4e99", markersize=4,
-                label=metric)
-        out_of_norm = [i for i, p in enumerate(points) if p.status() == "failed"]
-        if out_of_norm:
-            ax.plot(out_of_norm, [points[i].value for i in out_of_norm], "x", color="#c0392b",
-                    markersize=7, label="failed, not accepted")
-        if current is not None:
-            ax.plot([len(points)], [current], "*", color="#d35400", markersize=11,
-                    label="this run")
-        bounds = [0, *(m.index for m in changes_at), len(points)]
-        for lo, hi in zip(bounds, bounds[1:], strict=False):
-            if hi > lo:
-                level = sum(p.value for p in points[lo:hi]) / (hi - lo)
-                ax.hlines(level, lo - 0.4, hi - 0.6, color="#444", linewidth=1.2)
-        for m in changes_at:
-            color = "#c0392b" if m.regression else "#27ae60"
-            ax.axvline(m.index - 0.5, color=color, linestyle="--", linewidth=1.2)
-            ax.annotate(f"{m.change_pct:+.1f}% at {m.build}",
-                        (m.index - 0.5, 1.0), xycoords=("data", "axes fraction"),
-                        xytext=(3, -12), textcoords="offset points", color=color,
-                        fontsize=8)
-        ticks = [i for i, p in enumerate(points) if i == 0 or p.tag() != points[i - 1].tag()]
-        if len(ticks) > 25:
-            ticks = ticks[:: -(-len(ticks) // 25)]
-        ax.set_xticks(ticks, [points[i].tag() for i in ticks], rotation=45, ha="right",
-                      fontsize=7)
-        ax.set_xlim(-0.8, len(points) + (0.8 if current is not None else -0.2))
-        ax.yaxis.set_major_formatter(
-            matplotlib.ticker.FuncFormatter(lambda v, _: format_value(kind, v)))
-        ax.set_title(f"{case}{f' on {device}' if device else ''}: {metric}", fontsize=9)
-        ax.set_xlabel(f"{len(points)} runs, oldest first (labelled by build)")
-        ax.grid(True, axis="y", alpha=0.3)
-        ax.legend(loc="lower left", fontsize=7)
-        fig.tight_layout()
-        out = io.BytesIO()
-        fig.savefig(out, format="png")
-        return out.getvalue()
-    finally:
-        plt.close(fig)
+class FigureError(Exception):
+    """A trend asked for as a file (``--png``, ``--html``) that cannot be made here: no
+    plugin draws it, or what it draws with is missing; the message says which."""
 
 
-def trend_html(key: SeriesKey, points: Sequence[Point], findings: Sequence[Finding],
-               png: bytes | None, recent: int) -> str:
-    """A self-contained page: the plot (when matplotlib is there), the change points and
-    every run's value."""
-    import base64
+@dataclass(frozen=True)
+class Level:
+    """The level of a series between two change points: the mean of runs ``start`` to
+    ``end`` (excluded)."""
 
-    case, device, metric = key
-    title = html.escape(f"{case}{f' on {device}' if device else ''}: {metric}")
-    image = (f'<img alt="trend of {html.escape(metric)}" src="data:image/png;base64,'
-             f'{base64.b64encode(png).decode()}">' if png else
-             "<p>(no plot: matplotlib is not installed)</p>")
-    change_rows = "".join(
-        f"<tr><td>{html.escape(f.first.recorded_at[:19])}</td>"
-        f"<td>{html.escape(f.first.tag())}</td>"
-        f"<td>{html.escape(_value(metric, f.change.before))}</td>"
-        f"<td>{html.escape(_value(metric, f.change.after))}</td>"
-        f"<td>{f.change.change_pct:+.1f}%</td><td>{f.change.p_value:.2g}</td>"
-        f"<td>{'regression' if f.regression else 'improvement'}"
-        f"{' (new)' if f.regression and f.new(recent) else ''}</td></tr>" for f in findings)
-    run_rows = "".join(
-        f"<tr><td>{html.escape(p.recorded_at[:19])}</td><td>{html.escape(p.run_id[:8])}</td>"
-        f"<td>{html.escape(p.tag())}</td><td>{html.escape(_value(metric, p.value))}</td>"
-        f"<td>{html.escape(', '.join(_value(metric, s) for s in p.samples))}</td>"
-        f"<td>{html.escape(p.status())}</td></tr>" for p in points)
-    return (
-        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">"
-        f"<title>{title}</title><style>body{{font-family:sans-serif;margin:2em}}"
-        "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 8px;"
-        "font-size:90%}img{max-width:100%}</style></head><body>"
-        f"<h1>{title}</h1>{image}<h2>Change points</h2>"
-        + (f"<table><tr><th>first run</th><th>build</th><th>before</th><th>after</th>"
-           f"<th>change</th><th>p</th><th></th></tr>{change_rows}</table>" if findings
-           else "<p>none</p>")
-        + f"<h2>Runs ({len(points)})</h2><table><tr><th>recorded</th><th>run</th>"
-        f"<th>build</th><th>value</th><th>repeats</th><th>outcome</th></tr>{run_rows}"
-        "</table>"
-        "</body></html>\n")
+    start: int
+    end: int
+    value: float
 
+
+def segment_levels(values: Sequence[float], at: Sequence[int]) -> list[Level]:
+    """The level of each segment of ``values`` that the change points starting at the
+    indices ``at`` (in order) cut it into."""
+    bounds = [0, *at, len(values)]
+    return [Level(lo, hi, sum(values[lo:hi]) / (hi - lo))
+            for lo, hi in zip(bounds, bounds[1:], strict=False) if hi > lo]
+
+
+@dataclass(frozen=True)
+class Trend:
+    """The trend of one metric as a plugin draws it (:func:`iogate.hooks.iogate_trend_figure`):
+    the runs of one series, oldest first, its change points and their levels."""
+
+    key: SeriesKey  # case id, device model ("" when not known), metric
+    points: tuple[Point, ...]
+    marks: tuple[Mark, ...]  # where each change point starts, in order
+    findings: tuple[Finding, ...] = ()  # the change points in full, when they were found here
+    recent: int = changes.RECENT  # a regression is new among the newest ``recent`` runs
+    current: float | None = None  # a run not recorded yet, shown after the others
+
+    @classmethod
+    def of(cls, key: SeriesKey, points: Sequence[Point], findings: Sequence[Finding],
+           recent: int = changes.RECENT) -> Trend:
+        """A series with the change points :func:`detect` found in it."""
+        return cls(key, tuple(points), tuple(marks(findings)), tuple(findings), recent)
+
+    @property
+    def title(self) -> str:
+        case, device, metric = self.key
+        return f"{case}{f' on {device}' if device else ''}: {metric}"
+
+    @property
+    def levels(self) -> list[Level]:
+        return segment_levels([p.value for p in self.points],
+                              [m.index for m in self.marks])
+
+    def value_text(self, value: float) -> str:
+        """A value of the metric as the text output shows it (``1.2k``, ``250us``)."""
+        return _value(self.key[2], value)
 
 
 # -- the recent trend of each case of a run --------------------------------------------------
@@ -306,11 +257,12 @@ def recent(dest: str, results: Sequence[CaseResult]) -> dict[str, Any]:
     return section
 
 
-def recent_png(case_id: str, metric: str, entry: Mapping[str, Any]) -> bytes:
-    """One case's recent trend of ``metric`` from the document's ``history`` section, this
-    run drawn after the recorded ones."""
-    points = [Point(r["run_id"], r["recorded_at"], r["value"], tuple(r.get("samples", ())),
-                    firmware=r["build"]) for r in entry["runs"]]
-    at = [Mark(c["index"], c["change_pct"], c["regression"], c["build"])
-          for c in entry.get("change_points", ())]
-    return trend_png((case_id, "", metric), points, at, current=entry.get("current"))
+def recent_trend(case_id: str, metric: str, entry: Mapping[str, Any]) -> Trend:
+    """One case's recent trend of ``metric`` from the document's ``history`` section (an
+    entry of :func:`recent`'s ``cases``), this run as its ``current`` value."""
+    points = tuple(Point(r["run_id"], r["recorded_at"], r["value"],
+                         tuple(r.get("samples", ())), firmware=r["build"])
+                   for r in entry["runs"])
+    at = tuple(Mark(c["index"], c["change_pct"], c["regression"], c["build"])
+               for c in entry.get("change_points", ()))
+    return Trend((case_id, "", metric), points, at, current=entry.get("current"))

@@ -1,13 +1,17 @@
-"""Comparing runs: verdicts on synthetic results documents, the table, and the command."""
+"""Comparing runs: verdicts on synthetic results documents, the table, and the command
+(``iogate compare``, in this process and as ``python -m iogate compare``)."""
 
 import json
 import random
 import re
+import subprocess
+import sys
 
 import pytest
 
+from iogate import cli
 from iogate.baseline import Baseline
-from iogate.compare import compare, higher_is_better, main, render
+from iogate.compare import compare, higher_is_better, render
 
 ENV = {"host": "ci-7", "kernel": "6.8.0", "device_model": "ACME", "firmware": "1.0"}
 
@@ -138,20 +142,31 @@ def _write(tmp_path, name, doc):
     return str(path)
 
 
-def test_main_exit_codes(tmp_path, capsys):
+def iogate_compare(*args):
+    """``iogate compare ARGS`` run in this process: its exit code."""
+    return cli.main(["compare", *args])
+
+
+def python_m_iogate_compare(*args):
+    """``python -m iogate compare ARGS``: the process, its output captured."""
+    return subprocess.run([sys.executable, "-m", "iogate", "compare", *args],
+                          capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+
+
+def test_compare_exit_codes(tmp_path, capsys):
     old, new = run_pair(100_000, 90_000)
     old_path, new_path = _write(tmp_path, "old.json", old), _write(tmp_path, "new.json", new)
-    assert main([old_path, new_path]) == 1
+    assert iogate_compare(old_path, new_path) == 1
     out = capsys.readouterr().out
     assert "REGRESSED" in out
-    assert main([old_path, old_path]) == 0
-    assert main([old_path, new_path, "--min-effect", "15%"]) == 0
+    assert iogate_compare(old_path, old_path) == 0
+    assert iogate_compare(old_path, new_path, "--min-effect", "15%") == 0
     # at 0.0001, 5+5 samples at 2 % noise cannot call a 10 % drop significant
-    assert main([old_path, new_path, "--alpha", "0.0001"]) == 0
+    assert iogate_compare(old_path, new_path, "--alpha", "0.0001") == 0
     assert "no significant difference" in capsys.readouterr().out
     # a single old run has no noise to test with: the effect decides, and the table says so
     one = _write(tmp_path, "one.json", document({"s::rand": {"read.iops": [100_000.0]}}))
-    assert main([one, new_path]) == 1
+    assert iogate_compare(one, new_path) == 1
     assert "decided by the effect size alone" in capsys.readouterr().out
 
 
@@ -164,28 +179,42 @@ def test_main_exit_codes(tmp_path, capsys):
     ('{"schema_version": 1, "cases": [{"id": "s::a", "metrics": {"read.iops": -1}}]}',
      "bad.json: cases[0] (s::a): metrics.read.iops is -1"),
 ])
-def test_main_bad_input_names_the_file(tmp_path, capsys, content, message):
+def test_bad_input_names_the_file(tmp_path, capsys, content, message):
     good = _write(tmp_path, "good.json", run_pair(1.0, 1.0)[0])
     if content is None:
         bad = str(tmp_path / "missing.json")
     else:
         bad = str(tmp_path / "bad.json")
         (tmp_path / "bad.json").write_text(content)
-    assert main([good, bad]) == 2
+    assert iogate_compare(good, bad) == 2
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
 
 
-def test_main_rejects_bad_options(tmp_path, capsys):
+@pytest.mark.parametrize(("args", "message"), [
+    (["--alpha", "1.5"], "1.5 is not strictly between 0 and 1"),
+    (["--min-effect", "-3"], "-3 is not a percentage >= 0"),
+    (["--min-effect", "lots"], "'lots' is not a percentage"),
+    (["--metric", "read.iosp"], "unknown metric 'read.iosp'"),
+])
+def test_the_command_rejects_bad_options(tmp_path, args, message):
     good = _write(tmp_path, "good.json", run_pair(1.0, 1.0)[0])
-    assert main([good, good, "--alpha", "1.5"]) == 2
-    assert main([good, good, "--min-effect", "-3"]) == 2
-    assert main([good]) == 2
-    assert "iogate compare" in capsys.readouterr().err
+    proc = python_m_iogate_compare(good, good, *args)
+    assert proc.returncode == 2, proc.stderr
+    assert "iogate compare" in proc.stderr and message in proc.stderr, proc.stderr
+    assert "Traceback" not in proc.stderr and not proc.stdout
+
+
+def test_the_command_needs_both_files(tmp_path):
+    good = _write(tmp_path, "good.json", run_pair(1.0, 1.0)[0])
+    proc = python_m_iogate_compare(good)
+    assert proc.returncode == 2
+    assert "iogate compare: error: the following arguments are required: NEW.json" in \
+        proc.stderr
 
 
 def test_nothing_in_common_is_bad_input(tmp_path, capsys):
     a = _write(tmp_path, "a.json", document({"s::a": {"read.iops": [1.0]}}))
     b = _write(tmp_path, "b.json", document({"s::b": {"read.iops": [1.0]}}))
-    assert main([a, b]) == 2
+    assert iogate_compare(a, b) == 2
     assert "no case and metric measured on both sides" in capsys.readouterr().out

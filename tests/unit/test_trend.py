@@ -1,5 +1,6 @@
 """What detect reports over series: which metrics it looks at, which change is a regression
-(by each metric's better direction), which is new, and how findings print and serialize."""
+(by each metric's better direction), which is new, and how findings print and serialize; and
+what the trend of one metric holds for a plugin to draw (its runs, change points, levels)."""
 
 from __future__ import annotations
 
@@ -52,11 +53,32 @@ def test_which_change_is_a_regression_and_which_is_new() -> None:
     assert trend.render([], 7, 5) == "no change point in 7 series"
 
 
-def test_the_trend_page_lists_every_run_and_escapes_what_it_shows() -> None:
-    points = series(steps(1000, 900))
-    key = ("<b>s.suite.yaml::c</b>", "ACME & Co", "read.iops")
+def test_a_trend_holds_what_its_plot_shows() -> None:
+    values = steps(1000, 900)
+    points = series(values)
+    key = ("s.suite.yaml::c", "ACME", "read.iops")
     found = trend.detect({key: points})
-    page = trend.trend_html(key, points, found, None, 5)
-    assert "&lt;b&gt;s.suite.yaml::c&lt;/b&gt; on ACME &amp; Co" in page and "<b>s" not in page
-    assert page.count("<tr><td>2026-") == len(points) + len(found)
-    assert "regression (new)" in page and "no plot: matplotlib is not installed" in page
+    t = trend.Trend.of(key, points, found, 5)
+    assert t.title == "s.suite.yaml::c on ACME: read.iops"
+    assert [(m.index, m.build, m.regression) for m in t.marks] == [(25, "build 125", True)]
+    # The level of each segment between change points: the mean of its runs.
+    before, after = t.levels
+    assert (before.start, before.end, after.start, after.end) == (0, 25, 25, 30)
+    assert before.value == sum(values[:25]) / 25 and after.value == sum(values[25:]) / 5
+    assert trend.segment_levels([1.0, 3.0, 10.0], []) == [trend.Level(0, 3, 14 / 3)]
+    assert t.value_text(1500.0) == "1.5k"  # as the text output shows it
+
+
+def test_a_run_s_recent_trend_is_read_back_from_its_document() -> None:
+    entry = {"runs": [{"run_id": f"r{i}", "recorded_at": f"2026-11-0{i + 1}T00:00:00",
+                       "build": f"build {i}", "value": v, "samples": [v - 1, v + 1]}
+                      for i, v in enumerate([10.0, 10.0, 20.0])],
+             "current": 21.0,
+             "change_points": [{"index": 2, "build": "build 2", "change_pct": 100.0,
+                                "p_value": 0.01, "regression": False}]}
+    t = trend.recent_trend("s::c", "read.iops", entry)
+    assert t.key == ("s::c", "", "read.iops") and t.current == 21.0 and not t.findings
+    assert [p.tag() for p in t.points] == ["build 0", "build 1", "build 2"]
+    assert t.points[2].samples == (19.0, 21.0)
+    assert t.marks == (trend.Mark(2, 100.0, False, "build 2"),)
+    assert [(lv.start, lv.end, lv.value) for lv in t.levels] == [(0, 2, 10.0), (2, 3, 20.0)]
