@@ -14,9 +14,9 @@ from dataclasses import replace
 from fractions import Fraction
 
 from iogate.job import PPM, BsEntry, JobSpec, PrioEntry, Zone, ioprio_value
-from iogate.spec.fields import Rates, split_by_mix
 from iogate.spec.models import JobFields, PreconditionStep, Workload
 from iogate.spec.modes import MIXED, Direction, directions_of, field_directions_of
+from iogate.spec.rates import Rates, split_by_mix
 from iogate.spec.rules import block_table
 
 __all__ = ["to_ppm", "split_rates", "job_seed", "lower", "lower_step", "exit_masks"]

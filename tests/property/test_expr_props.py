@@ -8,8 +8,9 @@ from hypothesis import strategies as st
 from iogate.expr import COUNT, SIZE, ExprError, evaluate, parse
 from iogate.job import PPM
 from iogate.lower import split_rates, to_ppm
-from iogate.spec.fields import Rates, shares_of
+from iogate.spec.blocks import shares_of
 from iogate.spec.models import Workload
+from iogate.spec.rates import Rates
 
 # -- expressions agree with Fraction arithmetic ----------------------------------------------
 

@@ -42,7 +42,8 @@ def test_every_hook_is_specified(pm: pluggy.PluginManager) -> None:
     names = {name for name in dir(pm.hook) if name.startswith("iogate_")}
     assert names == {"iogate_environment", "iogate_case_start", "iogate_case_end",
                      "iogate_metrics", "iogate_report", "iogate_add_options",
-                     "iogate_configure", "iogate_backends", "iogate_metric_families"}
+                     "iogate_configure", "iogate_backends", "iogate_metric_families",
+                     "iogate_trend_figure"}
 
 
 def test_an_implementation_with_a_wrong_argument_is_refused(pm: pluggy.PluginManager) -> None:

@@ -10,7 +10,7 @@ from iogate.engine import catalog
 from iogate.errors import SuiteError
 from iogate.expect import Expectation
 from iogate.spec import Case, LoadedSuite, load_suite, validate_paths
-from iogate.spec.fields import BlockSizes
+from iogate.spec.blocks import BlockSizes
 from iogate.spec.models import Workload
 from iogate.spec.schema import json_schema
 

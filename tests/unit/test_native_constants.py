@@ -12,7 +12,7 @@ import pytest
 
 from iogate import histogram
 from iogate.engine import limits, native
-from iogate.spec import fields
+from iogate.spec import blocks, data, distributions, fields, priorities
 
 ROOT = Path(__file__).resolve().parents[2]
 HEADER = ROOT / "native" / "include" / "iogate.h"
@@ -182,9 +182,11 @@ def test_the_limits_are_the_headers(in_header):
 
 
 def test_the_users_of_the_limits_take_them_from_the_limits_module():
-    for name in ("PATH_MAX", "BS_ENTRIES_MAX", "ZONES_MAX", "SEQUENCE_MAX", "PATTERN_MAX",
-                 "FILES_MAX", "CMDPRIO_MAX", "VERIFY_HEADER"):
-        assert getattr(fields, name) is getattr(limits, name)
+    users = {"PATH_MAX": fields, "FILES_MAX": fields, "BS_ENTRIES_MAX": blocks,
+             "ZONES_MAX": distributions, "SEQUENCE_MAX": distributions, "PATTERN_MAX": data,
+             "CMDPRIO_MAX": priorities, "VERIFY_HEADER": data}
+    for name, user in users.items():
+        assert getattr(user, name) is getattr(limits, name)
     for name in LIMITS:
         if hasattr(native, name):
             assert getattr(native, name) is getattr(limits, name)

@@ -12,7 +12,7 @@ from iogate.engine.session import job_struct
 from iogate.errors import SuiteError
 from iogate.lower import lower, lower_step
 from iogate.spec import Case, load_suite
-from iogate.spec.fields import VERIFIERS
+from iogate.spec.data import VERIFIERS
 from iogate.spec.schema import json_schema
 
 

@@ -24,7 +24,7 @@ from iogate.fio.vocabulary import (
     VERIFY_STATE,
     VERIFY_WAY,
 )
-from iogate.spec.fields import DEFAULT_BS
+from iogate.spec.blocks import DEFAULT_BS
 from iogate.units import format_size_exact
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 
+from iogate.engine.limits import FILES_MAX
 from iogate.expr import shown
 from iogate.fio.job_state import Entry, JobState
 from iogate.fio.jobfile import (
@@ -17,7 +18,6 @@ from iogate.fio.jobfile import (
     has_reference,
     suite_text,
 )
-from iogate.spec.fields import FILES_MAX
 
 _CLONES_MAX = 256  # workloads one job under directory may become, one per fio clone
 

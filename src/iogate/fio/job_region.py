@@ -21,7 +21,8 @@ from iogate.fio.jobfile import (
     has_reference,
     suite_text,
 )
-from iogate.spec.fields import DEFAULT_BS, RandomDistribution
+from iogate.spec.blocks import DEFAULT_BS
+from iogate.spec.distributions import RandomDistribution
 from iogate.units import format_size_exact
 
 

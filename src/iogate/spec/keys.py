@@ -14,40 +14,35 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
+from iogate.spec.blocks import BlockAlign, BlockSize, BlockSizes, BsRangeField, BsSplitField
+from iogate.spec.data import Pattern, Verify
+from iogate.spec.distributions import RandomDistribution, Seed
 from iogate.spec.fields import (
     DEFAULT_ENGINE,
     STRICT,
     AtLeastOne,
-    BlockAlign,
-    BlockSize,
-    BlockSizes,
-    BsRangeField,
-    BsSplitField,
-    CmdprioBsSplit,
-    CmdprioClass,
-    CmdprioLevel,
-    CmdprioPercentage,
     DirName,
     Duration,
     FileNames,
     Integer,
     IoEngine,
-    Pattern,
     Percent,
     PositiveDuration,
     PositiveSize,
-    PrioClass,
-    PrioLevel,
-    RandomDistribution,
-    RateBytes,
-    RateIops,
     RegionOffset,
     RegionSize,
-    Seed,
     SignedSize,
-    Verify,
 )
 from iogate.spec.modes import RwMode
+from iogate.spec.priorities import (
+    CmdprioBsSplit,
+    CmdprioClass,
+    CmdprioLevel,
+    CmdprioPercentage,
+    PrioClass,
+    PrioLevel,
+)
+from iogate.spec.rates import RateBytes, RateIops
 
 
 class JobKeys(BaseModel):

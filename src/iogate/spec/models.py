@@ -32,9 +32,8 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from iogate.metrics import describe, key_patterns, parse_metric, standard_paths
+from iogate.spec.blocks import BS_KEYS, DEFAULT_BS
 from iogate.spec.fields import (
-    BS_KEYS,
-    DEFAULT_BS,
     STRICT,
     AtLeastOne,
     Description,

@@ -17,17 +17,11 @@ from fractions import Fraction
 from typing import TYPE_CHECKING
 
 from iogate.engine import catalog
+from iogate.engine.limits import VERIFY_HEADER
 from iogate.errors import spoken
-from iogate.spec.fields import (
-    BS_KEYS,
-    DEFAULT_BS,
-    SECTOR,
-    VERIFY_HEADER,
-    queued_engines,
-    shares_of,
-    split_by_mix,
-    verify_min_block,
-)
+from iogate.spec.blocks import BS_KEYS, DEFAULT_BS, shares_of
+from iogate.spec.data import verify_min_block
+from iogate.spec.fields import SECTOR, queued_engines
 from iogate.spec.keys import JobKeys
 from iogate.spec.modes import (
     DIRECTIONS,
@@ -40,11 +34,12 @@ from iogate.spec.modes import (
     field_direction,
     field_directions_of,
 )
+from iogate.spec.rates import split_by_mix
 from iogate.units import format_count, format_size, format_size_exact
 
 if TYPE_CHECKING:
     from iogate.metrics import MetricPath
-    from iogate.spec.fields import Rates
+    from iogate.spec.rates import Rates
 
 
 def _engine(w: JobKeys) -> catalog.Engine:

@@ -14,7 +14,8 @@ from typing import Any, NamedTuple
 
 from pydantic import ValidationError
 
-from iogate.spec.fields import BsShare, describe_input
+from iogate.spec.blocks import BsShare
+from iogate.spec.fields import describe_input
 from iogate.spec.models import Defaults, PreconditionEntry, SteadyState, SuiteFile, WorkloadEntry
 from iogate.spec.modes import DIRECTIONS
 
