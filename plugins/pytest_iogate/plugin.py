@@ -33,22 +33,15 @@ from iogate.errors import PowerWarning, RealizedWorkloadWarning, SuiteWarning
 
 RESULTS_KEY = pytest.StashKey[list[Any]]()
 GROUP_RESULTS_KEY = pytest.StashKey[dict[Any, Any]]()
-GATE_KEY = pytest.StashKey[Any]()
-ENGINE_KEY = pytest.StashKey[Any]()
-SAFETY_KEY = pytest.StashKey[Any]()  # iogate.targets.Policy
-OVERRIDES_KEY = pytest.StashKey[Any]()  # iogate.spec.overrides.Overrides (--iogate-set)
-# The baseline the session saves (iogate.baseline.SaveBaseline: --iogate-save-baseline[-all]).
-SAVE_BASELINE_KEY = pytest.StashKey[Any]()
-# The environment facts given rather than read (--iogate-fact, IOGATE_FACT_*).
-FACTS_KEY = pytest.StashKey[dict[str, str]]()
+# The session's run (iogate.suiterun.SuiteRun): its settings, the outputs it claimed when
+# the session was configured (compared with the files of the cases once they are
+# collected), and the gate of the admitted cases.
+RUN_KEY = pytest.StashKey[Any]()
 # The terminal as it was before capturing began; live progress goes there.
 TERMINAL_KEY = pytest.StashKey[Any]()
 # The journal every finished case is appended to (iogate.report.Journal): beside
 # --iogate-json, made and locked when the session is configured; else made at the first case.
 JOURNAL_KEY = pytest.StashKey[Any]()
-# The outputs of the session, checked when it is configured (iogate.files.Claim), compared
-# with the files of the cases once they are collected.
-OUTPUTS_KEY = pytest.StashKey[Any]()
 # When the session began (time.monotonic()): the summaries give the run's wall time.
 STARTED_KEY = pytest.StashKey[float]()
 # In an xdist worker: the result of the item's case, until its report takes it to the controller.
@@ -79,17 +72,16 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[RESULTS_KEY] = []
     config.stash[TERMINAL_KEY] = sys.stdout
     config.stash[STARTED_KEY] = time.monotonic()
-    from iogate import hooks
-    from iogate.files import OutputError, claiming
-    from iogate.settings import UsageError, settings
+    from iogate.files import OutputError
+    from iogate.settings import UsageError
+    from iogate.suiterun import SuiteRun
 
     # Every output is checked before anything is collected or run (iogate.files), the
     # plugins' as they are configured; against the cases' files once they are collected.
     try:
-        with claiming() as outputs:
-            run = settings(lambda name: config.getoption("iogate_" + name.replace("-", "_")),
-                           "--iogate-")
-            hooks.configure(lambda o: config.getoption(o.dest, None))
+        config.stash[RUN_KEY] = SuiteRun.configure(
+            lambda name: config.getoption("iogate_" + name.replace("-", "_")),
+            lambda o: config.getoption(o.dest, None), "--iogate-")
         # The journal beside the results file, locked: another session or run writing
         # there is refused before anything runs (the xdist controller alone keeps it).
         if config.getoption("iogate_json") and not _is_worker(config):
@@ -98,13 +90,6 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(exc.message("--iogate-")) from None
     except UsageError as exc:
         raise pytest.UsageError(f"iogate: {exc}") from None
-    config.stash[OUTPUTS_KEY] = outputs
-    config.stash[GATE_KEY] = run.gate
-    config.stash[SAFETY_KEY] = run.safety
-    config.stash[OVERRIDES_KEY] = run.overrides
-    config.stash[ENGINE_KEY] = run.engine
-    config.stash[FACTS_KEY] = run.facts
-    config.stash[SAVE_BASELINE_KEY] = run.save_baseline
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -118,38 +103,18 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config,
                                   items: list[pytest.Item]) -> None:
-    """Before anything runs: an output on another or on a file a collected case uses, a
-    collected case the baseline holds no entry for, or one that refers to history without a
-    history store, is a usage error, as on the command line."""
-    from iogate.baseline import BaselineError
-    from iogate.files import OutputError
-    from iogate.judge import needs_history
-    from iogate.settings import UsageError, check_paths
+    """Before anything runs, the collected cases are admitted as on the command line
+    (:meth:`iogate.suiterun.SuiteRun.admit`): a refusal is a usage error."""
+    from iogate.suiterun import Refused
 
-    gate = config.stash.get(GATE_KEY, None)
-    if gate is None:
+    runner = config.stash.get(RUN_KEY, None)
+    if runner is None:
         return
-    cases = [item.case for item in items if isinstance(item, WorkloadItem)]
     try:
-        check_paths(config.stash[OUTPUTS_KEY], cases, config.getoption("iogate_filename"))
-    except OutputError as exc:
-        raise pytest.UsageError(exc.message("--iogate-")) from None
-    except UsageError as exc:  # a scratch directory that cannot be (IOGATE_TMPDIR)
-        raise pytest.UsageError(f"iogate: {exc}") from None
-    try:
-        gate.check(cases)
-    except BaselineError as exc:
-        raise pytest.UsageError(f"--iogate-baseline: {exc}") from None
-    no_history = needs_history(cases, gate)
-    if no_history:
-        raise pytest.UsageError(no_history)
-    # The run's statistical checks share its significance (iogate.judge.Gate.family); a
-    # check whose repeats can never make a regression significant is said before any I/O.
-    gate = gate.for_cases(cases)
-    config.stash[GATE_KEY] = gate
-    from iogate.judge import power_warnings
-
-    for text in power_warnings(cases, gate):
+        said = runner.admit([item.case for item in items if isinstance(item, WorkloadItem)])
+    except Refused as exc:
+        raise pytest.UsageError(str(exc)) from None
+    for text in said:
         warnings.warn(PowerWarning(text), stacklevel=1)
 
 
@@ -168,7 +133,9 @@ class SuiteFile(pytest.File):
         from iogate.spec import load_suite
 
         try:
-            suite = load_suite(self.path, overrides=self.config.stash.get(OVERRIDES_KEY, None))
+            runner = self.config.stash.get(RUN_KEY, None)
+            suite = load_suite(self.path,
+                               overrides=runner.settings.overrides if runner else None)
         except SuiteError as exc:
             # CollectError renders its message alone, without a traceback.
             raise self.CollectError(str(exc)) from None
@@ -208,18 +175,13 @@ class WorkloadItem(pytest.Item):
         from iogate.baseline import BaselineMatchError
         from iogate.expect import explain, verdict
         from iogate.metrics import unit_name
-        from iogate.runner import run_cases
 
         def run(cases: list[Any]) -> list[Any]:
             progress = _LiveProgress(self.config, self.nodeid, cases)
             try:
-                return run_cases(cases, filename=self.config.getoption("iogate_filename"),
-                                 on_progress=progress, on_phase=progress.set_phase,
-                                 gate=self.config.stash.get(GATE_KEY, None),
-                                 engine=self.config.stash[ENGINE_KEY],
-                                 safety=self.config.stash[SAFETY_KEY],
-                                 on_wait=progress.say,
-                                 facts=self.config.stash.get(FACTS_KEY, {}))
+                return self.config.stash[RUN_KEY].run(cases, on_progress=progress,
+                                                      on_phase=progress.set_phase,
+                                                      on_wait=progress.say)
             except BaselineMatchError as exc:  # no entry, or several, for a case: a usage error
                 pytest.exit(f"--iogate-baseline: {exc}", returncode=pytest.ExitCode.USAGE_ERROR)
             finally:
@@ -437,94 +399,36 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
             terminalreporter.write_line(extra)
 
 
-def _record_history(session: pytest.Session, dest: str, document: dict[str, Any]) -> None:
-    """Record the session's run in the history store; a store that refuses fails the
-    session (the results are in --iogate-json when asked)."""
-    from iogate.history import HistoryError, parse_labels, record, shown
-
-    writer = session.config.get_terminal_writer()
-    try:
-        run_id, n = record(dest, document,
-                           parse_labels(session.config.getoption("iogate_label")))
-    except HistoryError as exc:
-        writer.line(f"iogate: {exc}", red=True)
-        if session.exitstatus == pytest.ExitCode.OK:
-            session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
-        return
-    writer.line(f"iogate: {shown(dest)}: run {run_id} recorded, {n} case(s)")
-
-
-def _summaries(config: pytest.Config) -> list[tuple[str, str]]:
-    """The summaries for CI asked for: (option, file)."""
-    return [(name, path) for name in ("markdown", "openmetrics")
-            if (path := config.getoption("iogate_" + name))]
-
-
-def _write_summaries(session: pytest.Session, summaries: list[tuple[str, str]],
-                     results: list[Any], document: dict[str, Any]) -> None:
-    """Write each summary whole or not at all; one that cannot be is said and fails the
-    session, the others being written all the same."""
-    from iogate import markdown, openmetrics
-    from iogate.files import OutputError
-
-    started = session.config.stash.get(STARTED_KEY, None)
-    wall_s = None if started is None else time.monotonic() - started
-    environment = document.get("environment") or {}
-    for name, path in summaries:
-        try:
-            if name == "markdown":
-                markdown.write(path, results, environment, wall_s=wall_s, option=name)
-            else:
-                openmetrics.write(path, results, environment, wall_s=wall_s, option=name)
-        except OutputError as exc:
-            session.config.get_terminal_writer().line(f"iogate: {exc.message('--iogate-')}",
-                                                      red=True)
-            if session.exitstatus == pytest.ExitCode.OK:
-                session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
-
-
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if _is_worker(session.config):
         return  # its cases went to the controller with their reports
-    path = session.config.getoption("iogate_json")
-    save = session.config.stash.get(SAVE_BASELINE_KEY, None)
-    history = session.config.getoption("iogate_history")
+    runner = session.config.stash.get(RUN_KEY, None)
     results: list[Any] = session.config.stash.get(RESULTS_KEY, [])
-    summaries = _summaries(session.config)
+    if runner is None:
+        return
+    run = runner.settings
     refused = exitstatus == pytest.ExitCode.USAGE_ERROR and not results  # nothing ran
-    if refused or not (path or save or results or summaries):
+    if refused or not (run.json or run.save_baseline or results or run.markdown
+                       or run.openmetrics):
         return  # a journal made is removed when the session is unconfigured
-    from iogate.baseline import BaselineError, left_out_text, record
-    from iogate.report import finish_document, write_results
-
     journal = session.config.stash.get(JOURNAL_KEY, None)
     written = False
     try:
-        document = finish_document(results, journal, history,
-                                   session.config.stash.get(FACTS_KEY, {}))
-        if path:
-            failure = write_results(path, document, journal)
-            written = failure is None
-            if failure:
-                # The results are elsewhere (the message says where); the session fails.
-                session.config.get_terminal_writer().line(failure, red=True)
-                if session.exitstatus == pytest.ExitCode.OK:
-                    session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
-        _write_summaries(session, summaries, results, document)
-        if save and results:
-            writer = session.config.get_terminal_writer()
-            if writer.width_of_current_line:
-                writer.line()  # after the items' progress, on a line of its own
-            try:
-                _, left = record(save.path, document, include_failed=save.include_failed)
-            except BaselineError as exc:
-                writer.line(f"iogate: {exc}", red=True)
-            else:
-                left_out = left_out_text(save.path, left, "--iogate-save-baseline-all")
-                if left_out:
-                    writer.line(f"iogate: {left_out}")
-        if history and results:
-            _record_history(session, history, document)
+        document = runner.document(results, journal)
+        runner.report(results, document)
+        started = session.config.stash.get(STARTED_KEY, None)
+        done = runner.write(results, document, journal,
+                            None if started is None else time.monotonic() - started)
+        written = done.results_written
+        writer = session.config.get_terminal_writer()
+        if done.said and writer.width_of_current_line:
+            writer.line()  # after the items' progress, on a line of its own
+        for line, problem in done.said:
+            writer.line(line, red=problem)
+        # An output that could not be written fails the session (the results are elsewhere
+        # when the results file could not be: the message says where).
+        if done.failed and session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
     finally:
         if journal is not None:
             # Kept only when the results file could not be written: it holds the cases.

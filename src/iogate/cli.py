@@ -18,15 +18,13 @@ if TYPE_CHECKING:
     import argparse
     from pathlib import Path
 
-    from iogate.baseline import SaveBaseline
     from iogate.errors import Problem
     from iogate.history import Filters
-    from iogate.judge import Gate
     from iogate.outcome import CaseResult
     from iogate.report import Journal
-    from iogate.settings import RunSettings
     from iogate.spec import Case, LoadedSuite
     from iogate.spec.overrides import Overrides
+    from iogate.suiterun import SuiteRun
 
 EXIT_OK, EXIT_FAILED, EXIT_INVALID, EXIT_RUNTIME, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 SUITE_GLOB = "*.suite.yaml"
@@ -75,23 +73,6 @@ def load_suites(paths: Sequence[str], overrides: Overrides | None = None
         for w in suite.warnings:
             print(replace(w, message=f"warning: {w.message}"), file=sys.stderr)
     return suites
-
-
-def _same_ids(cases: Sequence[Case]) -> list[Problem]:
-    """A problem for each case of a run whose id (file name and workload) another file's
-    case has too: results, baselines and the history know a case by its id alone."""
-    from iogate.errors import Problem
-    from iogate.plan import case_id
-
-    first: dict[str, Path] = {}
-    problems = []
-    for case in cases:
-        other = first.setdefault(case_id(case), case.path)
-        if other != case.path:
-            problems.append(Problem(str(case.path), 0, 0, "", (
-                f"its case {case_id(case)} has the id of {other}'s: results, baselines and "
-                "the history know a case by file name and workload alone; rename one file")))
-    return problems
 
 
 def _overrides(args: argparse.Namespace) -> Overrides:
@@ -432,58 +413,34 @@ K_HELP = ("only cases whose id contains SUBSTRING; within a sweep point, whole n
 def cmd_run(args: argparse.Namespace) -> int:
     import time
 
-    from iogate import backends, hooks, report
-    from iogate.baseline import BaselineError
-    from iogate.files import claiming
-    from iogate.judge import needs_baseline, needs_history, power_warnings
+    from iogate import report
     from iogate.plan import case_id
-    from iogate.settings import UsageError, check_paths, settings
+    from iogate.settings import UsageError
+    from iogate.suiterun import Refused, SuiteRun
 
     # Every output is checked before any work, the plugins' as they are configured (an
     # OutputError as well), then against one another and the files the cases use: a run is
     # never lost to a path found unusable once it is over, nor written over a file it uses.
-    with claiming() as outputs:
-        try:
-            run = settings(lambda name: getattr(args, "iogate_" + name.replace("-", "_")))
-        except UsageError as exc:
-            print(f"iogate: {exc}", file=sys.stderr)
-            return EXIT_INVALID
-        hooks.configure(lambda o: getattr(args, o.dest, None))
-    suites = load_suites(args.paths, run.overrides)
+    try:
+        runner = SuiteRun.configure(
+            lambda name: getattr(args, "iogate_" + name.replace("-", "_")),
+            lambda o: getattr(args, o.dest, None))
+    except UsageError as exc:
+        print(f"iogate: {exc}", file=sys.stderr)
+        return EXIT_INVALID
+    suites = load_suites(args.paths, runner.settings.overrides)
     cases = [c for s in suites for c in s.cases
              if ids.selects(case_id(c), args.k or "")]
-    same = _same_ids(cases)
-    if same:
-        print("\n".join(f"iogate: {p}" for p in same), file=sys.stderr)
-        return EXIT_INVALID
     if not cases:
         print(f"iogate: no case matches -k {args.k!r}", file=sys.stderr)
         return EXIT_INVALID
-    check_paths(outputs, cases, run.filename)
-    if args.iogate_backend == backends.DEFAULT:  # what the engine refuses, before any I/O
-        from iogate import admit
-
-        refused = admit.problems(cases)
-        if refused:
-            print("\n".join(f"iogate: {p}" for p in refused), file=sys.stderr)
-            return EXIT_INVALID
-    gate = run.gate.for_cases(cases)  # the run's statistical checks share its significance
     try:
-        gate.check(cases)
-    except BaselineError as exc:
-        print(f"iogate: {exc}", file=sys.stderr)
+        for text in runner.admit(cases):
+            print(f"iogate: warning: {text}", file=sys.stderr)
+    except Refused as exc:
+        print(exc, file=sys.stderr)
         return EXIT_INVALID
-    if gate.baseline is None and not gate.recording and needs_baseline(cases):
-        print("iogate: these expectations refer to baseline, but no baseline is loaded "
-              "(--baseline FILE; --save-baseline FILE records one):\n  "
-              + "\n  ".join(needs_baseline(cases)), file=sys.stderr)
-        return EXIT_INVALID
-    no_history = needs_history(cases, gate)
-    if no_history:
-        print(f"iogate: {no_history}", file=sys.stderr)
-        return EXIT_INVALID
-    for text in power_warnings(cases, gate):
-        print(f"iogate: warning: {text}", file=sys.stderr)
+    run = runner.settings
     results: list[CaseResult] = []
     # From here on interrupts are held, but while the cases run and while plugins report
     # (interrupts.interruptible): however late one comes, the results are written.
@@ -500,40 +457,35 @@ def cmd_run(args: argparse.Namespace) -> int:
 
             def run_all() -> None:
                 nonlocal usage_error
-                usage_error = _run_units(cases, run, gate, journal, results)
+                usage_error = _run_units(cases, runner, journal, results)
 
             interrupted = not interrupts.interruptible(run_all)
             if interrupted:  # whatever was under way is dropped; every finished case kept
                 print("iogate: interrupted", file=sys.stderr)
-            document = report.results_document(results, journal, run.history, run.facts)
-            if not interrupts.interruptible(lambda: report.call_report_hooks(results,
-                                                                             document)):
+            document = runner.document(results, journal)
+            if not interrupts.interruptible(lambda: runner.report(results, document)):
                 interrupted = True
                 print("iogate: interrupted while plugins reported", file=sys.stderr)
-            if run.json:
-                failure = report.write_results(run.json, document, journal)
-                written = failure is None
-                if failure:  # the results are elsewhere: the message says where
-                    print(failure, file=sys.stderr)
-            summarized = _write_summaries(run, results, document, time.monotonic() - started,
-                                          len(cases) - len(results))
-            recorded = _record_history(run.history, run.labels, document)
-            code = _report_run(run.save_baseline, cases, results, document,
-                               time.monotonic() - started)
-            if not (recorded and summarized):
+            done = runner.write(results, document, journal, time.monotonic() - started,
+                                len(cases) - len(results))
+            written = done.results_written
+            for line, _ in done.said:
+                print(line, file=sys.stderr)
+            code = _report_run(cases, results, time.monotonic() - started)
+            if done.failed or done.baseline_failed:
                 code = max(code, EXIT_RUNTIME)
             if interrupted:
                 return EXIT_INTERRUPTED
             if usage_error:
                 return EXIT_INVALID
-            return code if written or not run.json else max(code, EXIT_RUNTIME)
+            return code
         finally:
             # Kept only when the results file was asked for and not written: it holds the
             # cases.
             journal.close(remove=written)
 
 
-def _run_units(cases: Sequence[Case], run: RunSettings, gate: Gate, journal: Journal,
+def _run_units(cases: Sequence[Case], runner: SuiteRun, journal: Journal,
                results: list[CaseResult]) -> bool:
     """Run ``cases`` unit by unit (:func:`iogate.plan.plan`), each finished case journaled,
     added to ``results`` and said on stderr at once, until all ran or one was interrupted;
@@ -541,7 +493,6 @@ def _run_units(cases: Sequence[Case], run: RunSettings, gate: Gate, journal: Jou
     from iogate.baseline import BaselineError
     from iogate.plan import case_id, expected_bytes, plan
     from iogate.progress import ProgressLine, schedule
-    from iogate.runner import run_cases
 
     units = plan(cases)
     planned = schedule(units)  # the position and the ETA of the progress line
@@ -550,10 +501,8 @@ def _run_units(cases: Sequence[Case], run: RunSettings, gate: Gate, journal: Jou
         line = ProgressLine(label, stream=sys.stderr, total_bytes=expected_bytes(unit),
                             schedule=planned, unit=index)
         try:
-            unit_results = run_cases(unit, filename=run.filename, on_progress=line,
-                                     on_phase=line.set_phase, gate=gate,
-                                     safety=run.safety, engine=run.engine, on_wait=_say,
-                                     facts=run.facts)
+            unit_results = runner.run(unit, on_progress=line, on_phase=line.set_phase,
+                                      on_wait=_say)
         except BaselineError as exc:  # no entry, or several, for a case: say which
             print(f"iogate: {exc}", file=sys.stderr)
             return True  # the cases that finished are kept all the same
@@ -575,58 +524,10 @@ def _run_units(cases: Sequence[Case], run: RunSettings, gate: Gate, journal: Jou
     return False
 
 
-def _write_summaries(run: RunSettings, results: Sequence[CaseResult],
-                     document: dict[str, object], wall_s: float, not_run: int) -> bool:
-    """Write the run's summaries for CI (``--markdown``, ``--openmetrics``), each whole or
-    not at all (called with interrupts held off); False (said on stderr) if one could not
-    be, the others being written all the same."""
-    from iogate import markdown, openmetrics
-    from iogate.files import OutputError
-
-    environment = document.get("environment")
-    environment = environment if isinstance(environment, dict) else {}
-    ok = True
-    for path, write in (
-            (run.markdown, lambda p: markdown.write(p, results, environment, wall_s=wall_s,
-                                                    not_run=not_run)),
-            (run.openmetrics, lambda p: openmetrics.write(p, results, environment,
-                                                          wall_s=wall_s))):
-        if not path:
-            continue
-        try:
-            write(path)
-        except OutputError as exc:
-            print(f"iogate: {exc}", file=sys.stderr)
-            ok = False
-    return ok
-
-
-def _record_history(dest: str | None, labels: dict[str, str],
-                    document: dict[str, object]) -> bool:
-    """Record the run in the history store ``dest`` (if any), whole or not at all; False
-    (said on stderr) if it could not be. Interrupts are held off meanwhile, yet one ends a
-    wait for the store's lock (the run is then not recorded); it comes once that is said."""
-    from iogate.history import HistoryError, record, shown
-
-    if not dest:
-        return True
-    with interrupts.deferred():
-        try:
-            run_id, n = record(dest, document, labels)
-        except HistoryError as exc:
-            print(f"iogate: {exc}", file=sys.stderr)
-            return False
-        print(f"{shown(dest)}: run {run_id} recorded, {n} case(s)", file=sys.stderr)
-    return True
-
-
-def _report_run(save_baseline: SaveBaseline | None, cases: Sequence[object],
-                results: Sequence[CaseResult], document: dict[str, object],
-                wall_s: float) -> int:
-    """Print the tables and failure reports of a finished run (which took wall_s), save its
-    baseline (naming on stderr each case it left out); the exit code."""
+def _report_run(cases: Sequence[object], results: Sequence[CaseResult], wall_s: float) -> int:
+    """Print the tables and failure reports of a finished run (which took wall_s); the exit
+    code."""
     from iogate import report
-    from iogate.baseline import BaselineError, left_out_text, record
     from iogate.outcome import OUTCOMES
 
     print(report.results_table(results))
@@ -639,16 +540,6 @@ def _report_run(save_baseline: SaveBaseline | None, cases: Sequence[object],
         if r.outcome != "passed":
             print()
             print(report.failure_report(r))
-    if save_baseline:
-        try:
-            _, left = record(save_baseline.path, document,
-                             include_failed=save_baseline.include_failed)
-        except BaselineError as exc:
-            print(f"iogate: {exc}", file=sys.stderr)
-            return EXIT_RUNTIME
-        left_out = left_out_text(save_baseline.path, left, "--save-baseline-all")
-        if left_out:
-            print(f"iogate: {left_out}", file=sys.stderr)
     counts = {o: sum(r.outcome == o for r in results)
               for o in OUTCOMES}
     not_run = len(cases) - len(results)

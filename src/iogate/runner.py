@@ -34,8 +34,6 @@ from iogate.judge import (
     fail_fast,
     io_error,
     judge,
-    needs_baseline,
-    needs_history,
     tracked,
 )
 from iogate.levels import history_levels
@@ -74,7 +72,9 @@ def run_cases(
     and every engine session is pinned to the files checked.
     ``engine`` runs the job specs: the native engine in a child process by default, or
     another backend (:mod:`iogate.backends`). ``facts``: the environment facts the run was
-    given rather than read (``--fact``), over what each target's are read to be.
+    given rather than read (``--fact``), over what each target's are read to be. The cases
+    were admitted first (:meth:`iogate.suiterun.SuiteRun.admit`): the baseline and the
+    history they refer to are there.
     """
     gate = gate or Gate()
     pm = hooks.get_plugin_manager()
@@ -98,13 +98,6 @@ def run_cases(
 
     stack = contextlib.ExitStack()
     with targets_of(cases, filename) as targets:
-        if gate.baseline is None and not gate.recording and needs_baseline(cases):
-            return failed("error", "an expectation refers to baseline, but no baseline is "
-                          "loaded: pass --baseline FILE (pytest: --iogate-baseline FILE)",
-                          targets)
-        no_history = needs_history(cases, gate)
-        if no_history:
-            return failed("error", no_history, targets)
         try:
             # A workload without size takes its target's (fio's rule): known from here on.
             cases = [sized(c, files) for c, files in zip(cases, targets, strict=True)]
