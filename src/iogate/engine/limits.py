@@ -3,7 +3,7 @@
 Each name here is its ``IOG_`` constant of native/include/iogate.h without the prefix, with
 the same value: the sizes of the arrays of the job spec and of the results, and the lengths
 of the strings the library takes. The bindings (iogate.engine.native), the run loop
-(iogate.engine.session) and the suite language (iogate.spec.fields) import them from here.
+(iogate.engine.session) and the suite language (its field types) import them from here.
 Importing this module loads nothing: when the library is loaded, the bindings compare every
 value here with the library's own (iog_describe_constants) and refuse a library that
 disagrees.

@@ -3,8 +3,10 @@
 The package's face: what other packages use, re-exported. Loading and expansion into cases
 are :mod:`iogate.spec.suite`'s; the YAML reader with its marks, :mod:`~iogate.spec.loader`;
 variables, :mod:`~iogate.spec.variables`; sweeps, :mod:`~iogate.spec.sweep`; the rw modes,
-:mod:`~iogate.spec.modes`; field types, :mod:`~iogate.spec.fields`; rules between fields,
-:mod:`~iogate.spec.rules`; the models, :mod:`~iogate.spec.models`; their errors in plain
+:mod:`~iogate.spec.modes`; field types, :mod:`~iogate.spec.fields` and its families
+(blocks, priorities, rates, data, distributions); the table of job keys,
+:mod:`~iogate.spec.keys`; rules between keys, :mod:`~iogate.spec.rules`; the models,
+:mod:`~iogate.spec.models`; their errors in plain
 words, :mod:`~iogate.spec.translate`; the JSON schema, :mod:`~iogate.spec.schema`.
 """
 

@@ -1,5 +1,5 @@
 """The table of workload keys: every key a job runs, one declaration each, with its type
-(from :mod:`iogate.spec.fields`), its default and what it means.
+(from :mod:`iogate.spec.fields` and its families), its default and what it means.
 
 :class:`JobKeys` is that table as a strict pydantic model, read by everything that needs to
 know the keys: :mod:`iogate.spec.rules` (the rules between them), :mod:`iogate.spec.models`

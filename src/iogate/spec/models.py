@@ -6,9 +6,9 @@ expectations, repeats, ``fail_fast`` and :class:`SteadyState`; :class:`Precondit
 adds ``loops``. :class:`Defaults`, :class:`WorkloadEntry` and :class:`PreconditionEntry` are
 the same keys as written, where any may be missing. :class:`SuiteFile` is a whole file.
 
-Field types are :mod:`iogate.spec.fields`'s; a job is checked against the rules between
-its fields (:func:`iogate.spec.rules.workload_rules`) as it is validated. Numeric fields
-also take arithmetic (:mod:`iogate.expr`): ``numjobs: ${ncpus} * 2``.
+Field types are :mod:`iogate.spec.fields`'s and its families'; a job is checked against
+the rules between its fields (:func:`iogate.spec.rules.workload_rules`) as it is validated.
+Numeric fields also take arithmetic (:mod:`iogate.expr`): ``numjobs: ${ncpus} * 2``.
 """
 
 from __future__ import annotations
