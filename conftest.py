@@ -6,6 +6,7 @@ derandomized in CI so a red build is reproducible.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import tempfile
@@ -30,10 +31,8 @@ REPO = Path(__file__).resolve().parent
 # numpy's extension cannot be loaded twice in one process: the scientific modules the
 # history's change detection uses are imported once here, before any such run.
 for _module in ("numpy", "scipy.stats", "ruptures"):
-    try:
+    with contextlib.suppress(ImportError):  # the history extra is a test dependency
         __import__(_module)
-    except ImportError:  # pragma: no cover - the history extra is a test dependency
-        pass
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -145,7 +145,7 @@ def analyse(data: dict, perms: int, trials: int, seed: int) -> None:
 
     # False alarms over noise-only histories of 100 runs, night by night.
     histories = [base[:100]] + [rng.sample(base, min(100, len(base))) for _ in range(perms)]
-    per_metric = {m: 0 for m in metrics}
+    per_metric = dict.fromkeys(metrics, 0)
     any_alarm = nights = 0
     for h in histories:
         for n in range(10, len(h) + 1):  # the nights from the 10th on

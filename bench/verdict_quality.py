@@ -325,9 +325,9 @@ def _before_against(e: Any, check: Any, names: Any, reference: Sequence[float],
     if e.stat not in ("median", "mean"):
         return check
     n1, n2 = len(reference), len(observed)
-    if min(n1, n2) >= 2 and 2 / math.comb(n1 + n2, n1) <= gate.alpha:
-        if stats.mann_whitney_u(reference, observed)[1] > gate.alpha:
-            return replace(check, passed=True)
+    if (min(n1, n2) >= 2 and 2 / math.comb(n1 + n2, n1) <= gate.alpha
+            and stats.mann_whitney_u(reference, observed)[1] > gate.alpha):
+        return replace(check, passed=True)
     return check
 
 

@@ -21,6 +21,7 @@ raw JSON of each case is added to the results document under ``health`` (keyed b
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -230,10 +231,9 @@ def iogate_metric_families() -> list[Family]:
 def iogate_environment(target: str | None) -> dict[str, object]:
     # Called for each case's target before anything of the case runs: the "before" reading.
     if target:
-        try:
+        # health is best effort: a case never fails for want of it
+        with contextlib.suppress(Exception):
             _before[_key(target)] = read_health(target)
-        except Exception:  # health is best effort: a case never fails for want of it
-            pass
     return {}
 
 

@@ -18,7 +18,7 @@ import math
 import re
 import statistics
 import zlib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -380,7 +380,7 @@ _CORE_KEYS = ("ioengine", "rw", "bs", "bssplit", "bsrange", "iodepth", "numjobs"
 _NOT_PARAMETERS = frozenset(("name", "expect", "per_host"))
 
 
-def _per_direction(value: Mapping[str, Any], show: Any) -> str:
+def _per_direction(value: Mapping[str, Any], show: Callable[[Any], str]) -> str:
     shown = {k: show(v) for k, v in value.items() if v is not None}
     if len(set(shown.values())) == 1 and set(shown) >= {"read", "write"}:
         return next(iter(shown.values()))

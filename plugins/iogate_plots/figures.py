@@ -468,7 +468,7 @@ def knee_figure(points: Sweep) -> Figure | None:
                      if not (math.isnan(x) or math.isnan(y))]
             if not known:
                 continue
-            xs, ys, labels = zip(*known, strict=True)
+            xs, ys, _labels = zip(*known, strict=True)
             ax.plot(xs, ys, color=colour, linestyle=style, marker=marker, markersize=5,
                     linewidth=1.6, label=curve.metric.split(".", 1)[1])
             tops += ys

@@ -17,9 +17,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from html import escape
 from typing import Any
 
-from iogate.expect import format_value
+from iogate.expect import expected_text, format_value, observed_text, verdict
 from iogate.outcome import OUTCOMES, CaseResult
-from iogate.report import expected_text, observed_text, verdict
 from iogate_plots.contents import NO_MATPLOTLIB, Artifact, CaseFiles, Report, SweepFiles
 from iogate_plots.data import (
     fact_text,

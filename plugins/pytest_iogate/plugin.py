@@ -23,7 +23,7 @@ import time
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -31,12 +31,15 @@ import pytest
 # load in every pytest session, which the rest of iogate is only when suites are collected).
 from iogate.errors import PowerWarning, RealizedWorkloadWarning, SuiteWarning
 
+if TYPE_CHECKING:
+    from iogate.suiterun import SuiteRun
+
 RESULTS_KEY = pytest.StashKey[list[Any]]()
 GROUP_RESULTS_KEY = pytest.StashKey[dict[Any, Any]]()
 # The session's run (iogate.suiterun.SuiteRun): its settings, the outputs it claimed when
 # the session was configured (compared with the files of the cases once they are
 # collected), and the gate of the admitted cases.
-RUN_KEY = pytest.StashKey[Any]()
+RUN_KEY: pytest.StashKey[SuiteRun] = pytest.StashKey()
 # The terminal as it was before capturing began; live progress goes there.
 TERMINAL_KEY = pytest.StashKey[Any]()
 # The journal every finished case is appended to (iogate.report.Journal): beside
@@ -311,7 +314,7 @@ class _XdistController:
 
         groups = _Groups(config)
 
-        class GroupScheduling(LoadScopeScheduling):
+        class GroupScheduling(LoadScopeScheduling):  # type: ignore[misc]  # xdist is untyped
             """xdist's "load": every item a work unit of its own, but a group's members one."""
 
             def _split_scope(self, nodeid: str) -> str:

@@ -13,6 +13,7 @@ workload.
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
@@ -38,10 +39,9 @@ def stand_in(case: Case) -> JobSpec:
     sizes and alignments allow."""
     w = case.workload
     files = [] if w.ioengine == "null" else (w.filenames or [STAND_IN])
-    try:
+    # TargetError: no target yet, the run makes it, or says why it cannot
+    with contextlib.suppress(TargetError):
         case = sized(case, files)
-    except TargetError:
-        pass  # no target yet: the run makes it, or says why it cannot
     spec = lower(case.workload, filenames=files, seed=seed_for(case))
     if spec.size == 0:
         tables = [*spec.bssplit_read, *spec.bssplit_write]

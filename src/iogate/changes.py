@@ -19,6 +19,7 @@ all hold.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -206,6 +207,6 @@ def last_level(values: Sequence[float], **options: Any) -> Level | None:
     if not values:
         return None
     bounds = [0, *(cp.index for cp in change_points(values, **options)), len(values)]
-    lo, hi = next((lo, hi) for lo, hi in reversed(list(zip(bounds, bounds[1:], strict=False)))
+    lo, hi = next((lo, hi) for lo, hi in reversed(list(itertools.pairwise(bounds)))
                   if hi - lo >= RECENT or lo == 0)
     return Level(lo, tuple(float(v) for v in values[lo:hi]))

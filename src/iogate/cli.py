@@ -745,7 +745,7 @@ def _command(argv: Sequence[str] | None) -> int:
             # pydantic builds the suite models and the importer's adapters as they are
             # imported, and an interrupt in the middle would come out of it as another
             # error (a SchemaError). The parser's own imports reach the models too.
-            import iogate.fio.translate  # noqa: F401
+            import iogate.fio.translate
             import iogate.spec.models  # noqa: F401
         args = build_parser().parse_args(argv)
         return int(args.func(args))

@@ -27,6 +27,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
 from pathlib import Path
+from typing import Any
 
 SYSFS = Path("/sys")
 SECTOR = 512  # the stat file counts sectors of 512 bytes
@@ -41,8 +42,8 @@ FIELDS = ("read_ios", "read_merges", "read_sectors", "read_ticks",
 MIN_FIELDS = 11
 DIRECTIONS = ("read", "write", "discard")
 # The metrics a DiskDelta answers, after ``disk.``.
-NAMES = tuple(f"{d}.{n}" for d in DIRECTIONS for n in ("ios", "merges", "bytes")) + (
-    "util_pct", "aqu_sz", "read.await", "write.await")
+NAMES = (*(f"{d}.{n}" for d in DIRECTIONS for n in ("ios", "merges", "bytes")),
+         "util_pct", "aqu_sz", "read.await", "write.await")
 
 
 def stat_path(target: str, sysfs: Path = SYSFS) -> str | None:
@@ -161,7 +162,7 @@ class DiskStats:
         """(end_ns, what happened since the previous reading) per interval."""
         return [(b.end_ns, delta(a, b)) for a, b in pairwise(self.samples)]
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         total = self.total()
         return {"device": self.device, "jobs": self.jobs,
                 "total": total.to_json() if total else None}

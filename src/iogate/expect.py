@@ -23,6 +23,7 @@ usual.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import math
 import operator
@@ -57,9 +58,20 @@ from iogate.units import (
     parse_size,
 )
 
-__all__ = ["ExpectationError", "Expectation", "Window", "Check", "parse_expectation",
-           "evaluate", "evaluate_window", "tally_window", "Tally", "format_value",
-           "OPERATORS", "NAMES"]
+__all__ = [
+    "NAMES",
+    "OPERATORS",
+    "Check",
+    "Expectation",
+    "ExpectationError",
+    "Tally",
+    "Window",
+    "evaluate",
+    "evaluate_window",
+    "format_value",
+    "parse_expectation",
+    "tally_window",
+]
 
 OPERATORS: dict[str, Callable[[float, float], bool]] = {
     ">=": operator.ge, "<=": operator.le, ">": operator.gt, "<": operator.lt,
@@ -334,10 +346,8 @@ class Expectation:
         else:
             rhs = expr.describe(self.expr)
             if names is not None and all(names.get(n) is not None for n in self.names):
-                try:
+                with contextlib.suppress(ExpectationError):
                     rhs += f" ({format_value(self.kind, self.threshold(names))})"
-                except ExpectationError:
-                    pass
         out = f"{self.op} {rhs}"
         out = out if self.window is None else f"{out} {self.window.describe()}"
         return f"{out} if measured" if self.optional else out

@@ -44,9 +44,28 @@ from iogate.units import (
     parse_size,
 )
 
-__all__ = ["ExprError", "Kind", "SIZE", "DURATION", "COUNT", "BANDWIDTH", "Node", "Number",
-           "Name", "Unary", "Binary", "parse", "evaluate", "evaluate_int", "is_expression",
-           "names_in", "literals_in", "describe", "shown", "printable"]
+__all__ = [
+    "BANDWIDTH",
+    "COUNT",
+    "DURATION",
+    "SIZE",
+    "Binary",
+    "ExprError",
+    "Kind",
+    "Name",
+    "Node",
+    "Number",
+    "Unary",
+    "describe",
+    "evaluate",
+    "evaluate_int",
+    "is_expression",
+    "literals_in",
+    "names_in",
+    "parse",
+    "printable",
+    "shown",
+]
 
 LIMIT = 1 << 63  # every intermediate and final value must stay below this in magnitude
 MAX_DEPTH = 64  # nesting of parentheses and unary signs

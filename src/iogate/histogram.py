@@ -70,7 +70,7 @@ class Histogram:
     ``counts`` still reads as the dense sequence of all BUCKETS counts (read only).
     """
 
-    __slots__ = ("_offset", "_buckets")
+    __slots__ = ("_buckets", "_offset")
 
     def __init__(self, counts: Sequence[int] | None = None) -> None:
         self._offset = 0
@@ -83,7 +83,7 @@ class Histogram:
             else array("Q", counts)
         self._set_range(0, dense)
 
-    def _set_range(self, offset: int, buckets: array) -> None:
+    def _set_range(self, offset: int, buckets: array[int]) -> None:
         """Hold ``buckets`` (counts from bucket ``offset`` on), trimmed of empty ends."""
         # The counts read as one integer: its lowest and highest set bits are in the first
         # and last non-empty buckets (64 bits each, whatever the byte order).
@@ -147,7 +147,7 @@ class Histogram:
         return self._offset
 
     @property
-    def buckets(self) -> array:
+    def buckets(self) -> array[int]:
         """The counts held, from bucket ``first`` on (a copy)."""
         return array("Q", self._buckets)
 

@@ -465,7 +465,8 @@ _MIGRATIONS: dict[int, tuple[str | Callable[[_Db], None], ...]] = {
 def _version(db: _Db) -> int:
     """The store's schema version: the highest of table iogate_schema, each of which must
     be a version (a whole number from 1); a HistoryError for a damaged table."""
-    versions = [v for (v,) in db.rows("SELECT version FROM iogate_schema")]
+    # rows() has checked each value as the column's type, a whole number
+    versions: list[int] = [v for (v,) in db.rows("SELECT version FROM iogate_schema")]
     if not versions:
         raise HistoryError(f"{db.name}: a damaged history store: its schema version (table "
                            "iogate_schema) is empty")

@@ -458,7 +458,8 @@ def _check(e: Expectation, runs: list[RunResult], metrics: Mapping[str, float],
     check = evaluate(e, _statistic(values, e.stat) if values else None, names=names,
                      backend=backend, unmeasured=unmeasured.get(path))
     if "history" in names:
-        assert level is not None and level.level is not None
+        assert level is not None
+        assert level.level is not None
         observed = [check.observed] if check.observed is not None else []
         # One value (the runs' statistic) against the level's runs: more runs would not
         # make the test any sharper, so it is decided at once.

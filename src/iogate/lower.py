@@ -19,7 +19,7 @@ from iogate.spec.modes import MIXED, Direction, directions_of, field_directions_
 from iogate.spec.rates import Rates, split_by_mix
 from iogate.spec.rules import block_table
 
-__all__ = ["to_ppm", "split_rates", "job_seed", "lower", "lower_step", "exit_masks"]
+__all__ = ["exit_masks", "job_seed", "lower", "lower_step", "split_rates", "to_ppm"]
 
 
 

@@ -45,7 +45,7 @@ class Kind(enum.Enum):
 
 # Trims (the trim rw modes) are a direction of their own: trim.iops, trim.clat.p99...
 DIRECTIONS = ("read", "write", "trim")
-SCOPES = DIRECTIONS + ("total",)
+SCOPES = (*DIRECTIONS, "total")
 LAT_STATS = ("min", "max", "mean", "stdev")
 BS_PCT = "bs_pct"
 
@@ -523,7 +523,7 @@ def series_paths() -> list[str]:
     out = [f"{d}.{n}" for d in DIRECTIONS for n in SERIES_METRICS]
     out += [f"{d}.{lat}.{st}" for d in DIRECTIONS for lat in SERIES_LATENCIES
             for st in SERIES_LAT_STATS]
-    return out + ["disk.*"]
+    return [*out, "disk.*"]
 
 
 # -- for editors: the keys an expectation may have -----------------------------------------

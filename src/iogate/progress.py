@@ -355,7 +355,7 @@ def render(frame: Frame, columns: int = 80, bar: int = 24, ascii: bool = False) 
     if frame.fraction is None:
         bar_text = " [" + "." * bar + "]"
     else:
-        filled = int(round(frame.fraction * bar))
+        filled = round(frame.fraction * bar)
         bar_text = " [" + "#" * filled + "." * (bar - filled) + "]"
     label = frame.label
     if len(head) + len(label) + len(bar_text) + len(tail) > room:

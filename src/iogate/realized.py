@@ -266,7 +266,7 @@ def _rate(spec: JobSpec, name: str, d: DirectionResult) -> Iterator[str]:
     if not candidates:
         return
     # The stricter limit binds, so the direction is judged by its nearer ratio.
-    ratio, asked_iops, text = max(candidates)
+    ratio, _asked_iops, text = max(candidates)
     expected = min(c[1] for c in candidates) * seconds  # requests the schedule asked for
     tolerance = max(RATE_SLACK, Z_LIMIT / math.sqrt(expected)) if expected > 0 else 1.0
     if ratio < 1 - tolerance:

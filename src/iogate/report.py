@@ -11,7 +11,7 @@ import itertools
 import json
 import os
 import tempfile
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -94,9 +94,8 @@ def failure_report(result: CaseResult, *, named: bool = True) -> str:
     case = result.case
     parts: list[str] = []
     prefix = f"{result.id}: " if named else ""
-    if result.outcome in ("error", "crashed"):
-        parts.append(f"{prefix}{result.outcome}: {result.error}")
-    elif result.outcome == "skipped" or (result.steady and not result.steady.steady):
+    if (result.outcome in ("error", "crashed", "skipped")
+            or (result.steady and not result.steady.steady)):
         parts.append(f"{prefix}{result.outcome}: {result.error}")
     elif result.outcome == "interrupted":
         parts.append(f"{prefix}interrupted; metrics below are partial")
@@ -403,7 +402,7 @@ class JournalCases(list):  # type: ignore[type-arg]
     def __eq__(self, other: object) -> bool:
         return isinstance(other, list) and list(self) == list(other)
 
-    __hash__ = None  # type: ignore[assignment]
+    __hash__ = None
 
     def __repr__(self) -> str:
         return f"JournalCases(fd={self._fd}, {self._count})"
@@ -417,7 +416,7 @@ def results_document(results: Sequence[CaseResult], journal: Journal | None = No
     run is recorded in), its ``history`` section holds each case's recent trend
     (:func:`iogate.trend.recent`). ``facts``: those the run was given rather than read
     (--fact, IOGATE_FACT_*), named in the environment's ``given``."""
-    counts = {o: 0 for o in OUTCOMES}
+    counts = dict.fromkeys(OUTCOMES, 0)
     for r in results:
         counts[r.outcome] = counts.get(r.outcome, 0) + 1
     document = {
@@ -487,8 +486,10 @@ def elsewhere() -> list[str]:
     from iogate.plan import scratch_dir
 
     places: list[str] = []
-    for place in (lambda: os.environ.get("TMPDIR") or tempfile.gettempdir(), scratch_dir,
-                  os.getcwd, lambda: os.path.expanduser("~")):
+    getters: tuple[Callable[[], str], ...] = (
+        lambda: os.environ.get("TMPDIR") or tempfile.gettempdir(), scratch_dir,
+        os.getcwd, lambda: os.path.expanduser("~"))
+    for place in getters:
         with contextlib.suppress(OSError, IogateError):
             places.append(place())
     return list(dict.fromkeys(places))

@@ -43,7 +43,7 @@ import math
 import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 from iogate import diskstats
 from iogate.diskstats import DiskStats
@@ -94,7 +94,7 @@ class LatencyStats:
             return self.percentiles([path.percentile or 0.0])[0]
         return float(getattr(self, path.stat))
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"count": self.count, "min_ns": self.min, "max_ns": self.max,
                 "mean_ns": self.mean, "stdev_ns": self.stdev,
                 "histogram": [list(b) for b in self.histogram.nonzero()]}
@@ -250,7 +250,7 @@ class DirectionResult:
         return (f"short read at end of file: offset {self.first_error_offset} is at or past "
                 f"the end of {files[0]} ({size})")
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"ios": self.ios, "bytes": self.bytes, "runtime_ns": self.runtime_ns,
                 "iops": self.iops, "bw_bytes": self.bw,
                 "slat": self.slat.to_json(), "clat": self.clat.to_json(), "lat": self.lat.to_json(),
@@ -293,7 +293,7 @@ class Fault:
                 f"({self.kind} {self.timeout_ns / 1e9:g} s; job {self.job}, "
                 f"thread {self.thread})")
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return vars(self).copy()
 
 
@@ -366,7 +366,7 @@ class VerifyFailure:
             return f"{self.kind} write {where}: no block header found, {expected}"
         return f"{self.kind} write {where}: found {found}, {expected}"
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return vars(self).copy()
 
 
@@ -390,7 +390,7 @@ class VerifyResult:
     state_records: int | None = None
     state_error: str | None = None
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         out = {"generation": self.generation, "blocks_written": self.blocks_written,
                "blocks_checked": self.blocks_checked, "failures": self.failures,
                "by_kind": dict(self.by_kind), "elapsed_ns": self.elapsed_ns,
@@ -462,7 +462,7 @@ class JobResult:
         return {"read": self.read, "write": self.write, "sync": self.sync,
                 "trim": self.trim}[name]
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         out = {"read": self.read.to_json(), "write": self.write.to_json(),
                "sync": self.sync.to_json(), "trim": self.trim.to_json(), "nfiles": self.nfiles,
                "coverage": vars(self.coverage).copy(), "data": vars(self.data).copy(),
@@ -481,7 +481,7 @@ class CpuUse:
     system_ns: int
     wall_ns: int
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"user_ns": self.user_ns, "system_ns": self.system_ns, "wall_ns": self.wall_ns}
 
 
@@ -629,9 +629,9 @@ class RunResult:
     def _m_disk(self, mp: MetricPath) -> float | None:
         return diskstats.combined(self.disks, mp.name)
 
-    def disk_series(self) -> list[dict]:
+    def disk_series(self) -> list[dict[str, Any]]:
         """Per interval of the devices' readings: its end and what each device did."""
-        rows: dict[int, dict] = {}
+        rows: dict[int, dict[str, Any]] = {}
         for disk in self.disks:
             for end_ns, d in disk.intervals():
                 row = rows.setdefault(end_ns, {"end_ns": end_ns})
@@ -681,10 +681,10 @@ class RunResult:
                         out[text] = value
         return {text: out[text] for text in plan.order if text in out}
 
-    def series(self, scope: str) -> list[dict]:
+    def series(self, scope: str) -> list[dict[str, Any]]:
         """Per-interval ios, bytes, iops and bw of a scope, summed over jobs
         (and over read and write for 'total'), by interval position."""
-        rows: list[dict] = []
+        rows: list[dict[str, Any]] = []
         for d in self._dirs(scope):
             for i, iv in enumerate(d.series):
                 if i == len(rows):
@@ -697,7 +697,7 @@ class RunResult:
                 row["bw"] += iv.bw
         return rows
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         """A JSON-serialisable dict; histograms list [lo_ns, hi_ns, count] of
         non-empty buckets (hi is 2^64-1 for the overflow bucket)."""
         out = {"interrupted": self.interrupted, "elapsed_ns": self.elapsed_ns,

@@ -22,7 +22,6 @@ from iogate.engine.isolated import (
     EngineAborted,
     EngineCrashed,
     EngineFault,
-    SeriesSource,
     run,
 )
 from iogate.errors import EngineError, TargetError
@@ -40,7 +39,7 @@ from iogate.levels import history_levels
 from iogate.lower import exit_masks, lower_step
 from iogate.outcome import CaseResult, SteadyRounds
 from iogate.plan import seed_for, sized, spec_for, target_text, targets_of
-from iogate.results import Progress, RunResult
+from iogate.results import Progress, RunResult, SeriesSource
 from iogate.spec import Case
 from iogate.spec.models import SteadyState
 from iogate.targets import Guard, Policy, check_state_file, guard

@@ -392,7 +392,7 @@ def exact_p_value(u: float, n1: int, n2: int) -> float:
     """Two-sided exact p-value of U (no ties): twice the smaller tail, at most 1."""
     counts = _u_counts(n1, n2)
     total = math.comb(n1 + n2, n1)
-    k = int(round(u))
+    k = round(u)
     low = sum(counts[: k + 1])
     high = sum(counts[k:])
     return min(1.0, 2 * min(low, high) / total)

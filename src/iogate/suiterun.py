@@ -166,13 +166,14 @@ class SuiteRun:
         environment = document.get("environment")
         environment = environment if isinstance(environment, dict) else {}
         run = self.settings
-        for name, path, write in (
-                ("markdown", run.markdown,
-                 lambda p, o: markdown.write(p, results, environment, wall_s=wall_s,
-                                             not_run=not_run, option=o)),
-                ("openmetrics", run.openmetrics,
-                 lambda p, o: openmetrics.write(p, results, environment, wall_s=wall_s,
-                                                option=o))):
+        writers: tuple[tuple[str, str | None, Callable[[str, str], None]], ...] = (
+            ("markdown", run.markdown,
+             lambda p, o: markdown.write(p, results, environment, wall_s=wall_s,
+                                         not_run=not_run, option=o)),
+            ("openmetrics", run.openmetrics,
+             lambda p, o: openmetrics.write(p, results, environment, wall_s=wall_s,
+                                            option=o)))
+        for name, path, write in writers:
             if not path:
                 continue
             try:

@@ -17,6 +17,7 @@ and whether it was accepted into the norm that ``history`` expectations are judg
 from __future__ import annotations
 
 import fnmatch
+import itertools
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -170,7 +171,7 @@ def segment_levels(values: Sequence[float], at: Sequence[int]) -> list[Level]:
     indices ``at`` (in order) cut it into."""
     bounds = [0, *at, len(values)]
     return [Level(lo, hi, sum(values[lo:hi]) / (hi - lo))
-            for lo, hi in zip(bounds, bounds[1:], strict=False) if hi > lo]
+            for lo, hi in itertools.pairwise(bounds) if hi > lo]
 
 
 @dataclass(frozen=True)

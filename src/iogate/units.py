@@ -19,9 +19,20 @@ import unicodedata
 from fractions import Fraction
 
 __all__ = [
-    "UnitError", "check_ascii", "parse_size", "parse_duration", "parse_count", "parse_bandwidth",
-    "format_size", "format_size_exact", "format_duration", "format_duration_exact",
-    "format_count", "format_bandwidth", "SIZE_UNITS", "DURATION_UNITS",
+    "DURATION_UNITS",
+    "SIZE_UNITS",
+    "UnitError",
+    "check_ascii",
+    "format_bandwidth",
+    "format_count",
+    "format_duration",
+    "format_duration_exact",
+    "format_size",
+    "format_size_exact",
+    "parse_bandwidth",
+    "parse_count",
+    "parse_duration",
+    "parse_size",
 ]
 
 
@@ -192,7 +203,7 @@ def _digits(v: float) -> str:
     """About four significant digits without trailing zeros: 1.2, 250.3, 412."""
     if v == 0 or not math.isfinite(v):
         return f"{v:g}"
-    intdigits = max(1, int(math.floor(math.log10(abs(v)))) + 1)
+    intdigits = max(1, math.floor(math.log10(abs(v))) + 1)
     text = f"{v:.{max(0, min(3, 4 - intdigits))}f}"
     if "." in text:
         text = text.rstrip("0").rstrip(".")

@@ -160,7 +160,8 @@ def test_a_host_list_fifo_nobody_writes_yields_to_sigterm(tmp_path: Path) -> Non
         proc.kill()
         proc.wait()
     assert proc.returncode == 130, stderr
-    assert "Traceback" not in stderr and not target.exists(), stderr
+    assert "Traceback" not in stderr, stderr
+    assert not target.exists(), stderr
 
 
 # -- FIFOs named from within suites ----------------------------------------------------------------
@@ -184,7 +185,8 @@ def test_verify_refuses_a_state_file_that_is_a_fifo(tmp_path: Path) -> None:
     proc = iogate("verify", str(path), cwd=tmp_path, timeout=60)
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert f"error: {state}: not a regular file (a FIFO)" in proc.stdout
-    assert "Traceback" not in proc.stderr and digest(target) == before
+    assert "Traceback" not in proc.stderr
+    assert digest(target) == before
 
 
 # -- the environment ------------------------------------------------------------------------------
@@ -243,7 +245,8 @@ def test_an_unusable_iogate_tmpdir_is_refused_not_replaced(tmp_path: Path, scrat
     proc = iogate("run", str(path), *extra, cwd=tmp_path, env={"IOGATE_TMPDIR": str(where)})
     assert_one_line(proc, 2, f"iogate: IOGATE_TMPDIR={where}: {problem}; set it to a "
                              "directory")
-    assert "passed" not in proc.stderr and not (tmp_path / "r.json").exists()
+    assert "passed" not in proc.stderr
+    assert not (tmp_path / "r.json").exists()
 
 
 def test_a_million_repeats_are_refused_before_the_run(tmp_path: Path) -> None:
@@ -267,7 +270,8 @@ def test_two_files_whose_cases_share_an_id_are_refused_before_the_run(tmp_path: 
                   cwd=tmp_path)
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert "x.suite.yaml::w has the id of a/x.suite.yaml's" in proc.stderr, proc.stderr
-    assert not (tmp_path / "r.json").exists() and not (tmp_path / "base.json").exists()
+    assert not (tmp_path / "r.json").exists()
+    assert not (tmp_path / "base.json").exists()
     # one file named twice is one file: its case runs once
     proc = iogate("run", "a/x.suite.yaml", "a", "--json", "r.json", cwd=tmp_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -78,8 +78,10 @@ def test_entries_of_two_firmwares_matching_neither_is_a_usage_error(
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert "no baseline is loaded" not in proc.stdout + proc.stderr
     assert f"2 entries for case '{CASE}' are equally close to this run" in proc.stderr
-    assert "they differ in firmware" in proc.stderr and "--baseline-match" in proc.stderr
-    assert "firmware=FW1 " in proc.stderr and "firmware=FW2 " in proc.stderr
+    assert "they differ in firmware" in proc.stderr
+    assert "--baseline-match" in proc.stderr
+    assert "firmware=FW1 " in proc.stderr
+    assert "firmware=FW2 " in proc.stderr
 
 
 def test_baseline_match_judges_against_the_firmware_asked_for(
@@ -125,7 +127,8 @@ def test_bad_criteria_are_usage_errors(tmp_path: Path, recorded: dict[str, Any],
     write_baseline(tmp_path, recorded, two_firmwares(recorded))
     proc = iogate("run", "g.suite.yaml", "--baseline", "base.json", "--baseline-match", match,
                   cwd=tmp_path)
-    assert proc.returncode == 2 and message in proc.stderr, proc.stderr
+    assert proc.returncode == 2, proc.stderr
+    assert message in proc.stderr, proc.stderr
 
 
 def test_a_single_entry_from_another_environment_is_used_with_a_warning(
@@ -144,7 +147,8 @@ def test_a_single_entry_from_another_environment_is_used_with_a_warning(
     assert "firmware 'FW1' in the baseline, (not recorded) in this run" in warning
     assert f"host 'lab-3' in the baseline, '{here['host']}' in this run" in warning
     assert f"kernel '5.15.0' in the baseline, '{here['kernel']}' in this run" in warning
-    assert "device_model" not in warning and "iogate_version" not in warning
+    assert "device_model" not in warning
+    assert "iogate_version" not in warning
     assert f"{CASE}: warning: {warning}" in proc.stderr
 
 
@@ -161,7 +165,8 @@ def test_the_closest_of_several_entries_is_chosen_and_said_so(
     [case] = json.loads((tmp_path / "r.json").read_text())["cases"]
     [warning] = case["warnings"]
     assert "the closest of 2 entries for this case" in warning
-    assert "firmware 'FW1' in the baseline" in warning and "host" not in warning
+    assert "firmware 'FW1' in the baseline" in warning
+    assert "host" not in warning
 
 
 def test_a_case_the_baseline_does_not_hold_is_a_usage_error(
@@ -231,7 +236,8 @@ def test_a_significant_but_small_change_is_within_the_minimum_effect(tmp_path: P
     assert lenient.returncode == 0, lenient.stdout + lenient.stderr
     [case] = json.loads((tmp_path / "new.json").read_text())["cases"]
     [check] = case["checks"]
-    assert check["passed"] and check["evidence"]["decision"] == "within min effect"
+    assert check["passed"]
+    assert check["evidence"]["decision"] == "within min effect"
     assert check["why"].startswith("within the minimum effect of 10%: -7.0% vs baseline 1k")
     strict = iogate("run", "g.suite.yaml", "--baseline", "base.json", "--min-effect", "0",
                     cwd=tmp_path, env=fewer)
@@ -245,7 +251,8 @@ def test_a_significant_but_small_change_is_within_the_minimum_effect(tmp_path: P
                   "--metric", "read.ios", cwd=tmp_path).returncode == 1
     bad = iogate("run", "g.suite.yaml", "--baseline", "base.json", "--min-effect", "-1",
                  cwd=tmp_path)
-    assert bad.returncode == 2 and "--min-effect" in bad.stderr
+    assert bad.returncode == 2
+    assert "--min-effect" in bad.stderr
 
 
 def test_the_minimum_effect_never_excuses_a_missed_improvement(tmp_path: Path) -> None:
@@ -332,8 +339,8 @@ def test_save_baseline_records_what_passed_and_names_what_it_left_out(tmp_path: 
     assert "--save-baseline stores the cases that passed, --save-baseline-all every case " \
            "measured in full: give one of them" in both.stderr
     nowhere = iogate("run", "m.suite.yaml", "--save-baseline-all", "no/b.json", cwd=tmp_path)
-    assert nowhere.returncode == 2 and "--save-baseline-all no/b.json: the directory" in \
-        nowhere.stderr, nowhere.stderr
+    assert nowhere.returncode == 2, nowhere.stderr
+    assert "--save-baseline-all no/b.json: the directory" in nowhere.stderr, nowhere.stderr
 
 
 def test_promote_a_reviewed_results_document(tmp_path: Path) -> None:
@@ -373,7 +380,8 @@ def test_promote_refusals(tmp_path: Path, args: list[str], message: str) -> None
     output = [] if "-o" in args else ["-o", "new.json"]
     proc = iogate("baseline", "promote", "r.json", *output, *args, cwd=tmp_path)
     assert proc.returncode == 2, proc.stdout + proc.stderr
-    assert message in proc.stderr and "Traceback" not in proc.stderr
+    assert message in proc.stderr
+    assert "Traceback" not in proc.stderr
     assert not (tmp_path / "new.json").exists()
     assert (tmp_path / "base.json").read_text() == '{"format": "other"}'
 

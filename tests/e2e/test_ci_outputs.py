@@ -97,7 +97,7 @@ def test_run_writes_both_summaries(tmp_path: Path, suite: Path) -> None:
 
 
 @pytest.mark.parametrize("option", ["--markdown", "--openmetrics"])
-@pytest.mark.parametrize("where, problem", [
+@pytest.mark.parametrize(("where", "problem"), [
     ("missing/s", "does not exist"),
     ("adir", "is a directory"),
 ])
@@ -164,8 +164,10 @@ def test_the_plugin_refuses_an_unusable_summary_before_collecting(
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", f"{option}=missing/s")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     err = result.stderr.str()
-    assert f"{option} missing/s" in err and "does not exist" in err, err
-    assert "Traceback" not in err and "passed" not in result.stdout.str()
+    assert f"{option} missing/s" in err, err
+    assert "does not exist" in err, err
+    assert "Traceback" not in err
+    assert "passed" not in result.stdout.str()
 
 
 def test_the_plugin_fails_the_session_when_a_summary_cannot_be_written(

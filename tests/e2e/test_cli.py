@@ -64,12 +64,14 @@ workloads:
     doc = json.loads(out.read_text())
     cases = {c["id"]: c for c in doc["cases"]}
     read = cases["e2e.suite.yaml::rand-read"]["metrics"]
-    assert read["read.ios"] == 1024 and read["read.bytes"] == 4 * 1024 * 1024
+    assert read["read.ios"] == 1024
+    assert read["read.bytes"] == 4 * 1024 * 1024
     assert 0 < read["read.clat.p50"] <= read["read.clat.p99"] <= read["read.clat.max"]
     assert read["read.clat.min"] <= read["read.clat.p50"]
     assert "write.iops" not in read
     [run] = cases["e2e.suite.yaml::rand-read"]["series"]  # one run: no repeats
-    assert run["repeat"] == 1 and list(run["jobs"][0]) == ["read"]  # nothing written
+    assert run["repeat"] == 1
+    assert list(run["jobs"][0]) == ["read"]  # nothing written
     assert sum(iv["ios"] for iv in run["jobs"][0]["read"]) == 1024
     # lat = slat + clat, so its mean is at least clat's
     assert read["read.lat.mean"] >= read["read.clat.mean"]
@@ -104,7 +106,8 @@ workloads:
 """)
     proc = iogate("run", str(suite))
     assert proc.returncode == 2
-    assert f"{suite}:6:" in proc.stderr and "size" in proc.stderr
+    assert f"{suite}:6:" in proc.stderr
+    assert "size" in proc.stderr
     assert "Traceback" not in proc.stderr
     assert proc.stdout == ""
 
@@ -122,7 +125,8 @@ workloads:
     proc = subprocess.run([*IOGATE, "validate", str(suite)], capture_output=True, text=True,
                           env=env, timeout=60)
     assert proc.returncode == 2
-    assert f"{suite}:6:" in proc.stderr and "IOGATE_TEST_UNSET_SIZE" in proc.stderr
+    assert f"{suite}:6:" in proc.stderr
+    assert "IOGATE_TEST_UNSET_SIZE" in proc.stderr
     ok = iogate("validate", str(suite), env={"IOGATE_TEST_UNSET_SIZE": "2MiB"})
     assert ok.returncode == 0, ok.stderr
 
@@ -246,7 +250,7 @@ workloads:
 """
 
 
-@pytest.mark.parametrize("pattern, ran", [
+@pytest.mark.parametrize(("pattern", "ran"), [
     ("iodepth:1", ["scale[iodepth:1]"]), ("iodepth=16", ["scale[iodepth:16]"]),
     ("scale[", ["scale[iodepth:1]", "scale[iodepth:16]", "scale[iodepth:32]"]),
 ])

@@ -58,14 +58,16 @@ def test_direct_random_reads_are_what_the_device_counted(disk_dir: Path,
     assert job_bytes <= m["disk.read.bytes"] <= job_bytes + (1 << 20)
     # The run wrote nothing; the counters are the device's, which another process may write
     # meanwhile (seen once on a busy machine: 1 write), so a handful is no failure.
-    assert m["write.ios"] == 0 and m["disk.write.ios"] <= 8
+    assert m["write.ios"] == 0
+    assert m["disk.write.ios"] <= 8
     assert 0 <= m["disk.util_pct"] <= 100
     assert m["disk.read.await"] >= 0
     assert not [w for w in case["warnings"] if w.startswith("disk.")], case["warnings"]
     assert all(c["passed"] for c in case["checks"]), case["checks"]
     device = os.path.basename(loop_device)
     disk_series = case["series"][0]["disk"]
-    assert disk_series and all(device in row for row in disk_series)
+    assert disk_series
+    assert all(device in row for row in disk_series)
     assert sum(row[device]["read.ios"] for row in disk_series) == m["disk.read.ios"]
     read_series = case["series"][0]["jobs"][0]["read"]
     assert [row["end_ns"] for row in disk_series] == [iv["end_ns"] for iv in read_series]
@@ -83,10 +85,12 @@ def test_windowed_expectations_judge_each_interval_of_the_device(disk_dir: Path,
     proc, doc = run_suite(disk_dir, body)
     case = doc["cases"][0]
     checks = {c["metric"]: c for c in case["checks"]}
-    assert checks["disk.read.ios"]["passed"] and checks["disk.read.await"]["passed"], checks
+    assert checks["disk.read.ios"]["passed"], checks
+    assert checks["disk.read.await"]["passed"], checks
     # A read-only job: no interval saw a device write, and each interval is judged.
     writes = checks["disk.write.ios"]
-    assert not writes["passed"] and writes["intervals"] >= 4, writes
+    assert not writes["passed"], writes
+    assert writes["intervals"] >= 4, writes
     assert writes["reason"].startswith("0.0% of "), writes
     assert proc.returncode == 1, proc.stdout + proc.stderr
     # The disk series is cut at the window's interval, like the job's.
@@ -109,7 +113,8 @@ def test_the_fio_backend_reports_the_device_over_fio_s_run(disk_dir: Path,
     assert job_ios == (8 << 20) // 4096
     assert job_ios / 8 <= m["disk.read.ios"] <= job_ios + 64, m
     assert job_bytes <= m["disk.read.bytes"] <= job_bytes + (1 << 20)
-    assert m["disk.write.ios"] == 0 and 0 <= m["disk.util_pct"] <= 100
+    assert m["disk.write.ios"] == 0
+    assert 0 <= m["disk.util_pct"] <= 100
     assert not [w for w in case["warnings"] if w.startswith("disk.")], case["warnings"]
 
 
@@ -127,7 +132,8 @@ def test_a_buffered_reread_of_cached_data_warns_of_the_page_cache(disk_dir: Path
     assert case["metrics"]["read.bytes"] == 8 << 20
     assert case["metrics"]["disk.read.bytes"] < 4 << 20
     warned = [w for w in case["warnings"] if w.startswith("disk.read.bytes:")]
-    assert warned and "page cache" in warned[0], case["warnings"]
+    assert warned, case["warnings"]
+    assert "page cache" in warned[0], case["warnings"]
 
 
 def _unmeasured(directory: Path, target: str, engine: str = "psync") -> None:
@@ -140,7 +146,8 @@ def _unmeasured(directory: Path, target: str, engine: str = "psync") -> None:
     assert case["metrics"]["read.ios"] == 256
     assert not [k for k in case["metrics"] if k.startswith("disk.")]
     (check,) = case["checks"]
-    assert check["metric"] == "disk.util_pct" and not check["passed"]
+    assert check["metric"] == "disk.util_pct"
+    assert not check["passed"]
     assert check["reason"].startswith("not measured: ")
     assert "block device" in check["reason"]
     assert "disk" not in case["series"][0]

@@ -28,7 +28,7 @@ SIZES = ["512", "4k", "8k", "64k", "1m"]
 
 KEYS = {
     "ioengine": st.sampled_from(ENGINES),
-    "bs": st.sampled_from(SIZES + ["4k,64k"]),
+    "bs": st.sampled_from([*SIZES, "4k,64k"]),
     "bsrange": st.sampled_from(["4k-16k", "512-64k"]),
     "bssplit": st.sampled_from(["4k/80:64k/20", "8k/50:1m/50"]),
     "blockalign": st.sampled_from(["512", "4k", "8k"]),

@@ -51,7 +51,8 @@ workloads:
     assert m["write.runtime"] < 30 * S
     assert 0 < m["write.ios"] < 3000
     assert m["sync.ios"] == 1  # its end fsync still ran
-    assert m["verify.blocks"] > 0 and m["verify.failures"] == 0  # and so did its read-back
+    assert m["verify.blocks"] > 0
+    assert m["verify.failures"] == 0  # and so did its read-back
     assert long["error"] is None
 
 
@@ -68,9 +69,11 @@ workloads:
     proc = iogate("validate", str(suite))
     assert proc.returncode == 2, proc.stdout + proc.stderr
     err = proc.stderr
-    assert f"{suite}:4:" in err and "'b' (line 5) is in group 'h'" in err
+    assert f"{suite}:4:" in err
+    assert "'b' (line 5) is in group 'h'" in err
     assert "no workload named 'nosuch'" in err
-    assert f"{suite}:6:" in err and "which has no group" in err
+    assert f"{suite}:6:" in err
+    assert "which has no group" in err
     assert ":7:" not in err  # a workload may name itself without a group
 
 
@@ -81,4 +84,5 @@ def test_an_exitall_list_fits_a_mask_of_64(tmp_path: Path) -> None:
                        f"workloads:\n  - {{name: w0, group: g, exitall: [w1]}}\n{body}")
     proc = iogate("validate", str(suite))
     assert proc.returncode == 2
-    assert f"{suite}:4:" in proc.stderr and "at most 64" in proc.stderr
+    assert f"{suite}:4:" in proc.stderr
+    assert "at most 64" in proc.stderr

@@ -121,10 +121,11 @@ workloads:
         fs.control(mode="eio", op="read", after=1 << 40)  # count reads, fault none
         deadline = time.monotonic() + 60
         while int(fs.state()["seen"]) < 500:  # the run is well under way
-            assert time.monotonic() < deadline and proc.poll() is None, proc.stderr
+            assert time.monotonic() < deadline, proc.stderr
+            assert proc.poll() is None, proc.stderr
             time.sleep(0.01)
         fs.kill()
-        stdout, stderr = proc.communicate(timeout=60)
+        _stdout, stderr = proc.communicate(timeout=60)
     assert proc.returncode == 3, stderr
     case = json.loads(out.read_text())["cases"][0]
     assert case["outcome"] == "error"
@@ -170,7 +171,7 @@ workloads:
     assert "File too large (errno 27)" in cases["limited"]["error"]
 
 
-@pytest.mark.parametrize("mode, kinds", [("drop", {"lost"}), ("torn", {"torn"}),
+@pytest.mark.parametrize(("mode", "kinds"), [("drop", {"lost"}), ("torn", {"torn"}),
                                          ("misdirect", {"misdirected", "lost"})])
 def test_verify_catches_what_the_device_got_wrong(disk_dir: Path, mode: str,
                                                   kinds: set[str]) -> None:

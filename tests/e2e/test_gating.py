@@ -82,7 +82,8 @@ workloads:
 def test_baseline_gate_fails_a_real_regression_and_passes_itself(tmp_path: Path) -> None:
     (tmp_path / "g.suite.yaml").write_text(GATE)
     refused = iogate("run", "g.suite.yaml", cwd=tmp_path)
-    assert refused.returncode == 2 and "no baseline is loaded" in refused.stderr
+    assert refused.returncode == 2
+    assert "no baseline is loaded" in refused.stderr
     assert "g.suite.yaml:12:" in refused.stderr  # where the suite asks for it
 
     record = iogate("run", "g.suite.yaml", "--save-baseline", "base.json", "--json",
@@ -102,11 +103,13 @@ def test_baseline_gate_fails_a_real_regression_and_passes_itself(tmp_path: Path)
     [case] = json.loads((tmp_path / "new.json").read_text())["cases"]
     assert len(case["samples"]["read.iops"]) == 5
     [failed] = [c for c in case["checks"] if not c["passed"]]
-    assert failed["metric"] == "read.iops" and failed["line"] == 12
+    assert failed["metric"] == "read.iops"
+    assert failed["line"] == 12
 
     compared = iogate("compare", "old.json", "new.json", cwd=tmp_path)
     assert compared.returncode == 1
-    assert "REGRESSED" in compared.stdout and "read.iops" in compared.stdout
+    assert "REGRESSED" in compared.stdout
+    assert "read.iops" in compared.stdout
     assert iogate("compare", "old.json", "old.json", cwd=tmp_path).returncode == 0
 
 
@@ -115,7 +118,8 @@ def test_a_corrupt_baseline_is_named_never_a_traceback(tmp_path: Path) -> None:
     (tmp_path / "bad.json").write_text('{"format": "something-else"}')
     proc = iogate("run", "g.suite.yaml", "--baseline", "bad.json", cwd=tmp_path)
     assert proc.returncode == 2
-    assert "bad.json" in proc.stderr and "Traceback" not in proc.stderr
+    assert "bad.json" in proc.stderr
+    assert "Traceback" not in proc.stderr
 
 
 def test_baseline_failure_is_the_failure_of_its_pytest_item(pytester: pytest.Pytester) -> None:
@@ -161,7 +165,8 @@ workloads:
     assert ok["outcome"] == "passed"
     assert all(c["intervals"] >= 9 for c in ok["checks"])  # 100 ms intervals over 1 s
     bad = cases["w.suite.yaml::impossible"]["checks"][0]
-    assert not bad["passed"] and bad["observed"] == 0
+    assert not bad["passed"]
+    assert bad["observed"] == 0
 
 
 def test_steady_state_rounds_and_an_unsteady_skip(tmp_path: Path) -> None:
@@ -212,7 +217,8 @@ workloads:
     # however steady they were; the run stops at the first steady window after them.
     ss = case["steady_state"]
     assert ss["steady"] is True
-    assert ss["window_start"] >= 3 and ss["window_start"] + 3 == len(ss["rounds"])
+    assert ss["window_start"] >= 3
+    assert ss["window_start"] + 3 == len(ss["rounds"])
 
 
 def test_steady_state_needs_a_limit_and_room_after_its_ramp(tmp_path: Path) -> None:
@@ -250,7 +256,8 @@ workloads:
     [case] = json.loads((tmp_path / "r.json").read_text())["cases"]
     assert case["environment"] == {}  # the null engine has no target
     doc = json.loads((tmp_path / "r.json").read_text())
-    assert doc["environment"]["cpu_count"] >= 1 and doc["environment"]["kernel"]
+    assert doc["environment"]["cpu_count"] >= 1
+    assert doc["environment"]["kernel"]
 
 
 def test_case_environment_names_the_target_filesystem(disk_dir: Path) -> None:
@@ -288,11 +295,13 @@ workloads:
     assert proc.returncode == 1, proc.stdout + proc.stderr
     [case] = json.loads((tmp_path / "r.json").read_text())["cases"]
     assert case["outcome"] == "failed"
-    assert "fail_fast" in case["error"] and "of 600 planned intervals failed" in case["error"]
+    assert "fail_fast" in case["error"]
+    assert "of 600 planned intervals failed" in case["error"]
     # 600 intervals were planned and 6 may fail: the run stopped long before its 60 s
     assert case["metrics"]["read.runtime"] < 10e9
     [check] = case["checks"]
-    assert not check["passed"] and 7 <= check["intervals"] < 100
+    assert not check["passed"]
+    assert 7 <= check["intervals"] < 100
 
 
 def test_failure_report_quotes_the_suite_as_it_was_run(tmp_path: Path) -> None:
@@ -359,7 +368,8 @@ def test_adaptive_repeats_stop_at_the_fewest_on_a_clear_verdict(tmp_path: Path) 
     assert len(case["samples"]["read.iops"]) == 3
     [check] = case["checks"]
     assert check["evidence"]["decision"] == "regression"
-    assert check["evidence"]["reference_runs"] == 5 and check["evidence"]["observed_runs"] == 3
+    assert check["evidence"]["reference_runs"] == 5
+    assert check["evidence"]["observed_runs"] == 3
     assert check["evidence"]["looks"] == 6  # alpha spent over the looks from 3 to 8
     # stopped at an interim look: a tenth of alpha spread over the 5 interim looks
     assert check["evidence"]["alpha"] == pytest.approx(0.05 * 0.1 / 5)
@@ -386,7 +396,7 @@ def test_a_check_that_cannot_reach_significance_is_said_before_any_io(tmp_path: 
     slow = iogate("run", "a.suite.yaml", "--baseline", "one.json", "--json", "r.json",
                   cwd=tmp_path, env={"REPEAT": "2", "RATE": "10000"})
     assert slow.returncode == 1, slow.stdout + slow.stderr
-    warning, _, rest = slow.stderr.partition("a.suite.yaml::paced: failed")
+    warning, _, _rest = slow.stderr.partition("a.suite.yaml::paced: failed")
     assert "a.suite.yaml:12: a.suite.yaml::paced: read.iops: the baseline holds 1 run" in warning
     assert "record the baseline with repeat: 3 or more" in warning
     assert "decided by effect size, too few runs for a test" in slow.stdout

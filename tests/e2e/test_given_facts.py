@@ -112,7 +112,8 @@ def test_without_the_fact_the_firmware_asked_for_is_not_found(suite: Path,
                   "firmware=FW1", cwd=suite)
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert "b.json: no entry is recorded with firmware=FW1" in proc.stderr
-    assert "device_model=" in proc.stderr and "Traceback" not in proc.stderr
+    assert "device_model=" in proc.stderr
+    assert "Traceback" not in proc.stderr
 
 
 def test_the_environment_variable_gives_a_fact_and_the_option_wins(tmp_path: Path) -> None:
@@ -152,7 +153,8 @@ def test_facts_that_cannot_be_given_are_usage_errors_before_anything_runs(
     (tmp_path / "f.suite.yaml").write_text(SUITE.format(target=tmp_path / "data"))
     proc = iogate("run", "f.suite.yaml", *args, cwd=tmp_path, env=env)
     assert proc.returncode == 2, proc.stdout + proc.stderr
-    assert message in proc.stderr and "Traceback" not in proc.stderr
+    assert message in proc.stderr
+    assert "Traceback" not in proc.stderr
     assert not (tmp_path / "data").exists()
 
 

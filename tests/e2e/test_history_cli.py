@@ -38,31 +38,41 @@ def test_runs_are_recorded_and_listed(tmp_path: Path) -> None:
         proc = iogate("run", "h.suite.yaml", "--history", "store.sqlite", "--label",
                       f"lot={lot}", cwd=tmp_path, env={"BUILD_NUMBER": build})
         assert proc.returncode == 0, proc.stderr
-        assert "store.sqlite: run " in proc.stderr and "recorded, 1 case(s)" in proc.stderr
+        assert "store.sqlite: run " in proc.stderr
+        assert "recorded, 1 case(s)" in proc.stderr
     listed = iogate("history", "store.sqlite", cwd=tmp_path)
     assert listed.returncode == 0, listed.stderr
     lines = listed.stdout.splitlines()
-    assert len(lines) == 2 and "build=101" in lines[0] and "lot=B" in lines[1]
+    assert len(lines) == 2
+    assert "build=101" in lines[0]
+    assert "lot=B" in lines[1]
     only = iogate("history", "store.sqlite", "--label", "lot=A", "-k", "quick", cwd=tmp_path)
-    assert only.stdout.count("\n") == 1 and "build=101" in only.stdout
+    assert only.stdout.count("\n") == 1
+    assert "build=101" in only.stdout
 
 
 def test_history_usage_errors_come_before_the_run(tmp_path: Path) -> None:
     (tmp_path / "h.suite.yaml").write_text(SUITE)
     proc = iogate("run", "h.suite.yaml", "--label", "lot=A", cwd=tmp_path)
-    assert proc.returncode == 2 and "--label names this run in a history store" in proc.stderr
+    assert proc.returncode == 2
+    assert "--label names this run in a history store" in proc.stderr
     proc = iogate("run", "h.suite.yaml", "--history",
                   f"postgresql://u:pw@/x?host={tmp_path}/none&port=1", cwd=tmp_path)
-    assert proc.returncode == 2 and "cannot connect to the history store" in proc.stderr
-    assert "u:***@" in proc.stderr and ":pw@" not in proc.stderr
+    assert proc.returncode == 2
+    assert "cannot connect to the history store" in proc.stderr
+    assert "u:***@" in proc.stderr
+    assert ":pw@" not in proc.stderr
     proc = iogate("run", "h.suite.yaml", "--history", "mysql://db/x", cwd=tmp_path)
-    assert proc.returncode == 2 and "a SQLite file path or a postgresql://" in proc.stderr
+    assert proc.returncode == 2
+    assert "a SQLite file path or a postgresql://" in proc.stderr
     proc = iogate("run", "h.suite.yaml", "--history", "h.sqlite", "--label", "oops",
                   cwd=tmp_path)
-    assert proc.returncode == 2 and "write KEY=VALUE" in proc.stderr
+    assert proc.returncode == 2
+    assert "write KEY=VALUE" in proc.stderr
     assert not (tmp_path / "h.sqlite").exists()
     listed = iogate("history", "missing.sqlite", cwd=tmp_path)
-    assert listed.returncode == 2 and "no such history store" in listed.stderr
+    assert listed.returncode == 2
+    assert "no such history store" in listed.stderr
 
 
 PACED = """\
@@ -122,7 +132,8 @@ def test_a_nightly_loop_finds_the_slower_build_in_sqlite_and_postgresql(
     for code, check in zip(codes[:25], checks[:25], strict=True):
         assert code == 0 or check["observed"] < 0.95 * 2000, check
     slow = json.loads((tmp_path / "run25.json").read_text())["cases"][0]["checks"][0]
-    assert slow["passed"] is False and slow["evidence"]["reference"] == "history"
+    assert slow["passed"] is False
+    assert slow["evidence"]["reference"] == "history"
     assert slow["evidence"]["decision"] == "regression", slow
     for i in range(30):  # the same runs, recorded in a shared PostgreSQL database
         record(postgres_url, json.loads((tmp_path / f"run{i}.json").read_text()),
@@ -135,11 +146,14 @@ def test_a_nightly_loop_finds_the_slower_build_in_sqlite_and_postgresql(
         proc = iogate("detect", dest, "--metric", "read.iops", "--json", "cp.json",
                       cwd=tmp_path)
         assert proc.returncode == 1, proc.stdout + proc.stderr
-        assert "REGRESSED (new)" in proc.stdout and "build 125" in proc.stdout, proc.stdout
+        assert "REGRESSED (new)" in proc.stdout, proc.stdout
+        assert "build 125" in proc.stdout, proc.stdout
         points = json.loads((tmp_path / "cp.json").read_text())["change_points"]
         [found] = [p for p in points if p["build"] == "build 125"]
-        assert found["new"] and found["regression"], points
-        assert found["runs_after"] == 5 and found["change_pct"] == pytest.approx(-25, abs=3)
+        assert found["new"], points
+        assert found["regression"], points
+        assert found["runs_after"] == 5
+        assert found["change_pct"] == pytest.approx(-25, abs=3)
         outputs.append([{k: v for k, v in p.items() if k not in ("run_id", "recorded_at")}
                         for p in points])
     sqlite_points, postgresql_points = outputs
@@ -151,14 +165,17 @@ def test_a_nightly_loop_finds_the_slower_build_in_sqlite_and_postgresql(
                   "cp4.json", cwd=tmp_path)
     points = json.loads((tmp_path / "cp4.json").read_text())["change_points"]
     [found] = [p for p in points if p["build"] == "build 125"]
-    assert found["regression"] and not found["new"], points
+    assert found["regression"], points
+    assert not found["new"], points
     # The trend: the plot and the page name the change.
     proc = iogate("history", store, "--metric", "read.iops", "-k", "paced", "--png",
                   "trend.png", "--html", "trend.html", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "trend.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     page = (tmp_path / "trend.html").read_text()
-    assert "build 125" in page and "regression (new)" in page and "data:image/png" in page
+    assert "build 125" in page
+    assert "regression (new)" in page
+    assert "data:image/png" in page
     assert page.count("<tr><td>20") == 30 + len(sqlite_points)  # every run and change
 
 
@@ -166,24 +183,31 @@ def test_detect_and_trend_refuse_what_they_cannot_do(tmp_path: Path) -> None:
     store = str(tmp_path / "h.sqlite")
     assert nightly(tmp_path, store, [2000] * 3) == [0] * 3
     proc = iogate("detect", store, cwd=tmp_path)
-    assert proc.returncode == 0 and "no change point in 7 series" in proc.stdout
+    assert proc.returncode == 0
+    assert "no change point in 7 series" in proc.stdout
     proc = iogate("detect", store, "--alpha", "2", cwd=tmp_path)
-    assert proc.returncode == 2 and "not strictly between 0 and 1" in proc.stderr
+    assert proc.returncode == 2
+    assert "not strictly between 0 and 1" in proc.stderr
     proc = iogate("detect", "missing.sqlite", cwd=tmp_path)
-    assert proc.returncode == 2 and "no such history store" in proc.stderr
+    assert proc.returncode == 2
+    assert "no such history store" in proc.stderr
     proc = iogate("history", store, "--png", "t.png", cwd=tmp_path)
-    assert proc.returncode == 2 and "give --metric M too" in proc.stderr
+    assert proc.returncode == 2
+    assert "give --metric M too" in proc.stderr
     proc = iogate("history", store, "--metric", "write.iops", cwd=tmp_path)
-    assert proc.returncode == 2 and "no run of the store measured write.iops" in proc.stderr
+    assert proc.returncode == 2
+    assert "no run of the store measured write.iops" in proc.stderr
     (tmp_path / "other.suite.yaml").write_text(PACED.replace("paced", "paced2"))
     from iogate.cli import main
 
     assert main(["run", str(tmp_path / "other.suite.yaml"), "--history", store]) == 0
     proc = iogate("history", store, "--metric", "read.iops", cwd=tmp_path)
-    assert proc.returncode == 2 and "2 series of read.iops match; choose one with -k" in \
+    assert proc.returncode == 2
+    assert "2 series of read.iops match; choose one with -k" in \
         proc.stderr
     proc = iogate("history", store, "--metric", "read.iops", "-k", "paced2", cwd=tmp_path)
-    assert proc.returncode == 0 and "1 runs, no change point" in proc.stdout
+    assert proc.returncode == 0
+    assert "1 runs, no change point" in proc.stdout
     assert not (tmp_path / "t.png").exists()
 
 
@@ -203,7 +227,9 @@ def test_a_run_is_recorded_in_postgresql_from_the_command_line(tmp_path: Path,
                   cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     listed = iogate("history", postgres_url, "--label", "lot=A", cwd=tmp_path)
-    assert listed.returncode == 0 and "1 case(s)" in listed.stdout and "lot=A" in listed.stdout
+    assert listed.returncode == 0
+    assert "1 case(s)" in listed.stdout
+    assert "lot=A" in listed.stdout
 
 
 def test_a_recorded_run_reports_each_case_s_recent_trend(tmp_path: Path) -> None:
@@ -214,9 +240,11 @@ def test_a_recorded_run_reports_each_case_s_recent_trend(tmp_path: Path) -> None
     assert nightly(tmp_path, store, [1800], "--html", str(tmp_path / "r.html"),
                    "--artifacts", str(tmp_path / "art")) == [1]
     section = json.loads((tmp_path / "run0.json").read_text())["history"]
-    assert section["store"] == store and section["runs"] == 30
+    assert section["store"] == store
+    assert section["runs"] == 30
     trend = section["cases"]["nightly.suite.yaml::paced"]["read.iops"]
-    assert len(trend["runs"]) == 6 and trend["runs"][0]["build"] == "build 100"
+    assert len(trend["runs"]) == 6
+    assert trend["runs"][0]["build"] == "build 100"
     assert 0 < trend["current"] <= 1800 * 1.01  # paced: at most its rate
     assert set(section["cases"]["nightly.suite.yaml::paced"]) == {"read.iops",
                                                                   "read.clat.p99"}
@@ -237,12 +265,14 @@ def test_a_regression_keeps_failing_until_a_person_accepts_it(tmp_path: Path) ->
     assert nightly(tmp_path, store, [2000] * 6)[5] == 0  # judged from the 6th night
     assert nightly(tmp_path, store, [500] * 6, "--label", "build=b7") == [1] * 6
     check = json.loads((tmp_path / "run5.json").read_text())["cases"][0]["checks"][0]
-    assert check["passed"] is False and check["judged"] is not False, check
+    assert check["passed"] is False, check
+    assert check["judged"] is not False, check
     listed = iogate("history", store, "--label", "build=b7", cwd=tmp_path)
-    assert listed.returncode == 0 and listed.stdout.count("1 case(s): 1 failed") == 6, \
-        listed.stdout
+    assert listed.returncode == 0, listed.stdout
+    assert listed.stdout.count("1 case(s): 1 failed") == 6, listed.stdout
     proc = iogate("detect", store, "--metric", "read.iops", cwd=tmp_path)
-    assert "REGRESSED" in proc.stdout and "build 100" in proc.stdout, proc.stdout
+    assert "REGRESSED" in proc.stdout, proc.stdout
+    assert "build 100" in proc.stdout, proc.stdout
 
     proc = iogate("history", "accept", store, "--label", "build=b7", "--by", "carol",
                   cwd=tmp_path)
@@ -250,14 +280,17 @@ def test_a_regression_keeps_failing_until_a_person_accepts_it(tmp_path: Path) ->
     assert f"{store}: accepted 6 case(s) of 6 run(s) into the norm by carol" in proc.stdout
     assert proc.stdout.count("nightly.suite.yaml::paced  (failed)") == 6, proc.stdout
     proc = iogate("history", "accept", store, "--label", "build=b7", cwd=tmp_path)
-    assert proc.returncode == 0 and "nothing to accept" in proc.stdout
+    assert proc.returncode == 0
+    assert "nothing to accept" in proc.stdout
     trend = iogate("history", store, "--metric", "read.iops", "-k", "paced", cwd=tmp_path)
     assert "12 runs, 12 in the norm (passed or accepted)" in trend.stdout, trend.stdout
-    assert trend.stdout.count(" accepted\n") == 6 and "REGRESSED" in trend.stdout
+    assert trend.stdout.count(" accepted\n") == 6
+    assert "REGRESSED" in trend.stdout
     assert nightly(tmp_path, store, [500], "--label", "build=b7") == [0]
     # detect still reports the change: it looks at every run, accepted or not.
     proc = iogate("detect", store, "--metric", "read.iops", "--recent", "20", cwd=tmp_path)
-    assert proc.returncode == 1 and "REGRESSED (new)" in proc.stdout, proc.stdout
+    assert proc.returncode == 1, proc.stdout
+    assert "REGRESSED (new)" in proc.stdout, proc.stdout
 
 
 def _document(iops: float, outcome: str = "passed") -> dict[str, object]:
@@ -291,7 +324,8 @@ def test_accept_names_one_run_by_a_start_of_its_id(tmp_path: Path) -> None:
             ((store, "--by", "me"), "--by goes with history accept"),
             (("accept", str(tmp_path / "missing.sqlite"), "ab"), "no such history store")):
         proc = iogate("history", *args, cwd=tmp_path)
-        assert proc.returncode == 2 and message in proc.stderr, (args, proc.stderr)
+        assert proc.returncode == 2, (args, proc.stderr)
+        assert message in proc.stderr, (args, proc.stderr)
 
 
 def test_runs_are_named_by_their_labels_where_no_ci_variable_is_set(tmp_path: Path) -> None:
@@ -310,14 +344,19 @@ def test_runs_are_named_by_their_labels_where_no_ci_variable_is_set(tmp_path: Pa
     listed = iogate("history", store, cwd=tmp_path)
     lines = listed.stdout.splitlines()
     assert "  build b6  node-7  1 case(s): 1 passed" in lines[0]
-    assert "  FW2  node-7  1 case(s): 1 failed" in lines[-1] and "firmware=FW2" in lines[-1]
+    assert "  FW2  node-7  1 case(s): 1 failed" in lines[-1]
+    assert "firmware=FW2" in lines[-1]
     proc = iogate("detect", store, "--json", "cp.json", cwd=tmp_path)
-    assert proc.returncode == 1 and " FW2 " in proc.stdout, proc.stdout
+    assert proc.returncode == 1, proc.stdout
+    assert " FW2 " in proc.stdout, proc.stdout
     [found] = json.loads((tmp_path / "cp.json").read_text())["change_points"]
-    assert found["build"] == "FW2" and found["new"]
+    assert found["build"] == "FW2"
+    assert found["new"]
     proc = iogate("history", store, "--metric", "read.iops", "-k", "randread", "--html",
                   "t.html", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.count("build b6") >= 10 and " failed\n" in proc.stdout
+    assert proc.stdout.count("build b6") >= 10
+    assert " failed\n" in proc.stdout
     page = (tmp_path / "t.html").read_text()
-    assert page.count("<td>FW2</td>") == 5 + 1 and page.count("<td>failed</td>") == 5
+    assert page.count("<td>FW2</td>") == 5 + 1
+    assert page.count("<td>failed</td>") == 5

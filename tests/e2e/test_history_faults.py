@@ -109,7 +109,8 @@ def lock_held(store: str) -> Iterator[subprocess.Popen[str]]:
     proc = subprocess.Popen([sys.executable, "-c", script, *args], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, text=True)
     try:
-        assert proc.stdout is not None and proc.stdout.readline().strip() == "locked"
+        assert proc.stdout is not None
+        assert proc.stdout.readline().strip() == "locked"
         yield proc
     finally:
         release(proc)
@@ -205,15 +206,19 @@ def test_an_interrupt_while_the_store_is_locked_keeps_every_finished_case(
     finally:
         run.kill()
     err = "".join(run.stderr)
-    assert code == 130 and "Traceback" not in err, err
-    assert waited and "another process holds its lock" in err and err.count(WAITING) == 1, err
+    assert code == 130, err
+    assert "Traceback" not in err, err
+    assert waited, err
+    assert "another process holds its lock" in err, err
+    assert err.count(WAITING) == 1, err
     results = json.loads((tmp_path / "r.json").read_text())
     assert [(c["id"], c["outcome"]) for c in results["cases"]] == [
         ("two.suite.yaml::a", "passed"), ("two.suite.yaml::b", "passed")]
     assert "another process holds the history store's lock" in results["history"]["error"]
     assert (tmp_path / "r.md").exists()
     listed = iogate("history", store, cwd=tmp_path)
-    assert listed.returncode == 0 and len(listed.stdout.splitlines()) == 1, listed.stdout
+    assert listed.returncode == 0, listed.stdout
+    assert len(listed.stdout.splitlines()) == 1, listed.stdout
 
 
 @pytest.mark.parametrize("kind", ["sqlite", "postgresql"])
@@ -236,7 +241,9 @@ def test_a_store_locked_before_the_run_is_waited_for_and_an_interrupt_ends_the_w
         finally:
             run.kill()
     err = "".join(run.stderr)
-    assert code == 130 and "Traceback" not in err and "h.suite.yaml::quick" not in err, err
+    assert code == 130, err
+    assert "Traceback" not in err, err
+    assert "h.suite.yaml::quick" not in err, err
     assert waited, err
     assert not (tmp_path / "r.json").exists()
     with lock_held(store) as locker:
@@ -249,8 +256,11 @@ def test_a_store_locked_before_the_run_is_waited_for_and_an_interrupt_ends_the_w
         finally:
             run.kill()
     err = "".join(run.stderr)
-    assert code == 0 and "run " in err and "recorded, 1 case(s)" in err, err
-    assert waited and err.count(WAITING) == 1, err
+    assert code == 0, err
+    assert "run " in err, err
+    assert "recorded, 1 case(s)" in err, err
+    assert waited, err
+    assert err.count(WAITING) == 1, err
     listed = iogate("history", store, cwd=tmp_path)
     assert len(listed.stdout.splitlines()) == 2, listed.stdout + listed.stderr
 
@@ -292,7 +302,7 @@ def _device(path: Path) -> None:
     os.mknod(path, stat.S_IFCHR | 0o666, os.makedev(1, 3))  # what /dev/null is
 
 
-@pytest.mark.parametrize("make, why", [
+@pytest.mark.parametrize(("make", "why"), [
     (_damaged_version, "a damaged history store: its schema version (table iogate_schema) "
                        "holds 'three', not a version number"),
     (_newer, f"schema version 99; this iogate reads version {SCHEMA_VERSION}"),
@@ -310,8 +320,10 @@ def test_what_cannot_be_a_store_is_refused_before_the_run(tmp_path: Path, make: 
     proc = iogate("run", "h.suite.yaml", "--history", str(dest), "--json", "r.json",
                   cwd=tmp_path)
     assert proc.returncode == 2, proc.stderr
-    assert f"iogate: --history {dest}: " in proc.stderr and why in proc.stderr, proc.stderr
-    assert "Traceback" not in proc.stderr and "h.suite.yaml::quick" not in proc.stderr
+    assert f"iogate: --history {dest}: " in proc.stderr, proc.stderr
+    assert why in proc.stderr, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert "h.suite.yaml::quick" not in proc.stderr
     assert not (tmp_path / "r.json").exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["dest", "h.suite.yaml"]
     assert (digest(dest) if dest.is_file() else None) == before
@@ -322,7 +334,8 @@ def test_dev_null_is_refused_without_a_journal_beside_it(tmp_path: Path) -> None
     journal = Path("/dev/null-journal")
     there = journal.exists()
     proc = iogate("run", "h.suite.yaml", "--history", "/dev/null", cwd=tmp_path)
-    assert proc.returncode == 2 and "--history /dev/null: not a regular file" in proc.stderr
+    assert proc.returncode == 2
+    assert "--history /dev/null: not a regular file" in proc.stderr
     assert journal.exists() == there
 
 
@@ -355,8 +368,8 @@ def test_a_store_that_cannot_be_written_is_refused_before_the_run(tmp_path: Path
                        "written")):
         proc = iogate("run", "h.suite.yaml", "--history", str(dest), "--json", "r.json",
                       cwd=tmp_path)
-        assert proc.returncode == 2 and f"--history {dest}: {why}" in proc.stderr, \
-            proc.stderr
+        assert proc.returncode == 2, proc.stderr
+        assert f"--history {dest}: {why}" in proc.stderr, proc.stderr
         assert "h.suite.yaml::quick" not in proc.stderr
         assert not (tmp_path / "r.json").exists()
     assert digest(read_only / "h.sqlite") == before
@@ -378,7 +391,7 @@ def _store_with(path: Path, *statements: str) -> str:
     return str(path)
 
 
-@pytest.mark.parametrize("statement, what", [
+@pytest.mark.parametrize(("statement", "what"), [
     ("UPDATE metrics SET value = 'fast'", "the value holds 'fast', not a number"),
     ("UPDATE metrics SET value = NULL", "the value holds None, not a number"),
     ("UPDATE metrics SET value = 1e308", "the value holds 1e+308, not a number of at most"),
@@ -398,15 +411,18 @@ def test_a_value_iogate_never_writes_is_named_never_a_traceback(tmp_path: Path,
         if args == ("history", store) and statement.startswith("UPDATE metrics"):
             assert proc.returncode == 0, proc.stderr  # the listing reads no value
             continue
-        assert proc.returncode == 2 and "Traceback" not in proc.stderr, (args, proc.stderr)
+        assert proc.returncode == 2, (args, proc.stderr)
+        assert "Traceback" not in proc.stderr, (args, proc.stderr)
         assert f"iogate: {store}: a damaged history store: run " in proc.stderr, proc.stderr
         assert what in proc.stderr, proc.stderr
     # A run judged against it keeps its results: the expectation is said unjudgeable.
     proc = iogate("run", "judged.suite.yaml", "--history", store, "--json", "r.json",
                   cwd=tmp_path)
-    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert proc.returncode == 1, proc.stderr
+    assert "Traceback" not in proc.stderr, proc.stderr
     [case] = json.loads((tmp_path / "r.json").read_text())["cases"]
-    assert case["outcome"] == "failed" and what in case["checks"][0]["reason"], case
+    assert case["outcome"] == "failed", case
+    assert what in case["checks"][0]["reason"], case
 
 
 def test_damaged_values_in_postgresql_are_named_too(tmp_path: Path, postgres_url: str) -> None:
@@ -422,9 +438,10 @@ def test_damaged_values_in_postgresql_are_named_too(tmp_path: Path, postgres_url
             conn.execute("ALTER TABLE metrics ALTER COLUMN value DROP NOT NULL")
             conn.execute(statement)
         proc = iogate("detect", postgres_url, "--metric", "read.iops", cwd=tmp_path)
-        assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
-        assert "a damaged history store: run " in proc.stderr and what in proc.stderr, \
-            proc.stderr
+        assert proc.returncode == 2, proc.stderr
+        assert "Traceback" not in proc.stderr, proc.stderr
+        assert "a damaged history store: run " in proc.stderr, proc.stderr
+        assert what in proc.stderr, proc.stderr
         with psycopg.connect(postgres_url, autocommit=True) as conn:
             conn.execute("UPDATE metrics SET value = 1000")
             conn.execute("UPDATE runs SET labels = '{}'")
@@ -454,10 +471,13 @@ def test_no_password_of_a_postgresql_url_is_ever_written(tmp_path: Path,
         assert "Traceback" not in proc.stderr, proc.stderr
     for path in ("r.json", "r.md", "r.prom"):
         said.append((tmp_path / path).read_text())
-    assert "iogate:***@" in said[0] and "password=***" in said[0], said[0]
+    assert "iogate:***@" in said[0], said[0]
+    assert "password=***" in said[0], said[0]
     assert "recorded, 1 case(s)" in said[0]
     assert json.loads(said[-3])["history"]["store"].startswith("postgresql://iogate:***@")
-    assert "no run's id starts with 'zz'" in said[4] and "cannot connect" in said[5]
+    assert "no run's id starts with 'zz'" in said[4]
+    assert "cannot connect" in said[5]
     assert "invalid percent-encoded token" in said[6], said[6]
     for text in said:
-        assert "Pw-" not in text and "Pw%" not in text, text
+        assert "Pw-" not in text, text
+        assert "Pw%" not in text, text

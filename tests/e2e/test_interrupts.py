@@ -321,7 +321,8 @@ def test_sigterm_while_the_suites_load(tmp_path: Path) -> None:
     finally:
         os.close(writer)
     assert proc.returncode == 130, stdout + stderr
-    assert "iogate: interrupted" in stderr and "Traceback" not in stderr
+    assert "iogate: interrupted" in stderr
+    assert "Traceback" not in stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["slow.suite.yaml"]
 
 
@@ -377,7 +378,8 @@ def interrupted_in_a_finalizer(tmp_path: Path, prelude: str = "") -> None:
     done = subprocess.run([sys.executable, "-c", FINALIZER.format(prelude=prelude)],
                           capture_output=True, text=True, timeout=60, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    assert done.stdout == "interrupted\n" and done.stderr == ""
+    assert done.stdout == "interrupted\n"
+    assert done.stderr == ""
 
 
 def test_an_interrupt_in_a_finalizer_is_not_dropped(tmp_path: Path) -> None:
@@ -493,7 +495,8 @@ def test_an_interrupt_is_not_held_back_by_a_fifo_that_never_gets_data(tmp_path: 
         finally:
             os.close(writer)
         assert proc.returncode == 130, stdout + stderr
-        assert "iogate: interrupted" in stderr and "Traceback" not in stderr
+        assert "iogate: interrupted" in stderr
+        assert "Traceback" not in stderr
 
 
 def _writer_once_read(fifo: Path, proc: subprocess.Popen) -> int:

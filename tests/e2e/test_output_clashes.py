@@ -65,7 +65,7 @@ def user_data(path: Path) -> str:
     return digest(path)
 
 
-@pytest.mark.parametrize("first, second", [
+@pytest.mark.parametrize(("first", "second"), [
     ("--json", "--openmetrics"),
     ("--json", "--markdown"),
     ("--json", "--html"),
@@ -153,7 +153,8 @@ workloads:
     for out in ("state.bin", "t.data"):
         proc = iogate(tmp_path, "verify", "pl.suite.yaml", "--json", out)
         refused(proc, f"--json {out}", "pl.suite.yaml::w")
-    assert digest(tmp_path / "state.bin") == before and digest(tmp_path / "t.data") == data
+    assert digest(tmp_path / "state.bin") == before
+    assert digest(tmp_path / "t.data") == data
 
 
 def test_the_plugin_refuses_clashing_outputs_before_running(pytester: pytest.Pytester) -> None:
@@ -171,6 +172,7 @@ def test_the_plugin_refuses_clashing_outputs_before_running(pytester: pytest.Pyt
         err = result.stdout.str() + result.stderr.str()
         assert result.ret == pytest.ExitCode.USAGE_ERROR, (args, err)
         assert all(w in err for w in words), (args, err)
-        assert "Traceback" not in err and "1 passed" not in err
+        assert "Traceback" not in err
+        assert "1 passed" not in err
         assert not (pytester.path / "r.json").exists()
     assert digest(pytester.path / "data.bin") == before

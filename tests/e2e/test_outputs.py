@@ -63,7 +63,8 @@ def assert_refused_before_running(proc: subprocess.CompletedProcess[str], option
                                   problem: str) -> None:
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert "Traceback" not in proc.stderr
-    assert option in proc.stderr and problem in proc.stderr, proc.stderr
+    assert option in proc.stderr, proc.stderr
+    assert problem in proc.stderr, proc.stderr
     assert "passed" not in proc.stderr  # not one case ran
 
 
@@ -75,10 +76,11 @@ def test_a_device_node_as_the_results_file_is_refused_and_stays(tmp_path: Path,
     proc = iogate("run", str(suite), "--json", str(device), cwd=tmp_path)
     assert_refused_before_running(proc, "--json", "not a regular file (a character device)")
     st = os.lstat(device)
-    assert stat.S_ISCHR(st.st_mode) and st.st_rdev == os.makedev(1, 3)
+    assert stat.S_ISCHR(st.st_mode)
+    assert st.st_rdev == os.makedev(1, 3)
 
 
-@pytest.mark.parametrize("where, problem", [
+@pytest.mark.parametrize(("where", "problem"), [
     ("missing/r.json", "the directory"),
     ("adir", "is a directory"),
     ("adir/", "names a directory"),
@@ -88,7 +90,8 @@ def test_an_unusable_results_path_is_refused_before_the_run(tmp_path: Path, suit
     (tmp_path / "adir").mkdir()
     proc = iogate("run", str(suite), "--json", where, cwd=tmp_path)
     assert_refused_before_running(proc, "--json", problem)
-    assert (tmp_path / "adir").is_dir() and not any((tmp_path / "adir").iterdir())
+    assert (tmp_path / "adir").is_dir()
+    assert not any((tmp_path / "adir").iterdir())
 
 
 def test_a_read_only_filesystem_is_refused_before_the_run(tmp_path: Path, suite: Path) -> None:
@@ -132,13 +135,16 @@ def test_an_artifacts_directory_is_made_but_never_its_parents(tmp_path: Path,
 def test_export_and_import_outputs_are_checked_first(tmp_path: Path, suite: Path) -> None:
     device = char_device(tmp_path / "null")
     proc = iogate("export", str(suite), "-o", str(device), cwd=tmp_path)
-    assert proc.returncode == 2 and "--output" in proc.stderr, proc.stderr
+    assert proc.returncode == 2, proc.stderr
+    assert "--output" in proc.stderr, proc.stderr
     job = tmp_path / "j.fio"
     job.write_text("[j]\nrw=read\nsize=1m\nioengine=null\n")
     proc = iogate("import", str(job), "-o", str(device), cwd=tmp_path)
-    assert proc.returncode == 2 and "not a regular file" in proc.stderr, proc.stderr
+    assert proc.returncode == 2, proc.stderr
+    assert "not a regular file" in proc.stderr, proc.stderr
     proc = iogate("import", str(job), "-o", "missing/s.suite.yaml", cwd=tmp_path)
-    assert proc.returncode == 2 and "does not exist" in proc.stderr, proc.stderr
+    assert proc.returncode == 2, proc.stderr
+    assert "does not exist" in proc.stderr, proc.stderr
     assert "Traceback" not in proc.stderr
     assert stat.S_ISCHR(os.lstat(device).st_mode)
 
@@ -153,7 +159,8 @@ def test_a_symlink_is_written_through_and_stays_a_link(tmp_path: Path, suite: Pa
     link.symlink_to(real)
     proc = iogate("run", str(suite), "--json", str(link), cwd=tmp_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert link.is_symlink() and os.readlink(link) == str(real)
+    assert link.is_symlink()
+    assert os.readlink(link) == str(real)
     assert len(json.loads(real.read_text())["cases"]) == 2
     assert sorted(p.name for p in real.parent.iterdir()) == ["results.json"]  # no temporary
 
@@ -221,7 +228,8 @@ def test_baseline_save_is_the_same_writer(tmp_path: Path) -> None:
     link = tmp_path / "link.json"
     link.symlink_to(real)
     Baseline([]).save(link)
-    assert link.is_symlink() and stat.S_IMODE(real.stat().st_mode) == 0o664
+    assert link.is_symlink()
+    assert stat.S_IMODE(real.stat().st_mode) == 0o664
     assert json.loads(real.read_text())["format"] == "iogate-baseline"
     with pytest.raises(BaselineError, match="not a regular file"):
         Baseline([]).save(char_device(tmp_path / "dev"))
@@ -283,8 +291,7 @@ def test_results_are_kept_when_the_filesystem_fills_during_the_run(tmp_path: Pat
     assert f"the results are in {kept} instead" in stderr
     doc = json.loads(kept.read_text())
     # 'long' is there when the interrupt reached it running, not when it came before that.
-    finished = [first.split(": ")[0]] + re.findall(r"^(late\.suite\.yaml::\w+): ", stderr,
-                                                   re.M)
+    finished = [first.split(": ")[0], *re.findall(r"^(late\.suite\.yaml::\w+): ", stderr, re.M)]
     assert [c["id"] for c in doc["cases"]] == finished
     assert doc["cases"][0]["outcome"] == "passed"
 

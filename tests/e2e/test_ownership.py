@@ -95,7 +95,8 @@ def test_allow_overwrite_once_makes_a_written_file_iogates(disk_dir: Path) -> No
     os.setxattr(target, "user.iogate", OLD_MARK)  # made by an older iogate
     proc, _ = run(disk_dir, workload(str(target)), "--allow-overwrite", str(target))
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert digest(target) != before and owned(target)
+    assert digest(target) != before
+    assert owned(target)
     again, _ = run(disk_dir, workload(str(target), "randwrite"))
     assert again.returncode == 0, again.stdout + again.stderr
 
@@ -166,7 +167,8 @@ def test_a_users_file_put_where_iogate_removed_its_own_is_not_iogates(disk_dir: 
         assert "an existing file iogate did not create" in error_of(doc)
         if kind == "ext4-without-birth-time":  # a fresh ext4 hands the freed inode out again
             assert target.stat().st_ino == inode
-        assert proof is not None and proof.startswith(KINDS[kind]), proof
+        assert proof is not None, proof
+        assert proof.startswith(KINDS[kind]), proof
 
 
 # -- reading a file that is not iogate's never lays it out -------------------------------------
@@ -208,7 +210,8 @@ def test_a_file_cut_short_after_the_check_is_never_extended(disk_dir: Path) -> N
         left.append(digest(target))
 
     [result] = run_cases(cases_of(disk_dir, reads(target)), engine=swapping(cut))
-    assert target.stat().st_size == 256 << 10 and digest(target) == left[0]
+    assert target.stat().st_size == 256 << 10
+    assert digest(target) == left[0]
     assert result.outcome == "error", result.outcome
     assert "end of file" in (result.error or ""), result.error
 

@@ -89,17 +89,20 @@ def test_writes_the_fault_filesystem_dropped_after_a_sync_are_lost(tmp_path: Pat
     run, proc, doc, dropped = dropped_run(tmp_path, blocks, dropped_from)
     assert dropped == blocks - dropped_from
     # The run's own read-back already sees them gone.
-    assert run.returncode != 0 and "lost" in run.stdout + run.stderr, run.stdout
+    assert run.returncode != 0, run.stdout
+    assert "lost" in run.stdout + run.stderr, run.stdout
     assert proc.returncode == 3, proc.stdout + proc.stderr
     m = case_of(doc)["metrics"]
     # Every 16th write was followed by an fdatasync: all 256 writes are covered, so each
     # dropped block is a block lost after a completed sync, and the others are intact.
-    assert m["powerloss.writes"] == blocks and m["powerloss.syncs"] == blocks // 16
+    assert m["powerloss.writes"] == blocks
+    assert m["powerloss.syncs"] == blocks // 16
     assert m["powerloss.lost"] == blocks - dropped_from
     assert m["powerloss.intact"] == dropped_from
     assert m["powerloss.not_durable"] == m["powerloss.torn"] == m["powerloss.misdirected"] == 0
     first = case_of(doc)["offenders"][0]
-    assert first["kind"] == "lost" and first["offset"] == dropped_from * BS
+    assert first["kind"] == "lost"
+    assert first["offset"] == dropped_from * BS
     assert f"lost write at offset {dropped_from * BS}" in proc.stdout
     assert case_of(doc)["complete"] is True
 
@@ -111,8 +114,10 @@ def test_writes_dropped_after_the_last_sync_are_only_not_yet_durable(tmp_path: P
     assert dropped == 5
     assert proc.returncode == 0, proc.stdout + proc.stderr
     m = case_of(doc)["metrics"]
-    assert m["powerloss.intact"] == 240 and m["powerloss.lost"] == 0
-    assert m["powerloss.not_durable"] == 10 and m["powerloss.not_durable_new"] == 5
+    assert m["powerloss.intact"] == 240
+    assert m["powerloss.lost"] == 0
+    assert m["powerloss.not_durable"] == 10
+    assert m["powerloss.not_durable_new"] == 5
 
 
 def test_with_o_dsync_every_completed_write_is_promised(tmp_path: Path) -> None:
@@ -123,8 +128,10 @@ def test_with_o_dsync_every_completed_write_is_promised(tmp_path: Path) -> None:
     assert dropped == 24
     assert proc.returncode == 3, proc.stdout + proc.stderr
     m = case_of(doc)["metrics"]
-    assert m["powerloss.syncs"] == 0 and m["powerloss.writes"] == 64
-    assert m["powerloss.lost"] == 24 and m["powerloss.intact"] == 40
+    assert m["powerloss.syncs"] == 0
+    assert m["powerloss.writes"] == 64
+    assert m["powerloss.lost"] == 24
+    assert m["powerloss.intact"] == 40
     assert m["powerloss.not_durable"] == 0
 
 
@@ -208,7 +215,8 @@ def test_ext4_shut_down_without_its_log_keeps_every_synced_block(tmp_path: Path)
     m = case_of(doc)["metrics"]
     assert m["powerloss.lost"] == m["powerloss.torn"] == m["powerloss.misdirected"] == 0
     assert m["powerloss.read_errors"] == 0
-    assert m["powerloss.syncs"] >= 10 and m["powerloss.intact"] > 0
+    assert m["powerloss.syncs"] >= 10
+    assert m["powerloss.intact"] > 0
     assert m["powerloss.blocks"] == m["powerloss.intact"] + m["powerloss.not_durable"]
 
 
@@ -229,10 +237,12 @@ def test_a_run_killed_with_sigkill_leaves_a_state_file_that_checks(tmp_path: Pat
     result, doc = verify(suite, tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
     case = case_of(doc)
-    assert case["complete"] is False and "did not close it" in result.stdout
+    assert case["complete"] is False
+    assert "did not close it" in result.stdout
     m = case["metrics"]
     assert m["powerloss.lost"] == m["powerloss.torn"] == m["powerloss.misdirected"] == 0
-    assert m["powerloss.syncs"] >= 20 and m["powerloss.intact"] > 0
+    assert m["powerloss.syncs"] >= 20
+    assert m["powerloss.intact"] > 0
 
 
 @pytest.fixture
@@ -252,7 +262,8 @@ def test_a_clean_run_checks_intact_and_complete(clean_run: tuple[Path, Path]) ->
     proc, doc = verify(suite, suite.parent)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     case = case_of(doc)
-    assert case["complete"] is True and case["ignored_bytes"] == 0
+    assert case["complete"] is True
+    assert case["ignored_bytes"] == 0
     assert case["metrics"]["powerloss.intact"] == case["metrics"]["powerloss.blocks"] == 64
     assert case["metrics"]["powerloss.syncs"] == 4
 
@@ -265,7 +276,8 @@ def test_a_state_file_cut_inside_a_record_is_read_up_to_it(clean_run: tuple[Path
     proc, doc = verify(suite, suite.parent)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     case = case_of(doc)
-    assert case["complete"] is False and case["ignored_bytes"] == 24 - 6
+    assert case["complete"] is False
+    assert case["ignored_bytes"] == 24 - 6
     assert "bytes after its last whole record ignored" in proc.stdout
 
 
@@ -281,7 +293,8 @@ def test_a_damaged_state_file_is_a_clear_error(clean_run: tuple[Path, Path], dam
     state.write_bytes(damage(state.read_bytes()))
     proc, doc = verify(suite, suite.parent)
     assert proc.returncode == 2, proc.stdout + proc.stderr
-    assert words in proc.stdout and str(state) in proc.stdout
+    assert words in proc.stdout
+    assert str(state) in proc.stdout
     assert words in case_of(doc)["error"]
 
 
@@ -314,7 +327,8 @@ def test_a_state_file_checked_against_other_files_is_refused(clean_run: tuple[Pa
     other.write_bytes(bytes(64 * BS))
     proc, _ = verify(suite, suite.parent, "--set", f"filename={other}")
     assert proc.returncode == 2, proc.stdout
-    assert "was written for 1 file(s) (the first " in proc.stdout and str(other) in proc.stdout
+    assert "was written for 1 file(s) (the first " in proc.stdout
+    assert str(other) in proc.stdout
     assert "give its new name with --filename" in proc.stdout
     # --filename names the target anew (a device renamed after the cut): it is read, and
     # a wrong one holds none of the run's blocks.
@@ -337,7 +351,8 @@ def test_a_block_rewritten_behind_the_runs_back_is_found(clean_run: tuple[Path, 
     proc, doc = verify(suite, suite.parent)
     assert proc.returncode == 3
     m = case_of(doc)["metrics"]
-    assert m["powerloss.lost"] == 1 and m["powerloss.misdirected"] == 1
+    assert m["powerloss.lost"] == 1
+    assert m["powerloss.misdirected"] == 1
     assert m["powerloss.intact"] == 62
     kinds = [(o["kind"], o["offset"]) for o in case_of(doc)["offenders"]]
     assert kinds == [("lost", 5 * BS), ("misdirected", 9 * BS)]
@@ -372,7 +387,8 @@ def test_verify_state_needs_verify_and_a_named_target(tmp_path: Path, keys: str,
                                                        words: str) -> None:
     proc = validate(tmp_path, "suite: v\nworkloads:\n  - name: w\n    size: 1m\n"
                               f"    rw: write\n{keys}    verify_state: s.bin\n")
-    assert proc.returncode == 2 and words in proc.stderr, proc.stderr
+    assert proc.returncode == 2, proc.stderr
+    assert words in proc.stderr, proc.stderr
 
 
 def test_each_sweep_point_needs_its_own_state_file(tmp_path: Path) -> None:
@@ -405,7 +421,8 @@ workloads:
     size: 1m
     rw: write
 """)
-    assert proc.returncode == 2 and "verify_state" in proc.stderr
+    assert proc.returncode == 2
+    assert "verify_state" in proc.stderr
 
 
 @pytest.mark.parametrize(("keys", "words"), [
@@ -418,4 +435,5 @@ workloads:
 def test_sync_is_refused_where_it_cannot_work(tmp_path: Path, keys: str, words: str) -> None:
     proc = validate(tmp_path, f"suite: v\nworkloads:\n  - name: w\n    filename: t.data\n"
                               f"    size: 1m\n{keys}")
-    assert proc.returncode == 2 and words in proc.stderr, proc.stderr
+    assert proc.returncode == 2, proc.stderr
+    assert words in proc.stderr, proc.stderr

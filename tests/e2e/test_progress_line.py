@@ -50,9 +50,11 @@ def test_frames_on_a_terminal_show_the_position_and_the_unit(tmp_path: Path) -> 
     drawn = [f for f in frames if " ETA " in f]
     first = [f for f in drawn if f.startswith("[1/2] line.suite.yaml::first ")]
     second = [f for f in drawn if f.startswith("[2/2] line.suite.yaml::second ")]
-    assert first and second, frames
+    assert first, frames
+    assert second, frames
     assert drawn.index(first[-1]) < drawn.index(second[0])
-    assert all("IOPS" in f for f in first) and all("/s" in f for f in second)
+    assert all("IOPS" in f for f in first)
+    assert all("/s" in f for f in second)
     assert any("repeat 2/2" in f for f in first)
 
 

@@ -17,7 +17,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -77,13 +77,13 @@ def repoint(link: Path, to: Path | str) -> None:
 
 
 @pytest.fixture
-def scene(disk_dir: Path) -> Iterator[tuple[Path, Path, str]]:
+def scene(disk_dir: Path) -> tuple[Path, Path, str]:
     """A link to a new scratch file, and a user's file (with its hash) it may be swapped to."""
     user = disk_dir / "precious.db"
     user.write_bytes(os.urandom(1 << 20))
     link = disk_dir / "target"
     link.symlink_to(disk_dir / "scratch.img")
-    yield link, user, digest(user)
+    return link, user, digest(user)
 
 
 def test_a_link_repointed_after_the_check_never_reaches_the_user_file(

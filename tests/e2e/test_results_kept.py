@@ -79,7 +79,8 @@ def test_a_second_run_given_the_same_results_file_is_refused(tmp_path: Path) -> 
     assert second.returncode == 2, second.stderr
     assert (f"--json r.json: another iogate run (pid {first.pid}) is writing results to "
             "r.json") in second.stderr
-    assert "Traceback" not in second.stderr and not finished(second.stderr)
+    assert "Traceback" not in second.stderr
+    assert not finished(second.stderr)
     assert first.returncode == 130, said + rest
     cases = json.loads((tmp_path / "r.json").read_text())["cases"]
     assert [c["id"] for c in cases] == finished(said + rest) == EVERY
@@ -96,7 +97,8 @@ def test_the_results_directory_removed_during_the_run_loses_no_case(tmp_path: Pa
     _, rest = proc.communicate(timeout=120)
     stderr = said + rest
     assert proc.returncode == 3, stderr
-    assert "Traceback" not in stderr and ".journal" not in stderr, stderr
+    assert "Traceback" not in stderr, stderr
+    assert ".journal" not in stderr, stderr
     [kept] = private.glob("iogate-results-*.json")
     assert f"iogate: the results are in {kept} instead" in stderr, stderr
     cases = json.loads(kept.read_text())["cases"]
@@ -115,7 +117,7 @@ def test_the_journal_removed_during_the_run_loses_no_case(tmp_path: Path) -> Non
 
 # The directories that cannot take the results, each made read-only for the run alone (in a
 # mount namespace of its own), and the one that gets them (None: none does).
-@pytest.mark.parametrize("refusing, taking", [
+@pytest.mark.parametrize(("refusing", "taking"), [
     (["tmp"], "scratch"),
     (["tmp", "scratch", "/var/tmp", "/tmp"], "cwd"),
     (["tmp", "scratch", "/var/tmp", "/tmp", "cwd"], "home"),
@@ -146,10 +148,12 @@ def test_results_go_to_the_first_directory_that_takes_them(tmp_path: Path, refus
     _, rest = proc.communicate(timeout=120)
     stderr = said + rest
     assert proc.returncode == 3, stderr
-    assert "Traceback" not in stderr and ".journal" not in stderr, stderr
+    assert "Traceback" not in stderr, stderr
+    assert ".journal" not in stderr, stderr
     kept = [k for place in places.values() for k in place.glob("iogate-results-*")]
     if taking is None:
-        assert not kept and "iogate: the results are lost" in stderr, stderr
+        assert not kept, stderr
+        assert "iogate: the results are lost" in stderr, stderr
         return
     assert [k.parent for k in kept] == [places[taking]], stderr
     assert f"iogate: the results are in {kept[0]} instead" in stderr, stderr
@@ -167,7 +171,8 @@ def test_a_pytest_session_given_the_results_file_of_a_run_is_refused(
     assert session.ret == pytest.ExitCode.USAGE_ERROR, err
     assert (f"--iogate-json r.json: another iogate run (pid {run.pid}) is writing results "
             "to r.json") in err
-    assert "Traceback" not in err and "passed" not in session.stdout.str()
+    assert "Traceback" not in err
+    assert "passed" not in session.stdout.str()
     assert run.returncode == 130, said + rest
     cases = json.loads((pytester.path / "r.json").read_text())["cases"]
     assert [c["id"] for c in cases] == finished(said + rest) == EVERY

@@ -87,7 +87,8 @@ def test_a_missing_device_name_never_becomes_a_file_under_dev(disk_dir: Path, rw
         [case] = doc["cases"]
         assert "no such device; iogate never creates a regular file under /dev" \
             in case["error"]
-    assert not os.path.lexists(missing) and not os.path.lexists(missing + "-via-link")
+    assert not os.path.lexists(missing)
+    assert not os.path.lexists(missing + "-via-link")
 
 
 def test_a_precondition_that_writes_counts_as_writing(disk_dir: Path) -> None:
@@ -113,7 +114,8 @@ def test_reading_an_existing_file_never_changes_it(disk_dir: Path) -> None:
     mtime = target.stat().st_mtime_ns
     proc, _ = run_suite(disk_dir, workload(str(target), "randread"))
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert digest(target) == before and target.stat().st_mtime_ns == mtime
+    assert digest(target) == before
+    assert target.stat().st_mtime_ns == mtime
     assert not owned(target)
 
 
@@ -123,7 +125,8 @@ def test_a_short_existing_file_is_not_extended_for_reading(disk_dir: Path) -> No
     proc, doc = run_suite(disk_dir, workload(str(target), "read"))
     assert proc.returncode == 3
     assert "iogate will not extend it" in doc["cases"][0]["error"]
-    assert digest(target) == before and target.stat().st_size == 4096
+    assert digest(target) == before
+    assert target.stat().st_size == 4096
 
 
 def test_files_iogate_created_are_recorded_and_may_be_rewritten(disk_dir: Path) -> None:

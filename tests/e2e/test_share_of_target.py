@@ -61,7 +61,8 @@ def test_a_share_reads_the_part_of_the_file_fio_would(disk_dir: Path, size_pct: 
     [case] = json.loads((disk_dir / "r.json").read_text())["cases"]
     offset, size = expected_region(target.stat().st_size, size_pct, offset_pct, bs, align)
     assert (case["workload"]["offset"], case["workload"]["size"]) == (offset, size)
-    assert case["metrics"]["read.bytes"] == size and case["metrics"]["read.ios"] == size // bs
+    assert case["metrics"]["read.bytes"] == size
+    assert case["metrics"]["read.ios"] == size // bs
     assert hashlib.sha256(target.read_bytes()).hexdigest() == before
 
 
@@ -93,7 +94,9 @@ def test_a_share_exports_as_fio_percentages(disk_dir: Path) -> None:
     proc = iogate("export", "s.suite.yaml", cwd=disk_dir)
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
-    assert "size=50%" in lines and "offset=25%" in lines and "offset_align=65536" in lines
+    assert "size=50%" in lines
+    assert "offset=25%" in lines
+    assert "offset_align=65536" in lines
 
 
 @pytest.mark.parametrize(("extra", "message"), [
@@ -108,7 +111,8 @@ def test_a_share_that_leaves_nothing_is_an_error_naming_why(disk_dir: Path, extr
     proc = iogate("run", "s.suite.yaml", "--json", "r.json", cwd=disk_dir)
     assert proc.returncode == 3
     [case] = json.loads((disk_dir / "r.json").read_text())["cases"]
-    assert case["outcome"] == "error" and message in case["error"]
+    assert case["outcome"] == "error"
+    assert message in case["error"]
 
 
 def test_a_share_needs_a_target_of_its_own(disk_dir: Path) -> None:
@@ -117,7 +121,8 @@ def test_a_share_needs_a_target_of_its_own(disk_dir: Path) -> None:
     proc = iogate("validate", "s.suite.yaml", cwd=disk_dir)
     assert proc.returncode == 2
     assert "size 50% is a share of the target" in proc.stderr
-    assert "temporary file" in proc.stderr and ":5:" in proc.stderr
+    assert "temporary file" in proc.stderr
+    assert ":5:" in proc.stderr
 
 
 SIZE, OFFSET = TypeAdapter(RegionSize), TypeAdapter(RegionOffset)
@@ -139,6 +144,7 @@ def test_a_share_out_of_range_or_malformed_is_refused(text: str) -> None:
 
 
 def test_sizes_and_offsets_in_bytes_are_unchanged() -> None:
-    assert SIZE.validate_python("4k") == 4096 and OFFSET.validate_python(0) == 0
+    assert SIZE.validate_python("4k") == 4096
+    assert OFFSET.validate_python(0) == 0
     with pytest.raises(ValidationError):
         SIZE.validate_python(0)  # a size is never empty

@@ -31,7 +31,8 @@ def test_a_read_without_size_covers_the_file_from_offset_to_its_end(disk_dir: Pa
     proc = iogate("run", "w.suite.yaml", "--json", "r.json", cwd=disk_dir)
     assert proc.returncode == 0, proc.stderr
     [case] = json.loads((disk_dir / "r.json").read_text())["cases"]
-    assert case["metrics"]["read.bytes"] == 128 * KiB and case["metrics"]["read.ios"] == 32
+    assert case["metrics"]["read.bytes"] == 128 * KiB
+    assert case["metrics"]["read.ios"] == 32
     assert case["workload"]["size"] == 128 * KiB  # as run: the size it took
     assert hashlib.sha256(target.read_bytes()).hexdigest() == before
 
@@ -44,7 +45,8 @@ def test_without_size_the_file_must_exist(disk_dir: Path) -> None:
     [case] = json.loads((disk_dir / "r.json").read_text())["cases"]
     assert case["outcome"] == "error"
     assert "no size given, so the workload uses the file whole, but it cannot be opened" \
-        in case["error"] and "give size" in case["error"]
+        in case["error"]
+    assert "give size" in case["error"]
     assert not missing.exists()
 
 
@@ -70,7 +72,8 @@ def test_a_job_file_without_size_imports_runs_and_exports_without_one(disk_dir: 
     (disk_dir / "w.suite.yaml").write_text(suite(target))
     exported = iogate("export", "w.suite.yaml", cwd=disk_dir)
     assert exported.returncode == 0, exported.stderr
-    assert "size=" not in exported.stdout and f"filename={target}" in exported.stdout
+    assert "size=" not in exported.stdout
+    assert f"filename={target}" in exported.stdout
 
 
 def test_a_block_device_without_size_is_read_whole(disk_dir: Path) -> None:
@@ -94,7 +97,8 @@ def test_a_block_device_without_size_is_read_whole(disk_dir: Path) -> None:
         subprocess.run(["losetup", "-d", dev], check=False)
     assert proc.returncode == 0, proc.stderr
     [case] = json.loads((disk_dir / "r.json").read_text())["cases"]
-    assert case["metrics"]["read.bytes"] == 3 << 20 and case["metrics"]["read.ios"] == 48
+    assert case["metrics"]["read.bytes"] == 3 << 20
+    assert case["metrics"]["read.ios"] == 48
 
 
 def test_allow_file_create_false_never_makes_a_missing_target(disk_dir: Path) -> None:
@@ -120,4 +124,5 @@ def test_allow_file_create_false_without_a_filename_is_refused_at_its_key(disk_d
                                            "    size: 64k\n    allow_file_create: false\n")
     proc = iogate("validate", "w.suite.yaml", cwd=disk_dir)
     assert proc.returncode == 2
-    assert "allow_file_create: false needs a filename" in proc.stderr and ":6:" in proc.stderr
+    assert "allow_file_create: false needs a filename" in proc.stderr
+    assert ":6:" in proc.stderr

@@ -70,10 +70,13 @@ workloads:
     reader, writer = run_cases(units[0])
     assert reader.outcome == writer.outcome == "passed"
     # one engine session: both cases measured over the same run
-    assert reader.run is not None and writer.run is not None
+    assert reader.run is not None
+    assert writer.run is not None
     assert reader.run.elapsed_ns == writer.run.elapsed_ns
-    assert reader.metrics["read.ios"] > 0 and reader.metrics["write.ios"] == 0
-    assert writer.metrics["write.ios"] > 0 and writer.metrics["read.ios"] == 0
+    assert reader.metrics["read.ios"] > 0
+    assert reader.metrics["write.ios"] == 0
+    assert writer.metrics["write.ios"] > 0
+    assert writer.metrics["read.ios"] == 0
 
 
 def test_a_rate_the_device_cannot_meet_is_a_warning(disk_dir: Path) -> None:

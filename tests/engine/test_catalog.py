@@ -17,7 +17,8 @@ def test_the_catalog_is_what_the_library_describes():
     infos = native.engine_infos()
     assert [e.name for e in catalog.engines()] == [i.name.decode() for i in infos]
     for e, i in zip(catalog.engines(), infos, strict=True):
-        assert e.summary == i.summary.decode() and e.summary
+        assert e.summary == i.summary.decode()
+        assert e.summary
         assert e.max_depth == i.max_depth
         assert e.does_io == bool(i.flags & native.ENGINE_DOES_IO)
 
@@ -26,7 +27,8 @@ def test_known_engines_in_order():
     known = [n for n in catalog.names() if n in ("io_uring", "libaio", "psync", "sync")]
     assert known == ["io_uring", "libaio", "psync", "sync"]
     assert catalog.names()[-1] == "null"
-    assert catalog.get("psync").max_depth == 1 and not catalog.get("psync").queued
+    assert catalog.get("psync").max_depth == 1
+    assert not catalog.get("psync").queued
     assert catalog.get("io_uring").queued
     assert not catalog.get("null").does_io
     assert catalog.get("spdk") is None

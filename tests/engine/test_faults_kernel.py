@@ -84,7 +84,8 @@ def test_errors_at_depth_are_each_counted_once(fs, original, engine):
     assert read.errors == 5 == fs.state()["faulted"]
     assert read.ios == NBLOCKS - 5
     assert read.first_errno == errno.EIO
-    assert read.first_error_offset % BS == 0 and read.first_error_offset < NBLOCKS * BS
+    assert read.first_error_offset % BS == 0
+    assert read.first_error_offset < NBLOCKS * BS
 
 
 @pytest.mark.parametrize("direct", MODES)
@@ -164,7 +165,8 @@ def test_a_vanishing_device_ends_in_errors_not_a_hang(fs, original, engine):
     finally:
         watchdog.cancel()
         child.kill()
-    assert killed_at is not None and final is not None
+    assert killed_at is not None
+    assert final is not None
     assert final["ios"] >= killed_at["ios"]
     assert final["errors"] > 0
     # requests in flight when the daemon died are aborted, later ones find no connection

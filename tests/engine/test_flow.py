@@ -42,7 +42,8 @@ def test_two_jobs_of_one_flow_issue_in_the_proportion_of_their_weights(w_a, w_b)
                     spec(flow_weight=w_b, runtime_ns=runtime_ms * MS)])
         if a > 1000:
             break
-    assert a > 1000 and b > 100
+    assert a > 1000
+    assert b > 100
     assert abs(a * w_b - b * w_a) <= bound(w_a, w_b), (a, b)
 
 
@@ -65,14 +66,16 @@ def test_other_flows_and_jobs_without_a_weight_are_not_held():
     # allows nothing: a 1:1000 flow would hold b to a thousandth of a if they shared it
     a, b, c = ios([spec(flow_weight=1000, flow_id=1), spec(flow_weight=1, flow_id=2),
                    spec()])
-    assert b > a / 100 and c > a / 100, (a, b, c)
+    assert b > a / 100, (a, b, c)
+    assert c > a / 100, (a, b, c)
 
 
 def test_a_job_that_ends_leaves_its_flow():
     # job a issues 1000 requests and ends; job b (weight 1 of 1001) then runs unheld
     a, b = ios([spec(flow_weight=1000, time_based=False, io_limit_ios=1000),
                 spec(flow_weight=1)])
-    assert a == 1000 and b > 10 * a, (a, b)
+    assert a == 1000, (a, b)
+    assert b > 10 * a, (a, b)
 
 
 def test_a_held_thread_waits_flow_sleep_between_its_asks():
@@ -80,4 +83,5 @@ def test_a_held_thread_waits_flow_sleep_between_its_asks():
     # proportion holds just the same
     a, b = ios([spec(flow_weight=1, flow_sleep_ns=100_000, runtime_ns=200 * MS),
                 spec(flow_weight=1, flow_sleep_ns=100_000, runtime_ns=200 * MS)])
-    assert a > 100 and abs(a - b) <= bound(1, 1), (a, b)
+    assert a > 100, (a, b)
+    assert abs(a - b) <= bound(1, 1), (a, b)

@@ -49,7 +49,8 @@ def _run(mode: str) -> list[str]:
 def test_the_server_reports_the_crash_signal_of_a_child() -> None:
     out = _run("crash")
     assert out[:2] == ["crashed", str(int(signal.SIGSEGV))]
-    assert out[2] == "server" and int(out[3]) > 0  # it went through the fork server
+    assert out[2] == "server"  # it went through the fork server
+    assert int(out[3]) > 0
 
 
 def test_a_session_through_the_server_completes() -> None:
@@ -75,7 +76,9 @@ def test_a_dead_server_is_started_again_for_the_next_session(served) -> None:
     first.process.wait()
     assert isolated.run([_spec()]).jobs[0].read.ios == 256
     second = forkserver.current()
-    assert second is not None and second is not first and second.alive()
+    assert second is not None
+    assert second is not first
+    assert second.alive()
 
 
 def test_a_server_killed_while_its_child_runs_is_a_crash_then_replaced(served) -> None:
@@ -118,7 +121,8 @@ def test_a_crashed_worker_is_replaced_and_the_next_session_runs(served) -> None:
     pid = _worker_pid()
     with pytest.raises(isolated.EngineCrashed) as caught:
         isolated.run([_spec(test_crash=True)])
-    assert caught.value.signal == signal.SIGSEGV and isolated._idle is None
+    assert caught.value.signal == signal.SIGSEGV
+    assert isolated._idle is None
     assert isolated.run([_spec()]).jobs[0].read.ios == 256
     assert _worker_pid() != pid
 
@@ -127,7 +131,8 @@ def test_a_worker_killed_while_idle_is_no_sessions_crash(served) -> None:
     assert isolated.run([_spec()]).jobs[0].read.ios == 256
     pid = _worker_pid()
     os.kill(pid, signal.SIGKILL)
-    assert isolated._idle is not None and isolated._idle.conn.poll(30)  # its pipe's end
+    assert isolated._idle is not None
+    assert isolated._idle.conn.poll(30)  # its pipe's end
     assert isolated.run([_spec()]).jobs[0].read.ios == 256
     assert _worker_pid() != pid
 

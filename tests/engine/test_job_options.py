@@ -166,7 +166,8 @@ def test_a_negative_skip_goes_from_the_start_to_the_region_end(tmp_path):
     result = run([spec(engine="psync", size=64 * KiB, bs_read=4 * KiB, seq_skip=-8 * KiB,
                        filename=str(path), no_layout=True, io_limit_ios=2)])
     read = result.jobs[0].read
-    assert read.ios == 1 and read.errors == 1
+    assert read.ios == 1
+    assert read.errors == 1
     assert read.first_errno == errno.ENODATA
     assert read.first_error_offset == 56 * KiB
 
@@ -207,7 +208,8 @@ def test_a_delayed_job_counts_nothing_until_it_starts_and_cancels_during_its_del
                 break
             time.sleep(0.01)
         p = s.poll()
-        assert p.state in ("ramp", "running") and p.ios == (0, 0)
+        assert p.state in ("ramp", "running")
+        assert p.ios == (0, 0)
         assert p.expected_ns >= 3601 * 10**9  # the delay, then the runtime
         s.cancel()
         assert s.wait(60)
@@ -223,6 +225,7 @@ def test_the_series_of_a_delayed_job_starts_when_it_does():
                        interval_ns=50 * MS),
                   spec(time_based=True, runtime_ns=100 * MS, interval_ns=50 * MS)])
     delayed = result.jobs[0].read
-    assert delayed.series and sum(i.ios for i in delayed.series) == delayed.ios > 0
+    assert delayed.series
+    assert sum(i.ios for i in delayed.series) == delayed.ios > 0
     assert all(i.end_ns <= delayed.runtime_ns for i in delayed.series)
     assert [i.end_ns for i in delayed.series] == sorted(i.end_ns for i in delayed.series)

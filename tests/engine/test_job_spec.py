@@ -45,8 +45,10 @@ def test_bssplit_tables_rates_and_distribution_are_copied():
     assert c.nbs[native.DIR_READ] == 2
     second = c.bs[native.DIR_READ][1]
     assert (second.lo, second.hi, second.weight) == (KiB, 16 * KiB, 400_000)
-    assert c.blockalign[native.DIR_READ] == KiB and c.blockalign[native.DIR_WRITE] == 0
-    assert list(c.rate_iops) == [700, 300] and list(c.rate_bytes) == [0, 10 * MiB]
+    assert c.blockalign[native.DIR_READ] == KiB
+    assert c.blockalign[native.DIR_WRITE] == 0
+    assert list(c.rate_iops) == [700, 300]
+    assert list(c.rate_bytes) == [0, 10 * MiB]
     assert c.rate_process == native.RATE_POISSON
     assert (c.dist, c.dist_param, c.nzones) == (native.DIST_ZONED, 1.5, 2)
     assert (c.zones[0].access, c.zones[0].size) == (900_000, 100_000)
@@ -59,7 +61,8 @@ def test_pacing_data_and_flags_are_copied():
     assert (c.thinktime_ns, c.thinktime_blocks) == (5000, 4)
     assert (c.sync_kind, c.sync_every) == (native.SYNC_FDATASYNC, 16)
     assert (c.compress_pct, c.compress_chunk, c.dedupe_pct) == (50, 4096, 10)
-    assert c.pattern_len == 4 and bytes(c.pattern[:4]) == b"\xde\xad\x00\xef"
+    assert c.pattern_len == 4
+    assert bytes(c.pattern[:4]) == b"\xde\xad\x00\xef"
     want = (native.JOB_TIME_BASED | native.JOB_REFILL | native.JOB_ZERO_BUFS
             | native.JOB_INVALIDATE)
     assert c.flags == want
@@ -85,7 +88,7 @@ def test_file_list_that_does_not_fit_is_an_error():
         job_struct(spec(filenames=["/a\0b"]))
 
 
-@pytest.mark.parametrize("overrides, word", [
+@pytest.mark.parametrize(("overrides", "word"), [
     (dict(engine="spdk"), "engine"),
     (dict(rate_process="bursty"), "rate_process"),
     (dict(dist="gauss"), "distribution"),
@@ -117,8 +120,10 @@ def test_every_engine_name_is_known(engine):
 
 def test_what_a_spec_asks_for():
     s = spec(rw="randread", bssplit_read=[BsEntry(KiB, 4 * KiB, 1_000_000)], rate_iops_read=10)
-    assert s.does("read") and not s.does("write")
+    assert s.does("read")
+    assert not s.does("write")
     assert s.bs_table("read") == [BsEntry(KiB, 4 * KiB, 1_000_000)]
     assert list(s.bs_table("read")[0].sizes()) == [KiB, 2 * KiB, 3 * KiB, 4 * KiB]
-    assert s.rate("read") == (10, 0) and s.rate_limited
+    assert s.rate("read") == (10, 0)
+    assert s.rate_limited
     assert not spec().rate_limited

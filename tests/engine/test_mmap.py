@@ -28,7 +28,10 @@ def spec(path: Path, **overrides) -> JobSpec:
 
 def test_mmap_is_a_synchronous_engine_that_does_io():
     e = catalog.get("mmap")
-    assert e is not None and e.does_io and e.max_depth == 1 and not e.queued
+    assert e is not None
+    assert e.does_io
+    assert e.max_depth == 1
+    assert not e.queued
 
 
 def test_a_write_job_changes_only_its_region(tmp_path):
@@ -43,7 +46,8 @@ def test_a_write_job_changes_only_its_region(tmp_path):
     start, end = BLOCKS * BS // 2, BLOCKS * BS // 2 + BLOCKS * BS
     assert hashlib.sha256(after[:start]).digest() == hashlib.sha256(before[:start]).digest()
     assert hashlib.sha256(after[end:]).digest() == hashlib.sha256(before[end:]).digest()
-    assert len(after) == len(before) and after[start:end] != before[start:end]
+    assert len(after) == len(before)
+    assert after[start:end] != before[start:end]
 
 
 def test_a_verified_write_job_passes(tmp_path):
@@ -66,4 +70,5 @@ def test_direct_is_refused(tmp_path):
     with pytest.raises(EngineError) as exc:
         run([spec(tmp_path / "data", direct=True)])
     assert exc.value.errno == errno.EINVAL
-    assert "flags DIRECT" in str(exc.value) and "mmap" in str(exc.value)
+    assert "flags DIRECT" in str(exc.value)
+    assert "mmap" in str(exc.value)

@@ -22,13 +22,16 @@ def spec(path, **overrides) -> JobSpec:
 
 def test_posixaio_is_a_queued_engine_that_does_io():
     e = catalog.get("posixaio")
-    assert e is not None and e.does_io and e.queued
+    assert e is not None
+    assert e.does_io
+    assert e.queued
 
 
 def test_a_verified_write_job_passes(tmp_path):
     job = run([spec(tmp_path / "data", verify="crc32c")]).jobs[0]
     assert (job.write.ios, job.write.errors) == (BLOCKS, 0)
-    assert job.verify is not None and job.verify.failures == 0
+    assert job.verify is not None
+    assert job.verify.failures == 0
     assert job.verify.blocks_written == BLOCKS
 
 

@@ -87,7 +87,8 @@ def test_unmeasured_metrics_are_none_but_counts_are_zero():
     assert only_reads.metric("write.clat.p99") is None
     assert only_reads.metric("write.lat.mean") is None
     metrics = only_reads.metrics(extra=["read.clat.p99.9"])
-    assert "write.iops" not in metrics and "write.clat.p99" not in metrics
+    assert "write.iops" not in metrics
+    assert "write.clat.p99" not in metrics
     assert metrics["write.ios"] == 0
     assert metrics["read.clat.p99.9"] == only_reads.metric("read.clat.p99.9")
 
@@ -122,9 +123,11 @@ def test_series_sums_jobs_by_interval(result):
 
 def test_json_round_trips_and_lists_nonempty_buckets(result):
     doc = json.loads(json.dumps(result.to_json()))
-    assert doc["elapsed_ns"] == 2_100_000_000 and doc["interrupted"] is False
+    assert doc["elapsed_ns"] == 2_100_000_000
+    assert doc["interrupted"] is False
     read_a = doc["jobs"][0]["read"]
-    assert read_a["ios"] == 5 and read_a["errors"] == 1
+    assert read_a["ios"] == 5
+    assert read_a["errors"] == 1
     assert sum(c for _, _, c in read_a["clat"]["histogram"]) == len(CLAT_A)
     buckets = read_a["clat"]["histogram"]
     assert all(lo <= v < hi for v, (lo, hi, _) in zip(sorted(CLAT_A), buckets, strict=True))
@@ -168,7 +171,8 @@ def test_realized_shape_metrics():
     assert r.metric("read.bs_pct.8192") == 0.0  # counted, never that size
     assert r.metric("write.bs_pct.4096") == 100.0
     assert r.metric("read.bs.mean") == pytest.approx((800 * 4 + 200 * 12) * KiB / 1000)
-    assert r.metric("read.qd.mean") == 3.0 and r.metric("write.qd.mean") == 1.0
+    assert r.metric("read.qd.mean") == 3.0
+    assert r.metric("write.qd.mean") == 1.0
     assert r.metric("data.compress_ratio") == pytest.approx(0.503)
     assert r.metric("data.dedupe_pct") == pytest.approx(10.0)
     assert r.metric("offsets.coverage_pct") == pytest.approx(25.0)
@@ -193,7 +197,8 @@ def test_metrics_list_the_realized_block_sizes():
     assert metrics["read.bs_pct.4096"] == pytest.approx(80.0)
     assert metrics["read.bs_pct.12288"] == pytest.approx(15.0)
     assert "read.bs_pct.8192" not in metrics
-    assert "sync.clat.p99" not in metrics and metrics["sync.lat.p99"] > 0
+    assert "sync.clat.p99" not in metrics
+    assert metrics["sync.lat.p99"] > 0
 
 
 def test_rate_pct_compares_achieved_with_requested():
@@ -229,9 +234,13 @@ def test_json_has_the_new_statistics():
     doc = json.loads(json.dumps(RunResult(jobs=[realized_job()]).to_json()))
     job = doc["jobs"][0]
     assert job["read"]["bs_counts"] == [[4096, 800], [12288, 150]]
-    assert job["read"]["bs_other_ios"] == 50 and job["read"]["qd"]["sum"] == 3000
-    assert job["sync"]["ios"] == 10 and "resp" in job["read"] and "lag" in job["read"]
-    assert job["coverage"]["touched"] == 64 and job["data"]["compressed_bytes"] == 503
+    assert job["read"]["bs_other_ios"] == 50
+    assert job["read"]["qd"]["sum"] == 3000
+    assert job["sync"]["ios"] == 10
+    assert "resp" in job["read"]
+    assert "lag" in job["read"]
+    assert job["coverage"]["touched"] == 64
+    assert job["data"]["compressed_bytes"] == 503
     assert doc["metrics"]["mix.read_pct"] == pytest.approx(80.0)
 
 
@@ -245,7 +254,9 @@ def test_job_result_keeps_one_job_and_its_spec():
     specs = [job_spec(rate_iops_read=1000), job_spec(rw="randread")]
     run = RunResult(jobs=[a, b], interrupted=True, elapsed_ns=5, specs=specs)
     one = run.job_result(0)
-    assert one.jobs == [a] and one.specs == [specs[0]] and one.interrupted
+    assert one.jobs == [a]
+    assert one.specs == [specs[0]]
+    assert one.interrupted
     assert one.metric("read.rate_pct") == pytest.approx(100.0)
     assert run.job_result(1).metric("read.ios") == 4
     assert RunResult(jobs=[a]).job_result(0).specs == []

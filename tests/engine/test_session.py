@@ -47,8 +47,10 @@ def test_jobs_run_together_and_aggregate():
     result = run([spec(rw="read", size=256 * KiB),
                   spec(rw="write", size=512 * KiB, bs_write=8 * KiB)])
     assert len(result.jobs) == 2
-    assert result.jobs[0].read.ios == 64 and result.jobs[0].write.ios == 0
-    assert result.jobs[1].write.ios == 64 and result.jobs[1].read.ios == 0
+    assert result.jobs[0].read.ios == 64
+    assert result.jobs[0].write.ios == 0
+    assert result.jobs[1].write.ios == 64
+    assert result.jobs[1].read.ios == 0
     assert result.metric("total.ios") == 128
     assert result.metric("total.bytes") == 768 * KiB
 
@@ -69,11 +71,12 @@ def check_file_job(result, direction: str) -> None:
     low = result.metric(f"{direction}.clat.min")
     assert 0 <= low <= p50 <= p99 <= top
     clat = result.latency(direction, "clat")
-    assert clat.count == 256 and clat.histogram.total == 256
+    assert clat.count == 256
+    assert clat.histogram.total == 256
     assert result.metric("errors") == 0
 
 
-@pytest.mark.parametrize("rw,direction", [("read", "read"), ("randwrite", "write")])
+@pytest.mark.parametrize(("rw", "direction"), [("read", "read"), ("randwrite", "write")])
 def test_psync_on_a_file(tmp_path, rw, direction):
     path = tmp_path / "data.bin"
     result = run([spec(engine="psync", rw=rw, filename=str(path))])
@@ -81,7 +84,7 @@ def test_psync_on_a_file(tmp_path, rw, direction):
     assert path.stat().st_size >= MiB
 
 
-@pytest.mark.parametrize("rw,direction", [("randread", "read"), ("write", "write")])
+@pytest.mark.parametrize(("rw", "direction"), [("randread", "read"), ("write", "write")])
 def test_io_uring_on_a_file(io_uring_usable, tmp_path, rw, direction):
     result = run([spec(engine="io_uring", rw=rw, iodepth=8, filename=str(tmp_path / "d.bin"))])
     check_file_job(result, direction)
@@ -107,7 +110,8 @@ def test_should_stop_cancels_the_run_with_partial_results():
     result = run([spec(time_based=True, runtime_ns=60 * 10**9)], poll_interval=0.05,
                  should_stop=stop)
     # the run asked for a minute and stopped before it (how soon is a measurement)
-    assert calls and result.interrupted
+    assert calls
+    assert result.interrupted
     assert result.metric("read.ios") > 0
     assert result.metric("read.runtime") < 60e9
 
@@ -123,7 +127,8 @@ def test_keyboard_interrupt_during_the_wait_returns_partial_result():
     result = run([spec(time_based=True, runtime_ns=60 * 10**9)], on_progress=progress,
                  poll_interval=0.05)
     assert result.interrupted
-    assert seen[-1].state == "done" and seen[-1].jobs_done == seen[-1].jobs == 1
+    assert seen[-1].state == "done"
+    assert seen[-1].jobs_done == seen[-1].jobs == 1
 
 
 def test_progress_reports_state_and_fraction():
@@ -134,9 +139,11 @@ def test_progress_reports_state_and_fraction():
     assert seen[-1].state == "done"
     assert seen[-1].ios[0] > 0
     running = [p for p in seen if p.state == "running"]
-    assert running and all(p.fraction is not None and 0 <= p.fraction <= 1 for p in running)
+    assert running
+    assert all(p.fraction is not None and 0 <= p.fraction <= 1 for p in running)
     ramp = [p for p in seen if p.state == "ramp"]
-    assert ramp and all(p.counted_ns == 0 and p.ios == (0, 0) for p in ramp)
+    assert ramp
+    assert all(p.counted_ns == 0 and p.ios == (0, 0) for p in ramp)
     assert all(p.counted_ns > 0 for p in running)
     order = ["created", "layout", "ramp", "running", "done"]
     assert [order.index(p.state) for p in seen] == sorted(order.index(p.state) for p in seen)
@@ -156,11 +163,14 @@ def test_should_stop_during_layout_ends_the_session_before_the_workers(tmp_path)
         path.unlink(missing_ok=True)
     assert result.interrupted
     layout = [p for p in seen if p.state == "layout"]
-    assert layout and all(p.layout_total == 2 * GiB for p in layout)
+    assert layout
+    assert all(p.layout_total == 2 * GiB for p in layout)
     assert all(p.fraction == p.layout_bytes / p.layout_total for p in layout)
     assert all(p.counted_ns == 0 and p.ios == (0, 0) for p in layout)
-    assert seen[-1].state == "done" and seen[-1].layout_bytes < 2 * GiB
-    assert result.metric("write.ios") == 0 and result.metric("errors") == 0
+    assert seen[-1].state == "done"
+    assert seen[-1].layout_bytes < 2 * GiB
+    assert result.metric("write.ios") == 0
+    assert result.metric("errors") == 0
 
 
 def test_layout_progress_reaches_total_and_is_skipped_once_done(tmp_path):
@@ -184,7 +194,7 @@ def test_fraction_follows_layout_then_run_time():
     assert Progress(state="ramp", **{**base, "expected_ns": 0}).fraction is None
 
 
-@pytest.mark.parametrize("overrides,word", [
+@pytest.mark.parametrize(("overrides", "word"), [
     (dict(iodepth=0), "iodepth"),
     (dict(bs_read=0), "bs"),
     (dict(numjobs=0), "numjobs"),
@@ -231,7 +241,8 @@ def test_series_and_whole_run_percentiles_follow_one_rule(tmp_path):
     result = run([spec(engine="psync", rw="randread", size=2 * MiB, interval_ns=3_600 * 10**9,
                        filename=str(tmp_path / "p.bin"))])
     read = result.jobs[0].read
-    assert len(read.series) == 1 and read.series[0].ios == read.ios == 512
+    assert len(read.series) == 1
+    assert read.series[0].ios == read.ios == 512
     for kind in ("clat", "lat"):
         hist = getattr(read, kind).histogram
         assert getattr(read.series[0], f"{kind}_p99_ns") == hist.percentile(99.0)
@@ -240,9 +251,12 @@ def test_series_and_whole_run_percentiles_follow_one_rule(tmp_path):
 def test_run_reports_the_engines_own_cpu_use():
     result = run([spec(time_based=True, runtime_ns=200_000_000, iodepth=4, engine="null")])
     cpu = result.cpu
-    assert cpu is not None and cpu.user_ns + cpu.system_ns > 0 and cpu.wall_ns > 0
+    assert cpu is not None
+    assert cpu.user_ns + cpu.system_ns > 0
+    assert cpu.wall_ns > 0
     ios = result.metric("total.ios")
-    assert ios and result.metric("cpu.per_io") == (cpu.user_ns + cpu.system_ns) / ios
+    assert ios
+    assert result.metric("cpu.per_io") == (cpu.user_ns + cpu.system_ns) / ios
     assert result.metric("cpu.user") == cpu.user_ns
     assert 0 < result.metric("cpu.util_pct") <= 100 * (os.cpu_count() or 1) * 1.05
     assert result.to_json()["cpu"] == {"user_ns": cpu.user_ns, "system_ns": cpu.system_ns,

@@ -112,7 +112,8 @@ def test_a_file_truncated_under_a_running_read_is_an_end_of_file_error(tmp_path,
         session.cancel()
         assert session.wait(120)
         read = session.collect(interrupted=True).jobs[0].read
-    assert read.ios > 0 and read.errors > 0
+    assert read.ios > 0
+    assert read.errors > 0
     assert read.first_errno == errno.ENODATA, os.strerror(read.first_errno)
     # A block at or past the new end, whole blocks of the region as the job reads them.
     assert half <= read.first_error_offset < BLOCKS * BS

@@ -59,7 +59,8 @@ def test_randtrim_punches_holes_and_measures_trims(tmp_path):
     assert result.metric("trim.bw") > 0
     assert result.metric("trim.clat.p99") > 0
     assert result.metric("trim.slat.max") == 0
-    assert "trim.iops" in result.metrics() and "trim.clat.p99" in result.metrics()
+    assert "trim.iops" in result.metrics()
+    assert "trim.clat.p99" in result.metrics()
     assert result.jobs[0].to_json()["trim"]["ios"] == BLOCKS
     assert holes(path), "randtrim left no hole in the file"
     assert path.stat().st_size == BLOCKS * BS
@@ -73,7 +74,8 @@ def test_trimwrite_leaves_every_block_written(tmp_path):
     assert (job.write.ios, job.write.errors) == (BLOCKS, 0)
     after = path.read_bytes()
     assert holes(path) == []
-    assert len(after) == len(before) and after != before
+    assert len(after) == len(before)
+    assert after != before
     assert b"\0" * BS not in [after[i:i + BS] for i in range(0, len(after), BS)]
 
 

@@ -61,15 +61,18 @@ def test_a_clean_run_checks_every_write(disk_dir, engine, backlog, checksum, req
     job = result.jobs[0]
     v = job.verify
     assert v is not None
-    assert v.failures == 0 and v.records == []
+    assert v.failures == 0
+    assert v.records == []
     assert v.by_kind == {"torn": 0, "lost": 0, "misdirected": 0, "read_error": 0}
-    assert job.write.ios == 64 and job.write.errors == 0
+    assert job.write.ios == 64
+    assert job.write.errors == 0
     assert v.blocks_written == 64
     assert v.blocks_checked == 64  # one pass: every block written once, read back once
     assert v.generation != 0
     assert v.elapsed_ns > 0
     doc = json.loads(json.dumps(result.to_json()))["jobs"][0]["verify"]
-    assert doc["blocks_checked"] == 64 and doc["by_kind"]["lost"] == 0
+    assert doc["blocks_checked"] == 64
+    assert doc["by_kind"]["lost"] == 0
     assert doc["generation"] == v.generation
 
 
@@ -94,13 +97,15 @@ def test_jobs_without_verify_have_no_verify_result(disk_dir):
                   spec(disk_dir / "b.bin", verify="crc32")])
     assert result.jobs[0].verify is None
     assert "verify" not in result.to_json()["jobs"][0]
-    assert result.jobs[1].verify is not None and result.jobs[1].verify.blocks_checked == BLOCKS
+    assert result.jobs[1].verify is not None
+    assert result.jobs[1].verify.blocks_checked == BLOCKS
 
 
 def test_sessions_have_different_generations(disk_dir):
     first = run([spec(disk_dir / "data.bin")]).jobs[0].verify
     second = run([spec(disk_dir / "data.bin")]).jobs[0].verify
-    assert first is not None and second is not None
+    assert first is not None
+    assert second is not None
     assert first.failures == second.failures == 0  # the earlier run's blocks are overwritten
     assert first.generation != second.generation
 
@@ -115,7 +120,8 @@ def test_a_random_mix_verifies_the_blocks_it_wrote(disk_dir, io_uring_usable):
     v = job.verify
     assert v is not None
     assert v.failures == 0, [r.describe() for r in v.records]
-    assert job.read.ios > 0 and job.write.errors == 0
+    assert job.read.ios > 0
+    assert job.write.errors == 0
     assert v.blocks_written == job.write.ios > 32
     assert v.blocks_checked == 32
 
@@ -176,7 +182,8 @@ def run_child(path: Path, fault: dict | None = None, **overrides) -> dict:
 
 
 def only_failure(v: VerifyResult) -> VerifyFailure:
-    assert v.failures == 1 and len(v.records) == 1, [r.describe() for r in v.records]
+    assert v.failures == 1, [r.describe() for r in v.records]
+    assert len(v.records) == 1, [r.describe() for r in v.records]
     return v.records[0]
 
 
@@ -185,7 +192,8 @@ def test_a_dropped_write_is_lost(tmp_path, backlog):
     path = target(tmp_path)
     out = run_child(path, dict(op="write", mode="drop", after=5, count=1), verify_backlog=backlog)
     v = out["verify"]
-    assert out["write_ios"] == BLOCKS and out["write_errors"] == 0  # acknowledged
+    assert out["write_ios"] == BLOCKS
+    assert out["write_errors"] == 0  # acknowledged
     assert v.blocks_written == v.blocks_checked == BLOCKS
     f = only_failure(v)
     assert v.by_kind["lost"] == 1
@@ -194,7 +202,8 @@ def test_a_dropped_write_is_lost(tmp_path, backlog):
     assert f.filename == str(path)
     assert f.expected_generation == v.generation
     assert f.expected_seq == 6  # the sixth write of the thread
-    assert f.found_generation == 0 and f.found_seq == 0  # random bytes: no header
+    assert f.found_generation == 0
+    assert f.found_seq == 0  # random bytes: no header
     assert f.describe() == (f"lost write at offset {5 * BS} ({BS} bytes) of {path}: no block "
                             f"header found, expected generation {v.generation:#x} seq 6")
 
@@ -207,7 +216,8 @@ def test_a_dropped_write_in_a_sequential_mix_is_lost(tmp_path):
     assert 0 < out["write_ios"] < BLOCKS  # the rest were reads, none of them checked
     assert v.blocks_written == v.blocks_checked == out["write_ios"]
     f = only_failure(v)
-    assert f.kind == "lost" and f.expected_seq == 2
+    assert f.kind == "lost"
+    assert f.expected_seq == 2
 
 
 def test_a_torn_write_fails_its_checksum(tmp_path):
@@ -215,7 +225,8 @@ def test_a_torn_write_fails_its_checksum(tmp_path):
                     verify="xxhash")
     v = out["verify"]
     f = only_failure(v)
-    assert f.kind == "torn" and v.by_kind["torn"] == 1
+    assert f.kind == "torn"
+    assert v.by_kind["torn"] == 1
     assert f.offset == 3 * BS
     # the first half, header included, is the new block; the second half is old data
     assert f.found_generation == f.expected_generation == v.generation
@@ -230,15 +241,21 @@ def test_a_misdirected_write_is_found_where_it_landed(tmp_path):
     out = run_child(target(tmp_path), dict(op="write", mode="misdirect", after=6, count=1,
                                            shift=-BS))
     v = out["verify"]
-    assert v.failures == 2 and v.by_kind["misdirected"] == 1 and v.by_kind["lost"] == 1
+    assert v.failures == 2
+    assert v.by_kind["misdirected"] == 1
+    assert v.by_kind["lost"] == 1
     misdirected, lost = v.records  # in the order read back
     assert misdirected.kind == "misdirected"
-    assert misdirected.offset == 5 * BS and misdirected.expected_seq == 6
-    assert misdirected.found_offset == 6 * BS and misdirected.found_seq == 7
+    assert misdirected.offset == 5 * BS
+    assert misdirected.expected_seq == 6
+    assert misdirected.found_offset == 6 * BS
+    assert misdirected.found_seq == 7
     assert misdirected.found_file == 0
     assert misdirected.found_generation == v.generation
     assert "found the block written for offset 24576 of file 0" in misdirected.describe()
-    assert lost.kind == "lost" and lost.offset == 6 * BS and lost.expected_seq == 7
+    assert lost.kind == "lost"
+    assert lost.offset == 6 * BS
+    assert lost.expected_seq == 7
     assert lost.found_generation == 0
 
 
@@ -248,9 +265,11 @@ def test_a_write_lost_over_an_earlier_run_shows_that_runs_generation(tmp_path):
     assert first.failures == 0
     second = run_child(path, dict(op="write", mode="drop", after=2, count=3))["verify"]
     assert second.generation != first.generation
-    assert second.failures == 3 and second.by_kind["lost"] == 3
+    assert second.failures == 3
+    assert second.by_kind["lost"] == 3
     for k, f in enumerate(second.records, start=2):
-        assert f.kind == "lost" and f.offset == k * BS
+        assert f.kind == "lost"
+        assert f.offset == k * BS
         # the block the first run wrote there: same place in its sequence, older generation
         assert f.found_generation == first.generation
         assert f.expected_generation == second.generation
@@ -266,7 +285,9 @@ def test_a_failed_read_back_is_a_read_error(tmp_path):
     out = run_child(target(tmp_path), dict(op="read", mode="eio", after=3, count=1))
     v = out["verify"]
     f = only_failure(v)
-    assert f.kind == "read_error" and f.offset == 3 * BS and f.error == errno.EIO
+    assert f.kind == "read_error"
+    assert f.offset == 3 * BS
+    assert f.error == errno.EIO
     assert v.blocks_checked == BLOCKS
     assert f.describe().endswith(os.strerror(errno.EIO))
 
@@ -277,15 +298,18 @@ def test_verify_fatal_stops_at_the_first_failure(tmp_path):
                     verify_fatal=True)
     v = out["verify"]
     assert out["write_ios"] == BLOCKS
-    assert v.failures == 1 and v.records[0].offset == 2 * BS
+    assert v.failures == 1
+    assert v.records[0].offset == 2 * BS
     assert v.blocks_checked == 3
     # With a backlog the job itself stops: nothing more is written after the failed batch.
     out = run_child(target(tmp_path), dict(op="write", mode="drop", after=2),
                     verify_fatal=True, verify_backlog=4)
     v = out["verify"]
-    assert v.failures == 1 and v.records[0].offset == 2 * BS
+    assert v.failures == 1
+    assert v.records[0].offset == 2 * BS
     assert out["write_ios"] == 4
-    assert v.blocks_written == 4 and v.blocks_checked == 3
+    assert v.blocks_written == 4
+    assert v.blocks_checked == 3
 
 
 def test_the_read_back_after_the_run_is_state_verify(tmp_path):
@@ -298,7 +322,8 @@ def test_the_read_back_after_the_run_is_state_verify(tmp_path):
     # Read-backs during the run (a backlog) are part of running.
     out = run_child(target(tmp_path), stall, verify_backlog=4)
     assert "verify" not in out["states"], out["states"]
-    assert out["verify"].failures == 0 and out["verify"].blocks_checked == BLOCKS
+    assert out["verify"].failures == 0
+    assert out["verify"].blocks_checked == BLOCKS
 
 
 # -- behind the kernel: faultfs, for the asynchronous engines ----------------------------

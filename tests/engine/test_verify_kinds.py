@@ -28,7 +28,8 @@ def test_a_clean_run_of_every_kind_checks_every_write(disk_dir, kind, backlog):
                        verify_backlog=backlog)])
     v = result.jobs[0].verify
     assert v is not None
-    assert v.failures == 0 and v.records == []
+    assert v.failures == 0
+    assert v.records == []
     assert v.blocks_written == v.blocks_checked == 32
 
 
@@ -37,9 +38,11 @@ def test_a_torn_write_is_caught_by_every_kind(tmp_path, kind):
     path = target(tmp_path)
     out = run_child(path, dict(op="write", mode="torn", after=3, count=1), verify=kind)
     v = out["verify"]
-    assert out["write_ios"] == BLOCKS and out["write_errors"] == 0  # acknowledged
+    assert out["write_ios"] == BLOCKS
+    assert out["write_errors"] == 0  # acknowledged
     f = only_failure(v)
-    assert f.kind == "torn" and v.by_kind["torn"] == 1
+    assert f.kind == "torn"
+    assert v.by_kind["torn"] == 1
     assert f.offset == 3 * BS
     assert f.found_seq == f.expected_seq == 4  # the header of the write is there
 
@@ -51,4 +54,6 @@ def test_a_block_too_small_for_the_digest_is_refused(disk_dir, kind, smallest):
                   bs_write=smallest - 8, size=(smallest - 8) * 16)])
     v = run([spec(disk_dir / "data.bin", verify=kind, bs_read=smallest, bs_write=smallest,
                   size=smallest * 16)]).jobs[0].verify
-    assert v is not None and v.failures == 0 and v.blocks_checked == 16
+    assert v is not None
+    assert v.failures == 0
+    assert v.blocks_checked == 16

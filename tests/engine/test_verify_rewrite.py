@@ -46,7 +46,8 @@ def test_a_stale_sector_anywhere_in_a_rewritten_block_is_torn(engine, refill):
         path = fs.path / "data.bin"
         job = spec(path, engine, refill)
         first = run([job]).jobs[0].verify
-        assert first is not None and first.failures == 0
+        assert first is not None
+        assert first.failures == 0
         previous = first.generation
         found: dict[int, str] = {}  # per stale sector: what the read-back reported
         for sector in range(BS // SECTOR):
@@ -55,7 +56,8 @@ def test_a_stale_sector_anywhere_in_a_rewritten_block_is_torn(engine, refill):
             fs.control(mode="stale", op="write", after=block, count=1, sector=sector)
             v = run([job]).jobs[0].verify
             assert fs.state()["faulted"] == 1
-            assert v is not None and v.generation != previous
+            assert v is not None
+            assert v.generation != previous
             # the tear happened: that sector still holds the earlier run's bytes
             kept = slice(block * BS + sector * SECTOR, block * BS + (sector + 1) * SECTOR)
             assert (fs.backing / "data.bin").read_bytes()[kept] == before[kept]

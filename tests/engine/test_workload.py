@@ -34,7 +34,8 @@ def test_bssplit_shares_follow_the_weights():
     result = run([s])
     d = result.jobs[0].read
     n = d.bs_ios
-    assert n == d.ios > 1000 and d.bs_other_ios == 0
+    assert n == d.ios > 1000
+    assert d.bs_other_ios == 0
     assert set(d.bs_counts) == {4 * KiB, 16 * KiB, 64 * KiB}
     for e in split:
         assert within_binomial(d.bs_counts[e.lo], n, e.weight / 1e6), (e, d.bs_counts)
@@ -104,7 +105,8 @@ def test_under_a_rate_resp_covers_lag_and_lat():
     assert resp.mean == pytest.approx(lag.mean + lat.mean, rel=1e-6)
     assert resp.max >= lat.max
     series = result.jobs[0].read.series
-    assert series and all(iv.resp_mean_ns >= iv.lat_mean_ns * 0.999 for iv in series if iv.ios)
+    assert series
+    assert all(iv.resp_mean_ns >= iv.lat_mean_ns * 0.999 for iv in series if iv.ios)
 
 
 @pytest.mark.parametrize("time_based", [True, False])
@@ -193,7 +195,7 @@ def test_zoned_distribution_keeps_to_its_hot_zone():
     assert 0 < result.metric("offsets.coverage_pct") <= 10.0 + 1e-9
 
 
-@pytest.mark.parametrize("dist, param", [("zipf", 1.2), ("pareto", 0.3), ("normal", 5.0)])
+@pytest.mark.parametrize(("dist", "param"), [("zipf", 1.2), ("pareto", 0.3), ("normal", 5.0)])
 def test_skewed_distributions_cover_less_than_uniform(dist, param):
     blocks = 8192
     uniform = run([spec(size=blocks * 4 * KiB)]).metric("offsets.coverage_pct")
@@ -201,7 +203,7 @@ def test_skewed_distributions_cover_less_than_uniform(dist, param):
     assert skewed.metric("offsets.coverage_pct") < uniform - 10
 
 
-@pytest.mark.parametrize("stride, touched", [(False, 3), (True, 48)])
+@pytest.mark.parametrize(("stride", "touched"), [(False, 3), (True, 48)])
 def test_a_sequence_touches_its_blocks_only(stride, touched):
     # 48 requests over 48 blocks: the absolute sequence 2,0,1 touches 3 blocks, the strided
     # one moves on by 3 after each pass, 16 passes covering blocks 0-47 (its order: test_dist.c)
@@ -260,7 +262,8 @@ def test_realized_split_and_mix_on_a_real_file(file_engines, tmp_path, engine):
     result = run([s])
     job = result.jobs[0]
     n = job.read.ios + job.write.ios
-    assert n >= 600 and result.metric("errors") == 0
+    assert n >= 600
+    assert result.metric("errors") == 0
     assert within_binomial(job.read.ios, n, 0.6)
     for d in (job.read, job.write):
         assert set(d.bs_counts) == {4 * KiB, 16 * KiB}
@@ -275,4 +278,5 @@ def test_queue_depth_of_an_async_engine_is_between_one_and_iodepth(file_engines,
                        filename=str(tmp_path / "d.bin"))])
     assert 1 < result.metric("read.qd.mean") <= 8
     hist = result.jobs[0].read.qd_hist
-    assert sum(hist) == result.jobs[0].read.qd_samples and sum(hist[4:]) == 0
+    assert sum(hist) == result.jobs[0].read.qd_samples
+    assert sum(hist[4:]) == 0

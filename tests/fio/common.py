@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 from pathlib import Path
 from typing import Any
@@ -30,8 +31,6 @@ def children(pid: int) -> list[int]:
     except OSError:
         return out
     for task in tasks:
-        try:
+        with contextlib.suppress(OSError):
             out += [int(c) for c in (task / "children").read_text().split()]
-        except OSError:
-            pass
     return out

@@ -8,6 +8,7 @@ fixture kills every server at teardown, with every process it forked, orphaned o
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
@@ -80,10 +81,8 @@ def _argv(port: int) -> list[str]:
 
 def _send(sig: int, pids: list[int]) -> None:
     for pid in pids:
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.kill(pid, sig)
-        except ProcessLookupError:
-            pass
 
 
 def free_port() -> int:

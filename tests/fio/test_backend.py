@@ -133,7 +133,8 @@ def test_two_jobs_run_together_each_with_its_result():
     assert (first.read.ios, first.write.ios) == (256, 0)
     assert (second.read.ios, second.write.ios) == (0, 512)
     metrics = run.result.metrics()
-    assert metrics["read.ios"] == 256 and metrics["write.ios"] == 512
+    assert metrics["read.ios"] == 256
+    assert metrics["write.ios"] == 512
     assert metrics["read.clat.p99"] > 0
     assert "read.resp.p99" not in metrics  # fio does not measure iogate's resp
 
@@ -184,8 +185,10 @@ def test_progress_reports_elapsed_time():
     seen = []
     backend.run([spec(time_based=True, runtime_ns=500_000_000)], on_progress=seen.append,
                 poll_interval=0.05)
-    assert seen and seen[-1].elapsed_ns > seen[0].elapsed_ns
-    assert seen[0].expected_ns == 500_000_000 and seen[0].jobs == 1
+    assert seen
+    assert seen[-1].elapsed_ns > seen[0].elapsed_ns
+    assert seen[0].expected_ns == 500_000_000
+    assert seen[0].jobs == 1
 
 
 @needs_fio
@@ -201,7 +204,8 @@ def test_fio_dies_with_iogate():
         deadline = time.monotonic() + 30
         while not (fio := [(p, children(p)) for p in children(runner.pid)]) or \
                 not fio[0][1]:
-            assert runner.poll() is None and time.monotonic() < deadline, "fio never ran"
+            assert runner.poll() is None, "fio never ran"
+            assert time.monotonic() < deadline, "fio never ran"
             time.sleep(0.01)
         pids = [fio[0][0], *fio[0][1]]
     finally:
@@ -323,7 +327,8 @@ def test_a_metric_fio_does_not_measure_is_said_so(tmp_path):
     out = tmp_path / "r.json"
     main(["run", str(suite), "--backend", "fio", "--json", str(out)])
     text = out.read_text()
-    assert "fio does not measure" in text and "did no reads" not in text
+    assert "fio does not measure" in text
+    assert "did no reads" not in text
 
 
 def test_a_read_of_a_file_iogate_may_not_extend_is_never_run_beside_writers(

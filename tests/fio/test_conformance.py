@@ -232,7 +232,7 @@ def test_the_readme_counts_come_from_the_tables(corpus: Corpus) -> None:
         f"README.md's 'Coming from fio' must carry this table:\n{readme_table(corpus)}"
 
 
-@pytest.mark.parametrize("corpus, name", [(c, n) for c in CORPORA.values() for n in c.names()],
+@pytest.mark.parametrize(("corpus", "name"), [(c, n) for c in CORPORA.values() for n in c.names()],
                          ids=[f"{k}/{n}" for k, c in CORPORA.items() for n in c.names()])
 def test_a_job_file_imports_and_runs_or_is_refused_as_expected(corpus: Corpus, name: str,
                                                                disk_dir: Path) -> None:

@@ -58,7 +58,8 @@ def as_fio_read_them(debug: str) -> list[tuple[str, list[str]]]:
 
 def test_the_shipped_suites_are_all_there() -> None:
     names = {p.name for p in SHIPPED}
-    assert "smoke.suite.yaml" in names and "hot-spot.suite.yaml" in names  # field-notes too
+    assert "smoke.suite.yaml" in names
+    assert "hot-spot.suite.yaml" in names  # field-notes too
 
 
 @needs_fio
@@ -125,9 +126,12 @@ def test_sections_follow_the_run_order_with_stonewalls(tmp_path: Path) -> None:
     assert walls == {"first.pre1": True, "first": True, "writer.pre1": True, "reader": True,
                      "writer": False, "swept(bs=4k)": True, "swept(bs=64k)": True}
     options = dict(got)
-    assert "loops=2" in options["first.pre1"] and "rw=write" in options["first.pre1"]
-    assert "bs=65536" in options["first.pre1"] and "size=1048576" in options["first.pre1"]
-    assert "bs=8192" in options["writer"] and "bs=65536" in options["swept(bs=64k)"]
+    assert "loops=2" in options["first.pre1"]
+    assert "rw=write" in options["first.pre1"]
+    assert "bs=65536" in options["first.pre1"]
+    assert "size=1048576" in options["first.pre1"]
+    assert "bs=8192" in options["writer"]
+    assert "bs=65536" in options["swept(bs=64k)"]
     assert "runtime=500ms" in options["first"]
 
 
@@ -135,7 +139,8 @@ def test_expectations_and_repeats_are_comments(tmp_path: Path) -> None:
     text = export_suite(load_suite(write_suite(tmp_path, GROUPED)))
     comments = [line for line in text.splitlines() if line.startswith(";")]
     assert "; expect read.clat.p99 <= 1.2ms" in comments
-    assert "; expect read.iops >= 1k" in comments and "; expect read.iops <= 10M" in comments
+    assert "; expect read.iops >= 1k" in comments
+    assert "; expect read.iops <= 10M" in comments
     assert "; expect errors == 0" in comments
     assert any(line.startswith("; repeat 3: iogate runs this case 3 times") for line in comments)
     assert any("group pair: runs together with writer" in line for line in comments)
@@ -156,7 +161,8 @@ workloads:
     options = dict(sections(export_suite(suite)))
     assert "filename=/data/a\\:b" in options["given"]
     placeholder = [o for o in options["temporary"] if o.startswith("filename=")]
-    assert placeholder and placeholder[0].endswith("/iogate-temporary.data")
+    assert placeholder
+    assert placeholder[0].endswith("/iogate-temporary.data")
     assert not any(o.startswith("filename=") for o in options["nothing-to-open"])
     assert "; no filename in the suite: iogate runs on a temporary file" in export_suite(suite)
     overridden = dict(sections(export_suite(suite, filename_override="/dev/nvme0n1")))
@@ -178,9 +184,11 @@ workloads:
     result = export(load_suite(write_suite(tmp_path, body)))
     assert result.cases == ["fine"]
     skipped = dict(result.skipped)
-    assert "XXH32" in skipped["xxh"] and "io_timeout" in skipped["with-timeout"]
+    assert "XXH32" in skipped["xxh"]
+    assert "io_timeout" in skipped["with-timeout"]
     # A group runs whole or not at all: its cases load the device together.
-    assert "group 'g'" in skipped["a"] and "normal" in skipped["b"]
+    assert "group 'g'" in skipped["a"]
+    assert "normal" in skipped["b"]
     assert [name for name, _ in sections(result.text)] == ["fine"]
     assert "; Not exported (fio would run them differently):" in result.text
 
@@ -225,7 +233,8 @@ workloads:
   - {{name: evil, rw: read, size: 1MiB, filename: "{name}"}}
 """
     result = export(load_suite(write_suite(tmp_path, body)))
-    assert result.cases == ["ok"] and [c for c, _ in result.skipped] == ["evil"]
+    assert result.cases == ["ok"]
+    assert [c for c, _ in result.skipped] == ["evil"]
     assert_harmless(result.text)
 
 
@@ -253,7 +262,8 @@ workloads:
 """
     result = export(load_suite(write_suite(tmp_path, body)))
     names = [name for name, _ in sections(result.text)]
-    assert len(names) == 3 and len(set(names)) == 3
+    assert len(names) == 3
+    assert len(set(names)) == 3
     assert all(n.startswith("job-global(") for n in names)
     assert_harmless(result.text)
 
@@ -264,9 +274,11 @@ def assert_harmless(text: str) -> None:
         if not stripped or stripped.startswith(";"):
             continue
         key = stripped.partition("=")[0]
-        assert key not in FORBIDDEN and not key.lower().startswith("include"), line
+        assert key not in FORBIDDEN, line
+        assert not key.lower().startswith("include"), line
         assert not stripped.lower().startswith("[global"), line
-        assert "$" not in stripped and "\r" not in line, line
+        assert "$" not in stripped, line
+        assert "\r" not in line, line
 
 
 def test_the_cli_writes_the_file_and_selects_cases(tmp_path: Path,
@@ -305,7 +317,8 @@ def test_the_cli_refuses_an_invalid_suite(tmp_path: Path,
     body = "suite: bad\nworkloads:\n  - {name: w, rw: read, size: 1MiB, exec_prerun: x}\n"
     out = tmp_path / "bad.fio"
     assert main(["export", str(write_suite(tmp_path, body)), "-o", str(out)]) == 2
-    assert "exec_prerun" in capsys.readouterr().err and not out.exists()
+    assert "exec_prerun" in capsys.readouterr().err
+    assert not out.exists()
 
 
 @needs_fio
@@ -332,7 +345,8 @@ workloads:
     assert out.returncode == 0, out.stderr
     document = json.loads(out.stdout[out.stdout.index("{"):])
     [result] = document["jobs"]
-    assert result["jobname"] == "null-mix" and result["error"] == 0
+    assert result["jobname"] == "null-mix"
+    assert result["error"] == 0
     parsed = result["job options"]
     assert (parsed["rw"], parsed["bs"], parsed["rwmixread"]) == ("randrw", "4096,16384", "70")
     assert (parsed["rate_iops"], parsed["runtime"]) == ("700,300", "300ms")

@@ -104,7 +104,7 @@ workloads:
         assert proc.poll() is None, proc.communicate()
         time.sleep(0.01)
     victim.kill()
-    stdout, stderr = proc.communicate(timeout=120)
+    _stdout, stderr = proc.communicate(timeout=120)
     assert proc.returncode == 3, stderr
     case = json.loads(out.read_text())["cases"][0]
     assert case["outcome"] == "error"

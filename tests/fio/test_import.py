@@ -109,7 +109,8 @@ def test_one_job_per_device_runs_them_together() -> None:
     assert [c.workload.filename for c in suite.cases] == devices
     assert {(c.workload.size, c.workload.iodepth) for c in suite.cases} == {(2 * GiB, 16)}
     text = import_jobfile(JOBS / "one-job-per-device.fio")
-    assert "renamed" in text and "group_reporting (line 8)" in text
+    assert "renamed" in text
+    assert "group_reporting (line 8)" in text
 
 
 def test_compressible_data() -> None:
@@ -126,7 +127,7 @@ def test_rate_iops_keeps_fio_meaning_per_direction() -> None:
     assert "limits each direction" in import_jobfile(JOBS / "rate-iops-mix.fio")
 
 
-@pytest.mark.parametrize("name, expected", [
+@pytest.mark.parametrize(("name", "expected"), [
     ("windows-drive-letter.fio", [(12, "'F:fiofile' is a Windows path")]),
     ("windows-two-drives.fio", [(13, "'F:fiofile' is a Windows path"),
                                 (16, "'G:fiofile' is a Windows path")]),
@@ -225,7 +226,9 @@ def test_arithmetic_is_evaluated_as_fio_does() -> None:
 
 def test_variables_stay_references_read_when_the_suite_loads() -> None:
     text = import_jobfile(JOBS / "env-vars.fio")  # QD and SIZE need not be set to import
-    assert '"${QD}"' in text and '"${SIZE}"' in text and '"${ncpus}"' in text
+    assert '"${QD}"' in text
+    assert '"${SIZE}"' in text
+    assert '"${ncpus}"' in text
     s = specs("env-vars.fio", env={"SIZE": "1m", "QD": "4"})
     ncpus, mb_memory, pagesize = (BUILTINS[k]() for k in ("ncpus", "mb_memory", "pagesize"))
     assert (s["reader"].size, s["reader"].iodepth, s["reader"].numjobs,
@@ -258,7 +261,8 @@ def test_imported_suites_validate_with_the_cli(name: str, tmp_path: Path,
     assert main(["validate", str(out)]) == 0
     assert main(["validate", str(JOBS / name)]) == 0  # the job file directly, same path
     captured = capsys.readouterr()
-    assert f"{out}: ok" in captured.out and f"{JOBS / name}: ok" in captured.out
+    assert f"{out}: ok" in captured.out
+    assert f"{JOBS / name}: ok" in captured.out
 
 
 # fio built without its expression parser (Debian's) cannot read the arithmetic file.
@@ -281,7 +285,7 @@ def one(body: str, env: dict[str, str] | None = None) -> tuple[JobSpec, str]:
                  seed=1), text
 
 
-@pytest.mark.parametrize("body, field, value, comment", [
+@pytest.mark.parametrize(("body", "field", "value", "comment"), [
     # fio sets both mixes from either: the one read last wins.
     ("rw=randrw\nrwmixwrite=20\nrwmixread=60\n", "rwmixread", 60, ""),
     ("rw=randrw\nrwmixread=60\nrwmixwrite=20\n", "rwmixread", 80, "rwmixwrite=20"),
@@ -333,7 +337,8 @@ def engine_of(name: str) -> catalog.Engine:
 def test_every_engine_of_the_catalog_imports_and_exports_by_its_name(engine: str) -> None:
     # fio names its engines as iogate does: the catalog is the only list of them.
     spec, text = one(f"ioengine={engine}\nfilename=/var/tmp/iogate-engine\n")
-    assert spec.engine == engine and "fio's default ioengine" not in text
+    assert spec.engine == engine
+    assert "fio's default ioengine" not in text
     opts = job_options(spec)
     assert ("ioengine", engine) in opts
     assert forbidden("ioengine", engine) is None
@@ -343,7 +348,8 @@ def test_every_engine_of_the_catalog_imports_and_exports_by_its_name(engine: str
 @pytest.mark.parametrize("engine", [e.name for e in catalog.engines() if not e.queued])
 def test_a_synchronous_engine_keeps_one_request_in_flight(engine: str) -> None:
     spec, text = one(f"ioengine={engine}\niodepth=8\n")
-    assert spec.engine == engine and spec.iodepth == 1
+    assert spec.engine == engine
+    assert spec.iodepth == 1
     assert f"fio's {engine} is synchronous: one request in flight" in text
 
 
@@ -351,7 +357,8 @@ def test_global_name_and_later_descriptions_are_noted() -> None:
     text = import_jobfile("n.fio", "[global]\nname=x\ndescription=first\ndescription=two\n"
                                    "[j]\nsize=1m\ndescription=mine\n")
     assert "description: first" in text
-    assert "name=x (line 2, [global])" in text and "description=two (line 4" in text
+    assert "name=x (line 2, [global])" in text
+    assert "description=two (line 4" in text
     assert "# mine" in text
 
 
@@ -433,7 +440,8 @@ def test_import_writes_stdout_or_a_file(tmp_path: Path, capsys: pytest.CaptureFi
     assert main(["import", str(JOBS / "iops.job")]) == 0
     text = capsys.readouterr().out
     assert text == import_jobfile(JOBS / "iops.job")
-    assert "suite: iops\n" in text and "iops.job" in text.splitlines()[0]
+    assert "suite: iops\n" in text
+    assert "iops.job" in text.splitlines()[0]
     job = tmp_path / "self.fio"
     job.write_text("[j]\nsize=1m\n")
     assert main(["import", str(job), "-o", str(job)]) == 2  # never over its own input
@@ -445,8 +453,10 @@ def test_job_files_are_told_from_suites(tmp_path: Path) -> None:
     job.write_text("; a job\n\n[j]\nsize=1m\n")
     suite = tmp_path / "s.suite.yaml"
     suite.write_text("# a suite\nsuite: s\nworkloads: [{name: w, size: 1m, rw: read}]\n")
-    assert is_jobfile(JOBS / "bad-values.fio") and is_jobfile(job)
-    assert not is_jobfile(suite) and not is_jobfile(tmp_path / "missing.yaml")
+    assert is_jobfile(JOBS / "bad-values.fio")
+    assert is_jobfile(job)
+    assert not is_jobfile(suite)
+    assert not is_jobfile(tmp_path / "missing.yaml")
 
 
 def test_run_a_job_file_end_to_end(tmp_path: Path) -> None:
@@ -553,7 +563,8 @@ def test_generated_job_files_import_or_say_why(generated: tuple[str, list]) -> N
     try:
         suite_text = import_jobfile("gen.fio", text)
     except SuiteError as exc:
-        assert exc.problems and all(p.file == "gen.fio" for p in exc.problems)
+        assert exc.problems
+        assert all(p.file == "gen.fio" for p in exc.problems)
         return
     suite = load_suite_text(suite_text, "gen.fio", {})
     assert len(suite.cases) == len(jobs)
@@ -639,7 +650,8 @@ def test_directory_with_nrfiles_is_fio_s_files_each_a_share_of_size() -> None:
     assert case.workload.size == 3 * (MiB // 3)
     assert case.workload.size // 3 == MiB // 3
     assert "ignores nrfiles" not in text
-    assert "nrfiles=3" in text and "job.0.0" in text
+    assert "nrfiles=3" in text
+    assert "job.0.0" in text
 
 
 def test_directory_with_nrfiles_and_filesize_is_per_file() -> None:
@@ -649,7 +661,7 @@ def test_directory_with_nrfiles_and_filesize_is_per_file() -> None:
     assert case.workload.size == 4 * 64 * KiB
 
 
-@pytest.mark.parametrize("options, region, moved", [
+@pytest.mark.parametrize(("options", "region", "moved"), [
     # fio moves the smaller of size and the files' total: less than the files is io_size...
     ("nrfiles=4\nfilesize=1m\nsize=2m\n", 4 * MiB, 2 * MiB),
     ("nrfiles=1\nfilesize=1m\nsize=512k\n", MiB, 512 * KiB),
@@ -712,7 +724,8 @@ def test_directory_with_numjobs_from_a_variable_is_refused() -> None:
     with pytest.raises(SuiteError) as info:
         import_jobfile("one.fio", "[job]\nsize=1m\ndirectory=/var/tmp/d\nnumjobs=${N}\n")
     (problem,) = info.value.problems
-    assert "numjobs" in str(problem) and "its own file" in str(problem)
+    assert "numjobs" in str(problem)
+    assert "its own file" in str(problem)
 
 
 def test_fio_s_rand_zones_example_with_an_open_last_zone() -> None:
@@ -724,7 +737,7 @@ def test_fio_s_rand_zones_example_with_an_open_last_zone() -> None:
     assert "the rest of the region" in text
 
 
-@pytest.mark.parametrize("pattern, written", [
+@pytest.mark.parametrize(("pattern", "written"), [
     ('"abcd"', b"abcd"), ("-1024", bytes.fromhex("00fcffff")), ("66", b"B"),
     ("0", b"\0"), ("0xabc", bytes.fromhex("0abc")), ("0xff0x14", bytes.fromhex("ff14")),
     ('"abcd"-120xdeadface', bytes.fromhex("61626364f4ffffffdeadface")),  # fio's t0028
@@ -736,7 +749,7 @@ def test_fio_patterns_become_the_bytes_fio_writes(pattern: str, written: bytes) 
     assert spec.pattern == written
 
 
-@pytest.mark.parametrize("pattern, says", [
+@pytest.mark.parametrize(("pattern", "says"), [
     ("'pattern.bin'", "a pattern read from a file"), ("0x12%o", "block's offset"),
     ('"ab', "without its closing quote"), ("12zz", "is not a"),
     ("4294967296", "32-bit integers"), ("0xq", "is not a"), ('""', "the pattern is empty"),
@@ -754,7 +767,8 @@ def test_any_pattern_text_gives_bytes_or_a_reason(text: str) -> None:
     except ValueProblem as exc:
         assert str(exc)
         return
-    assert isinstance(data, bytes) and data
+    assert isinstance(data, bytes)
+    assert data
 
 
 @pytest.mark.skipif(FIO is None, reason="fio is not installed")
@@ -789,7 +803,8 @@ def test_fio_s_sequence_distribution_keeps_its_blocks_and_stride() -> None:
     assert (fixed.sequence, fixed.sequence_stride) == ([2, 0, 1], False)
     # Without the distribution the stride means nothing to fio either.
     plain, text = one("rw=randread\nrandom_sequence_stride=1\n")
-    assert plain.dist == "uniform" and "no sequence distribution: fio ignores it" in text
+    assert plain.dist == "uniform"
+    assert "no sequence distribution: fio ignores it" in text
 
 
 @pytest.mark.skipif(FIO is None, reason="fio is not installed")
@@ -815,22 +830,25 @@ def test_refill_buffers_of_a_job_that_never_writes_is_dropped(
     text = import_jobfile("one.fio", body)  # in the environment of the import
     flat = " ".join(line.strip().lstrip("# ") for line in text.splitlines())
     assert f"rw=${{RW}} is {rw} here, which never writes: fio ignores it" in flat
-    assert "refill_buffers:" not in text and "fsync:" not in text
+    assert "refill_buffers:" not in text
+    assert "fsync:" not in text
     monkeypatch.delenv("RW")
     assert "refill_buffers: true" in import_jobfile("one.fio", body)  # not known: kept
     spec, text = one(f"rw={rw}\nrefill_buffers\n")
-    assert spec.refill is False and "this job never writes: fio ignores it" in text
+    assert spec.refill is False
+    assert "this job never writes: fio ignores it" in text
 
 
 def test_the_random_map_comment_says_what_it_changes() -> None:
     _, text = one("rw=randread\nbssplit=4k/50:64k/50\n")
     flat = " ".join(line.lstrip("# ").strip() for line in text.splitlines())
-    assert "shortens requests" in flat and "number of requests" in flat
+    assert "shortens requests" in flat
+    assert "number of requests" in flat
     _, text = one("rw=randread\nbssplit=4k/50:64k/50\nnorandommap\n")
     assert "shortens" not in text
 
 
-@pytest.mark.parametrize("body, message", [
+@pytest.mark.parametrize(("body", "message"), [
     ("nrfiles=65\n", "nrfiles=65: iogate's workload has 1 to 64 files"),
     ("nrfiles=0\n", "nrfiles=0: iogate's workload has 1 to 64 files"),
     ("numjobs=1000\n", "would be 1000 workloads, one per clone; the import makes at most 256"),
@@ -842,7 +860,7 @@ def test_directory_files_and_clones_are_bounded(body: str, message: str) -> None
     assert message in str(problem)
 
 
-@pytest.mark.parametrize("option, comment", [
+@pytest.mark.parametrize(("option", "comment"), [
     ("io_submit_mode=offload", "which is what fio's offload mode does"),
     ("allrandrepeat=1", "the same on every run unless randrepeat: false"),
     ("fadvise_hint=0", "iogate gives the kernel no access-pattern hint"),

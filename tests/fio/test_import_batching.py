@@ -33,7 +33,7 @@ def batching(spec: JobSpec) -> tuple[int, ...]:
 AIO = "ioengine=libaio\niodepth=16\n"
 
 
-@pytest.mark.parametrize("body, expected, said", [
+@pytest.mark.parametrize(("body", "expected", "said"), [
     (AIO + "iodepth_batch_submit=8\n", (8, 0, 0, 0), ""),
     (AIO + "iodepth_batch=8\n", (8, 0, 0, 0), ""),  # fio's short name
     (AIO + "iodepth_low=4\n", (0, 0, 0, 4), ""),

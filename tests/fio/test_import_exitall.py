@@ -57,7 +57,8 @@ def test_exit_what_all_runs_only_after_the_last_stonewall() -> None:
     got = exits(f"[global]\n{JOB}exitall\n[a]\n[b]\nstonewall\nexit_what=all\n[c]\n")
     assert got == {"a": True, "b": True, "c": True}
     said = refused(f"[global]\n{JOB}exitall\n[a]\nexit_what=all\n[b]\nstonewall\n")
-    assert "x.fio:7" in said and "never run" in said
+    assert "x.fio:7" in said
+    assert "never run" in said
 
 
 def test_exitall_set_in_one_job_is_every_jobs() -> None:
@@ -72,7 +73,7 @@ def test_exit_what_without_exitall_is_noted_and_changes_nothing() -> None:
     assert exits(f"[global]\n{JOB}\n[a]\nexit_what=all\n") == {"a": False}
 
 
-@pytest.mark.parametrize("body, says", [
+@pytest.mark.parametrize(("body", "says"), [
     ("exitall_on_error\n", "exitall_on_error"),
     ("exitall\nexit_what=some\n", "group, stonewall, all"),
 ])
@@ -105,7 +106,8 @@ def exported(text: str) -> tuple[str, list[tuple[str, str]]]:
 def test_export_writes_exit_what_stonewall_and_reporting_groups() -> None:
     # a list of the whole group is exitall: true
     text, skipped = exported(suite("name: a, exitall: [a, b]", "b"))
-    assert not skipped and "exit_what=stonewall" in text
+    assert not skipped
+    assert "exit_what=stonewall" in text
     text, skipped = exported(suite("name: a, exitall: true", "b"))
     assert not skipped
     a, b = text.split("[b]")
@@ -113,24 +115,28 @@ def test_export_writes_exit_what_stonewall_and_reporting_groups() -> None:
     assert "new_group" in b  # b's own end stops nothing
     text, skipped = exported(suite("name: a, exitall: [a, b]", "name: b, exitall: [b, a]", "c"))
     assert not skipped
-    assert text.count("exitall=1") == 2 and "exit_what" not in text
+    assert text.count("exitall=1") == 2
+    assert "exit_what" not in text
     assert "new_group" in text.split("[c]")[1]
 
 
 def test_export_refuses_what_reporting_groups_cannot_say() -> None:
     # b's end would stop a too: fio's switch is for every job
     _, skipped = exported(suite("name: a, exitall: [a, b]", "b", "c"))
-    assert skipped and "a, b would have to be one" in skipped[0][1]
+    assert skipped
+    assert "a, b would have to be one" in skipped[0][1]
     # b has two threads: the end of one would stop the other
     _, skipped = exported(suite("name: a, exitall: true", "name: b, numjobs: 2"))
-    assert skipped and "threads" in skipped[0][1]
+    assert skipped
+    assert "threads" in skipped[0][1]
 
 
 def test_backend_job_file() -> None:
     specs = [JobSpec(engine="null", rw="read", size=1 << 20, exit_mask=ALL),
              JobSpec(engine="null", rw="read", size=1 << 20)]
     text = jobfile(specs)
-    assert "exit_what=stonewall" in text and "new_group" in text
+    assert "exit_what=stonewall" in text
+    assert "new_group" in text
     assert "exitall" not in jobfile([specs[1], specs[1]])
     with pytest.raises(FioUnsupported, match="job 1 and job 2"):
         jobfile([JobSpec(engine="null", rw="read", size=1 << 20, exit_mask=0b11),
@@ -147,6 +153,7 @@ def test_masks_follow_the_order_of_the_session() -> None:
 def test_a_reporting_group_across_wait_for_is_refused() -> None:
     # fio would stop b, waiting for a, before it ever starts
     said = refused(f"[global]\n{JOB}exitall\n[a]\n[b]\nwait_for=a\n")
-    assert "'b'" in said and "wait_for" in said
+    assert "'b'" in said
+    assert "wait_for" in said
     assert exits(f"[global]\n{JOB}exitall\nexit_what=stonewall\n[a]\n[b]\nwait_for=a\n") \
         == {"a": True, "b": True}

@@ -35,7 +35,7 @@ def refused(body: str) -> str:
     return "\n".join(str(p) for p in info.value.problems)
 
 
-@pytest.mark.parametrize("body, field, value, comment", [
+@pytest.mark.parametrize(("body", "field", "value", "comment"), [
     # io_size and its alias: bytes per thread, beyond the region too
     ("io_size=3m\n", "io_limit_bytes", 3 * MiB, ""),
     ("io_limit=512k\n", "io_limit_bytes", 512 * KiB, ""),
@@ -85,7 +85,7 @@ def test_conversion(body: str, field: str, value: object, comment: str) -> None:
     assert comment in text
 
 
-@pytest.mark.parametrize("body, problem", [
+@pytest.mark.parametrize(("body", "problem"), [
     ("rw=randread:8\n", "draw every offset"),
     ("rw=read:8k\nrw_sequencer=identical\n", "rw_sequencer=identical"),
     ("startdelay=1-5\n", "a range of delays"),
@@ -159,7 +159,7 @@ def test_an_exported_job_imports_back_to_the_same_options(tmp_path: Path) -> Non
             back.end_fsync) == (3 * MiB, 100, 4 * KiB, 250 * MS, True)
 
 
-@pytest.mark.parametrize("body, mode", [
+@pytest.mark.parametrize(("body", "mode"), [
     ("rw=write\nsync=1\n", "sync"), ("rw=write\nsync=sync\n", "sync"),
     ("rw=randwrite\nsync=dsync\n", "dsync"), ("rw=write\nsync=0\n", "none"),
     ("rw=write\nsync=none\n", "none"), ("rw=read\nsync=1\n", "none"),

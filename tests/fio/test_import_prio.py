@@ -34,7 +34,8 @@ def refused(body: str) -> str:
 
 def test_prio_and_prioclass_keep_their_names_with_any_engine():
     spec, text = one("ioengine=psync\nprioclass=3\nprio=2\n")
-    assert "prioclass: 3" in text and "prio: 2" in text
+    assert "prioclass: 3" in text
+    assert "prio: 2" in text
     assert spec.ioprio == IDLE | 2
 
 
@@ -42,7 +43,8 @@ def test_cmdprio_percentage_with_its_class_and_level():
     spec, text = one("ioengine=libaio\nrw=randrw\ncmdprio_percentage=20,10\n"
                      "cmdprio_class=1\ncmdprio=0,3\nlog_prio=1\n")
     assert "cmdprio_percentage: {read: 20, write: 10}" in text, text
-    assert "cmdprio_class: 1" in text and "cmdprio: {read: 0, write: 3}" in text, text
+    assert "cmdprio_class: 1" in text, text
+    assert "cmdprio: {read: 0, write: 3}" in text, text
     assert spec.cmdprio_read == [PrioEntry(0, 200_000, RT)]
     assert spec.cmdprio_write == [PrioEntry(0, 100_000, RT | 3)]
     assert "log_prio=1 (line 8): iogate keeps the latency of the requests issued with the " \
@@ -50,14 +52,14 @@ def test_cmdprio_percentage_with_its_class_and_level():
 
 
 def test_cmdprio_bssplit_keeps_both_forms_per_direction():
-    spec, text = one("ioengine=io_uring\nrw=randrw\nbssplit=64k/40:1024k/60,1024k/100\n"
-                     "cmdprio_bssplit=64k/25/1/1:64k/75/3/2:1024k/0,1024k/10\ncmdprio=4\n")
+    spec, _text = one("ioengine=io_uring\nrw=randrw\nbssplit=64k/40:1024k/60,1024k/100\n"
+                      "cmdprio_bssplit=64k/25/1/1:64k/75/3/2:1024k/0,1024k/10\ncmdprio=4\n")
     assert spec.cmdprio_read == [PrioEntry(65536, 250_000, RT | 1),
                                  PrioEntry(65536, 750_000, IDLE | 2)]
     assert spec.cmdprio_write == [PrioEntry(1 << 20, 100_000, RT | 4)]
 
 
-@pytest.mark.parametrize("body, said", [
+@pytest.mark.parametrize(("body", "said"), [
     ("ioengine=psync\ncmdprio_percentage=20\n",
      "an option of fio's io_uring and libaio engines; this job's ioengine is psync"),
     ("ioengine=libaio\ncmdprio_percentage=20\ncmdprio_bssplit=4k/10\n",
@@ -69,7 +71,8 @@ def test_cmdprio_bssplit_keeps_both_forms_per_direction():
 ])
 def test_what_cannot_be_kept_is_refused_at_its_line(body, said):
     problems = refused(body)
-    assert said in problems and "one.fio:" in problems, problems
+    assert said in problems, problems
+    assert "one.fio:" in problems, problems
 
 
 # -- export and the fio backend -----------------------------------------------------------
@@ -107,6 +110,7 @@ def test_the_fio_backend_counts_the_prioritized_requests(tmp_path):
                    cmdprio_read=[PrioEntry(0, 250_000, RT)])
     read = backend.run([spec]).result.jobs[0].read
     n = read.ios
-    assert n == 4096 and read.prio_ios is not None
+    assert n == 4096
+    assert read.prio_ios is not None
     assert abs(read.prio_ios - n / 4) <= 5 * (n * 0.25 * 0.75) ** 0.5
     assert read.prio_clat.count == 0  # fio gives each priority its total latency only

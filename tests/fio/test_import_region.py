@@ -22,12 +22,16 @@ def test_shares_import_as_shares_with_their_alignment(tmp_path: Path) -> None:
     text, workloads = imported(tmp_path, "[a]\nrw=read\nsize=50%\noffset=20%\n"
                                          "offset_align=1m\n")
     w = workloads["a"]
-    assert w.size == Share(50) and w.offset == Share(20) and w.offset_align == 1 << 20
-    assert 'size: "50%"' in text and 'offset: "20%"' in text
+    assert w.size == Share(50)
+    assert w.offset == Share(20)
+    assert w.offset_align == 1 << 20
+    assert 'size: "50%"' in text
+    assert 'offset: "20%"' in text
 
 
 def test_offset_align_without_a_share_is_noted_as_ignored(tmp_path: Path) -> None:
     text, workloads = imported(tmp_path, "[a]\nrw=read\nsize=1m\noffset=64k\n"
                                          "offset_align=1m\n")
-    assert workloads["a"].offset == 65536 and workloads["a"].offset_align is None
+    assert workloads["a"].offset == 65536
+    assert workloads["a"].offset_align is None
     assert "offset_align only rounds an offset given as a percentage" in text

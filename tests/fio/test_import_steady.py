@@ -26,7 +26,8 @@ def steady_of(tmp_path: Path, body: str):
 
 def test_a_deviation_limit_is_fios_rule_and_no_other(tmp_path: Path) -> None:
     steady, prose = steady_of(tmp_path, "[w]\nrw=write\nss=iops:10%\nss_dur=30s\nss_ramp=10s\n")
-    assert steady.metric == "write.iops" and steady.round == SECOND
+    assert steady.metric == "write.iops"
+    assert steady.round == SECOND
     assert (steady.window, steady.max_rounds, steady.ramp) == (30, 120, 10 * SECOND)
     assert (steady.deviation_pct, steady.range_pct, steady.slope_pct) == (10, None, None)
     assert "fio samples the job every 1s" in prose
@@ -37,7 +38,8 @@ def test_steady_latency_is_the_mean_completion_latency_over_fio_s_interval(
         tmp_path: Path) -> None:
     steady, prose = steady_of(tmp_path, "[r]\nrw=randread\nss=lat:5%\nss_dur=60s\n"
                                         "ss_interval=10s\nss_ramp=20s\n")
-    assert steady.metric == "read.clat.mean" and steady.round == 10 * SECOND
+    assert steady.metric == "read.clat.mean"
+    assert steady.round == 10 * SECOND
     # A window of ss_dur / ss_interval samples, at most runtime / ss_interval rounds.
     assert (steady.window, steady.max_rounds, steady.ramp) == (6, 12, 20 * SECOND)
     assert (steady.deviation_pct, steady.range_pct, steady.slope_pct) == (5, None, None)
@@ -48,7 +50,8 @@ def test_a_latency_slope_is_judged_across_the_window(tmp_path: Path) -> None:
     steady, _ = steady_of(tmp_path, "[w]\nrw=write\nsteadystate=lat_slope:1%\n"
                                     "steadystate_duration=5s\n")
     assert steady.metric == "write.clat.mean"
-    assert steady.slope_pct == pytest.approx(4) and steady.deviation_pct is None
+    assert steady.slope_pct == pytest.approx(4)
+    assert steady.deviation_pct is None
 
 
 def test_a_slope_limit_per_sample_becomes_one_across_the_window(tmp_path: Path) -> None:
@@ -56,8 +59,10 @@ def test_a_slope_limit_per_sample_becomes_one_across_the_window(tmp_path: Path) 
     # of 10 rounds, 9 steps of it.
     steady, _ = steady_of(tmp_path, "[r]\nrw=randrw\nss=bw_slope:0.5%\nss_dur=10s\n")
     assert steady.metric == "total.bw"
-    assert steady.slope_pct == pytest.approx(4.5) and steady.range_pct is None
-    assert steady.deviation_pct is None and steady.ramp == 0
+    assert steady.slope_pct == pytest.approx(4.5)
+    assert steady.range_pct is None
+    assert steady.deviation_pct is None
+    assert steady.ramp == 0
 
 
 @pytest.mark.parametrize(("option", "message"), [
@@ -80,4 +85,5 @@ def test_steady_latency_of_a_mixed_job_is_refused(tmp_path: Path) -> None:
 
 def test_ss_options_without_ss_are_noted_as_ignored(tmp_path: Path) -> None:
     steady, prose = steady_of(tmp_path, "[w]\nrw=write\nss_dur=10s\n")
-    assert steady is None and "no steadystate: fio ignores it" in prose
+    assert steady is None
+    assert "no steadystate: fio ignores it" in prose

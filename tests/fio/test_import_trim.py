@@ -52,7 +52,9 @@ def test_a_rate_on_trim_and_write_pairs_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "job.fio"
     path.write_text("[j]\nrw=randtrimwrite\nsize=1m\nfilename=/dev/sdx\nrate_iops=100\n")
     problems = problems_of(path)
-    assert len(problems) == 1 and "rate_iops" in problems[0] and "pairs" in problems[0]
+    assert len(problems) == 1
+    assert "rate_iops" in problems[0]
+    assert "pairs" in problems[0]
 
 
 @pytest.mark.parametrize("option", ["trim_percentage=10", "trim_verify_zero=1",
@@ -61,7 +63,8 @@ def test_verify_with_trim_options_stay_refused(tmp_path: Path, option: str) -> N
     path = tmp_path / "job.fio"
     path.write_text(f"[j]\nrw=randwrite\nsize=1m\nfilename=/dev/sdx\n{option}\n")
     problems = problems_of(path)
-    assert len(problems) == 1 and "trims the blocks a verifying job wrote" in problems[0]
+    assert len(problems) == 1
+    assert "trims the blocks a verifying job wrote" in problems[0]
 
 
 def test_fios_example_no_longer_stops_at_its_randtrim_job() -> None:
@@ -83,7 +86,8 @@ def blockdev(tmp_path: Path) -> str:
 def test_trim_modes_export_to_fio(rw: str, blockdev: str) -> None:
     spec = JobSpec(engine="libaio", rw=rw, bs_write=64 * KiB, size=MiB, filename=blockdev)
     options = dict(job_options(spec))
-    assert options["rw"] == rw and options["bs"] == str(64 * KiB)
+    assert options["rw"] == rw
+    assert options["bs"] == str(64 * KiB)
     render_jobfile([("j", job_options(spec))])
 
 
@@ -93,7 +97,7 @@ def test_trims_of_a_file_are_not_exported_as_fio_fails_them(rw: str, tmp_path: P
         if name.stem == "exists":
             name.write_bytes(b"x" * MiB)
         spec = JobSpec(engine="libaio", rw=rw, bs_write=64 * KiB, size=MiB, filename=str(name))
-        with pytest.raises(FioUnsupported, match="not a block device .* ENOTTY"):
+        with pytest.raises(FioUnsupported, match=r"not a block device .* ENOTTY"):
             job_options(spec)
 
 

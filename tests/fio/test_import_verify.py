@@ -169,7 +169,8 @@ def test_do_verify_0_alone_writes_without_verify() -> None:
 def test_a_later_read_job_moves_the_check_onto_the_writer() -> None:
     specs, text, comments = imported("verify=md5\n[w]\nrw=write\ndo_verify=0\n"
                                      "[r]\nstonewall\nrw=read\n")
-    assert specs["w"].verify == "md5" and specs["r"].verify == "none"
+    assert specs["w"].verify == "md5"
+    assert specs["r"].verify == "none"
     assert text.count("verify: md5") == 1
     assert "fio reads these blocks back in job [r] (do_verify=0 here); iogate reads them back " \
            "at the end of this job" in comments
@@ -192,9 +193,11 @@ def test_surface_scan_fills_then_reads_back(tmp_path: Path) -> None:
     assert "fill_device writes until the filesystem is full" in text
     suite = load_suite_text(text, job, {})
     w = {c.id: c.workload for c in suite.cases}
-    assert w["write-phase"].fill_device and w["write-phase"].size is None
+    assert w["write-phase"].fill_device
+    assert w["write-phase"].size is None
     # the write phase verifies what the read phase read back in fio
-    assert w["write-phase"].verify == "meta" and w["verify-phase"].verify is None
+    assert w["write-phase"].verify == "meta"
+    assert w["verify-phase"].verify is None
     assert w["write-phase"].buffer_pattern == b"\xaa\x55\x5a\xa5"
 
 

@@ -77,7 +77,7 @@ def test_an_include_that_cannot_be_read_is_a_problem_at_its_line() -> None:
     assert p.message.startswith("include no-such.fio: ")
 
 
-@pytest.mark.parametrize("text, expected", [
+@pytest.mark.parametrize(("text", "expected"), [
     ("size=1m\n[j]\n", "job.fio:1:1: option 'size' comes before any [section]"),
     ("[j]\nsize=1m\n[k\nrw=read\n", "job.fio:3:1: '[k' is not a section header"),
     ("[j]\n[]\n", "job.fio:2:1: empty section name"),
@@ -105,7 +105,7 @@ def test_unreadable_and_undecodable_files(tmp_path: Path) -> None:
 
 # -- values -------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("text, kb_base, expected", [
+@pytest.mark.parametrize(("text", "kb_base", "expected"), [
     ("4096", 1024, 4096), ("4k", 1024, 4096), ("4K", 1024, 4096), ("4kb", 1024, 4096),
     ("4KB", 1024, 4096), ("4KiB", 1024, 4000), ("4ki", 1024, 4096), ("1m", 1024, 1 << 20),
     ("1MiB", 1024, 1_000_000), ("2g", 1024, 2 << 30), ("1t", 1024, 1 << 40),
@@ -116,7 +116,7 @@ def test_sizes_as_fio_reads_them(text: str, kb_base: int, expected: int) -> None
     assert fio_size(text, kb_base) == expected
 
 
-@pytest.mark.parametrize("text, message", [
+@pytest.mark.parametrize(("text", "message"), [
     ("1.5g", "fio reads no fractions: '1.5g' is 1 to fio"),
     ("4 k", "fio stops reading '4 k' at the blank"),
     ("20%", "a percentage of the file or device"),
@@ -129,7 +129,7 @@ def test_sizes_fio_would_misread_are_refused(text: str, message: str) -> None:
         fio_size(text)
 
 
-@pytest.mark.parametrize("text, bare_us, ns", [
+@pytest.mark.parametrize(("text", "bare_us", "ns"), [
     ("30", 1_000_000, 30 * 10**9), ("1500ms", 1_000_000, 1_500_000_000),
     ("2m", 1_000_000, 120 * 10**9), ("1h", 1_000_000, 3600 * 10**9),
     ("1D", 1_000_000, 86400 * 10**9), ("100", 1, 100_000), ("3usec", 1, 3_000),
@@ -146,7 +146,7 @@ def test_times_fio_would_misread_are_refused() -> None:
         fio_time("1.5s", 1)
 
 
-@pytest.mark.parametrize("value, expected", [
+@pytest.mark.parametrize(("value", "expected"), [
     ("/dev/sda:/dev/sdb", ["/dev/sda", "/dev/sdb"]),
     (r"F\:fiofile", ["F:fiofile"]),
     (r"/dev/dsk/foo@3,0\:c", ["/dev/dsk/foo@3,0:c"]),
@@ -157,7 +157,7 @@ def test_filename_lists(value: str, expected: list[str]) -> None:
     assert filename_list(value) == expected
 
 
-@pytest.mark.parametrize("value, expected", [
+@pytest.mark.parametrize(("value", "expected"), [
     ("4k", ["4k", "4k"]), ("4k,64k", ["4k", "64k"]), ("4k,64k,1m", ["4k", "64k"]),
     (",8k", ["", "8k"]), ("8k,", ["8k", ""]),
 ])
@@ -170,7 +170,7 @@ def test_four_directions_are_too_many() -> None:
         directions("1,2,3,4", "sizes")
 
 
-@pytest.mark.parametrize("value, expected", [
+@pytest.mark.parametrize(("value", "expected"), [
     ("${SIZE}", "${SIZE}"), ("$ncpus", "${ncpus}"), ("8*$mb_memory", "8*${mb_memory}"),
     ("/tmp/$x", "/tmp/$$x"), ("cost$", "cost$$"), ("$pagesize$ncpus", "${pagesize}${ncpus}"),
 ])

@@ -214,9 +214,9 @@ def _offsets(path: Path, direction: str) -> list[int]:
         f = line.replace(",", " ").split()
         if len(f) == 5 and f[2] == direction:  # time, file, direction, offset, size
             out.append(int(f[3]))
-        elif len(f) == 6:  # time, latency, direction (0 read, 1 write), size, offset, prio
-            if int(f[2]) == ("read", "write").index(direction):
-                out.append(int(f[4]))
+        # time, latency, direction (0 read, 1 write), size, offset, prio
+        elif len(f) == 6 and int(f[2]) == ("read", "write").index(direction):
+            out.append(int(f[4]))
     return out
 
 
@@ -321,7 +321,7 @@ def test_fios_zipf_leaves_blocks_out_as_the_import_says(env, workdir):
     run_fio(job, env, workdir, f"--write_iolog={workdir}/zipf-1000.iolog")
     (mine,) = run_iogate(job, env, workdir)
     _, mean, sd = _zipf_theory(1000, 65536, 1.2)
-    fio_touched = len({o for o in _offsets(workdir / "zipf-1000.iolog", "read")})
+    fio_touched = len(set(_offsets(workdir / "zipf-1000.iolog", "read")))
     iogate_touched = mine["metrics"]["offsets.coverage_pct"] * 1000 / 100
     print(f"\ndistinct of 1000 blocks: fio {fio_touched}, iogate {iogate_touched:.0f}, theory "
           f"{mean:.1f} +- {sd:.1f}")

@@ -32,12 +32,14 @@ def test_deltas_from_a_before_after_pair() -> None:
                          num_err_log_entries=6)
     m = health_metrics(before, after)
     assert m["health.media_errors.delta"] == 2
-    assert m["health.media_errors"] == 2 and m["health.media_errors.before"] == 0
+    assert m["health.media_errors"] == 2
+    assert m["health.media_errors.before"] == 0
     assert m["health.error_log_entries.delta"] == 1
     assert m["health.data_units_written.delta"] == 1000
     assert m["health.bytes_written.delta"] == 1000 * 512_000
     assert m["health.unsafe_shutdowns.delta"] == 0
-    assert m["health.temperature"] == 52 and m["health.temperature.before"] == 38
+    assert m["health.temperature"] == 52
+    assert m["health.temperature.before"] == 38
     assert "health.temperature.delta" not in m  # it does not count up
     assert set(m) == set(metric_paths())
 
@@ -70,9 +72,9 @@ def test_declared_paths_parse_with_their_kinds() -> None:
     assert parse_metric("health.percentage_used").kind is Kind.PERCENT
     assert parse_metric("health.bytes_written.delta").kind is Kind.BYTES
     assert "iogate_health plugin" in describe(parse_metric("health.temperature"))
-    with pytest.raises(ValueError, match="'health.temperature.delta'.*iogate_health"):
+    with pytest.raises(ValueError, match=r"'health\.temperature\.delta'.*iogate_health"):
         parse_metric("health.temperature.delta")
-    with pytest.raises(ValueError, match="did you mean 'health.media_errors.delta'"):
+    with pytest.raises(ValueError, match=r"did you mean 'health\.media_errors\.delta'"):
         parse_metric("health.media_error.delta")
     assert any("health" in regex for regex, _ in key_patterns())
 
@@ -80,8 +82,10 @@ def test_declared_paths_parse_with_their_kinds() -> None:
 def test_an_unmeasured_expectation_fails_with_the_plugin_reason() -> None:
     e = parse_expectation("health.media_errors.delta", "== 0")
     check = evaluate(e, None, unmeasured="smartctl not installed")
-    assert not check.passed and check.reason == "not measured: smartctl not installed"
-    assert evaluate(e, 0.0).passed and not evaluate(e, 1.0).passed
+    assert not check.passed
+    assert check.reason == "not measured: smartctl not installed"
+    assert evaluate(e, 0.0).passed
+    assert not evaluate(e, 1.0).passed
 
 
 def test_iogate_metrics_lists_the_health_metrics() -> None:
@@ -98,7 +102,8 @@ def test_a_missing_tool_is_not_installed(tmp_path: Path) -> None:
                           search_path=str(empty))
     if reading.device is None:
         pytest.skip(f"no block device behind / here: {reading.reason}")
-    assert reading.values == {} and reading.reason == "smartctl not installed"
+    assert reading.values == {}
+    assert reading.reason == "smartctl not installed"
 
 
 def test_a_fleet_run_does_not_read_this_machines_device(disk_dir: Path) -> None:
@@ -114,7 +119,8 @@ def test_a_fleet_run_does_not_read_this_machines_device(disk_dir: Path) -> None:
     for run in (fleet, host):
         m = plugin.iogate_metrics(case=None, run=run)  # type: ignore[arg-type]
         reason = m["health.media_errors.delta"]
-        assert isinstance(reason, NotMeasured) and "remote hosts" in reason.reason
+        assert isinstance(reason, NotMeasured)
+        assert "remote hosts" in reason.reason
 
 
 def test_a_plugin_cannot_declare_a_core_scope_or_a_path_twice() -> None:

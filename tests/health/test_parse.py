@@ -66,11 +66,14 @@ def test_smartctl_sata_without_174_counts_power_off_retracts() -> None:
 def test_smartctl_sas_grown_defects_and_error_counter_log() -> None:
     values = from_smartctl(load("smartctl-sas.json"))
     assert values["media_errors"] == 4 + 1 + 0 + 2  # grown defects + uncorrected r/w/v
-    assert values["temperature"] == 41 and values["power_on_hours"] == 64579
-    assert values["percentage_used"] == 2 and values["critical_warning"] == 0
+    assert values["temperature"] == 41
+    assert values["power_on_hours"] == 64579
+    assert values["percentage_used"] == 2
+    assert values["critical_warning"] == 0
     assert values["bytes_read"] == pytest.approx(3237.519e9)
     assert values["data_units_written"] == pytest.approx(1086.347e9 / DATA_UNIT_BYTES)
-    assert "error_log_entries" not in values and "unsafe_shutdowns" not in values
+    assert "error_log_entries" not in values
+    assert "unsafe_shutdowns" not in values
 
 
 @pytest.mark.parametrize("name", ["smartctl-sata.json", "smartctl-sas.json"])

@@ -43,10 +43,13 @@ def not_measured(proc: subprocess.CompletedProcess[str], doc: dict[str, Any]) ->
     """The reason of the one failed health check; the run exited 1 (failed), not 0."""
     assert proc.returncode == 1, proc.stdout + proc.stderr
     case = doc["cases"][0]
-    assert case["outcome"] == "failed" and case["error"] is None
+    assert case["outcome"] == "failed"
+    assert case["error"] is None
     (check,) = case["checks"]
-    assert check["metric"] == "health.media_errors.delta" and not check["passed"]
-    assert check["observed"] is None and check["reason"].startswith("not measured: ")
+    assert check["metric"] == "health.media_errors.delta"
+    assert not check["passed"]
+    assert check["observed"] is None
+    assert check["reason"].startswith("not measured: ")
     assert not any(k.startswith("health.") for k in case["metrics"])
     return str(check["reason"])
 
@@ -73,7 +76,8 @@ def test_a_file_on_this_machines_disk_has_no_health_data(disk_dir: Path) -> None
         assert reason == "not measured: smartctl not installed"
         return
     device = record["after"]["device"]
-    assert device and device.startswith("/dev/")
+    assert device
+    assert device.startswith("/dev/")
     assert reason.startswith(f"not measured: smartctl: {device}: no SMART/health data")
     if os.path.basename(device).startswith("vd"):
         assert "virtio disk" in reason
@@ -158,6 +162,7 @@ def test_a_device_with_health_data_is_gated_on_its_delta(disk_dir: Path, grown: 
     assert metrics["health.bytes_read.delta"] == 8 * 512_000
     assert metrics["health.temperature"] == 38
     calls = (disk_dir / "bin" / "called").read_text().splitlines()
-    assert len(calls) == 2 and all(c.startswith("-x --json=c /dev/") for c in calls)
+    assert len(calls) == 2
+    assert all(c.startswith("-x --json=c /dev/") for c in calls)
     record = doc["health"]["h.suite.yaml::w"]
     assert record["after"]["raw"]["nvme_smart_health_information_log"]["media_errors"] == grown

@@ -160,4 +160,5 @@ def test_every_module_says_what_it_owns(name):
     doc = ast.get_docstring(ast.parse(path.read_text()))
     if path.name == "__init__.py" and not path.read_text().strip():
         pytest.skip("an empty package marker")
-    assert doc and len(doc.split()) >= 4, f"{path}: no docstring saying what it owns"
+    assert doc, f"{path}: no docstring saying what it owns"
+    assert len(doc.split()) >= 4, f"{path}: no docstring saying what it owns"

@@ -77,7 +77,8 @@ workloads:
     out = result.stdout.str()
     assert "demo.suite.yaml:7:5: workloads[0].iodepht: unknown key 'iodepht'; " \
            "did you mean 'iodepth'?" in out
-    assert "demo.suite.yaml:8:" in out and "workloads[0].numjobs" in out
+    assert "demo.suite.yaml:8:" in out
+    assert "workloads[0].numjobs" in out
     assert "Traceback" not in out
     assert "pydantic" not in out
 
@@ -91,7 +92,8 @@ def test_metrics_reach_junit_xml_as_properties(pytester: pytest.Pytester) -> Non
     assert float(props["read.ios"]) == 1024
     assert float(props["read.iops"]) > 0
     # Each name carries its base unit where the name does not say it.
-    assert float(props["read.clat.p99_ns"]) > 0 and "read.clat.p99" not in props
+    assert float(props["read.clat.p99_ns"]) > 0
+    assert "read.clat.p99" not in props
     assert float(props["read.bw_bytes_per_s"]) == pytest.approx(
         float(props["read.iops"]) * 4096, rel=1e-6)
     assert "read.rate_pct_pct" not in props
@@ -220,12 +222,14 @@ workloads:
 """)
     result = pytester.runpytest("-p", "no:cacheprovider")
     outcomes = result.parseoutcomes()
-    assert outcomes.get("passed") == 1 and not outcomes.get("failed"), outcomes
+    assert outcomes.get("passed") == 1, outcomes
+    assert not outcomes.get("failed"), outcomes
     result.stdout.fnmatch_lines(["*RealizedWorkloadWarning*read.rate_pct*could not keep up*"])
     # Other I/O on the same device (another job beside this one) may add a warning of its
     # own (disk.read.ios); each one reaches pytest as a RealizedWorkloadWarning.
     shown = [line for line in result.stdout.lines if "Warning: " in line]
-    assert shown and all("RealizedWorkloadWarning: demo.suite.yaml::too-fast: " in line
+    assert shown, shown
+    assert all("RealizedWorkloadWarning: demo.suite.yaml::too-fast: " in line
                          for line in shown), shown
     assert outcomes.get("warnings") == len(shown), (outcomes, shown)
 

@@ -125,7 +125,8 @@ def test_two_workers_give_the_results_of_one_process(mixed: pytest.Pytester) -> 
     result.assert_outcomes(passed=5, failed=1)
     assert _outcomes(document) == expected
     assert len(document["cases"]) == 6  # each case once
-    assert document["summary"]["passed"] == 5 and document["summary"]["failed"] == 1
+    assert document["summary"]["passed"] == 5
+    assert document["summary"]["failed"] == 1
     on_disk = next(c for c in document["cases"] if c["id"].endswith("::on-disk"))
     assert on_disk["metrics"]["write.ios"] == 4
     assert on_disk["metrics"]["write.bytes"] == 256 * 1024

@@ -47,4 +47,5 @@ def test_every_stat_line_reads_back_exactly(line: tuple[list[int], list[str], st
         assert tuple(s.counters) == want
     assert [x.counters for x in result.disks[0].samples] == [want] * len(samples)
     total = result.disks[0].total()
-    assert total is not None and set(total.counts) == {0}
+    assert total is not None
+    assert set(total.counts) == {0}

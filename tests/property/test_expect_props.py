@@ -90,7 +90,8 @@ def test_baseline_plus_or_minus_a_percentage(op, sign, pct, base, value):
 @given(ops, st.integers(min_value=1, max_value=10**4), st.integers(min_value=1, max_value=64))
 def test_arithmetic_on_literals_is_exact(op, us, depth):
     exp = parse_expectation("read.clat.p99", f"{op} {depth} * {us}us")
-    assert exp.literal == depth * us * 1000 and exp.names == frozenset()
+    assert exp.literal == depth * us * 1000
+    assert exp.names == frozenset()
 
 
 shares = st.one_of(st.just("all"), st.decimals(min_value="0.1", max_value=100, places=1)
@@ -103,7 +104,8 @@ def test_window_verdict_matches_a_brute_force_count(op, limit, share, values):
     exp = parse_expectation("read.iops", f"{op} {limit} in {share}")
     check = evaluate_window(exp, [float(v) for v in values], None)
     if not values:
-        assert not check.passed and check.observed is None
+        assert not check.passed
+        assert check.observed is None
         return
     good = sum(1 for v in values if OPS[op](v, limit))
     fraction = Fraction(1) if share == "all" else Fraction(share[:-1]) / 100
@@ -139,7 +141,8 @@ def test_empty_intervals_fail_unless_nothing_was_due(op, limit, share, items):
     judged = [v for v, d in items if v is not None or d >= 1]
     assert check.skipped == len(items) - len(judged)
     if not judged:  # nothing judged never passes
-        assert not check.passed and check.observed is None
+        assert not check.passed
+        assert check.observed is None
         return
     good = sum(1 for v in judged if v is not None and OPS[op](v, limit))
     fraction = Fraction(1) if share == "all" else Fraction(share[:-1]) / 100

@@ -76,7 +76,8 @@ def _split(draw):
 def test_bssplit_round_trip(entries):
     text = ":".join(f"{bs}" if p is None else f"{bs}/{p}" for bs, p in entries)
     split = Workload.model_validate({"name": "w", "size": "1g", "bssplit": text}).bssplit
-    assert split is not None and split.read is not None
+    assert split is not None
+    assert split.read is not None
     shares = shares_of(split.read)
     assert [bs for bs, _ in shares] == [bs for bs, _ in entries]
     given_total = sum(p for _, p in entries if p is not None)

@@ -44,16 +44,19 @@ def test_value_lies_within_its_bucket(v):
 def test_buckets_tile_the_range(i):
     lo, hi = bucket_bounds(i)
     assert bucket_bounds(i + 1)[0] == hi
-    assert bucket_index(lo) == i and bucket_index(hi - 1) == i
+    assert bucket_index(lo) == i
+    assert bucket_index(hi - 1) == i
     # Bucket width is at most 1/128 of its lower bound: the 1/256 midpoint bound.
-    assert i < LINEAR and hi - lo == 1 or (hi - lo) * 128 <= lo
+    assert (i < LINEAR and hi - lo == 1) or (hi - lo) * 128 <= lo
 
 
 def test_geometry_edges():
     assert BUCKETS == 4353
-    assert bucket_index(255) == 255 and bucket_index(256) == 256
+    assert bucket_index(255) == 255
+    assert bucket_index(256) == 256
     assert bucket_index(TOP_NS - 1) == OVERFLOW - 1
-    assert bucket_index(TOP_NS) == OVERFLOW and bucket_index(2**63) == OVERFLOW
+    assert bucket_index(TOP_NS) == OVERFLOW
+    assert bucket_index(2**63) == OVERFLOW
 
 
 @settings(max_examples=300)

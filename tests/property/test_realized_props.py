@@ -47,7 +47,9 @@ def test_realized_bssplit_matches_the_request(split: list[BsEntry], seed: int) -
                        time_based=True, runtime_ns=100 * MS)])
     d = result.jobs[0].write
     n = d.bs_ios
-    assert n == d.ios and n >= 1000 and d.bs_other_ios == 0
+    assert n == d.ios
+    assert n >= 1000
+    assert d.bs_other_ios == 0
     shares = size_shares(split)
     assert set(d.bs_counts) <= set(shares)
     for size, p in shares.items():

@@ -56,14 +56,17 @@ def test_exact_p_equals_enumeration(pool, data):
 def test_summary_is_ordered(samples):
     s = summary(samples)
     assert s.min <= s.median <= s.max
-    assert s.min <= s.mean * (1 + 1e-12) and s.mean <= s.max * (1 + 1e-12)
-    assert s.cv_pct >= 0 and s.n == len(samples)
+    assert s.min <= s.mean * (1 + 1e-12)
+    assert s.mean <= s.max * (1 + 1e-12)
+    assert s.cv_pct >= 0
+    assert s.n == len(samples)
 
 
 @given(st.lists(positive, min_size=1, max_size=12), st.booleans())
 def test_same_samples_never_regress(samples, higher):
     r = regression(samples, list(samples), higher_is_better=higher)
-    assert not r.regressed and r.effect_pct == 0
+    assert not r.regressed
+    assert r.effect_pct == 0
     assert median(samples) == median(list(reversed(samples)))
 
 
@@ -77,15 +80,18 @@ def test_steady_state_invariant_under_power_of_two_scaling(series, exponent):
     scale = 2.0**exponent
     a = steady_state(series)
     b = steady_state([v * scale for v in series])
-    assert a.steady == b.steady and a.window_start == b.window_start
-    assert a.range_pct == b.range_pct and a.slope_pct_of_mean == b.slope_pct_of_mean
+    assert a.steady == b.steady
+    assert a.window_start == b.window_start
+    assert a.range_pct == b.range_pct
+    assert a.slope_pct_of_mean == b.slope_pct_of_mean
 
 
 @given(rounds, st.floats(min_value=1e-3, max_value=1e3))
 def test_steady_state_invariant_under_any_positive_scaling(series, scale):
     a = steady_state(series)
     # Away from the thresholds, rounding cannot flip the verdict.
-    assert a.range_pct is not None and a.slope_pct_of_mean is not None
+    assert a.range_pct is not None
+    assert a.slope_pct_of_mean is not None
     assume(abs(a.range_pct - 20) > 1e-6 and abs(a.slope_pct_of_mean - 10) > 1e-6)
     b = steady_state([v * scale for v in series])
     assert a.steady == b.steady

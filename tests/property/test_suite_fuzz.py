@@ -42,7 +42,8 @@ def check_loads_or_refuses(data: bytes) -> None:
         except SuiteError as exc:  # anything else fails the test
             assert exc.problems
             for p in exc.problems:
-                assert p.file == str(path) and p.message
+                assert p.file == str(path)
+                assert p.message
                 # Messages quote what was written, escaped: no raw control characters.
                 assert p.message.isprintable(), repr(p.message)
                 if p.line == 0:
@@ -52,7 +53,7 @@ def check_loads_or_refuses(data: bytes) -> None:
 
 # -- generated documents ------------------------------------------------------------------
 
-KEYS = sorted(Workload.model_fields) + ["sweep", "precondition", "loops", "<<"]
+KEYS = [*sorted(Workload.model_fields), "sweep", "precondition", "loops", "<<"]
 TEXT = st.text(st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=12)
 VARIABLE = st.sampled_from(["${SIZE}", "${BS:-8k}", "$QD", "${UNSET}", "${UNSET:-${BS}}",
                             "${EMPTY:?}", "${REF}", "${NUL}", "${LONG}", "${NUM}", "${", "$",

@@ -60,7 +60,8 @@ def test_count_decimals_are_exact(whole, frac, unit):
     exact = Fraction(whole * 1000 + frac, 1000) * COUNT_UNITS[unit]
     value = parse_count(f"{whole}.{frac:03d}{unit}")
     if exact.denominator == 1:
-        assert value == exact and isinstance(value, int)
+        assert value == exact
+        assert isinstance(value, int)
     else:
         assert value == float(exact)
 

@@ -89,7 +89,8 @@ def test_worse_p_never_falls_for_a_better_observation(reference: list[float],
     worse[i] = worse[i] / by if lower else worse[i] * by
     p = stats.worse_p(reference, observed, lower_is_worse=lower)
     q = stats.worse_p(reference, worse, lower_is_worse=lower)
-    assert p is not None and q is not None
+    assert p is not None
+    assert q is not None
     assert q <= p + 1e-12
     rank = stats.rank_worse_p(reference, observed, lower_is_worse=lower)
     assert stats.rank_worse_p(reference, worse, lower_is_worse=lower) <= rank + 1e-12

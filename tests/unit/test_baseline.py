@@ -32,8 +32,10 @@ def test_from_results_with_and_without_samples():
     base = Baseline.from_results(doc)
     a = base.choose("s.suite.yaml::a", ENV).entry
     b = base.choose("s.suite.yaml::b", ENV).entry
-    assert a.value("read.iops") == 1000.0 and a.samples("read.iops") == [1000.0]
-    assert a.value("write.iops") is None and a.samples("write.iops") == []
+    assert a.value("read.iops") == 1000.0
+    assert a.samples("read.iops") == [1000.0]
+    assert a.value("write.iops") is None
+    assert a.samples("write.iops") == []
     assert b.samples("read.iops") == [900.0, 1000.0, 1100.0]
     assert a.environment == {"device_model": "ACME NVMe 1TB", "firmware": "1.2",
                              "host": "ci-7", "kernel": "6.8.0", "iogate_version": "0.1.0"}
@@ -82,7 +84,8 @@ def test_save_load_round_trip(tmp_path):
     loaded = Baseline.load(path)
     assert [e.to_json() for e in loaded.entries] == [e.to_json() for e in base.entries]
     on_disk = json.loads(path.read_text())
-    assert on_disk["format"] == "iogate-baseline" and on_disk["version"] == 1
+    assert on_disk["format"] == "iogate-baseline"
+    assert on_disk["version"] == 1
     assert list(tmp_path.iterdir()) == [path]  # no temporary file left behind
 
 
@@ -106,10 +109,11 @@ def test_choose_the_exact_entry_else_the_closest_else_refuse():
     want = {"device_model": "M", "firmware": "2.0", "host": "ci-7", "kernel": "6.8",
             "iogate_version": "0.1.0"}
     exact = base.choose("s::a", want)
-    assert exact.entry.value("read.iops") == 2.0 and exact.warning() is None
+    assert exact.entry.value("read.iops") == 2.0
+    assert exact.warning() is None
     # Two entries for s::a and neither has firmware 3.0: equally close, no guess.
-    with pytest.raises(BaselineMatchError, match="2 entries for case 's::a' are equally "
-                                                 "close.*differ in firmware") as info:
+    with pytest.raises(BaselineMatchError, match=r"2 entries for case 's::a' are equally "
+                                                 r"close.*differ in firmware") as info:
         base.choose("s::a", {**want, "firmware": "3.0"})
     assert "firmware=1.0 host=ci-7" in str(info.value)
     # One entry for s::b: it is used, and what differs is said.
@@ -123,7 +127,8 @@ def test_choose_the_exact_entry_else_the_closest_else_refuse():
     two_hosts = Baseline([_entry("s::a", "1.0", host="lab", iops=1.0),
                           _entry("s::a", "1.0", iops=2.0)])
     closest = two_hosts.choose("s::a", {**want, "firmware": "9"})
-    assert closest.entry.value("read.iops") == 2.0 and closest.candidates == 2
+    assert closest.entry.value("read.iops") == 2.0
+    assert closest.candidates == 2
     assert "the closest of 2 entries" in (closest.warning() or "")
     with pytest.raises(BaselineMatchError, match="no entry for case 's::zzz'; record one"):
         base.choose("s::zzz", want)
@@ -136,9 +141,9 @@ def test_choose_with_criteria():
     chosen = base.choose("s::a", here, {"firmware": "1.0"})
     assert chosen.entry.value("read.iops") == 1.0
     assert chosen.warning() is None  # the firmware differs as asked
-    with pytest.raises(BaselineMatchError, match="no entry for case 's::a' recorded with "
-                                                 "firmware=9.9; the file holds entries for "
-                                                 "case 's::a' recorded with"):
+    with pytest.raises(BaselineMatchError, match=r"no entry for case 's::a' recorded with "
+                                                 r"firmware=9\.9; the file holds entries for "
+                                                 r"case 's::a' recorded with"):
         base.choose("s::a", here, {"firmware": "9.9"})
     base.select({"firmware": "2.0", "host": "ci-7"})
     with pytest.raises(BaselineMatchError, match=r"(?s)no entry is recorded with firmware=9\.9; "
@@ -154,7 +159,7 @@ def test_parse_match():
     assert parse_match(["device_model=Disk, rev B,firmware="]) == {
         "device_model": "Disk, rev B", "firmware": None}
     assert parse_match(["host=a", "host=a"]) == {"host": "a"}
-    with pytest.raises(ValueError, match="unknown key 'cpu'.*device_model, firmware, host"):
+    with pytest.raises(ValueError, match=r"unknown key 'cpu'.*device_model, firmware, host"):
         parse_match(["cpu=8"])
     with pytest.raises(ValueError, match="'firmware' is not KEY=VALUE"):
         parse_match(["firmware"])
@@ -169,7 +174,8 @@ def test_merge_replaces_same_key_and_keeps_the_rest():
     assert [(e.case_id, e.environment["firmware"], e.value("read.iops"))
             for e in merged.entries] == [("s::a", "1.0", 10.0), ("s::b", "1.0", 2.0),
                                          ("s::a", "2.0", 20.0)]
-    assert len(old) == 2 and old.entries[0].value("read.iops") == 1.0  # inputs unchanged
+    assert len(old) == 2
+    assert old.entries[0].value("read.iops") == 1.0  # inputs unchanged
 
 
 GOOD_ENTRY = {"case": "s::a", "environment": {}, "metrics": {"read.iops": 1.0}}
@@ -226,7 +232,7 @@ def test_corrupt_and_foreign_files_are_named_with_the_reason(tmp_path, content, 
 
 
 def test_missing_file_and_directory(tmp_path):
-    with pytest.raises(BaselineError, match="nope.json: no such file"):
+    with pytest.raises(BaselineError, match=r"nope\.json: no such file"):
         Baseline.load(tmp_path / "nope.json")
     with pytest.raises(BaselineError, match="is a directory"):
         Baseline.load(tmp_path)
@@ -235,7 +241,7 @@ def test_missing_file_and_directory(tmp_path):
 def test_binary_file_is_not_a_traceback(tmp_path):
     path = tmp_path / "b.json"
     path.write_bytes(b"\xff\xfe\x00garbage")
-    with pytest.raises(BaselineError, match="b.json: "):
+    with pytest.raises(BaselineError, match=r"b\.json: "):
         Baseline.load(path)
 
 
@@ -276,7 +282,8 @@ def test_record_stores_what_passed_and_names_what_it_left_out(tmp_path):
 
     path = str(tmp_path / "base.json")
     stored, left = record(path, _mixed())
-    assert stored == 1 and [e.case_id for e in Baseline.load(path).entries] == ["s::ok"]
+    assert stored == 1
+    assert [e.case_id for e in Baseline.load(path).entries] == ["s::ok"]
     assert left == [LeftOut("s::slow", "failed"), LeftOut("s::err", "error"),
                     LeftOut("s::skip", "skipped")]
     assert left_out_text(path, left, "--save-baseline-all") == (
@@ -294,7 +301,8 @@ def test_record_failed_stores_every_case_measured_in_full_into_the_file(tmp_path
     path = str(tmp_path / "base.json")
     record(path, results([case("s::other", **{"read.iops": 9.0})]))
     stored, left = record(path, _mixed(), include_failed=True)
-    assert stored == 2 and left == [LeftOut("s::err", "error"), LeftOut("s::skip", "skipped")]
+    assert stored == 2
+    assert left == [LeftOut("s::err", "error"), LeftOut("s::skip", "skipped")]
     assert [e.case_id for e in Baseline.load(path).entries] == ["s::other", "s::ok", "s::slow"]
 
 
@@ -315,11 +323,14 @@ def test_promote_merges_the_cases_selected_into_the_baseline(tmp_path):
     record(out, results([case("s::other", **{"read.iops": 9.0})]))
     source = _results_file(tmp_path, _mixed())
     merged, taken, left = promote(source, out)
-    assert taken == 1 and [e.case_id for e in merged.entries] == ["s::other", "s::ok"]
+    assert taken == 1
+    assert [e.case_id for e in merged.entries] == ["s::other", "s::ok"]
     assert LeftOut("s::slow", "failed") in left
     assert [e.case_id for e in Baseline.load(out).entries] == ["s::other"]  # not saved yet
     merged, taken, left = promote(source, out, include_failed=True, select="slow")
-    assert taken == 1 and left == [] and [e.case_id for e in merged.entries] == [
+    assert taken == 1
+    assert left == []
+    assert [e.case_id for e in merged.entries] == [
         "s::other", "s::slow"]
 
 
@@ -342,7 +353,7 @@ def test_promote_refuses_when_nothing_can_be_taken(tmp_path, kwargs, reason):
 def test_promote_names_a_results_file_it_cannot_use(tmp_path):
     from iogate.baseline import promote
 
-    with pytest.raises(BaselineError, match="r.json: no such file"):
+    with pytest.raises(BaselineError, match=r"r\.json: no such file"):
         promote(str(tmp_path / "r.json"), str(tmp_path / "base.json"))
     source = _results_file(tmp_path, {"format": "iogate-baseline"})
     with pytest.raises(BaselineError, match="not a results document: no 'cases' list"):

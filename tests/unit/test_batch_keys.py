@@ -49,7 +49,7 @@ def test_the_defaults_change_nothing(tmp_path):
             spec.depth_low) == (0, 0, 0, 0)
 
 
-@pytest.mark.parametrize("body, said", [
+@pytest.mark.parametrize(("body", "said"), [
     ("ioengine: psync\niodepth_batch_submit: 4\n",
      "F:6:5: workloads[0].iodepth_batch_submit: iodepth_batch_submit batches the requests of "
      "an asynchronous engine; psync issues one at a time: remove it or use io_uring, libaio "

@@ -5,8 +5,10 @@ the number of trials."""
 
 from __future__ import annotations
 
+import itertools
 import math
 import random
+import re
 
 import pytest
 from hypothesis import given
@@ -23,7 +25,8 @@ def test_a_step_is_found_at_its_first_run_and_sized() -> None:
     rng = random.Random(7)
     values = noisy(rng, 1000, 25) + noisy(rng, 900, 5)
     [cp] = change_points(values)
-    assert cp.index == 25 and (cp.runs_before, cp.runs_after) == (25, 5)
+    assert cp.index == 25
+    assert (cp.runs_before, cp.runs_after) == (25, 5)
     assert cp.change_pct == pytest.approx(-10, abs=1.5)
     assert cp.before == pytest.approx(sum(values[:25]) / 25)
     assert cp.p_value < 1e-6
@@ -53,19 +56,25 @@ def test_a_change_smaller_than_the_minimum_is_not_one() -> None:
 
 
 def test_bad_settings_and_values_are_refused() -> None:
-    for kwargs in ({"alpha": 0}, {"alpha": 1.5}, {"min_runs": 0}, {"min_change_pct": -1}):
-        with pytest.raises(ValueError):
+    for kwargs, said in (({"alpha": 0}, "the significance 0 is"),
+                         ({"alpha": 1.5}, "the significance 1.5 is"),
+                         ({"min_runs": 0}, "the fewest runs a side, 0,"),
+                         ({"min_change_pct": -1}, "the smallest change -1%")):
+        with pytest.raises(ValueError, match=re.escape(said)):
             change_points([1.0, 2.0, 3.0, 4.0], **kwargs)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="not a finite number"):
         change_points([1.0, math.nan, 2.0, 3.0])
-    assert change_points([]) == [] and change_points([1.0]) == []
+    assert change_points([]) == []
+    assert change_points([1.0]) == []
 
 
 def test_the_last_level_and_how_a_new_run_is_judged_against_its_noise() -> None:
     rng = random.Random(10)
     values = noisy(rng, 1000, 20) + noisy(rng, 800, 10)
     level = last_level(values)
-    assert level is not None and level.start == 20 and len(level.values) == 10
+    assert level is not None
+    assert level.start == 20
+    assert len(level.values) == 10
     assert level.center == pytest.approx(800, rel=0.02)
     assert level.scale == pytest.approx(8, rel=0.6)  # 1 % of 800, estimated from 10 runs
     assert level.p_value(level.center) == pytest.approx(1.0)
@@ -111,7 +120,7 @@ def test_change_points_are_ordered_in_bounds_and_leave_min_runs_a_side(
     points = change_points(values, min_runs=min_runs)
     bounds = [0, *(cp.index for cp in points), len(values)]
     assert points == [] or all(hi - lo >= min_runs
-                               for lo, hi in zip(bounds, bounds[1:], strict=False))
+                               for lo, hi in itertools.pairwise(bounds))
     for cp in points:
         assert 0 <= cp.p_value <= 0.001
         assert cp.runs_before + cp.runs_after <= len(values)

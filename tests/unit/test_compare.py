@@ -51,9 +51,12 @@ def test_ten_percent_iops_drop_regresses():
     old, new = run_pair(100_000, 90_000)
     c = compare(old, new)
     r = row(c, "read.iops")
-    assert r.verdict == "REGRESSED" and r.p_value is not None and r.p_value < 0.05
+    assert r.verdict == "REGRESSED"
+    assert r.p_value is not None
+    assert r.p_value < 0.05  # significant, yet too small to matter
     assert r.delta_pct == pytest.approx(-10, abs=3)
-    assert c.regressed and c.regressions == [r]
+    assert c.regressed
+    assert c.regressions == [r]
 
 
 def test_a_document_against_itself_does_not_regress():
@@ -68,7 +71,8 @@ def test_one_percent_change_is_below_the_minimum_effect():
     old = document({"s::a": {"read.iops": [100_000.0 + i for i in range(5)]}})
     new = document({"s::a": {"read.iops": [99_000.0 + i for i in range(5)]}})
     r = row(compare(old, new), "read.iops")
-    assert r.p_value is not None and r.p_value < 0.05  # significant, yet too small to matter
+    assert r.p_value is not None
+    assert r.p_value < 0.05
     assert r.verdict == "ok"
     # The same change with a threshold under it is a regression.
     assert row(compare(old, new, min_effect_pct=0.5), "read.iops").verdict == "REGRESSED"
@@ -123,7 +127,9 @@ def test_render_is_an_aligned_table_with_units():
     lines = text.splitlines()
     assert lines[0].split() == ["case", "metric", "old", "new", "delta", "p", "verdict"]
     iops = next(line for line in lines if "read.iops" in line and "REGRESSED" in line)
-    assert "k ±" in iops and re.search(r"p=[\d.e-]+ n=5\+5", iops) and "%" in iops
+    assert "k ±" in iops
+    assert re.search(r"p=[\d.e-]+ n=5\+5", iops)
+    assert "%" in iops
     lat = next(line for line in lines if "read.clat.p99" in line)
     assert "ms" in lat
     # Columns follow the rule's dashes; old, new and delta end at the right edge.
@@ -131,9 +137,11 @@ def test_render_is_an_aligned_table_with_units():
     for line in (lines[0], iops, lat):
         for start, end in spans[2:5]:
             cell = line[start:end]
-            assert cell.strip() and not cell.endswith(" ")
+            assert cell.strip()
+            assert not cell.endswith(" ")
         assert line[spans[0][0]:spans[0][1]].strip() in ("case", "s::rand")
-    assert "regressions:" in text and "1 regression(s)" in text
+    assert "regressions:" in text
+    assert "1 regression(s)" in text
 
 
 def _write(tmp_path, name, doc):
@@ -188,7 +196,8 @@ def test_bad_input_names_the_file(tmp_path, capsys, content, message):
         (tmp_path / "bad.json").write_text(content)
     assert iogate_compare(good, bad) == 2
     err = capsys.readouterr().err
-    assert message in err and "Traceback" not in err
+    assert message in err
+    assert "Traceback" not in err
 
 
 @pytest.mark.parametrize(("args", "message"), [
@@ -201,8 +210,10 @@ def test_the_command_rejects_bad_options(tmp_path, args, message):
     good = _write(tmp_path, "good.json", run_pair(1.0, 1.0)[0])
     proc = python_m_iogate_compare(good, good, *args)
     assert proc.returncode == 2, proc.stderr
-    assert "iogate compare" in proc.stderr and message in proc.stderr, proc.stderr
-    assert "Traceback" not in proc.stderr and not proc.stdout
+    assert "iogate compare" in proc.stderr, proc.stderr
+    assert message in proc.stderr, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert not proc.stdout
 
 
 def test_the_command_needs_both_files(tmp_path):

@@ -34,7 +34,8 @@ def test_values_of_two_readings() -> None:
     b = Sample(1_000_000_000, counters(read_ios=110, read_merges=3, read_sectors=880,
                                        read_ticks=205, io_ticks=600, time_in_queue=2050))
     d = delta(a, b)
-    assert d.value("read.ios") == 100 and d.value("read.merges") == 3
+    assert d.value("read.ios") == 100
+    assert d.value("read.merges") == 3
     assert d.value("read.bytes") == 800 * 512
     assert d.value("read.await") == 2 * MS  # 200 ms over 100 requests
     assert d.value("write.await") is None  # no writes
@@ -64,13 +65,16 @@ def test_the_device_reading_what_the_job_read_is_no_warning() -> None:
 def test_a_device_that_read_far_less_warns_of_the_page_cache() -> None:
     r = _run(4096, 16 << 20, 10, 1 << 20)
     (w,) = device_warnings(r.specs, r)
-    assert w.startswith("disk.read.bytes:") and "page cache" in w and "50%" in w
+    assert w.startswith("disk.read.bytes:")
+    assert "page cache" in w
+    assert "50%" in w
 
 
 def test_a_device_that_did_far_more_requests_warns_of_other_io() -> None:
     r = _run(100, 400 << 10, 1000, 400 << 10)
     (w,) = device_warnings(r.specs, r)
-    assert w.startswith("disk.read.ios:") and "polluted" in w
+    assert w.startswith("disk.read.ios:")
+    assert "polluted" in w
     # large requests split at the device are not other I/O: 100 x 1 MiB, 800 pieces
     split = _run(100, 100 << 20, 800, 100 << 20)
     assert device_warnings(split.specs, split) == []

@@ -17,7 +17,7 @@ from iogate.metrics import Kind
 MiB = 1 << 20
 
 
-@pytest.mark.parametrize("metric, text, op, threshold", [
+@pytest.mark.parametrize(("metric", "text", "op", "threshold"), [
     ("read.clat.p99", "<= 1.2ms", "<=", 1_200_000),
     ("read.clat.p99.9", "< 5ms", "<", 5_000_000),
     ("write.lat.mean", ">=250us", ">=", 250_000),
@@ -35,10 +35,11 @@ def test_parse(metric, text, op, threshold):
     exp = parse_expectation(metric, text)
     assert (exp.metric.text, exp.op, exp.literal, exp.text) == (metric, op, threshold,
                                                                  text.strip())
-    assert exp.threshold() == threshold and exp.names == frozenset()
+    assert exp.threshold() == threshold
+    assert exp.names == frozenset()
 
 
-@pytest.mark.parametrize("metric, text, message", [
+@pytest.mark.parametrize(("metric", "text", "message"), [
     ("read.clat.p99", "<= 250k",
      "'250k' is a count, but read.clat.p99 is a latency; write e.g. '<= 1.2ms'"),
     ("read.clat.p99", "<= 5", "'5' has no unit, but read.clat.p99 is a latency"),
@@ -72,7 +73,7 @@ def test_parse_errors(metric, text, message):
     assert message in str(exc.value)
 
 
-@pytest.mark.parametrize("metric, text, described", [
+@pytest.mark.parametrize(("metric", "text", "described"), [
     ("read.clat.p99", "<=1.2ms", "<= 1.2ms"), ("read.iops", ">= 250000", ">= 250k"),
     ("write.bw", "< 400MiB/s", "< 400MiB/s"), ("errors", "== 0", "== 0"),
     ("read.bytes", ">= 1GiB", ">= 1GiB"),
@@ -81,14 +82,16 @@ def test_describe(metric, text, described):
     assert parse_expectation(metric, text).describe() == described
 
 
-@pytest.mark.parametrize("text, observed, passed", [
+@pytest.mark.parametrize(("text", "observed", "passed"), [
     (">= 100", 100, True), (">= 100", 99.9, False), ("> 100", 100, False), ("> 100", 101, True),
     ("<= 100", 100, True), ("<= 100", 100.1, False), ("< 100", 100, False), ("< 100", 0, True),
     ("== 100", 100, True), ("== 100", 101, False), ("!= 100", 100, False), ("!= 100", 7, True),
 ])
 def test_each_operator(text, observed, passed):
     check = evaluate(parse_expectation("read.iops", text), observed)
-    assert isinstance(check, Check) and check.passed is passed and check.observed == observed
+    assert isinstance(check, Check)
+    assert check.passed is passed
+    assert check.observed == observed
 
 
 def test_reasons():
@@ -97,7 +100,7 @@ def test_reasons():
     assert evaluate(exp, 900_000).reason == "900us <= 1.2ms"
 
 
-@pytest.mark.parametrize("metric, reason", [
+@pytest.mark.parametrize(("metric", "reason"), [
     ("read.iops", "not measured: the workload did no reads"),
     ("write.clat.p99", "not measured: the workload did no writes"),
     ("total.iops", "not measured: the workload did no I/O"),
@@ -108,7 +111,7 @@ def test_not_measured_fails(metric, reason):
     assert (check.passed, check.observed, check.reason) == (False, None, reason)
 
 
-@pytest.mark.parametrize("metric, backend, reason", [
+@pytest.mark.parametrize(("metric", "backend", "reason"), [
     ("read.resp.p99", "fio", "not measured: fio does not measure resp (the native backend does)"),
     ("read.clat.p99", "fio", "not measured: the workload did no reads"),
     ("read.resp.p99", "native", "not measured: the workload did no reads"),
@@ -120,10 +123,11 @@ def test_not_measured_by_the_backend_says_so(metric, backend, reason):
 
 def test_nan_fails_even_for_not_equal():
     check = evaluate(parse_expectation("read.iops", "!= 5"), math.nan)
-    assert not check.passed and "not a number" in check.reason
+    assert not check.passed
+    assert "not a number" in check.reason
 
 
-@pytest.mark.parametrize("kind, value, text", [
+@pytest.mark.parametrize(("kind", "value", "text"), [
     (Kind.DURATION, 1_200_000, "1.2ms"), (Kind.IOPS, 250_300, "250.3k"), (Kind.COUNT, 3, "3"),
     (Kind.BANDWIDTH, 412 * MiB, "412MiB/s"), (Kind.BYTES, 4096, "4KiB"),
 ])
@@ -131,7 +135,7 @@ def test_format_value(kind, value, text):
     assert format_value(kind, value) == text
 
 
-@pytest.mark.parametrize("metric, text, threshold, described", [
+@pytest.mark.parametrize(("metric", "text", "threshold", "described"), [
     ("mix.read_pct", ">= 69%", 69, ">= 69%"),
     ("mix.read_pct", "<= 71.5", 71.5, "<= 71.5%"),
     ("read.bs_pct.4096", ">= 79 %", 79, ">= 79%"),
@@ -154,7 +158,7 @@ def test_parse_new_kinds(metric, text, threshold, described):
     assert exp.metric.text == metric
 
 
-@pytest.mark.parametrize("metric, text, message", [
+@pytest.mark.parametrize(("metric", "text", "message"), [
     ("data.compress_ratio", "<= 50%", "'50%' is a percentage, but data.compress_ratio is a "
                                       "plain number; write e.g. '<= 0.55'"),
     ("data.compress_ratio", "<= 1k", "'1k' is a count, but data.compress_ratio is a plain"),
@@ -179,7 +183,7 @@ def test_new_paths_and_kinds_reject_with_advice(metric, text, message):
     assert message in str(exc.value)
 
 
-@pytest.mark.parametrize("kind, value, text", [
+@pytest.mark.parametrize(("kind", "value", "text"), [
     (Kind.PERCENT, 5.2, "5.2%"), (Kind.PERCENT, 81.234, "81.2%"), (Kind.PERCENT, 100, "100%"),
     (Kind.PERCENT, 0.0512, "0.0512%"), (Kind.PERCENT, 0, "0%"),
     (Kind.NUMBER, 0.50312, "0.503"), (Kind.NUMBER, 7.0, "7"), (Kind.NUMBER, 1234.4, "1234"),
@@ -188,7 +192,7 @@ def test_format_new_kinds(kind, value, text):
     assert format_value(kind, value) == text
 
 
-@pytest.mark.parametrize("metric, reason", [
+@pytest.mark.parametrize(("metric", "reason"), [
     ("read.rate_pct", "not measured: no read rate was requested"),
     ("data.compress_ratio", "not measured: no written data was sampled"),
     ("sync.lat.p99", "not measured: the workload made no sync calls"),
@@ -198,7 +202,8 @@ def test_format_new_kinds(kind, value, text):
 def test_new_metrics_not_measured(metric, reason):
     exp = parse_expectation(metric, "<= 1ms" if "lat" in metric else ">= 0")
     check = evaluate(exp, None)
-    assert not check.passed and check.reason.startswith(reason)
+    assert not check.passed
+    assert check.reason.startswith(reason)
 
 
 def test_percent_verdicts():
@@ -209,7 +214,7 @@ def test_percent_verdicts():
 
 # -- expressions, names, statistics, windows ----------------------------------------------
 
-@pytest.mark.parametrize("metric, text, names, threshold", [
+@pytest.mark.parametrize(("metric", "text", "names", "threshold"), [
     ("read.iops", ">= 0.95 * baseline", {"baseline": 200_000}, 190_000),
     ("read.clat.p99", "<= baseline + 10%", {"baseline": 2_000_000}, 2_200_000),
     ("read.clat.p99", "<= baseline - 10%", {"baseline": 2_000_000}, 1_800_000),
@@ -232,7 +237,7 @@ def test_expression_thresholds(metric, text, names, threshold):
 # are values of the metric whatever its unit (an IOPS figure, a count and a ratio included),
 # and so is a literal with a unit (250k, 1ms); the threshold must come out a value of the
 # metric, or a plain number written as one (read in the metric's bare unit, '>= 5').
-@pytest.mark.parametrize("metric, text, message", [
+@pytest.mark.parametrize(("metric", "text", "message"), [
     ("read.iops", ">= baseline * baseline",
      "'baseline * baseline' multiplies an IOPS figure by an IOPS figure; one side must be a "
      "plain number"),
@@ -256,7 +261,7 @@ def test_a_threshold_must_be_a_value_of_the_metric(metric, text, message):
     assert message in str(info.value)
 
 
-@pytest.mark.parametrize("metric, text, names, threshold", [
+@pytest.mark.parametrize(("metric", "text", "names", "threshold"), [
     ("read.iops", ">= baseline * (1k / 1k)", {"baseline": 1000}, 1000),  # a ratio as a factor
     ("read.iops", ">= baseline / 2 + 5", {"baseline": 1000}, 505),  # 5 is 5 IOPS
     ("errors", "<= baseline + 1", {"baseline": 3}, 4),
@@ -271,19 +276,21 @@ def test_thresholds_that_are_values_of_the_metric(metric, text, names, threshold
 
 def test_a_missing_name_is_an_error_and_a_failed_check():
     exp = parse_expectation("read.iops", ">= 0.95 * baseline")
-    with pytest.raises(ExpectationError, match="read.iops >= 0.95 \\* baseline refers to "
-                                               "baseline, but no baseline is loaded"):
+    with pytest.raises(ExpectationError, match=r"read\.iops >= 0\.95 \* baseline refers to "
+                                               r"baseline, but no baseline is loaded"):
         exp.threshold()
     check = evaluate(exp, 250_000)
-    assert not check.passed and check.reason.startswith("not judged: read.iops >= 0.95 * "
+    assert not check.passed
+    assert check.reason.startswith("not judged: read.iops >= 0.95 * "
                                                         "baseline refers to baseline")
     ok = evaluate(exp, 250_000, names={"baseline": 250_000})
-    assert ok.passed and ok.threshold == 237_500
+    assert ok.passed
+    assert ok.threshold == 237_500
     assert ok.reason == "250k >= 0.95 * baseline (237.5k)"
     assert exp.describe() == ">= 0.95 * baseline"
 
 
-@pytest.mark.parametrize("metric, stat, kind", [
+@pytest.mark.parametrize(("metric", "stat", "kind"), [
     ("read.iops", "median", Kind.IOPS), ("read.iops@min", "min", Kind.IOPS),
     ("read.iops@max", "max", Kind.IOPS), ("read.clat.p99@mean", "mean", Kind.DURATION),
     ("read.clat.p99@median", "median", Kind.DURATION), ("read.iops@cv", "cv", Kind.PERCENT),
@@ -295,13 +302,13 @@ def test_statistic_selector(metric, stat, kind):
 
 
 def test_cv_takes_a_percentage():
-    with pytest.raises(ExpectationError, match="'1ms' is a duration, but read.clat.p99 is a "
-                                               "percentage"):
+    with pytest.raises(ExpectationError, match=r"'1ms' is a duration, but read\.clat\.p99 is a "
+                                               r"percentage"):
         parse_expectation("read.clat.p99@cv", "<= 1ms")
     assert evaluate(parse_expectation("read.iops@cv", "<= 5%"), 3.2).reason == "3.2% <= 5%"
 
 
-@pytest.mark.parametrize("text, share, interval, described", [
+@pytest.mark.parametrize(("text", "share", "interval", "described"), [
     ("<= 2ms in 99% of 1s", 0.99, 10**9, "<= 2ms in 99%"),
     ("<= 2ms in 99.5% of 250ms", 0.995, 250_000_000, "<= 2ms in 99.5% of 250ms"),
     (">= 200 in 95%", 0.95, 10**9, ">= 200 in 95%"),
@@ -328,11 +335,13 @@ def test_evaluate_window_counts_intervals():
 def test_evaluate_window_mean_is_the_whole_run():
     exp = parse_expectation("read.iops", ">= 0.8 * mean in all")
     check = evaluate_window(exp, [1000, 900, 810], 1000)
-    assert check.passed and check.threshold == 800
+    assert check.passed
+    assert check.threshold == 800
     assert check.reason == "100.0% of 3 intervals had read.iops >= 800, 100% needed"
     assert not evaluate_window(exp, [1000, 900, 790], 1000).passed
     unmeasured = evaluate_window(exp, [1000], None)
-    assert not unmeasured.passed and "mean, but the whole-run value was not measured" in \
+    assert not unmeasured.passed
+    assert "mean, but the whole-run value was not measured" in \
         unmeasured.reason
 
 

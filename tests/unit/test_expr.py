@@ -35,7 +35,7 @@ def test_parse_tree_respects_precedence_and_parentheses():
                                            Number("2", Fraction(2), ""))
 
 
-@pytest.mark.parametrize("text, kind, value", [
+@pytest.mark.parametrize(("text", "kind", "value"), [
     ("4 * 2", COUNT, 8),
     ("(4 + 4) * 2", COUNT, 16),
     ("20k * 2", COUNT, 40_000),  # counts read k as a thousand
@@ -55,7 +55,7 @@ def test_evaluate_int(text, kind, value):
     assert evaluate_int(text, kind=kind) == value
 
 
-@pytest.mark.parametrize("text, kind, message", [
+@pytest.mark.parametrize(("text", "kind", "message"), [
     ("1 / 0", COUNT, "'1 / 0' divides by zero"),
     ("4k / (2k - 2k)", SIZE, "'4k / (2k - 2k)' divides by zero"),
     ("9223372036854775807 + 1", COUNT, "overflows"),
@@ -82,7 +82,7 @@ def test_refusals(text, kind, message):
     assert message in str(info.value)
 
 
-@pytest.mark.parametrize("text, kind, message", [
+@pytest.mark.parametrize(("text", "kind", "message"), [
     ("1m / 4k", SIZE, "'1m / 4k' is a ratio, not a size: a size divided by a size has no "
                       "unit"),
     ("(1s + 1s) / 1s", DURATION, "is a ratio, not a duration"),
@@ -105,7 +105,7 @@ def test_names_are_quantities_of_the_kind():
         evaluate(parse("other"), kind=COUNT, names=names)
 
 
-@pytest.mark.parametrize("text, expected", [
+@pytest.mark.parametrize(("text", "expected"), [
     ("4k", False), ("-5", False), ("1.5 MiB", False), ("100MiB/s", False), ("1:30", False),
     ("x", False), ("4 * 2", True), ("(4)", True), ("${x}", False), ("1M - 512", True),
     ("4k / 2", True),
@@ -114,7 +114,7 @@ def test_is_expression(text, expected):
     assert is_expression(text) is expected
 
 
-@pytest.mark.parametrize("text, kind, names, value", [
+@pytest.mark.parametrize(("text", "kind", "names", "value"), [
     ("base + 10%", COUNT, {"base": Fraction(1000)}, 1100),
     ("base - 10%", COUNT, {"base": Fraction(1000)}, 900),
     ("10% + base", COUNT, {"base": Fraction(1000)}, 1100),
@@ -132,7 +132,7 @@ def test_percentages_are_shares(text, kind, names, value):
     assert evaluate(parse(text), kind=kind, names=names) == value
 
 
-@pytest.mark.parametrize("text, message", [
+@pytest.mark.parametrize(("text", "message"), [
     ("10%", "'10%' is a percentage of nothing"),
     ("2 * 10%", "'2 * 10%' is a percentage of nothing"),
     ("10% - 1ms", "subtracts a value from a percentage"),
@@ -202,7 +202,7 @@ def test_parentheses_nested_too_deep_are_refused_with_the_text_cut_short():
     assert evaluate_int("(" * 63 + "1" + ")" * 63, kind=COUNT) == 1
 
 
-@pytest.mark.parametrize("text, message", [
+@pytest.mark.parametrize(("text", "message"), [
     ("1\0 + 1", "'1\\x00 + 1': unexpected '\\x00'"),
     ("4" + "k" * 100 + " * 2", "'" + "k" * 16 + "...' is not a unit"),
     ("x" * 100 + " * 2", "unknown name '" + "x" * 40 + "...'"),

@@ -121,7 +121,7 @@ def test_series_are_read_back_per_case_device_and_metric(store: str) -> None:
     second, _ = record(store, document("FW2", iops=900.0), environ={})
     series = load(store)
     key = ("s.suite.yaml::randread", "ACME NVMe 3000", "read.iops")
-    assert set(series) == {key, key[:2] + ("read.clat.p99",)}
+    assert set(series) == {key, (*key[:2], "read.clat.p99")}
     assert [(p.run_id, p.value, p.samples, p.tag()) for p in series[key]] == [
         (first, 1000.0, (990.0, 1000.0, 1010.0), "FW1"),
         (second, 900.0, (890.0, 900.0, 910.0), "FW2")]
@@ -149,7 +149,9 @@ def test_the_listing_filters_runs(store: str) -> None:
     with pytest.raises(HistoryError, match="--since 'yesterday': write a date or time"):
         runs(store, Filters(since="yesterday"))
     text = render_runs(runs(store))
-    assert "ACME NVMe 3000 FW2" in text and "build=9" in text and "lot=B1" in text
+    assert "ACME NVMe 3000 FW2" in text
+    assert "build=9" in text
+    assert "lot=B1" in text
     assert render_runs([]) == "no runs match"
 
 
@@ -187,14 +189,14 @@ def test_stores_that_cannot_be_used_are_refused(tmp_path: Path) -> None:
     damaged = tmp_path / "damaged.sqlite"
     record(str(damaged), document(), environ={})
     execute(str(damaged), "INSERT INTO iogate_schema VALUES ('three')")
-    with pytest.raises(HistoryError, match="damaged.sqlite: a damaged history store: its "
-                       "schema version \\(table iogate_schema\\) holds 'three', not a "
-                       "version number"):
+    with pytest.raises(HistoryError, match=r"damaged\.sqlite: a damaged history store: its "
+                       r"schema version \(table iogate_schema\) holds 'three', not a "
+                       r"version number"):
         runs(str(damaged))
     execute(str(damaged), "DELETE FROM iogate_schema")
-    with pytest.raises(HistoryError, match="a damaged history store: .* is empty"):
+    with pytest.raises(HistoryError, match=r"a damaged history store: .* is empty"):
         load(str(damaged))
-    with pytest.raises(HistoryError, match="the run was not recorded: .*schema_version"):
+    with pytest.raises(HistoryError, match=r"the run was not recorded: .*schema_version"):
         record(str(tmp_path / "h.sqlite"), {**document(), "schema_version": 0}, environ={})
     for bad in ("mysql://db/iogate", str(tmp_path), str(tmp_path / "no" / "h.sqlite")):
         with pytest.raises(HistoryError):
@@ -202,10 +204,11 @@ def test_stores_that_cannot_be_used_are_refused(tmp_path: Path) -> None:
     empty = tmp_path / "empty.sqlite"
     empty.touch()
     check_destination(str(empty))  # a new store, made when the run is recorded
-    assert empty.read_bytes() == b"" and sorted(tmp_path.glob("empty*")) == [empty]
+    assert empty.read_bytes() == b""
+    assert sorted(tmp_path.glob("empty*")) == [empty]
     unreachable = f"postgresql://iogate:secret@/iogate?host={tmp_path}/none&port=1"
-    with pytest.raises(HistoryError, match="--history postgresql://iogate:\\*\\*\\*@/iogate"
-                       ".*cannot connect to the history store") as refused:
+    with pytest.raises(HistoryError, match=r"--history postgresql://iogate:\*\*\*@/iogate"
+                       r".*cannot connect to the history store") as refused:
         check_destination(unreachable)
     assert "secret" not in str(refused.value)
 
@@ -221,7 +224,7 @@ def test_a_postgresql_database_may_hold_other_tables_but_not_foreign_ones_of_our
     with psycopg.connect(postgres_url, autocommit=True) as conn:
         conn.execute("DROP TABLE samples, metrics, cases, runs, iogate_schema")
         conn.execute("CREATE TABLE runs (x int)")
-    with pytest.raises(HistoryError, match="not a history store .*tables runs"):
+    with pytest.raises(HistoryError, match=r"not a history store .*tables runs"):
         record(postgres_url, document(), environ={})
     with psycopg.connect(postgres_url, autocommit=True) as conn:
         conn.execute("DROP TABLE runs")
@@ -251,16 +254,19 @@ def test_history_is_the_level_of_the_last_segment_that_lasted(tmp_path: Path) ->
     def level() -> Any:
         return history_level(store, *key)
 
-    assert level().judged is False and "holds 0 run(s)" in level().reason
+    assert level().judged is False
+    assert "holds 0 run(s)" in level().reason
     values = [1000.0, 1001.0, 999.0, 1000.5, 999.5, 1000.0, 1001.0, 999.0]
     for v in values[:MIN_HISTORY - 1]:
         record(store, document(iops=v), environ={})
     short = level()
     assert (short.level, short.judged, short.runs) == (None, False, MIN_HISTORY - 1)
-    assert "on ACME NVMe 3000" in short.reason and "5 are needed" in short.reason
+    assert "on ACME NVMe 3000" in short.reason
+    assert "5 are needed" in short.reason
     for v in values[MIN_HISTORY - 1:]:
         record(store, document(iops=v), environ={})
-    assert level().level is not None and level().level.center == pytest.approx(1000.0)
+    assert level().level is not None
+    assert level().level.center == pytest.approx(1000.0)
     # A slower build: its first runs are a change under watch, not the level yet...
     for n in range(1, 5):
         record(store, document(iops=900.0 + n), environ={})
@@ -271,10 +277,13 @@ def test_history_is_the_level_of_the_last_segment_that_lasted(tmp_path: Path) ->
     assert lasted.level.center == pytest.approx(902.0, abs=1)
     assert (lasted.level.start, lasted.runs) == (len(values), len(values) + 5)
     other = history_level(store, key[0], "OTHER DRIVE", key[2])
-    assert other.runs == 0 and other.judged is False
+    assert other.runs == 0
+    assert other.judged is False
     (tmp_path / "junk.sqlite").write_text("not a database\n" * 100)
     broken = history_level(str(tmp_path / "junk.sqlite"), *key)
-    assert broken.judged and broken.level is None and "cannot be read" in broken.reason
+    assert broken.judged
+    assert broken.level is None
+    assert "cannot be read" in broken.reason
 
 
 def test_a_store_of_version_1_reads_its_sweep_points_under_todays_ids(store: str) -> None:
@@ -326,14 +335,16 @@ def test_the_norm_is_the_runs_that_passed_or_were_accepted(store: str) -> None:
     assert (taken.run_id, taken.case_id, taken.outcome, taken.by) == (slow[2], IOPS[0],
                                                                       "failed", "alice")
     assert (taken.run, taken.device) == ("FW1", "ACME NVMe 3000 FW1")
-    assert "(failed)" in render_accepted([taken]) and slow[2][:8] in render_accepted([taken])
+    assert "(failed)" in render_accepted([taken])
+    assert slow[2][:8] in render_accepted([taken])
     norm = load(store, ["read.iops"], norm=True)[IOPS]
     assert [p.run_id for p in norm] == [*good, slow[2]]
     assert (norm[-1].status(), norm[-1].accepted, norm[-1].in_norm) == ("accepted", True,
                                                                         True)
     [(who, when)] = query(store, "SELECT accepted_by, accepted_at FROM cases WHERE run_id "
                           "= ?", (slow[2],))
-    assert who == "alice" and when > every[-1].recorded_at
+    assert who == "alice"
+    assert when > every[-1].recorded_at
     assert accept(store, slow[2]) == []  # accepted before: nothing more to do
     assert runs(store)[8].outcome() == "1 accepted"
     assert "1 case(s): 1 accepted" in render_runs(runs(store))
@@ -470,7 +481,8 @@ def test_a_store_s_secrets_are_hidden_wherever_it_is_shown() -> None:
     assert all(s not in said for s in ("p%40ss", "p@ss", "two", ".pgpass", "three")), said
     with pytest.raises(HistoryError) as refused:
         check_destination("postgresql://me:Sekrit-1@[/iogate?password=Sekrit-2")
-    assert "Sekrit" not in str(refused.value) and "me:***@" in str(refused.value)
+    assert "Sekrit" not in str(refused.value)
+    assert "me:***@" in str(refused.value)
 
 
 LOCKER = """\
@@ -499,20 +511,25 @@ def test_a_wait_for_the_lock_is_bounded_and_ends_at_an_interrupt_held_off(
     locker = subprocess.Popen([sys.executable, "-c", LOCKER, store], stdin=subprocess.PIPE,
                               stdout=subprocess.PIPE, text=True)
     try:
-        assert locker.stdout is not None and locker.stdout.readline() == "locked\n"
-        with pytest.raises(HistoryError, match="h.sqlite: another process holds the history "
-                           "store's lock \\(waited 0.5 s\\): try again once it is done"):
+        assert locker.stdout is not None
+        assert locker.stdout.readline() == "locked\n"
+        with pytest.raises(HistoryError, match=r"h\.sqlite: another process holds the history "
+                           r"store's lock \(waited 0\.5 s\): try again once it is done"):
             load(store, wait_s=0.5)
         assert capfd.readouterr().err.count("waiting for the history store") == 1
-        with pytest.raises(HistoryError, match="h.sqlite: another process holds the history "
-                           "store's lock$"):
+        with pytest.raises(HistoryError, match=r"h\.sqlite: another process holds the history "
+                           r"store's lock$"):
             load(store, wait_s=0)  # tried once, not waited for
         assert "waiting" not in capfd.readouterr().err
-        with pytest.raises(KeyboardInterrupt), interrupts.handled():
-            with interrupts.deferred():
+
+        def interrupted_while_waiting() -> None:
+            with interrupts.handled(), interrupts.deferred():
                 signal.raise_signal(signal.SIGINT)  # held: the full wait would be 120 s
                 with pytest.raises(HistoryError, match="interrupted while waiting for it"):
                     record(store, document(), environ={})
+
+        with pytest.raises(KeyboardInterrupt):
+            interrupted_while_waiting()
     finally:
         assert locker.stdin is not None
         locker.stdin.close()

@@ -15,7 +15,7 @@ def test_a_point_is_written_with_colons():
     assert ids.point_label({"bs": "4k", "iodepth": "32"}) == "bs:4k-iodepth:32"
 
 
-@pytest.mark.parametrize("earlier, now", [
+@pytest.mark.parametrize(("earlier", "now"), [
     ("qd[bs=4k-iodepth=32]", "qd[bs:4k-iodepth:32]"),
     ("s.suite.yaml::qd[iodepth=1]", "s.suite.yaml::qd[iodepth:1]"),
     ("w[range=1k-16k-depth=8]", "w[range:1k-16k-depth:8]"),  # a value with '-' in it
@@ -38,7 +38,8 @@ def test_every_point_converts_and_selects_by_its_own_names_and_values(point):
     now = f"w[{ids.point_label(point)}]"
     assert ids.current(earlier) == now
     for k, v in point.items():
-        assert ids.selects(now, f"{k}:{v}") and ids.selects(now, f"{k}={v}")
+        assert ids.selects(now, f"{k}:{v}")
+        assert ids.selects(now, f"{k}={v}")
         assert ids.selects(now, k)
 
 
@@ -46,7 +47,7 @@ IDS = ["qd.suite.yaml::scale[iodepth:1]", "qd.suite.yaml::scale[iodepth:16]",
        "qd.suite.yaml::scale[iodepth:32]", "qd.suite.yaml::big[bs:1m-iodepth:1]", "lone"]
 
 
-@pytest.mark.parametrize("pattern, selected", [
+@pytest.mark.parametrize(("pattern", "selected"), [
     ("iodepth:1", ["scale[iodepth:1]", "big[bs:1m-iodepth:1]"]),
     ("iodepth=1", ["scale[iodepth:1]", "big[bs:1m-iodepth:1]"]),  # the earlier spelling
     ("iodepth:3", []), ("iodepth:32", ["scale[iodepth:32]"]),

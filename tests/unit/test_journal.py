@@ -85,9 +85,11 @@ def test_a_named_journal_stays_unless_removed_and_is_held_by_one_owner(tmp_path:
 def test_a_temporary_journal_has_no_name_to_leave_behind(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setenv("IOGATE_TMPDIR", str(tmp_path))
     journal = Journal()
-    assert journal.path is None and list(tmp_path.iterdir()) == []
+    assert journal.path is None
+    assert list(tmp_path.iterdir()) == []
     document = finish_document([], journal)
-    assert list(document["cases"]) == [] and not document["cases"]
+    assert list(document["cases"]) == []
+    assert not document["cases"]
     journal.close()
     assert list(tmp_path.iterdir()) == []
 

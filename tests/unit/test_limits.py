@@ -35,7 +35,7 @@ HEAD = "suite: s\nworkloads:\n  - name: a\n    rw: randread\n    size: 1m\n"  # 
 
 # -- quoting ----------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("text, expected", [
+@pytest.mark.parametrize(("text", "expected"), [
     ("short", "short"),
     ("x" * 40, "x" * 40),
     ("x" * 41, "x" * 40 + "..."),
@@ -63,7 +63,8 @@ def test_problem_messages_carry_no_raw_control_characters(tmp_path):
     assert all(c.isprintable() for line in got for c in line), got
     assert "got the string '4\\x1b[2J'" in got[0]
     assert "'\\x00'" in got[1]
-    assert "'>= 1\\x07'" in got[2] and got[2].startswith("F:9:18:")
+    assert "'>= 1\\x07'" in got[2]
+    assert got[2].startswith("F:9:18:")
 
 
 @pytest.mark.parametrize("text", [">= 1\0", "\0>= 1", ">= 1 in 5\0%", ">= 1 in 5% of 1\0s",
@@ -76,7 +77,7 @@ def test_expectation_errors_escape_control_characters(text):
     assert "\\x00" in message or "\\x1b" in message
 
 
-@pytest.mark.parametrize("text, fragment", [
+@pytest.mark.parametrize(("text", "fragment"), [
     (">= " + "1k" * 5000, "'>= 1k1k1k1k1k1k1k1k1k1k1k1k1k1k1k1k1k1k1...'"),
     (">= 1 in 99% of " + "9" * 5000 + "s", "the interval '" + "9" * 40 + "...'"),
     ("<= 5" + "s" * 5000, "'" + "s" * 16 + "...' is not a unit"),
@@ -85,7 +86,8 @@ def test_expectation_errors_escape_control_characters(text):
 def test_expectation_errors_quote_long_text_cut_short(text, fragment):
     with pytest.raises(ExpectationError) as info:
         parse_expectation("read.clat.p99" if text.startswith("<=") else "read.iops", text)
-    assert fragment in str(info.value) and len(str(info.value)) < 400, str(info.value)
+    assert fragment in str(info.value), str(info.value)
+    assert len(str(info.value)) < 400, str(info.value)
 
 
 # -- names and the description ----------------------------------------------------------------
@@ -95,7 +97,9 @@ def test_names_up_to_the_limit(tmp_path):
     text = f"suite: {name}\nworkloads:\n  - name: {name}\n    group: {name}\n    rw: read\n" \
            "    size: 1m\n"
     suite = load_suite(write(tmp_path, text), env={})
-    assert suite.name == name and suite.cases[0].id == name and suite.cases[0].group == name
+    assert suite.name == name
+    assert suite.cases[0].id == name
+    assert suite.cases[0].group == name
     long = "n" * (NAME_MAX + 1)
     assert problems(tmp_path, text.replace(name, long)) == [
         f"F:1:8: suite: a name of {NAME_MAX + 1} characters is too long: at most {NAME_MAX}",
@@ -135,7 +139,7 @@ def test_schema_agrees_on_names_and_descriptions():
         assert errors(**bad), bad
 
 
-@pytest.mark.parametrize("escape, what", [
+@pytest.mark.parametrize(("escape", "what"), [
     ("\\0", "a NUL character"), ("\\a", "the control character U+0007"),
     ("\\e", "the control character U+001B"), ("\\x7f", "the control character U+007F"),
     ("\\x85", "the control character U+0085"),

@@ -86,7 +86,7 @@ def suite(rw: str, metric: str, extra: str = "", key: str = "expect") -> str:
             f"    {key}:\n      {metric}: '{bound}'\n")
 
 
-@pytest.mark.parametrize("rw, metric, extra, fragment", [
+@pytest.mark.parametrize(("rw", "metric", "extra", "fragment"), [
     ("randread", "write.iops", "", "randread never writes, so write.* is never measured; "
                                    "it measures read.* and total.*"),
     ("write", "read.clat.p99", "", "write never reads"),
@@ -107,7 +107,7 @@ def test_a_metric_the_workload_never_measures_is_refused_where_it_is_written(
         assert fragment in found[0][2]
 
 
-@pytest.mark.parametrize("rw, metric, extra", [
+@pytest.mark.parametrize(("rw", "metric", "extra"), [
     ("randrw", "write.iops", ""), ("rw", "read.clat.p99", ""), ("trimwrite", "trim.iops", ""),
     ("randtrimwrite", "write.clat.p99", ""), ("randread", "total.iops", ""),
     ("randread", "errors", ""), ("randwrite", "sync.lat.p99", "    fsync: 4\n"),

@@ -26,7 +26,8 @@ workloads:
 
 def test_values_and_marks():
     root = load_yaml_text(DOC, "f.yaml")
-    assert isinstance(root, MarkedMap) and isinstance(root["workloads"], MarkedList)
+    assert isinstance(root, MarkedMap)
+    assert isinstance(root["workloads"], MarkedList)
     assert root["workloads"][0]["iodepth"] == 4
     assert root.marks["workloads"] == (2, 1)
     assert root["workloads"].marks == [(3, 5), (7, 5)]
@@ -44,7 +45,7 @@ def test_mark_of_paths_and_fallback():
     assert mark_of(root, ()) == (1, 1)
 
 
-@pytest.mark.parametrize("text, value", [
+@pytest.mark.parametrize(("text", "value"), [
     ("on", "on"), ("off", "off"), ("yes", "yes"), ("no", "no"), ("y", "y"), ("n", "n"),
     ("true", True), ("false", False), ("True", True),
     ("1:30", "1:30"), ("0777", "0777"), ("0x10", "0x10"), ("007", "007"), ("0", 0),
@@ -54,7 +55,8 @@ def test_mark_of_paths_and_fallback():
 ])
 def test_yaml_1_2_scalars(text, value):
     got = load_yaml_text(f"x: {text}\n")["x"]
-    assert got == value and type(got) is type(value)
+    assert got == value
+    assert type(got) is type(value)
 
 
 def test_loader_does_not_change_pyyaml_globally():
@@ -72,10 +74,12 @@ def test_syntax_error_has_position():
     with pytest.raises(SuiteError) as exc:
         load_yaml_text("a: [1, 2\nb: 3\n", "f.yaml")
     (problem,) = exc.value.problems
-    assert problem.file == "f.yaml" and problem.line == 2 and "invalid YAML" in problem.message
+    assert problem.file == "f.yaml"
+    assert problem.line == 2
+    assert "invalid YAML" in problem.message
 
 
-@pytest.mark.parametrize("text, message", [
+@pytest.mark.parametrize(("text", "message"), [
     ("", "the file is empty"), ("- 1\n", "a suite must be a mapping"),
     ("? [a]\n: 1\n", "a key must be a plain value"),
 ])
@@ -89,7 +93,7 @@ def test_merge_keys_fill_in_without_duplicates():
     assert root["w"] == {"rw": "write", "iodepth": 4}
 
 
-@pytest.mark.parametrize("merges, merged, hint", [
+@pytest.mark.parametrize(("merges", "merged", "hint"), [
     ("  <<: *a\n  <<: *b\n", {"x": 1}, "'<<: [*a, *b]'"),
     ("  <<: [*a, *b]\n  <<: *c\n", {"x": 1, "y": 2}, "'<<: [*a, *b, *c]'"),
     ("  <<: *a\n  <<: {z: 3}\n", {"x": 1}, "'<<: [*a, ...]'"),
@@ -104,7 +108,8 @@ def test_two_merge_keys_are_duplicate_keys(merges, merged, hint):
     # As with any duplicate key, the first is kept so the rest can still be checked.
     from iogate.spec.loader import load_yaml_lenient
     root, problems = load_yaml_lenient(text, "f.yaml")
-    assert root["w"] == {"rw": "read", **merged} and len(problems) == 1
+    assert root["w"] == {"rw": "read", **merged}
+    assert len(problems) == 1
 
 
 def test_load_yaml_reads_files(tmp_path):

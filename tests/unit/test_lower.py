@@ -42,10 +42,11 @@ def test_bssplit_and_bsrange(tmp_path):
     assert r.bssplit_read == [BsEntry(1024, 4096, PPM)]
     assert r.bssplit_write == [BsEntry(8192, 65536, PPM)]
     zero = spec(tmp_path, "bssplit: 4k/0:8k/100\n")
-    assert zero.bssplit_read == [] and zero.bs_read == 8192  # a 0% entry never runs
+    assert zero.bssplit_read == []
+    assert zero.bs_read == 8192  # a 0% entry never runs
 
 
-@pytest.mark.parametrize("body, expected", [
+@pytest.mark.parametrize(("body", "expected"), [
     ("rw: randrw\nrwmixread: 70\nrate_iops: 1000\n", (700, 300)),
     ("rw: randrw\nrwmixread: 33\nrate_iops: 1001\n", (330, 671)),
     ("rw: randrw\nrate_iops: 700,300\n", (700, 300)),
@@ -82,7 +83,8 @@ def test_data(tmp_path):
 def test_distribution_pacing_sync(tmp_path):
     s = spec(tmp_path, "rw: randwrite\nrandom_distribution: zoned:50/33.3:50/66.7\n"
                        "thinktime: 2ms\nthinktime_blocks: 8\nfsync: 32\nblockalign: 8k\n")
-    assert s.dist == "zoned" and s.zones == [Zone(500000, 333000), Zone(500000, 667000)]
+    assert s.dist == "zoned"
+    assert s.zones == [Zone(500000, 333000), Zone(500000, 667000)]
     assert (s.thinktime_ns, s.thinktime_blocks, s.sync_kind, s.sync_every) == (
         2_000_000, 8, "fsync", 32)
     assert (s.blockalign_read, s.blockalign_write) == (8192, 8192)
@@ -108,7 +110,8 @@ def test_seeds(tmp_path):
     assert spec(tmp_path, "", seed=5).seed == 5
     w = case(tmp_path, "randrepeat: false\n").workload
     seeds = {job_seed(w, 5) for _ in range(4)}
-    assert 5 not in seeds and len(seeds) == 4  # 64 random bits: a repeat would be a bug
+    assert 5 not in seeds
+    assert len(seeds) == 4  # 64 random bits: a repeat would be a bug
 
 
 def test_precondition_step(tmp_path):
@@ -124,7 +127,7 @@ def test_to_ppm_exact_cases():
     assert to_ppm([Fraction(1)] * 3) == [333334, 333333, 333333]
     assert to_ppm([Fraction(1), Fraction(0)]) == [PPM, 0]
     assert to_ppm([Fraction(2, 3), Fraction(1, 3)]) == [666667, 333333]
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="shares must be non-negative with a positive total"):
         to_ppm([Fraction(0)])
 
 

@@ -369,7 +369,8 @@ def test_validate_command_reports_a_location(tmp_path, name):
                          capture_output=True, text=True, env=env, timeout=30, check=False)
     assert run.returncode == 2, run.stderr
     assert "Traceback" not in run.stderr
-    assert f"{path}:{bad.line}:" in run.stderr and bad.fragment in run.stderr, run.stderr
+    assert f"{path}:{bad.line}:" in run.stderr, run.stderr
+    assert bad.fragment in run.stderr, run.stderr
 
 
 # -- inputs that look hostile but are fine, and the limits themselves --------------------
@@ -401,7 +402,8 @@ def test_aliases_just_under_the_budget_load():
     copies = MAX_ALIAS_VALUES // (n + 1)
     text = "a: &a [" + ", ".join(["1"] * n) + "]\nb: [" + ", ".join(["*a"] * copies) + "]\n"
     root = load_yaml_text(text)
-    assert len(root["b"]) == copies and root["b"][-1] == [1] * n
+    assert len(root["b"]) == copies
+    assert root["b"][-1] == [1] * n
     with pytest.raises(SuiteError, match=f"aliases here copy more than {MAX_ALIAS_VALUES}"):
         load_yaml_text(text.replace("b: [", "b: [*a, "))
 
@@ -424,7 +426,8 @@ def test_decoding_errors_are_located_when_read_by_the_loader(tmp_path):
     with pytest.raises(SuiteError) as info:
         read_suite_text(path)
     (problem,) = info.value.problems
-    assert (problem.line, problem.col) == (2, 16) and "not UTF-8" in problem.message
+    assert (problem.line, problem.col) == (2, 16)
+    assert "not UTF-8" in problem.message
     with pytest.raises(SuiteError, match="not UTF-8"):
         load_yaml(path)
 
@@ -541,11 +544,12 @@ def test_expansion_of_a_whole_suite_is_bounded(tmp_path, monkeypatch):
     assert [p.line for p in error.problems if "10000 characters in all" in p.message] == [8]
 
 
-@pytest.mark.parametrize("text, value", [
+@pytest.mark.parametrize(("text", "value"), [
     ("!!str 123", "123"), ("!!int 12", 12), ("!!float 1.5", 1.5),
     ("!!bool true", True), ("!!null ~", None), ("!!seq [1]", [1]), ("!!map {a: 1}", {"a": 1}),
     ("<<", "<<"),
 ])
 def test_standard_tags_that_fit_their_value_are_read(text, value):
     got = load_yaml_text(f"x: {text}\n")["x"]
-    assert got == value and isinstance(got, type(value))
+    assert got == value
+    assert isinstance(got, type(value))

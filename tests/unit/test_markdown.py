@@ -119,7 +119,8 @@ def test_a_row_per_case_with_its_id_as_it_is(results) -> None:
     assert len(summary.rows) == len(results)
     for row, r in zip(summary.rows, results, strict=True):
         assert len(row) == len(summary.header)  # no '|' of an id split a cell
-        assert row[0] == r.id and HOSTILE in row[0]
+        assert row[0] == r.id
+        assert HOSTILE in row[0]
         assert row[1].endswith(r.outcome)
     # the columns measured, in humane units: a case that wrote nothing has no write figure
     columns = summary.header[2:-1]
@@ -127,7 +128,8 @@ def test_a_row_per_case_with_its_id_as_it_is(results) -> None:
                        "write clat p99"]
     good = dict(zip(summary.header, summary.rows[0], strict=True))
     assert good["write IOPS"] == "–"
-    assert good["read BW"].endswith("/s") and good["read clat p99"].endswith("s")
+    assert good["read BW"].endswith("/s")
+    assert good["read clat p99"].endswith("s")
 
 
 def test_the_headline_counts_outcomes_and_names_the_host(results) -> None:
@@ -148,7 +150,8 @@ def test_each_case_that_did_not_pass_lists_its_failed_checks(results) -> None:
     slow, mixed = failing
     assert len(summary.sections[f"❌ {mixed.id}: failed"]) == 2
     [only] = summary.sections[f"❌ {slow.id}: failed"]
-    assert only.startswith("read.iops ") and only.endswith(", expected >= 1000G")
+    assert only.startswith("read.iops ")
+    assert only.endswith(", expected >= 1000G")
     # the whole report of each, as the terminal shows it
     assert summary.code == [failure_report(r) + "\n" for r in failing]
 
@@ -181,5 +184,6 @@ def test_appending_keeps_what_the_file_held(tmp_path: Path, results) -> None:
     text = out.read_text()
     assert text.startswith("## Build\n\nbuilt\n\n## ✅ iogate: 1 passed")
     summary = parse_summary(text)
-    assert summary.headlines[0] == "Build" and len(summary.headlines) == 3
+    assert summary.headlines[0] == "Build"
+    assert len(summary.headlines) == 3
     assert summary.paragraphs[0] == "built"

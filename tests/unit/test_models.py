@@ -79,7 +79,8 @@ def test_good_suite(tmp_path):
     assert all(isinstance(x, Case) for x in suite.cases)
     assert [x.id for x in suite.cases] == ["randread-4k", "mixed", "per-direction"]
     assert [x.line for x in suite.cases] == [8, 18, 25]
-    assert a.suite_name == "smoke" and a.path == f
+    assert a.suite_name == "smoke"
+    assert a.path == f
     wa = a.workload
     assert (wa.rw, wa.bs, wa.iodepth, wa.numjobs, wa.size) == (
         "randread", BlockSizes(read=4096, write=4096), 32, 3, 64 * MiB)
@@ -96,7 +97,8 @@ def test_good_suite(tmp_path):
     wc = c.workload
     assert (wc.rwmixread, wc.bs, wc.ioengine, wc.iodepth) == (
         70, BlockSizes(read=8 * KiB, write=16 * KiB), "psync", 1)
-    assert c.expectations == [] and c.source_lines == {}
+    assert c.expectations == []
+    assert c.source_lines == {}
 
 
 def test_bare_null_engine_is_the_null_engine(tmp_path):
@@ -111,7 +113,8 @@ def test_empty_engine_is_an_error_not_the_null_engine(tmp_path):
     text = "suite: s\nworkloads:\n  - name: a\n    size: 1m\n    ioengine:\n"
     with pytest.raises(SuiteError) as info:
         load_suite(write(tmp_path, text), env={})
-    assert "s.suite.yaml:5:" in str(info.value) and "workloads[0].ioengine" in str(info.value)
+    assert "s.suite.yaml:5:" in str(info.value)
+    assert "workloads[0].ioengine" in str(info.value)
 
 
 def test_env_overrides_default(tmp_path):
@@ -126,12 +129,13 @@ def test_workload_defaults():
         "io_uring", "read", BlockSizes(read=4096, write=4096), 1, 1, 0, None, False, 0, False,
         None, {}, None)
     dumped = w.model_dump(mode="json")
-    assert dumped["bs"] == {"read": 4096, "write": 4096} and dumped["size"] == MiB
+    assert dumped["bs"] == {"read": 4096, "write": 4096}
+    assert dumped["size"] == MiB
 
 
 # -- every bad input, with its location ----------------------------------------------------
 
-@pytest.mark.parametrize("body, expected", [
+@pytest.mark.parametrize(("body", "expected"), [
     ("iodepht: 4\n", "F:5:5: workloads[0].iodepht: unknown key 'iodepht'; did you mean 'iodepth'?"),
     ("bogus: 1\n", "F:5:5: workloads[0].bogus: unknown key 'bogus'; valid keys are: filename,"),
     ('iodepth: "32"\n', "F:5:14: workloads[0].iodepth: expected an integer, got the string '32' "
@@ -195,14 +199,15 @@ def test_bad_workload(tmp_path, body, expected):
     assert got[0].startswith(expected), got
 
 
-@pytest.mark.parametrize("written, said", [
+@pytest.mark.parametrize(("written", "said"), [
     ("windowsaio", "ioengine 'windowsaio' is not supported; use "),
     ("spdk", "ioengine 'spdk' is not supported; use "),
     ("5", "expected an engine: "),
 ])
 def test_unknown_engine_names_every_engine_of_the_catalog(tmp_path, written, said):
     got = problems(tmp_path, one_workload(f"ioengine: {written}\n"))
-    assert len(got) == 1 and got[0].startswith(f"F:5:15: workloads[0].ioengine: {said}"), got
+    assert len(got) == 1, got
+    assert got[0].startswith(f"F:5:15: workloads[0].ioengine: {said}"), got
     for engine in catalog.engines():  # each by name; the queued ones said to be queued
         assert f" {engine.name}" in got[0]
         if engine.queued and engine.does_io:
@@ -238,7 +243,7 @@ def test_duplicate_workload_names(tmp_path):
         "F:5:11: workloads[1].name: workload name 'a' is already used on line 3"]
 
 
-@pytest.mark.parametrize("text, expected", [
+@pytest.mark.parametrize(("text", "expected"), [
     ("suite: s\n", ["F:1:1: workloads: workloads is required"]),
     ("suite: s\nworkloads: []\n", ["F:2:12: workloads: needs at least one entry"]),
     ("suite: s\nworkloads: {}\n", ["F:2:12: workloads: expected a list, got a mapping"]),
@@ -318,7 +323,8 @@ def test_variables_feed_typed_values(tmp_path):
 
 def test_syntax_error(tmp_path):
     got = problems(tmp_path, "suite: s\nworkloads: [\n")
-    assert len(got) == 1 and got[0].startswith("F:3:1: invalid YAML")
+    assert len(got) == 1
+    assert got[0].startswith("F:3:1: invalid YAML")
 
 
 def test_validate_paths_collects_problems_of_every_file(tmp_path):
@@ -369,7 +375,7 @@ def test_schema_agrees_with_the_loader(tmp_path):
 
 # -- the workload language: every bad input, with its location ------------------------------
 
-@pytest.mark.parametrize("body, expected", [
+@pytest.mark.parametrize(("body", "expected"), [
     ('bssplit: 4k/10:64k/50\nrw: randread\n',
      'F:5:14: workloads[0].bssplit: the percentages add up to 60, not 100'),
     ('bssplit: 4k/10:4Q/90\n',
@@ -551,7 +557,9 @@ def test_bs_keys_from_defaults_give_way_to_the_workload(tmp_path):
     text = ("suite: s\ndefaults:\n  bs: 8k\n  rwmixread: 70\nworkloads:\n  - name: a\n"
             "    size: 1m\n    rw: randrw\n    bssplit: 4k/100\n    rwmixwrite: 20\n")
     w = load_suite(write(tmp_path, text), env={}).cases[0].workload
-    assert w.bssplit is not None and w.rwmixread == 80 and w.rwmixwrite == 20
+    assert w.bssplit is not None
+    assert w.rwmixread == 80
+    assert w.rwmixwrite == 20
 
 
 def test_rates_mixes_and_arithmetic(tmp_path):
@@ -586,10 +594,12 @@ def test_data_distribution_files_engines_phases(tmp_path):
           - {rw: randwrite, iodepth: 4, filename: /var/tmp/c}
         """)
     w = c.workload
-    assert w.buffer_pattern == b"\xde\xad\xbe\xef" and w.filenames == ["/var/tmp/a", "/var/tmp/b"]
+    assert w.buffer_pattern == b"\xde\xad\xbe\xef"
+    assert w.filenames == ["/var/tmp/a", "/var/tmp/b"]
     assert str(w.random_distribution) == "zoned:60/10:30/20:10/70"
     assert (w.thinktime, w.thinktime_blocks, w.fdatasync, w.randseed) == (10**6, 4, 16, 42)
-    assert c.group == "g" and w.group == "g"
+    assert c.group == "g"
+    assert w.group == "g"
     first, second = c.preconditions
     assert (first.rw, first.bs.read, first.loops, first.size, first.filename, first.ioengine) == (
         "write", 256 * KiB, 2, MiB, ["/var/tmp/a", "/var/tmp/b"], "libaio")
@@ -600,7 +610,7 @@ def test_data_distribution_files_engines_phases(tmp_path):
     json.dumps(dumped)
 
 
-@pytest.mark.parametrize("text, shown", [
+@pytest.mark.parametrize(("text", "shown"), [
     ("zoned:50/5:30/15:20/", "zoned:50/5:30/15:20/80"),  # fio's rand-zones.fio
     ("zoned:50/:50/66.7", "zoned:50/33.3:50/66.7"),
 ])
@@ -612,12 +622,13 @@ def test_a_zoned_distribution_zone_without_a_size_takes_the_rest(tmp_path, text,
 def test_a_sequence_distribution_names_its_blocks_in_order(tmp_path):
     w = load_one(tmp_path, "rw: randread\nrandom_distribution: 'sequence: 2, 0,1'\n"
                            "random_sequence_stride: true\n").workload
-    assert w.random_distribution.blocks == [2, 0, 1] and w.random_sequence_stride is True
+    assert w.random_distribution.blocks == [2, 0, 1]
+    assert w.random_sequence_stride is True
     assert str(w.random_distribution) == "sequence:2,0,1"
     assert w.model_dump(mode="json")["random_distribution"] == "sequence:2,0,1"
 
 
-@pytest.mark.parametrize("body, says", [
+@pytest.mark.parametrize(("body", "says"), [
     ("random_distribution: 'sequence:'\n", "sequence needs block indices"),
     ("random_distribution: 'sequence:1,-2'\n", "'-2' is not a whole number"),
     ("random_distribution: 'sequence:1,\uff12'\n", "is not a whole number"),

@@ -123,11 +123,11 @@ def test_every_constant_the_bindings_use_is_in_the_header(in_header):
 
 
 def test_the_histogram_geometry_agrees_with_the_library(described):
-    assert (histogram.SUB_BITS, histogram.SUB_BUCKETS, histogram.LINEAR, histogram.TOP_BITS,
-            histogram.TOP_NS, histogram.BUCKETS) == (
-        described["IOG_HIST_SUB_BITS"], described["IOG_HIST_SUB_BUCKETS"],
-        described["IOG_HIST_LINEAR"], described["IOG_HIST_TOP_BITS"],
-        described["IOG_HIST_TOP_NS"], described["IOG_HIST_BUCKETS"])
+    assert (described["IOG_HIST_SUB_BITS"], described["IOG_HIST_SUB_BUCKETS"],
+            described["IOG_HIST_LINEAR"], described["IOG_HIST_TOP_BITS"],
+            described["IOG_HIST_TOP_NS"], described["IOG_HIST_BUCKETS"]) == (
+        histogram.SUB_BITS, histogram.SUB_BUCKETS, histogram.LINEAR, histogram.TOP_BITS,
+        histogram.TOP_NS, histogram.BUCKETS)
 
 
 # -- a library that disagrees is refused ------------------------------------------------------

@@ -39,7 +39,8 @@ def test_a_job_ended_by_exitall_before_it_started_did_none_rightly():
     specs = [spec(time_based=False, io_limit_ios=1, exit_mask=(1 << 64) - 1),
              spec(runtime_ns=HOUR, start_delay_ns=HOUR)]
     result = run(specs)
-    assert result.jobs[1].read.ios == 0 and result.jobs[1].read.runtime_ns == 0
+    assert result.jobs[1].read.ios == 0
+    assert result.jobs[1].read.runtime_ns == 0
     assert no_io(specs, result) is None
     # without the exitall nothing excuses it: its thread never started
     plain = [replace(specs[0], exit_mask=0), specs[1]]
@@ -51,7 +52,8 @@ def test_a_job_ended_by_exitall_before_it_started_did_none_rightly():
 def test_an_interrupted_run_is_not_judged():
     specs = [spec(runtime_ns=HOUR, start_delay_ns=HOUR)]
     result = run(specs, should_stop=lambda: True, poll_interval=0.01)
-    assert result.interrupted and result.jobs[0].read.ios == 0
+    assert result.interrupted
+    assert result.jobs[0].read.ios == 0
     assert no_io(specs, result) is None
 
 
@@ -59,7 +61,8 @@ def test_a_rate_with_nothing_due_in_the_runtime_did_none_rightly():
     # one read a second: the first is due at the start, in the ramp; the next after the end
     s = spec(runtime_ns=1 * MS, ramp_ns=100 * MS, rate_iops_read=1)
     result = run([s])
-    assert result.jobs[0].read.ios == 0 and result.jobs[0].read.errors == 0
+    assert result.jobs[0].read.ios == 0
+    assert result.jobs[0].read.errors == 0
     assert no_io([s], result) is None
     unpaced = replace(s, rate_iops_read=0)
     assert no_io([unpaced], result).startswith(
@@ -88,7 +91,8 @@ def test_the_first_idle_job_is_named_and_the_others_counted():
     result = idle_run(specs)
     result.jobs[0] = JobResult(read=DirectionResult(ios=5, runtime_ns=2 * MS))
     reason = no_io(specs, result)
-    assert reason.startswith("job 1 asked for") and reason.endswith("(and 1 other job too)")
+    assert reason.startswith("job 1 asked for")
+    assert reason.endswith("(and 1 other job too)")
 
 
 def test_errors_a_fill_and_nothing_asked_are_not_no_io():

@@ -137,7 +137,8 @@ def test_labels_carry_ids_sweep_points_and_the_host_as_they_are(results, text: s
     assert list(passed) == [r.id for r in results]
     for r in results:
         labels = passed[r.id]
-        assert labels["suite"] == "om" and labels["host"] == 'node"1'
+        assert labels["suite"] == "om"
+        assert labels["host"] == 'node"1'
         assert {k[len("sweep_"):]: v for k, v in labels.items() if k.startswith("sweep_")} \
             == r.case.sweep_point
     assert sorted(passed[r.id].get("sweep_iodepth", "") for r in results) == ["", "", "1", "2"]
@@ -148,7 +149,8 @@ def test_units_are_declared_and_help_is_given(text: str) -> None:
         assert family.documentation
         if family.name.endswith(("_seconds", "_bytes", "_ratio", "_bytes_per_second")) \
                 and family.name != "iogate_data_compress_ratio":
-            assert family.unit and family.name.endswith("_" + family.unit), family.name
+            assert family.unit, family.name
+            assert family.name.endswith("_" + family.unit), family.name
         assert all(not math.isnan(s.value) for s in family.samples)
 
 
@@ -157,5 +159,6 @@ def test_the_file_is_replaced_whole(tmp_path: Path, results) -> None:
     out.write_text("stale\n")
     openmetrics.write(str(out), results[:1], {})
     text = out.read_text()
-    assert "stale" not in text and text.endswith("# EOF\n")
+    assert "stale" not in text
+    assert text.endswith("# EOF\n")
     assert value(parse(text), "iogate_case_passed", case=results[0].id) == 1

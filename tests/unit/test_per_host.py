@@ -54,7 +54,8 @@ def test_per_host_errors_have_their_place(tmp_path):
     got = problems(tmp_path, text)
     assert len(got) == 3
     assert got[0].startswith("F:7:18: workloads[0].per_host.read.iopz: ")
-    assert "unknown metric" in got[0] and "read.iops" in got[0]
+    assert "unknown metric" in got[0]
+    assert "read.iops" in got[0]
     assert got[1].startswith("F:8:18: workloads[0].per_host.read.iops: ")
     assert got[2].startswith("F:9:30: workloads[0].per_host.read.bw[1]: ")
 

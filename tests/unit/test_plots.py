@@ -279,7 +279,8 @@ def test_latency_thresholds_go_on_their_distribution(results: list[CaseResult]) 
     assert [c.expectation.key for c in dists["read", "clat"].checks] == [
         "read.clat.p99", "read.clat.p99@max"]
     [failed] = dists["write", "resp"].checks
-    assert not failed.passed and failed.threshold == 1.0
+    assert not failed.passed
+    assert failed.threshold == 1.0
     assert dists["read", "resp"].checks == []
     # Unpaced: no response latency shown.
     assert {d.kind for d in data.distributions(by_name(results, "on-disk"))} == {"clat"}
@@ -292,8 +293,10 @@ def test_percentile_curve_passes_through_the_run_percentiles(
     measured = paced.run.metrics()
     for dist in data.distributions(paced):
         xs, ys = data.percentile_curve(dist.stats)
-        assert xs == sorted(xs) and ys == sorted(ys)  # latency never falls as q rises
-        assert xs[0] == 0.0 and dist.stats.min <= ys[0] <= ys[1]  # p0: the lowest bucket
+        assert xs == sorted(xs)
+        assert ys == sorted(ys)  # latency never falls as q rises
+        assert xs[0] == 0.0
+        assert dist.stats.min <= ys[0] <= ys[1]  # p0: the lowest bucket
         assert xs[-1] == pytest.approx(math.log10(dist.stats.count))  # what n resolves
         at = dict(zip(xs, ys, strict=True))
         for pct in (50.0, 90.0, 99.0):  # the curve is the metrics, not an approximation
@@ -323,10 +326,14 @@ def test_an_interval_without_completions_is_a_gap_not_a_zero(
         "0", "0.0", "", "")
     figures = pytest.importorskip("iogate_plots.figures")
     ends, iops, p99 = figures.timeline_points(stalled.run_series[0], "read")
-    assert ends == [0.2, 0.4, 0.6] and iops == [50.0, 0.0, 60.0]
-    assert p99[0] == 2000 and math.isnan(p99[1]) and p99[2] == 1500
+    assert ends == [0.2, 0.4, 0.6]
+    assert iops == [50.0, 0.0, 60.0]
+    assert p99[0] == 2000
+    assert math.isnan(p99[1])
+    assert p99[2] == 1500
     png = figures.timeline(stalled)
-    assert png is not None and png.startswith(b"\x89PNG")
+    assert png is not None
+    assert png.startswith(b"\x89PNG")
 
 
 @given(st.lists(st.text(max_size=300), max_size=8))
@@ -335,7 +342,8 @@ def test_safe_names_are_distinct_file_names(texts: list[str]) -> None:
     assert len(set(names)) == len(names)
     for name in names:
         assert re.fullmatch(r"[A-Za-z0-9._=+-]+", name)
-        assert not name.startswith(".") and len(name) <= 130
+        assert not name.startswith(".")
+        assert len(name) <= 130
 
 
 # -- HTML --------------------------------------------------------------------------------------
@@ -401,7 +409,9 @@ def test_html_page_is_valid_self_contained_and_complete(pm: pluggy.PluginManager
     shown = "".join(parsed.text)
     for r in results:
         assert r.id in shown
-    assert "1 failed" in shown and "1 error" in shown and "plots" in shown
+    assert "1 failed" in shown
+    assert "1 error" in shown
+    assert "plots" in shown
     # Every plot embedded as a PNG data URI, nothing fetched from elsewhere.
     assert parsed.images
     for src in parsed.images:
@@ -411,7 +421,8 @@ def test_html_page_is_valid_self_contained_and_complete(pm: pluggy.PluginManager
     assert len(parsed.images) == expected_plots
     assert not re.search(r"""(src|href)=["'](?!data:|#)""", text)
     # The failed check, expected against observed.
-    assert "write.resp.p99" in shown and "&lt;= 1ns" in text
+    assert "write.resp.p99" in shown
+    assert "&lt;= 1ns" in text
 
 
 def test_html_escapes_hostile_text(pm: pluggy.PluginManager, results: list[CaseResult],
@@ -435,7 +446,8 @@ def test_without_matplotlib_csv_json_and_html_are_still_written(
     page = tmp_path / "report.html"
     document = report(pm, results, artifacts=str(tmp_path / "a"), html=str(page))
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "pip install matplotlib" in err
+    assert err.count("\n") == 1
+    assert "pip install matplotlib" in err
     for r in ran(results):
         assert sorted(Path(f).name for f in document["artifacts"][r.id]) == [
             "histograms.json", "series.csv"]

@@ -54,17 +54,21 @@ def pm() -> pluggy.PluginManager:
 def test_the_plugin_draws_the_png_and_the_page(pm: pluggy.PluginManager) -> None:
     pytest.importorskip("matplotlib")
     t = a_trend()
-    assert len(t.marks) == 1 and t.marks[0].regression  # the plot has a change to mark
+    assert len(t.marks) == 1
+    assert t.marks[0].regression  # the plot has a change to mark
     drawn = pm.hook.iogate_trend_figure(trend=t, forms=["png", "html"])
     assert set(drawn) == {"png", "html"}
     png = drawn["png"]
-    assert png[:8] == PNG and len(png) > 10_000  # a real plot, not an empty canvas
+    assert png[:8] == PNG
+    assert len(png) > 10_000  # a real plot, not an empty canvas
     page = drawn["html"].decode("utf-8")
     assert f'src="data:image/png;base64,{base64.b64encode(png).decode()}"' in page
     assert page.count("<tr><td>2026-") == len(t.points) + len(t.findings)
-    assert "build 112" in page and "regression (new)" in page
+    assert "build 112" in page
+    assert "regression (new)" in page
     only = pm.hook.iogate_trend_figure(trend=t, forms=["png"])
-    assert set(only) == {"png"} and only["png"][:8] == PNG
+    assert set(only) == {"png"}
+    assert only["png"][:8] == PNG
 
 
 def test_without_the_plugin_no_one_answers() -> None:
@@ -82,10 +86,12 @@ def test_without_matplotlib_the_png_is_refused_and_the_page_made_without_it(
             pm.hook.iogate_trend_figure(trend=t, forms=forms)
     drawn = pm.hook.iogate_trend_figure(trend=t, forms=["html"])
     page = drawn["html"].decode("utf-8")
-    assert "no plot: matplotlib is not installed" in page and "data:image/png" not in page
+    assert "no plot: matplotlib is not installed" in page
+    assert "data:image/png" not in page
     assert page.count("<tr><td>2026-") == len(t.points) + len(t.findings)
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "needs matplotlib" in err
+    assert err.count("\n") == 1
+    assert "needs matplotlib" in err
 
 
 def test_a_form_the_plugin_does_not_make_is_refused(pm: pluggy.PluginManager) -> None:
@@ -98,9 +104,11 @@ def test_the_trend_page_lists_every_run_and_escapes_what_it_shows() -> None:
     key = ("<b>s.suite.yaml::c</b>", "ACME & Co", "read.iops")
     t = trend.Trend.of(key, points, trend.detect({key: points}), 5)
     page = trend_files.page(t, None)
-    assert "&lt;b&gt;s.suite.yaml::c&lt;/b&gt; on ACME &amp; Co" in page and "<b>s" not in page
+    assert "&lt;b&gt;s.suite.yaml::c&lt;/b&gt; on ACME &amp; Co" in page
+    assert "<b>s" not in page
     assert page.count("<tr><td>2026-") == len(points) + len(t.findings)
-    assert "regression (new)" in page and "no plot: matplotlib is not installed" in page
+    assert "regression (new)" in page
+    assert "no plot: matplotlib is not installed" in page
 
 
 def test_a_run_s_recent_trend_is_drawn_with_this_run() -> None:
@@ -112,7 +120,8 @@ def test_a_run_s_recent_trend_is_drawn_with_this_run() -> None:
                                                   "change_pct": -20.0, "p_value": 0.001,
                                                   "regression": True}]}
     png = figures.trend(trend.recent_trend(CASE, "read.iops", entry))
-    assert png[:8] == PNG and len(png) > 10_000
+    assert png[:8] == PNG
+    assert len(png) > 10_000
 
 
 # -- iogate history --metric M: text, --png and --html ------------------------------------------
@@ -160,7 +169,8 @@ def test_the_text_output_loads_no_plotting_code(tmp_path: Path) -> None:
                                 cwd=tmp_path)
     assert code == 0, proc.stderr
     assert f"{CASE} on ACME: read.iops: 17 runs" in proc.stdout
-    assert "REGRESSED (new)" in proc.stdout and "build 112" in proc.stdout
+    assert "REGRESSED (new)" in proc.stdout
+    assert "build 112" in proc.stdout
     assert drawing == [], f"the text output loaded {drawing}"
 
 
@@ -170,12 +180,15 @@ def test_png_and_html_are_drawn_through_the_plugin(tmp_path: Path) -> None:
     code, drawing, proc = probe("history", dest, "--metric", "read.iops", "-k", "paced",
                                 "--png", "t.png", "--html", "t.html", cwd=tmp_path)
     assert code == 0, proc.stderr
-    assert "matplotlib" in drawing and "iogate_plots.figures" in drawing  # the probe sees
+    assert "matplotlib" in drawing
+    assert "iogate_plots.figures" in drawing  # the probe sees
     png = (tmp_path / "t.png").read_bytes()
-    assert png[:8] == PNG and len(png) > 10_000
+    assert png[:8] == PNG
+    assert len(png) > 10_000
     page = (tmp_path / "t.html").read_text(encoding="utf-8")
     assert f'src="data:image/png;base64,{base64.b64encode(png).decode()}"' in page
-    assert "build 112" in page and "regression (new)" in page
+    assert "build 112" in page
+    assert "regression (new)" in page
     assert page.count("<tr><td>20") == 17 + 1  # every run and the change
     assert "t.png: trend of read.iops over 17 runs" in proc.stderr
 
@@ -190,9 +203,11 @@ def test_without_the_plots_plugin_the_command_says_it_is_needed(tmp_path: Path,
     assert code == 2
     assert f"iogate: {option}: the trend is drawn by the plots plugin (iogate_plots)" in \
         proc.stderr, proc.stderr
-    assert not (tmp_path / "t.out").exists() and drawing == []
+    assert not (tmp_path / "t.out").exists()
+    assert drawing == []
     assert proc.stdout.splitlines() == [proc.stdout.splitlines()[-1]]  # before any output
     # The text output needs no plugin.
     code, _, proc = probe("history", dest, "--metric", "read.iops", "-k", "paced",
                           cwd=tmp_path, env=off)
-    assert code == 0 and "17 runs" in proc.stdout, proc.stderr
+    assert code == 0, proc.stderr
+    assert "17 runs" in proc.stdout, proc.stderr

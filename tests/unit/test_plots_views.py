@@ -25,9 +25,12 @@ from iogate.runner import run_cases
 from iogate.spec import load_suite
 
 pytest.importorskip("iogate_plots.plugin")
-from iogate_plots import data  # noqa: E402  (after the skip: the package must be importable)
-from iogate_plots.contents import build  # noqa: E402
-from iogate_plots.page import render  # noqa: E402
+# after the skip: the package must be importable
+import itertools
+
+from iogate_plots import data
+from iogate_plots.contents import build
+from iogate_plots.page import render
 
 SUITE = """\
 suite: views
@@ -142,11 +145,13 @@ def test_the_percentile_plot_overlays_the_baseline_and_draws_the_slos(runs: Runs
     paced = by_name(runs.judged, "paced")
     fig = figures.latency_percentiles_figure(paced)
     read, write = fig.axes
-    assert read.get_title().startswith("read") and write.get_title().startswith("write")
+    assert read.get_title().startswith("read")
+    assert write.get_title().startswith("write")
     # The x axis is the nines axis, labelled with the percentiles.
     ticks = dict(zip([t.get_text() for t in read.get_xticklabels()], read.get_xticks(),
                      strict=True))
-    assert ticks["p99.9"] == pytest.approx(3) and ticks["p90"] == pytest.approx(1)
+    assert ticks["p99.9"] == pytest.approx(3)
+    assert ticks["p90"] == pytest.approx(1)
     assert read.get_yscale() == "log"
     lines = _lines(read)
     # clat of each direction, resp too (a rate was set), and each one's baseline.
@@ -216,7 +221,8 @@ def test_the_knee_plot_joins_the_points_in_sweep_order(runs: Runs) -> None:
     p99 = lines["clat.p99"]
     assert list(p99.get_xdata()) == [r.metrics["read.iops"] for r in sweep.results]  # type: ignore[attr-defined]
     assert list(p99.get_ydata()) == [r.metrics["read.clat.p99"] for r in sweep.results]  # type: ignore[attr-defined]
-    assert "clat.p99 baseline" in lines and "clat.mean" in lines
+    assert "clat.p99 baseline" in lines
+    assert "clat.mean" in lines
     assert [t.get_text() for t in ax.texts][:3] == ["1", "4", "16"]
     assert ax.get_xlabel() == "read IOPS"
     assert "labelled with iodepth" in fig.texts[0].get_text()  # the suptitle
@@ -241,8 +247,9 @@ def test_ticks_fall_on_round_values_of_the_unit_shown(kind: str, vmax: float, st
 
     k = Kind[kind]
     ticks = [t for t in figures.HumaneLocator(k).tick_values(0, vmax) if 0 <= t <= vmax]
-    assert ticks[0] == 0 and len(ticks) >= 3
-    steps = {round(b - a, 3) for a, b in zip(ticks, ticks[1:], strict=False)}
+    assert ticks[0] == 0
+    assert len(ticks) >= 3
+    steps = {round(b - a, 3) for a, b in itertools.pairwise(ticks)}
     assert steps == {step}, ticks
     formatter = figures.HumaneFormatter(k)
     labels = [formatter.label(t, vmax) for t in ticks]

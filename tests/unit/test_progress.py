@@ -195,10 +195,12 @@ def test_a_new_repeat_never_shows_the_last_ones_rate() -> None:
     line.set_phase("repeat 1/2")
     for t in range(0, 4):
         frame = line.frame(snap(counted_ns=t * S, ios=(t * 50_000, 0)))
-    assert frame.rate is not None and frame.rate[0] == pytest.approx(50_000)
+    assert frame.rate is not None
+    assert frame.rate[0] == pytest.approx(50_000)
     line.set_phase("repeat 2/2")
     frame = line.frame(snap(state="ramp", elapsed_ns=S // 5))
-    assert frame.rate is None and frame.phase == "repeat 2/2"
+    assert frame.rate is None
+    assert frame.phase == "repeat 2/2"
     assert "– IOPS" in render(frame)
     # counting again: one snapshot is no window, though the last run's was
     frame = line.frame(snap(counted_ns=3 * S, ios=(10, 0)))
@@ -220,7 +222,8 @@ def test_eta_is_the_runs_end_then_the_units_runs_then_later_units() -> None:
     last = ProgressLine("b", stream=Terminal(), schedule=planned, unit=1)
     last.set_phase("")
     frame = last.frame(snap(elapsed_ns=S, counted_ns=S, expected_ns=5 * S))
-    assert frame.position == "2/2" and frame.eta == Span(4 * S, 4 * S)
+    assert frame.position == "2/2"
+    assert frame.eta == Span(4 * S, 4 * S)
 
 
 def test_eta_is_a_lower_bound_while_laying_out_and_after_a_sized_run() -> None:
@@ -266,17 +269,21 @@ FRAME = Frame(label="long-suite-name.suite.yaml::uring-4k-randread-qd16", state=
 def test_a_wide_frame_shows_everything() -> None:
     text = render(FRAME, 200, bar=10)
     assert text.startswith("[3/40] long-suite-name.suite.yaml::uring-4k-randread-qd16 ")
-    assert "[#####.....]" in text and "repeat 2/3: running" in text
-    assert "52.1k IOPS" in text and text.endswith("ETA 2m05s")
+    assert "[#####.....]" in text
+    assert "repeat 2/3: running" in text
+    assert "52.1k IOPS" in text
+    assert text.endswith("ETA 2m05s")
 
 
 def test_a_narrow_terminal_shortens_the_label_not_the_figures() -> None:
     wide = render(FRAME, 200, bar=10)
     text = render(FRAME, len(wide) - 5, bar=10)
     assert len(text) == len(wide) - 6  # the last column is left free
-    assert "…" in text and "[#####.....]" in text
+    assert "…" in text
+    assert "[#####.....]" in text
     text = render(FRAME, 70, bar=10)
-    assert len(text) <= 69 and "[#####" not in text  # the bar went first
+    assert len(text) <= 69
+    assert "[#####" not in text  # the bar went first
     for figure in ("[3/40]", "repeat 2/3: running", "52.1k IOPS", "ETA 2m05s"):
         assert figure in text
 
@@ -287,7 +294,8 @@ def test_units_and_ascii() -> None:
     assert "1k IOPS 400MiB/s" in render(both)
     none = Frame(label="a", state="ramp", elapsed_ns=0, unit=BANDWIDTH, eta=Span(S, None))
     assert "– MiB/s" in render(none)
-    assert "- MiB/s" in render(none, ascii=True) and "ETA >= 1s" in render(none, ascii=True)
+    assert "- MiB/s" in render(none, ascii=True)
+    assert "ETA >= 1s" in render(none, ascii=True)
 
 
 # -- the terminal -------------------------------------------------------------------------
@@ -306,7 +314,9 @@ def test_writes_a_frame_and_close_clears_the_line(monkeypatch: pytest.MonkeyPatc
     line = ProgressLine("case", stream=out, width=10)
     line(snap(elapsed_ns=3 * S, counted_ns=3 * S, expected_ns=4 * S))
     frame = out.getvalue().split("\r")[-1]
-    assert "[########..]" in frame and "ETA 1s" in frame and frame.endswith("\x1b[K")
+    assert "[########..]" in frame
+    assert "ETA 1s" in frame
+    assert frame.endswith("\x1b[K")
     line.close()
     assert out.getvalue().endswith("\r\x1b[K")
 
@@ -325,7 +335,8 @@ def test_a_plan_of_one_unit_shows_no_position_but_its_unit_and_time() -> None:
     line = ProgressLine("a", stream=Terminal(), schedule=schedule([cases]))
     line.set_phase("")
     frame = line.frame(snap(elapsed_ns=4 * S, counted_ns=4 * S, expected_ns=10 * S))
-    assert frame.position == "" and frame.unit == BANDWIDTH
+    assert frame.position == ""
+    assert frame.unit == BANDWIDTH
     assert frame.eta == Span(6 * S, 6 * S)
 
 
@@ -333,4 +344,5 @@ def test_a_label_that_fits_once_the_bar_is_gone_is_not_shortened() -> None:
     frame = Frame(label="short", state="running", elapsed_ns=0, eta=Span(0, 0))
     whole = render(frame, 200, bar=30)
     text = render(frame, len(whole) - 10, bar=30)
-    assert "[" not in text and text.startswith("short running")
+    assert "[" not in text
+    assert text.startswith("short running")

@@ -157,7 +157,7 @@ def data_job(sampled: int, compressed: int, blocks: int = 0, dups: int = 0) -> J
                                      blocks=blocks, duplicate_blocks=dups))
 
 
-@pytest.mark.parametrize("compressed, warned", [(520, False), (449, True), (560, True)])
+@pytest.mark.parametrize(("compressed", "warned"), [(520, False), (449, True), (560, True)])
 def test_compression_ratio_within_five_hundredths(compressed, warned):
     s = spec(rw="write", compress_pct=50)
     warnings = realized_warnings([s], run_of(data_job(1000, compressed), s))
@@ -215,7 +215,8 @@ def test_requested_values_use_metric_paths():
 def test_requested_rates_and_rate_mix():
     s = spec(rwmixread=50, rate_iops_read=700, rate_iops_write=300)
     asked = requested([s, spec(rw="randread", rate_iops_read=100)])
-    assert asked["requested.read.iops"] == 800 and asked["requested.write.iops"] == 300
+    assert asked["requested.read.iops"] == 800
+    assert asked["requested.write.iops"] == 300
     assert asked["requested.total.iops"] == 1100
     assert "requested.mix.read_pct" not in asked  # the two jobs ask for different mixes
     assert requested([s])["requested.mix.read_pct"] == pytest.approx(70)

@@ -113,7 +113,8 @@ def test_every_readme_example_passes_both(validator, doc):
 
 def test_the_readme_has_examples_of_each_shape():
     ids = [i for i, _ in readme_documents()]
-    assert len(ids) >= 5 and any("suite:" in d for _, d in readme_documents())
+    assert len(ids) >= 5
+    assert any("suite:" in d for _, d in readme_documents())
 
 
 WRITTEN = [  # each value as a suite may write it, with variables and expressions
@@ -194,7 +195,7 @@ REFUSED = [
 ]
 
 
-@pytest.mark.parametrize("extra, why", REFUSED, ids=[r[0] for r in REFUSED])
+@pytest.mark.parametrize(("extra", "why"), REFUSED, ids=[r[0] for r in REFUSED])
 def test_the_schema_refuses_what_it_can(validator, extra, why):
     doc = suite_with(extra)
     assert not accepted(doc), doc  # validate refuses each
@@ -204,7 +205,7 @@ def test_the_schema_refuses_what_it_can(validator, extra, why):
     assert errors, f"the schema accepts {extra!r} ({why})"
 
 
-@pytest.mark.parametrize("doc, refused", [
+@pytest.mark.parametrize(("doc", "refused"), [
     ("suite: s\nworkloads:\n  - {name: w, rw: read}\n", True),
     ("suite: s\nworkloads:\n  - {name: w, rw: read, io_size: 1m}\n", True),
     ("suite: s\nworkloads:\n  - {name: w, size: 1m}\n  - {name: v}\n", True),
@@ -266,9 +267,11 @@ def completions(schema: dict[str, Any], path: list[str], prefix: str) -> dict[st
 def test_an_editor_completes_metric_names_under_expect():
     schema = json_schema()
     offered = completions(schema, ["workloads[]", "expect"], "read.cl")
-    assert "read.clat.p99" in offered and "read.clat.p99.9" in offered
+    assert "read.clat.p99" in offered
+    assert "read.clat.p99.9" in offered
     assert offered["read.clat.p99"].startswith("read.clat.p99, the 99th percentile: ")
-    assert "completion" in offered["read.clat.p99"] and "(ns;" in offered["read.clat.p99"]
+    assert "completion" in offered["read.clat.p99"]
+    assert "(ns;" in offered["read.clat.p99"]
     assert set(completions(schema, ["workloads[]", "expect"], "")) >= set(standard_paths())
 
 
@@ -278,7 +281,8 @@ def test_an_editor_completes_workload_keys_with_unit_and_default():
     assert {"iodepth", "bssplit", "rate_iops", "verify", "expect", "sweep"} <= set(keys)
     assert all(keys.values()), [k for k, v in keys.items() if not v]
     workload = resolve(schema, schema["properties"]["workloads"]["items"])["properties"]
-    assert workload["iodepth"]["default"] == 1 and workload["ioengine"]["default"] == "io_uring"
+    assert workload["iodepth"]["default"] == 1
+    assert workload["ioengine"]["default"] == "io_uring"
     assert workload["bs"]["default"] == "4KiB"
     assert "bytes" in workload["size"]["description"]
     assert "second" in workload["rate_iops"]["description"]

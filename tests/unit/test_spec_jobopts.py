@@ -68,14 +68,14 @@ def test_the_defaults_change_nothing(tmp_path):
             spec.start_delay_ns) == (0, 0, False, 0, 0)
 
 
-@pytest.mark.parametrize("value, expected", [
+@pytest.mark.parametrize(("value", "expected"), [
     ("8k", 8 * KiB), ("-8k", -8 * KiB), (-4096, -4096), ("'-(4k * 2)'", -8 * KiB), (0, 0)])
 def test_seq_skip_takes_signed_sizes(tmp_path, value, expected):
     _, suite = load(tmp_path, f"seq_skip: {value}\n")
     assert suite.cases[0].workload.seq_skip == expected
 
 
-@pytest.mark.parametrize("body, said", [
+@pytest.mark.parametrize(("body", "said"), [
     ("rw: read\nend_fsync: true\n", "end_fsync syncs after writes, but read never writes"),
     ("rw: write\nioengine: null\nend_fsync: true\n",
      "end_fsync needs a file; the null engine has none"),
@@ -98,4 +98,5 @@ def test_bad_values_and_combinations_are_named(tmp_path, body, said):
     with pytest.raises(SuiteError) as info:
         load(tmp_path, body)
     problems = [str(p) for p in info.value.problems]
-    assert len(problems) == 1 and said in problems[0], problems
+    assert len(problems) == 1, problems
+    assert said in problems[0], problems

@@ -29,7 +29,7 @@ def spec_of(tmp_path: Path, body: str):
     return lower(suite.cases[0].workload, filenames=["/var/tmp/x"], seed=1)
 
 
-@pytest.mark.parametrize("body, ioprio", [
+@pytest.mark.parametrize(("body", "ioprio"), [
     ("rw: read\n", 0),
     ("prio: 4\n", BE | 4),  # no class: best effort, as fio
     ("prioclass: 3\n", IDLE),
@@ -81,7 +81,7 @@ def test_cmdprio_bssplit_as_a_list(tmp_path):
     assert spec.cmdprio_read == [PrioEntry(8192, 500_000, IDLE | 1)]
 
 
-@pytest.mark.parametrize("body, said", [
+@pytest.mark.parametrize(("body", "said"), [
     ("prio: 8\n", "prio: must be at most 7, got 8"),
     ("prioclass: 4\n", "prioclass: must be at most 3, got 4"),
     ("prioclass: turbo\n", "prioclass: 'turbo' is not an I/O priority class"),
@@ -103,7 +103,8 @@ def test_bad_values_and_combinations_are_named_at_their_line(tmp_path, body, sai
     with pytest.raises(SuiteError) as info:
         load(tmp_path, body)
     problems = [str(p) for p in info.value.problems]
-    assert len(problems) == 1 and said in problems[0], problems
+    assert len(problems) == 1, problems
+    assert said in problems[0], problems
     key = body.split(":")[0] if "exclude" not in said else "cmdprio_bssplit"
     line = 5 + [ln.split(":")[0] for ln in body.splitlines()].index(key)
     assert f"s.suite.yaml:{line}:" in problems[0], problems

@@ -34,7 +34,7 @@ def brute_force_p(a, b):
 def test_median_odd_even():
     assert median([3, 1, 2]) == 2
     assert median([4, 1, 3, 2]) == 2.5
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="median of no values"):
         median([])
 
 
@@ -59,7 +59,8 @@ def test_separated_three_and_three_cannot_go_below_a_tenth():
 
 def test_separated_four_and_four():
     u, p = mann_whitney_u([1, 2, 3, 4], [5, 6, 7, 8])
-    assert u == 0 and p == pytest.approx(2 / 70)
+    assert u == 0
+    assert p == pytest.approx(2 / 70)
 
 
 def test_interleaved_by_hand():
@@ -109,7 +110,7 @@ def test_normal_approximation_close_to_exact_for_moderate_samples():
 
 
 def test_empty_sample_rejected():
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="needs at least one value in each sample"):
         mann_whitney_u([], [1.0])
 
 
@@ -124,13 +125,16 @@ def _noisy(centre, n, seed, cv=0.02):
 
 def test_ten_percent_iops_drop_with_five_samples_regresses():
     r = regression(_noisy(100_000, 5, 1), _noisy(90_000, 5, 2), higher_is_better=True)
-    assert r.regressed and r.p_value is not None and r.p_value < 0.05
+    assert r.regressed
+    assert r.p_value is not None
+    assert r.p_value < 0.05
     assert r.effect_pct == pytest.approx(-10, abs=3)
 
 
 def test_improvement_is_not_a_regression():
     r = regression(_noisy(100_000, 5, 1), _noisy(110_000, 5, 2), higher_is_better=True)
-    assert not r.regressed and "worse direction" in r.reason
+    assert not r.regressed
+    assert "worse direction" in r.reason
 
 
 def test_latency_rise_regresses_and_fall_does_not():
@@ -143,27 +147,35 @@ def test_small_effect_is_never_a_regression():
     old = [100.0, 100.1, 100.2, 100.3, 100.4]
     new = [99.0, 99.1, 99.2, 99.3, 99.4]  # significant, but only -1%
     r = regression(old, new, higher_is_better=True)
-    assert r.p_value is not None and r.p_value < 0.05
-    assert not r.regressed and "minimum effect" in r.reason
+    assert r.p_value is not None
+    assert r.p_value < 0.05
+    assert not r.regressed
+    assert "minimum effect" in r.reason
 
 
 def test_overlapping_samples_are_not_significant():
     old = [100.0, 80.0, 120.0, 95.0, 105.0]
     new = [90.0, 75.0, 118.0, 85.0, 101.0]
     r = regression(old, new, higher_is_better=True)
-    assert r.effect_pct < -5 and not r.regressed and "not significant" in r.reason
+    assert r.effect_pct < -5
+    assert not r.regressed
+    assert "not significant" in r.reason
 
 
 def test_three_runs_a_side_can_reach_significance():
     r = regression([100.0, 101.0, 99.0], [90.0, 91.0, 89.0], higher_is_better=True)
-    assert r.regressed and r.p_value is not None and r.p_value < 0.01
+    assert r.regressed
+    assert r.p_value is not None
+    assert r.p_value < 0.01
     assert "n=3+3" in r.reason
 
 
 def test_a_single_old_sample_decides_by_effect_and_says_so():
     single = regression([100.0], [90.0, 91.0], higher_is_better=True)
-    assert single.regressed and single.p_value is None
-    assert "effect size alone" in single.reason and "a test needs 2" in single.reason
+    assert single.regressed
+    assert single.p_value is None
+    assert "effect size alone" in single.reason
+    assert "a test needs 2" in single.reason
 
 
 def test_two_sided_metric_flags_either_direction():
@@ -175,7 +187,8 @@ def test_two_sided_metric_flags_either_direction():
 
 def test_steady_series():
     v = steady_state([100, 102, 98, 101, 99, 100])
-    assert v.steady and v.window_start == 1
+    assert v.steady
+    assert v.window_start == 1
     assert v.mean == pytest.approx(100)
     assert v.range_pct == pytest.approx(4.0)
 
@@ -193,7 +206,8 @@ def test_oscillation_fails_on_range():
     assert not v.steady
     # The last five rounds: 85, 115, 85, 115, 85; mean 97, range 30.
     assert v.range_pct == pytest.approx(30 / 97 * 100)
-    assert v.slope_pct_of_mean is not None and v.slope_pct_of_mean < 10
+    assert v.slope_pct_of_mean is not None
+    assert v.slope_pct_of_mean < 10
 
 
 def test_thresholds_are_configurable():
@@ -213,19 +227,22 @@ def _first_steady(rounds):
 def test_steady_only_after_warm_up():
     rounds = [40, 60, 75, 85, 92, 97, 99, 100, 101, 100, 99, 100]
     end, v = _first_steady(rounds)
-    assert v.steady and v.window_start == end - 5
+    assert v.steady
+    assert v.window_start == end - 5
     assert v.window_start >= 3
 
 
 def test_never_steady_reports_the_last_window():
     end, v = _first_steady([10, 20, 30, 40, 50, 60, 70])
-    assert not v.steady and v.window_start == 2 and end == 7
+    assert not v.steady
+    assert v.window_start == 2
+    assert end == 7
 
 
 def test_too_few_rounds():
     v = steady_state([1, 2, 3])
     assert (v.steady, v.window_start, v.mean) == (False, None, None)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="a steady-state window needs at least 2 rounds"):
         steady_state([1, 2, 3], window=1)
 
 
@@ -233,7 +250,8 @@ def test_fios_deviation_rule_asks_every_round_near_the_mean():
     # fio's iops:5%: every round within 5% of the mean; no range or slope asked.
     near = [100, 104, 96, 103, 97]
     v = steady_state(near, range_pct=None, slope_pct=None, deviation_pct=5)
-    assert v.steady and v.deviation_pct == pytest.approx(4.0)
+    assert v.steady
+    assert v.deviation_pct == pytest.approx(4.0)
     assert not steady_state(near, range_pct=None, slope_pct=None, deviation_pct=3.9).steady
     # The range (8% of the mean) would fail a 5% range limit: deviation is another rule.
     assert not steady_state(near, range_pct=5, slope_pct=None).steady
@@ -249,6 +267,8 @@ def test_a_limit_set_to_none_is_not_asked():
 def test_one_slow_run_is_no_regression_for_compare_either():
     old = [100.0, 100.2, 99.8, 100.1, 99.9]
     dip = regression(old, [100.0, 60.0], higher_is_better=True)
-    assert dip.p_value is not None and dip.p_value < 0.05  # the mean is far below
-    assert not dip.regressed and "one slow run, not a level" in dip.reason
+    assert dip.p_value is not None
+    assert dip.p_value < 0.05  # the mean is far below
+    assert not dip.regressed
+    assert "one slow run, not a level" in dip.reason
     assert regression(old, [80.0, 60.0], higher_is_better=True).regressed

@@ -35,7 +35,8 @@ def test_a_mapping_of_lists_is_the_product_in_the_order_written(tmp_path):
     assert ids == ["w[bs:4k-iodepth:1]", "w[bs:4k-iodepth:8]", "w[bs:4k-iodepth:32]",
                    "w[bs:64k-iodepth:1]", "w[bs:64k-iodepth:8]", "w[bs:64k-iodepth:32]"]
     last = suite.cases[-1]
-    assert last.base_name == "w" and last.workload.name == "w"
+    assert last.base_name == "w"
+    assert last.workload.name == "w"
     assert last.sweep_point == {"bs": "64k", "iodepth": "32"}
     assert list(last.sweep_point) == ["bs", "iodepth"]
     assert (last.workload.bs.read, last.workload.iodepth) == (65536, 32)
@@ -101,11 +102,13 @@ def test_repeat_fail_fast_and_steady_state(tmp_path):
     w, v = load_suite(f, env={}).cases
     assert (w.repeat, w.fail_fast, v.repeat, v.fail_fast) == (3, True, 5, False)
     s = w.steady_state
-    assert s is not None and (s.metric, s.round, s.window, s.max_rounds, s.range_pct,
+    assert s is not None
+    assert (s.metric, s.round, s.window, s.max_rounds, s.range_pct,
                               s.slope_pct, s.on_unsteady) == (
         "total.clat.p99.9", 10 * 10**9, 3, 8, 15, 5.5, "skip")
     d = v.steady_state
-    assert d is not None and (d.round, d.window, d.max_rounds, d.range_pct, d.slope_pct,
+    assert d is not None
+    assert (d.round, d.window, d.max_rounds, d.range_pct, d.slope_pct,
                               d.on_unsteady) == (60 * 10**9, 5, 25, 20, 10, "fail")
 
 
@@ -213,7 +216,7 @@ BAD = [
 ]
 
 
-@pytest.mark.parametrize("body, message", BAD, ids=[b.split("\n")[0][:40] for b, _ in BAD])
+@pytest.mark.parametrize(("body", "message"), BAD, ids=[b.split("\n")[0][:40] for b, _ in BAD])
 def test_bad_input(tmp_path, body, message):
     assert problems(tmp_path, body) == [message]
 

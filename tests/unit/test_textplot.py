@@ -91,7 +91,8 @@ def test_layout_properties(values: list[int], rows: int, slo: int, width: int) -
     assert all(a[1] == b[0] for a, b in pairwise(edges))  # contiguous
     counts = [int(m[4]) for m in parsed]
     assert sum(counts) == len(values)
-    assert counts[0] and counts[-1]  # no empty rows at either end
+    assert counts[0]
+    assert counts[-1]  # no empty rows at either end
     assert parsed[-1][5] == "100.00"
     assert max(len(m[3]) for m in parsed) <= width
     for m, (lo, hi) in zip(parsed, edges, strict=True):

@@ -32,24 +32,32 @@ def test_the_metrics_looked_at() -> None:
 def test_which_change_is_a_regression_and_which_is_new() -> None:
     key = ("s.suite.yaml::c", "", "")
     found = trend.detect({
-        key[:2] + ("read.iops",): series(steps(1000, 900)),  # fewer IOPS: worse
-        key[:2] + ("read.clat.p99",): series(steps(1e6, 0.9e6)),  # lower latency: better
-        key[:2] + ("data.compress_ratio",): series(steps(0.5, 0.6)),  # no better direction
+        (*key[:2], "read.iops"): series(steps(1000, 900)),  # fewer IOPS: worse
+        (*key[:2], "read.clat.p99"): series(steps(1e6, 0.9e6)),  # lower latency: better
+        (*key[:2], "data.compress_ratio"): series(steps(0.5, 0.6)),  # no better direction
     })
     by_metric = {f.key[2]: f for f in found}
     assert set(by_metric) == {"read.iops", "read.clat.p99", "data.compress_ratio"}
-    assert by_metric["read.iops"].regression and by_metric["data.compress_ratio"].regression
+    assert by_metric["read.iops"].regression
+    assert by_metric["data.compress_ratio"].regression
     assert not by_metric["read.clat.p99"].regression
     f = by_metric["read.iops"]
     assert (f.first.run_id, f.first.tag(), f.runs_since) == ("run-0025", "build 125", 5)
-    assert f.new(5) and not f.new(4)
+    assert f.new(5)
+    assert not f.new(4)
     text = trend.render(found, 3, 5)
-    assert "s.suite.yaml::c: read.iops" in text and "build 125" in text
-    assert "REGRESSED (new)" in text and "improved" in text and "CHANGED (new)" in text
-    assert f"{f.change.change_pct:+.1f}%" in text and -11 < f.change.change_pct < -9
+    assert "s.suite.yaml::c: read.iops" in text
+    assert "build 125" in text
+    assert "REGRESSED (new)" in text
+    assert "improved" in text
+    assert "CHANGED (new)" in text
+    assert f"{f.change.change_pct:+.1f}%" in text
+    assert -11 < f.change.change_pct < -9
     rows = {r["metric"]: r for r in trend.as_json(found, 5)}
-    assert rows["read.iops"]["new"] and not rows["read.clat.p99"]["new"]
-    assert rows["read.iops"]["runs_before"] == 25 and rows["read.iops"]["device_model"] is None
+    assert rows["read.iops"]["new"]
+    assert not rows["read.clat.p99"]["new"]
+    assert rows["read.iops"]["runs_before"] == 25
+    assert rows["read.iops"]["device_model"] is None
     assert trend.render([], 7, 5) == "no change point in 7 series"
 
 
@@ -64,7 +72,8 @@ def test_a_trend_holds_what_its_plot_shows() -> None:
     # The level of each segment between change points: the mean of its runs.
     before, after = t.levels
     assert (before.start, before.end, after.start, after.end) == (0, 25, 25, 30)
-    assert before.value == sum(values[:25]) / 25 and after.value == sum(values[25:]) / 5
+    assert before.value == sum(values[:25]) / 25
+    assert after.value == sum(values[25:]) / 5
     assert trend.segment_levels([1.0, 3.0, 10.0], []) == [trend.Level(0, 3, 14 / 3)]
     assert t.value_text(1500.0) == "1.5k"  # as the text output shows it
 
@@ -77,7 +86,9 @@ def test_a_run_s_recent_trend_is_read_back_from_its_document() -> None:
              "change_points": [{"index": 2, "build": "build 2", "change_pct": 100.0,
                                 "p_value": 0.01, "regression": False}]}
     t = trend.recent_trend("s::c", "read.iops", entry)
-    assert t.key == ("s::c", "", "read.iops") and t.current == 21.0 and not t.findings
+    assert t.key == ("s::c", "", "read.iops")
+    assert t.current == 21.0
+    assert not t.findings
     assert [p.tag() for p in t.points] == ["build 0", "build 1", "build 2"]
     assert t.points[2].samples == (19.0, 21.0)
     assert t.marks == (trend.Mark(2, 100.0, False, "build 2"),)

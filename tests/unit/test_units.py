@@ -19,7 +19,7 @@ from iogate.units import (
 KiB, MiB, GiB = 1 << 10, 1 << 20, 1 << 30
 
 
-@pytest.mark.parametrize("text, expected", [
+@pytest.mark.parametrize(("text", "expected"), [
     ("4096", 4096), ("4k", 4 * KiB), ("4K", 4 * KiB), ("4KiB", 4 * KiB), ("4kib", 4 * KiB),
     ("4Ki", 4 * KiB), ("4 KiB", 4 * KiB), (" 64m ", 64 * MiB), ("1MiB", MiB), ("2g", 2 * GiB),
     ("3GiB", 3 * GiB), ("1t", 1 << 40), ("1TiB", 1 << 40), ("1p", 1 << 50), ("1PiB", 1 << 50),
@@ -30,7 +30,7 @@ def test_parse_size(text, expected):
     assert parse_size(text) == expected
 
 
-@pytest.mark.parametrize("text, message", [
+@pytest.mark.parametrize(("text", "message"), [
     ("0.3k", "'0.3k' is not a whole number of bytes"),
     ("10MB", "ambiguous unit 'MB': write '10MiB' (10485760 bytes) or '10000000'"),
     ("1MB", "ambiguous unit 'MB': write '1MiB' (1048576 bytes) or '1000000'"),
@@ -56,7 +56,7 @@ def test_unit_error_is_value_error():
     assert issubclass(UnitError, ValueError)
 
 
-@pytest.mark.parametrize("text, expected", [
+@pytest.mark.parametrize(("text", "expected"), [
     ("1.2ms", 1_200_000), ("5ns", 5), ("7us", 7_000), ("7µs", 7_000), ("30s", 30 * 10**9),
     ("2m", 120 * 10**9), ("1h", 3600 * 10**9), ("1.5s", 1_500_000_000), ("30", 30 * 10**9),
     (30, 30 * 10**9), ("0", 0), ("250 ms", 250_000_000),
@@ -73,7 +73,7 @@ def test_parse_duration_bare_unit_is_configurable():
         parse_duration(5, bare=None)
 
 
-@pytest.mark.parametrize("text, message", [
+@pytest.mark.parametrize(("text", "message"), [
     ("-5", "cannot be negative"), (-5, "cannot be negative"),
     ("1.5ns", "not a whole number of nanoseconds"), ("3d", "unknown duration unit 'd'"),
     ("1:30", "looks like minutes:seconds; write a unit instead, e.g. '90s'"),
@@ -85,16 +85,17 @@ def test_parse_duration_rejects(text, message):
     assert message in str(exc.value)
 
 
-@pytest.mark.parametrize("text, expected", [
+@pytest.mark.parametrize(("text", "expected"), [
     ("250k", 250_000), ("250K", 250_000), ("1.5M", 1_500_000), ("2G", 2_000_000_000),
     ("0", 0), ("12", 12), (7, 7), ("0.5", 0.5), ("1.25k", 1250),
 ])
 def test_parse_count(text, expected):
     value = parse_count(text)
-    assert value == expected and type(value) is type(expected)
+    assert value == expected
+    assert type(value) is type(expected)
 
 
-@pytest.mark.parametrize("text, message", [
+@pytest.mark.parametrize(("text", "message"), [
     ("1m", "ambiguous unit 'm' in '1m': write 'M' for millions"),
     ("5x", "unknown count unit 'x'"), ("-3", "cannot be negative"), (True, "expected a number"),
 ])
@@ -104,7 +105,7 @@ def test_parse_count_rejects(text, message):
     assert message in str(exc.value)
 
 
-@pytest.mark.parametrize("text, expected", [
+@pytest.mark.parametrize(("text", "expected"), [
     ("400MiB/s", 400 * MiB), ("1GiB/s", GiB), ("500KiB/s", 500 * KiB), ("123B/s", 123),
     ("4k/s", 4096), ("1.5 MiB/s", 3 * MiB // 2),
 ])
@@ -112,7 +113,7 @@ def test_parse_bandwidth(text, expected):
     assert parse_bandwidth(text) == expected
 
 
-@pytest.mark.parametrize("text, message", [
+@pytest.mark.parametrize(("text", "message"), [
     ("400MB/s", "ambiguous unit 'MB/s': write '400MiB/s' (419430400 bytes/s) or '400000000/s'"),
     ("400MiB", "'400MiB' is not a bandwidth: write a size per second, e.g. '400MiB/s'"),
     ("4Q/s", "unknown size unit 'Q'"),
@@ -123,7 +124,7 @@ def test_parse_bandwidth_rejects(text, message):
     assert message in str(exc.value)
 
 
-@pytest.mark.parametrize("fmt, value, text", [
+@pytest.mark.parametrize(("fmt", "value", "text"), [
     (format_size, 4096, "4KiB"), (format_size, 512, "512B"), (format_size, 1.5 * MiB, "1.5MiB"),
     (format_size, 412 * MiB, "412MiB"), (format_size, 0, "0B"),
     (format_duration, 1_200_000, "1.2ms"), (format_duration, 850_000, "850us"),

@@ -12,7 +12,7 @@ def expand(text, env):
     return Expander(env).expand(text)[0]
 
 
-@pytest.mark.parametrize("text, expected", [
+@pytest.mark.parametrize(("text", "expected"), [
     ("${A}", "1"), ("x${A}y", "x1y"), ("$A", "1"), ("$A/$B", "1/two"), ("$$A", "$A"),
     ("cost: 5$", "cost: 5$"), ("$ 5", "$ 5"), ("${U:-dflt}", "dflt"), ("${A:-dflt}", "1"),
     ("${E:-dflt}", "dflt"), ("${U:-${A}x}", "1x"), ("no refs", "no refs"), ("$$", "$"),
@@ -43,7 +43,8 @@ def test_whole_reference_becomes_int_or_bool_and_keys_stay():
                              {"N": "8", "B": "true", "Z": "007"})
     assert problems == []
     assert tree == {"n": 8, "b": True, "s": "x8", "z": "007", "$N": 1, "m": 8}
-    assert isinstance(tree, MarkedMap) and tree.value_marks["s"] == (3, 4)
+    assert isinstance(tree, MarkedMap)
+    assert tree.value_marks["s"] == (3, 4)
 
 
 def test_all_problems_are_collected_with_positions():
@@ -59,4 +60,5 @@ def test_all_problems_are_collected_with_positions():
 
 def test_required_with_value_passes():
     tree, problems = tree_of("dev: ${DEV:?say which device}\n", {"DEV": "/dev/nvme0n1"})
-    assert problems == [] and tree["dev"] == "/dev/nvme0n1"
+    assert problems == []
+    assert tree["dev"] == "/dev/nvme0n1"

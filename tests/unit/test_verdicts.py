@@ -23,9 +23,12 @@ def test_a_value_beyond_its_threshold_that_passes_says_why_in_its_row() -> None:
     # 6 % lower, but with noise this large against 2 runs it is not significant
     noisy = [250_000.0, 300_000.0, 200_000.0, 280_000.0, 220_000.0]
     check = verdict_against(e, noisy, [235_000.0, 235_000.0], Gate())
-    assert check.passed and check.observed is not None and check.threshold is not None
+    assert check.passed
+    assert check.observed is not None
+    assert check.threshold is not None
     assert check.observed < check.threshold
-    assert check.evidence is not None and check.evidence.decision == "within noise"
+    assert check.evidence is not None
+    assert check.evidence.decision == "within noise"
     row = next(line for line in checks_table([check]).splitlines()
                if line.startswith("read.iops"))
     assert re.search(r"\bok\s+within noise: -6\.0% vs baseline 250k ±[\d.]+k \(5 runs\), "
@@ -41,11 +44,13 @@ def test_a_significant_regression_names_reference_runs_p_and_the_adjusted_alpha(
     assert why.startswith("regression: -20.0% vs baseline 250k ±1.581k (5 runs), n=3, p=")
     assert why.endswith("<= 0.0023 (alpha / 20 checks, 90% at the last of 6 looks), "
                         "rank p=0.018")
-    assert last.evidence is not None and last.evidence.alpha == pytest.approx(0.05 / 20 * 0.9)
+    assert last.evidence is not None
+    assert last.evidence.alpha == pytest.approx(0.05 / 20 * 0.9)
     # an interim look (3 runs of at most 8) holds the test to a tenth of the check's alpha,
     # spread over the 5 interim looks: only a clear regression stops there
     early = verdict_against(e, BASE, slow, Gate(family=20), looked=6, most=8)
-    assert not early.passed and early.evidence is not None
+    assert not early.passed
+    assert early.evidence is not None
     assert early.evidence.alpha == pytest.approx(0.05 / 20 * 0.1 / 5)
     assert "(alpha / 20 checks, 10% over 5 interim looks)" in explain(early)
 
@@ -61,12 +66,15 @@ def test_each_rule_that_decides_is_said() -> None:
                                    "(baseline holds 1, 2 needed): -20.0%")
     improve = verdict_against(parse_expectation("read.iops", ">= 1.2 * baseline"), BASE,
                               [255_000.0], Gate())
-    assert not improve.passed and "asks for an improvement" in explain(improve)
+    assert not improve.passed
+    assert "asks for an improvement" in explain(improve)
     extreme = verdict_against(parse_expectation("read.iops@min", ">= 0.9 * baseline"), BASE,
                               [200_000.0, 250_000.0], Gate())
-    assert not extreme.passed and explain(extreme).startswith("no test for @min")
+    assert not extreme.passed
+    assert explain(extreme).startswith("no test for @min")
     met = verdict_against(e, BASE, [251_000.0], Gate())
-    assert met.passed and explain(met).startswith("+0.4% vs baseline 250k")
+    assert met.passed
+    assert explain(met).startswith("+0.4% vs baseline 250k")
 
 
 def test_one_slow_run_beside_normal_ones_is_no_regression() -> None:
@@ -75,14 +83,17 @@ def test_one_slow_run_beside_normal_ones_is_no_regression() -> None:
     an outlier, not a new level. Two slow runs of two are a level."""
     e = parse_expectation("read.iops", ">= 0.95 * baseline")
     dip = verdict_against(e, BASE, [250_500.0, 143_000.0], Gate())
-    assert dip.passed and dip.evidence is not None
+    assert dip.passed
+    assert dip.evidence is not None
     assert dip.evidence.decision == "one slow run"
-    assert dip.evidence.p is not None and dip.evidence.p <= 0.05
+    assert dip.evidence.p is not None
+    assert dip.evidence.p <= 0.05
     assert explain(dip).startswith("one slow run, not a level: -21.3% vs baseline 250k")
     assert explain(dip).endswith("but the runs do not rank below the baseline's "
                                  "(rank p=0.29 > 0.05)")
     level = verdict_against(e, BASE, [200_000.0, 143_000.0], Gate())
-    assert not level.passed and level.evidence is not None
+    assert not level.passed
+    assert level.evidence is not None
     assert level.evidence.decision == "regression"
 
 
@@ -93,14 +104,20 @@ def test_adaptive_repeats_stop_when_more_runs_could_not_tell() -> None:
     noisy = [100_000.0, 110_000.0, 90_000.0, 105_000.0, 95_000.0]
     # 9 % lower: even 8 runs there would not be significant at the last look's 0.045
     near = verdict_against(e, noisy, [91_000.0] * 3, Gate(), looked=6, most=8)
-    assert near.passed and near.evidence is not None
-    assert near.evidence.decision == "within noise" and near.evidence.decided
+    assert near.passed
+    assert near.evidence is not None
+    assert near.evidence.decision == "within noise"
+    assert near.evidence.decided
     # 14 % lower: not significant at an interim look with 3 runs, but 8 would be at the last
     far = verdict_against(e, noisy, [86_000.0] * 3, Gate(), looked=6, most=8)
-    assert far.evidence is not None and far.evidence.decision == "within noise"
+    assert far.evidence is not None
+    assert far.evidence.decision == "within noise"
     assert not far.evidence.decided
     done = verdict_against(e, noisy, [86_000.0] * 8, Gate(), looked=6, most=8).evidence
-    assert done is not None and done.decision == "regression" and done.decided and done.final
+    assert done is not None
+    assert done.decision == "regression"
+    assert done.decided
+    assert done.final
 
 
 def test_latency_regressions_are_the_higher_values() -> None:
@@ -108,23 +125,29 @@ def test_latency_regressions_are_the_higher_values() -> None:
     base = [1.0e6, 1.02e6, 0.98e6, 1.01e6, 0.99e6]  # ns
     slower = verdict_against(e, base, [1.3e6, 1.31e6, 1.29e6], Gate())
     faster = verdict_against(e, base, [0.7e6, 0.71e6, 0.69e6], Gate())
-    assert not slower.passed and faster.passed
+    assert not slower.passed
+    assert faster.passed
     assert explain(slower).startswith("regression: +30.0% vs baseline 1ms")
 
 
 def test_optional_expectations_are_never_a_pass_where_unmeasured() -> None:
     e = parse_expectation("health.media_errors.delta", "== 0 if measured")
-    assert e.optional and e.describe() == "== 0 if measured"
+    assert e.optional
+    assert e.describe() == "== 0 if measured"
     unmeasured = evaluate(e, None, unmeasured="the health plugin did not report it")
-    assert not unmeasured.judged and verdict(unmeasured) == "n/a"
+    assert not unmeasured.judged
+    assert verdict(unmeasured) == "n/a"
     assert unmeasured.reason == ("not measured (optional): the health plugin did not "
                                  "report it")
     assert not evaluate(e, 3).passed  # measured: judged as usual
-    assert evaluate(e, 0).passed and evaluate(e, 0).judged
+    assert evaluate(e, 0).passed
+    assert evaluate(e, 0).judged
     required = parse_expectation("health.media_errors.delta", "== 0")
-    assert not required.optional and not evaluate(required, None).passed
+    assert not required.optional
+    assert not evaluate(required, None).passed
     windowed = parse_expectation("read.iops", ">= 100 in all if measured")
-    assert windowed.optional and windowed.window is not None
+    assert windowed.optional
+    assert windowed.window is not None
     assert not evaluate_window(windowed, [], None).judged
 
 

@@ -63,7 +63,7 @@ def test_without_the_keys_nothing_is_verified_or_timed(tmp_path):
     assert not job_struct(spec).flags & native.JOB_VERIFY_FATAL
 
 
-@pytest.mark.parametrize("written, lowered, code", [
+@pytest.mark.parametrize(("written", "lowered", "code"), [
     ("crc32c", "crc32c", native.VERIFY_CRC32C),
     ("crc32c-intel", "crc32c", native.VERIFY_CRC32C),  # fio's name for the same checksum
     ("xxhash", "xxhash", native.VERIFY_XXH64),
@@ -73,10 +73,11 @@ def test_without_the_keys_nothing_is_verified_or_timed(tmp_path):
 def test_each_checksum(tmp_path, written, lowered, code):
     spec = lower(load_one(tmp_path, f"rw: write\nverify: {written}\n").workload,
                  filenames=["f"], seed=1)
-    assert spec.verify == lowered and job_struct(spec).verify == code
+    assert spec.verify == lowered
+    assert job_struct(spec).verify == code
 
 
-@pytest.mark.parametrize("text, ns", [("500ms", 5 * 10**8), ("2", 2 * 10**9),
+@pytest.mark.parametrize(("text", "ns"), [("500ms", 5 * 10**8), ("2", 2 * 10**9),
                                       ("1s + 250ms", 125 * 10**7), ("10us", 10_000)])
 def test_io_timeout_is_a_duration(tmp_path, text, ns):
     spec = lower(load_one(tmp_path, f"rw: randread\nio_timeout: {text}\n").workload,
@@ -121,7 +122,7 @@ def test_verify_with_the_header_sized_block_and_a_whole_block_alignment(tmp_path
 
 # -- refusals, each at the key to change ----------------------------------------------------
 
-@pytest.mark.parametrize("body, expected", [
+@pytest.mark.parametrize(("body", "expected"), [
     ("rw: randwrite\nverify: sha3-256\n",
      "F:6:13: workloads[0].verify: verify 'sha3-256' is not supported; use crc32c, crc32, "
      "crc64, xxhash, xxh32, xxh64, md5, sha1, sha256, sha512, meta or none"),
@@ -193,7 +194,8 @@ def test_verify_from_the_defaults_blames_the_workload_key_it_conflicts_with(tmp_
 @pytest.mark.parametrize("mix", ["rw: randrw\nbs: 4k,8k\n", "rw: rw\nbs: 8k\n"])
 def test_a_mix_verifies_the_blocks_it_writes(tmp_path, mix):
     case = load_one(tmp_path, "verify: crc32c\n" + mix)
-    assert case.workload.verify == "crc32c" and case.workload.rw in ("randrw", "rw")
+    assert case.workload.verify == "crc32c"
+    assert case.workload.rw in ("randrw", "rw")
     spec = lower(case.workload, filenames=["/var/tmp/x"], seed=1)
     assert (spec.verify, spec.rw) == ("crc32c", case.workload.rw)
 
@@ -209,7 +211,9 @@ def test_a_precondition_step_is_checked_on_its_own(tmp_path):
 def test_schema_knows_the_keys():
     defs = json_schema()["$defs"]
     workload = defs["WorkloadEntry"]["properties"]
-    assert "verify" in workload and "io_timeout" in workload
+    assert "verify" in workload
+    assert "io_timeout" in workload
     verify = json.dumps(workload["verify"])
-    assert all(name in verify for name in VERIFIERS) and "sha3" not in verify
+    assert all(name in verify for name in VERIFIERS)
+    assert "sha3" not in verify
     assert "description" in workload["verify_backlog"]

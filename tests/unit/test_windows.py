@@ -48,7 +48,8 @@ def test_an_empty_interval_fails_a_latency_window_and_is_named():
 def test_a_window_of_only_empty_intervals_fails_instead_of_passing_at_100_pct():
     exp = parse_expectation("read.clat.mean", "<= 10ms in 50% of 200ms")
     check = evaluate_window(exp, [None, None, None], None)
-    assert not check.passed and check.observed == 0.0
+    assert not check.passed
+    assert check.observed == 0.0
     assert "3 with no completions (#1, #2, #3)" in check.reason
 
 
@@ -76,13 +77,17 @@ def test_an_empty_interval_with_nothing_due_is_skipped_not_judged():
 def test_an_empty_interval_with_a_request_due_fails():
     exp = parse_expectation("read.iops", "<= 5000 in all of 200ms")
     check = evaluate_window(exp, [10.0, None], None, due=[1.0, 1.0])
-    assert not check.passed and check.skipped == 0 and "1 with no completions" in check.reason
+    assert not check.passed
+    assert check.skipped == 0
+    assert "1 with no completions" in check.reason
 
 
 def test_a_window_with_every_interval_skipped_is_not_measured():
     exp = parse_expectation("write.clat.p99", "<= 10ms in all")
     check = evaluate_window(exp, [None, None], None, due=[0.0, 0.0])
-    assert not check.passed and check.observed is None and check.skipped == 2
+    assert not check.passed
+    assert check.observed is None
+    assert check.skipped == 2
     assert check.reason == ("not measured: the workload did no writes (no interval had "
                             "completions, 2 skipped: nothing was due)")
 
@@ -114,7 +119,9 @@ def test_interval_values_are_none_without_completions_for_every_metric():
     series = [iv(200, 10), iv(400, 0), iv(600, 3)]
     for path in ("read.clat.p99", "read.lat.mean", "read.iops", "read.bw"):
         values = interval_values(series, parse_metric(path))
-        assert values[1] is None and values[0] is not None and values[2] is not None, path
+        assert values[1] is None, path
+        assert values[0] is not None, path
+        assert values[2] is not None, path
     assert interval_values(series, parse_metric("read.iops")) == [50.0, None, 15.0]
 
 
@@ -125,7 +132,7 @@ def spec(**overrides) -> JobSpec:
     return JobSpec(**base)
 
 
-@pytest.mark.parametrize("overrides, direction, per_s", [
+@pytest.mark.parametrize(("overrides", "direction", "per_s"), [
     ({}, "read", math.inf),                                           # unlimited
     ({}, "write", 0.0),                                               # never issued
     ({"rate_iops_read": 4}, "read", 4.0),
@@ -214,7 +221,8 @@ def test_runner_fails_a_stall_of_a_schedule_that_asked_for_requests(tmp_path):
     case = load_case(tmp_path, 'read.iops: "<= 5000 in all of 200ms"', extra="rate_iops: 20\n")
     result = run_case(case, engine=engine_with(STALLED))
     [check] = result.checks
-    assert result.outcome == "failed" and check.skipped == 0
+    assert result.outcome == "failed"
+    assert check.skipped == 0
     assert "3 with no completions" in check.reason
 
 
@@ -241,7 +249,8 @@ def test_fail_fast_counts_empty_intervals_as_failures(tmp_path):
     assert judge is not None
     # 5 planned intervals, 3 must pass: 2 may fail, and the stall already emptied 3
     reason = judge(Source(STALLED[:4]))
-    assert reason is not None and "3 of 5 planned intervals failed, at most 2 may" in reason
+    assert reason is not None
+    assert "3 of 5 planned intervals failed, at most 2 may" in reason
     assert judge(Source(STALLED[:2])) is None
 
 

@@ -312,7 +312,7 @@ def serve(fd: int, parent: int) -> None:
             if len(fds) != 1:
                 raise OSError(errno.EINVAL, f"a request carries one descriptor, got {len(fds)}")
             pid = os.fork()
-        except Exception as exc:  # noqa: BLE001 - reported to the runner
+        except Exception as exc:  # any failure: reported to the runner
             for extra in fds:
                 os.close(extra)
             _report(sock, ("failed", getattr(exc, "errno", None) or errno.EIO, str(exc)))
@@ -327,7 +327,7 @@ def serve(fd: int, parent: int) -> None:
                 from multiprocessing.connection import Connection
 
                 conn = Connection(fds[0])
-            except BaseException:  # noqa: BLE001
+            except BaseException:
                 os._exit(1)
             worker.serve(conn, state, parent=me)
         os.close(fds[0])

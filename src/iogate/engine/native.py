@@ -20,7 +20,7 @@ import errno
 import importlib.resources
 import os
 from array import array
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from ctypes import (
     POINTER,
     byref,
@@ -37,6 +37,7 @@ from ctypes import (
     c_void_p,
 )
 from functools import cache
+from typing import TYPE_CHECKING, Any
 
 from iogate.engine import limits
 from iogate.engine.limits import (
@@ -58,6 +59,10 @@ from iogate.engine.limits import (
 )
 from iogate.engine.limits import WEIGHT_TOTAL as WEIGHT_TOTAL  # the weights of iog_bs_entry
 from iogate.errors import EngineError, IogateError
+
+if TYPE_CHECKING:
+    from _ctypes import _CData
+    from ctypes import _NamedFuncPointer  # what an attribute of a CDLL is
 
 UINT64_MAX = (1 << 64) - 1
 
@@ -475,21 +480,23 @@ STRUCTS: dict[str, type[ctypes.Structure]] = {
 SessionHandle = c_void_p
 
 
-def _message(code: int, func, args: tuple) -> str:
+def _message(code: int, func: _NamedFuncPointer, args: tuple[object, ...]) -> str:
     """The library's message from the error buffer passed in args, else strerror."""
     for arg in args:
-        if isinstance(arg, ctypes.Array) and arg._type_ is c_char and arg.value:
-            return arg.value.decode(errors="replace")
+        if isinstance(arg, ctypes.Array) and arg._type_ is c_char:
+            text: bytes = arg.value  # the value of a c_char array is bytes
+            if text:
+                return text.decode(errors="replace")
     return f"{func.__name__}: {os.strerror(code)}"
 
 
-def _check(result: int, func, args: tuple) -> int:
+def _check(result: int, func: _NamedFuncPointer, args: tuple[object, ...]) -> int:
     if result < 0:
         raise EngineError(-result, _message(-result, func, args))
     return result
 
 
-def _check_wait(result: int, func, args: tuple) -> int:
+def _check_wait(result: int, func: _NamedFuncPointer, args: tuple[object, ...]) -> int:
     # -ETIMEDOUT is the ordinary "still running" answer, not an error.
     if result < 0 and result != -errno.ETIMEDOUT:
         return _check(result, func, args)
@@ -497,7 +504,10 @@ def _check_wait(result: int, func, args: tuple) -> int:
 
 
 def _declare(lib: ctypes.CDLL) -> None:
-    def fn(name: str, restype, argtypes: list, errcheck=_check) -> None:
+    def fn(name: str, restype: type[ctypes._SimpleCData[Any]] | None,
+           argtypes: list[type[_CData]],
+           errcheck: Callable[[int, _NamedFuncPointer, tuple[object, ...]], int] | None = _check
+           ) -> None:
         f = getattr(lib, name)
         f.restype = restype
         f.argtypes = argtypes
@@ -659,7 +669,8 @@ def open_library(path: str) -> ctypes.CDLL:
 
 
 def version() -> str:
-    return lib().iog_version().decode()
+    text: bytes = lib().iog_version()  # its restype, c_char_p, gives bytes
+    return text.decode()
 
 
 def abi_version() -> int:
@@ -749,7 +760,7 @@ def session_cancel(handle: SessionHandle) -> None:
 
 def session_wait(handle: SessionHandle, timeout_ns: int) -> bool:
     """True when every worker has finished; the GIL is released while waiting."""
-    return lib().iog_session_wait(handle, timeout_ns) == 0
+    return int(lib().iog_session_wait(handle, timeout_ns)) == 0
 
 
 def session_jobs(handle: SessionHandle) -> int:
@@ -781,7 +792,7 @@ def _hist_buckets() -> int:
 
 
 def session_histogram(handle: SessionHandle, job: int, direction: int, kind: int
-                      ) -> tuple[int, array]:
+                      ) -> tuple[int, array[int]]:
     """The range of buckets that hold samples: (index of its first bucket, its counts as
     array('Q')); (0, empty) when the histogram is empty."""
     buckets = _hist_buckets()

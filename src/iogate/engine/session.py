@@ -235,7 +235,7 @@ class Session:
         self._handle = native.session_create(self._specs)
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def close(self) -> None:

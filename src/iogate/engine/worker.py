@@ -75,7 +75,7 @@ def serve_one(conn: Connection, specs: list[JobSpec], poll_interval: float,
         if parent is not None:
             _detach(parent)
         _session(conn, specs, poll_interval)
-    except BaseException as exc:  # noqa: BLE001 - everything is reported to the parent
+    except BaseException as exc:  # everything is reported to the parent
         with contextlib.suppress(BaseException):
             if isinstance(exc, EngineError):
                 conn.send(("error", exc.errno, str(exc)))
@@ -96,14 +96,14 @@ def serve(conn: Connection, state: State, parent: int) -> None:
     try:
         _detach(parent)
         take_state(state)
-    except BaseException:  # noqa: BLE001
+    except BaseException:
         os._exit(1)
     while True:
         try:
             message = conn.recv()
         except (EOFError, OSError):
             os._exit(0)
-        except BaseException:  # noqa: BLE001 - an undecodable request: nothing to serve
+        except BaseException:  # an undecodable request: nothing to serve
             os._exit(1)
         if message[0] == "run":
             serve_one(conn, message[1], message[2], parent=None)

@@ -144,11 +144,10 @@ class ModeOptions(JobState):
         if src is None:
             return
         ioengine = catalog.get(self.engine)
-        if ioengine is not None and not ioengine.queued:
-            if src.value not in ("1", None):
-                self.note(src, f"fio's {self.engine} is synchronous: one request in flight "
-                          "whatever iodepth says, so iogate's iodepth stays 1")
-                return
+        if ioengine is not None and not ioengine.queued and src.value not in ("1", None):
+            self.note(src, f"fio's {self.engine} is synchronous: one request in flight "
+                      "whatever iodepth says, so iogate's iodepth stays 1")
+            return
         self.int_key("iodepth")
 
     def _batching(self) -> None:
@@ -174,7 +173,7 @@ class ModeOptions(JobState):
         low = self.w.keys.get("iodepth_batch_complete_min")
         high = self.w.keys.get("iodepth_batch_complete_max")
         if low is not None and isinstance(low.value, int) and low.value > 1 and (
-                high is None or isinstance(high.value, int) and high.value < low.value):
+                high is None or (isinstance(high.value, int) and high.value < low.value)):
             self.put("iodepth_batch_complete_max", low.value, low.src,
                      f"fio collects at most iodepth_batch_complete_min ({low.value}) "
                      "completions at once when iodepth_batch_complete_max is not larger")

@@ -67,9 +67,9 @@ class RegionOptions(JobState):
         if size is not None and (text := self.value(size)) is not None and _share(text):
             # A share of every file's size: the same meaning in iogate (plan.sized).
             self.put("size", _share(text), size)
-        elif size is not None and (text := self.value(size)) is not None:
-            if (size_value := self.checked(size, text, "size")) is None:
-                return
+        elif (size is not None and (text := self.value(size)) is not None
+              and (size_value := self.checked(size, text, "size")) is None):
+            return
         if filesize is not None and (text := self.value(filesize)) is not None:
             if re.search(r"\d\s*[-:]\s*\d", text) and "(" not in text:
                 self.refuse(filesize, "a range of file sizes: iogate's files of a job are "

@@ -36,10 +36,26 @@ from iogate.expr import printable, shown
 from iogate.inputs import InputError, check_regular
 from iogate.spec.loader import read_suite_text
 
-__all__ = ["JobFile", "Option", "Section", "ValueProblem", "parse_jobfile", "parse_lenient",
-           "read_jobfile", "BARE_FLAGS",
-           "fio_size", "fio_time", "fio_pattern", "fio_expression", "directions", "filename_list",
-           "suite_text", "has_reference", "KEYWORDS", "MAX_FILE_BYTES"]
+__all__ = [
+    "BARE_FLAGS",
+    "KEYWORDS",
+    "MAX_FILE_BYTES",
+    "JobFile",
+    "Option",
+    "Section",
+    "ValueProblem",
+    "directions",
+    "filename_list",
+    "fio_expression",
+    "fio_pattern",
+    "fio_size",
+    "fio_time",
+    "has_reference",
+    "parse_jobfile",
+    "parse_lenient",
+    "read_jobfile",
+    "suite_text",
+]
 
 MAX_FILE_BYTES = 1 << 20  # job files are a few hundred lines; anything larger is not one
 MAX_LINE_CHARS = 8192  # fio's own limit on an option line
@@ -272,7 +288,7 @@ def _size_multiplier(suffix: str, kb_base: int) -> int | None:
         base = 1000 if kb_base == 1024 else 1024
     else:
         return None
-    return base ** _POWERS[s[0]]
+    return int(base ** _POWERS[s[0]])
 
 
 def fio_size(text: str, kb_base: int = 1024) -> int:

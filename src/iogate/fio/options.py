@@ -33,9 +33,20 @@ from iogate.expr import printable, shown
 from iogate.job import PPM, BsEntry, JobSpec, PrioEntry
 from iogate.spec.modes import TRIM_MODES
 
-__all__ = ["FLAG_KEYS", "FORBIDDEN", "FioUnsupported", "KNOWN_KEYS", "VALUE_FORMS",
-           "MAX_LINE_BYTES", "MAX_SECTION_CHARS", "forbidden", "job_options",
-           "render_jobfile", "section_name", "split_filenames"]
+__all__ = [
+    "FLAG_KEYS",
+    "FORBIDDEN",
+    "KNOWN_KEYS",
+    "MAX_LINE_BYTES",
+    "MAX_SECTION_CHARS",
+    "VALUE_FORMS",
+    "FioUnsupported",
+    "forbidden",
+    "job_options",
+    "render_jobfile",
+    "section_name",
+    "split_filenames",
+]
 
 PERCENT_PPM = PPM // 100
 RW_MODES = ("read", "write", "randread", "randwrite", "rw", "randrw", *TRIM_MODES)
@@ -636,7 +647,7 @@ def render_jobfile(sections: Iterable[tuple[str, Sequence[tuple[str, str]]]],
     (see the module's docstring); nothing is written partially. ``section_comments`` puts
     a comment above the section of that name.
     """
-    lines: list[str] = _comment_lines(comment) + [""] if comment else []
+    lines: list[str] = [*_comment_lines(comment), ""] if comment else []
     seen: set[str] = set()
     notes = dict(section_comments or {})
     for name, options in sections:

@@ -14,9 +14,24 @@ from iogate.expr import shown
 from iogate.fio.jobfile import ValueProblem
 from iogate.spec.modes import TRIM_MODES
 
-__all__ = ["ALIASES", "AS_IOGATE_DOES", "AT_DEFAULT", "ENGINE_ALIASES", "ENGINE_OPTIONS",
-           "FIO_DEFAULT_ENGINE", "FIO_OPTIONS", "HINTS", "MODES", "OUTPUT_ONLY", "TRIM_MODES",
-           "FIO_VERIFY_KINDS", "VERIFY_REFUSED", "VERIFY_STATE", "VERIFY_WAY", "engine_for"]
+__all__ = [
+    "ALIASES",
+    "AS_IOGATE_DOES",
+    "AT_DEFAULT",
+    "ENGINE_ALIASES",
+    "ENGINE_OPTIONS",
+    "FIO_DEFAULT_ENGINE",
+    "FIO_OPTIONS",
+    "FIO_VERIFY_KINDS",
+    "HINTS",
+    "MODES",
+    "OUTPUT_ONLY",
+    "TRIM_MODES",
+    "VERIFY_REFUSED",
+    "VERIFY_STATE",
+    "VERIFY_WAY",
+    "engine_for",
+]
 
 # -- what fio has -------------------------------------------------------------------------
 

@@ -23,5 +23,15 @@ from iogate.spec.suite import (
 )
 from iogate.spec.sweep import SweepPoint
 
-__all__ = ["Case", "LoadedSuite", "PreconditionStep", "SteadyState", "SweepPoint",
-           "load_suite", "load_suite_text", "validate_paths", "Workload", "MAX_WORKLOADS"]
+__all__ = [
+    "MAX_WORKLOADS",
+    "Case",
+    "LoadedSuite",
+    "PreconditionStep",
+    "SteadyState",
+    "SweepPoint",
+    "Workload",
+    "load_suite",
+    "load_suite_text",
+    "validate_paths",
+]

@@ -30,7 +30,7 @@ from iogate.expect import Expectation, format_value
 from iogate.expr import shown
 from iogate.metrics import SCOPES, SYNC_LATENCIES, MetricPath
 
-__all__ = ["SHARES", "Range", "value_range", "impossible", "contradictions"]
+__all__ = ["SHARES", "Range", "contradictions", "impossible", "value_range"]
 
 # (scope, name) of the percent metrics that are a share of a whole: 0% to 100%.
 SHARES = frozenset({("mix", "read_pct"), ("data", "dedupe_pct"), ("offsets", "coverage_pct"),
@@ -170,7 +170,8 @@ def contradictions(placed: Sequence[tuple[Expectation, Where]]
             continue
         for i, a in enumerate(items):  # pairs whose shares of intervals must overlap
             for b in items[i + 1:]:
-                assert a.exp.window is not None and b.exp.window is not None
+                assert a.exp.window is not None
+                assert b.exp.window is not None
                 if a.exp.window.share + b.exp.window.share > 1:
                     found = _conflict([a, b], windowed=True)
                     if found is not None:
@@ -227,7 +228,8 @@ def _message(exp: Expectation, blamed: list[Expectation], lo: _Bound, hi: _Bound
                "interval would have to meet both")
     said = " and ".join(named(e) for e in blamed)
     # Each bound alone is possible (impossible() says the others), so both are the user's.
-    assert lo.exp is not None and hi.exp is not None
+    assert lo.exp is not None
+    assert hi.exp is not None
     fix = "; drop one, or widen them"
     if lo.value > hi.value and lo.exp.op in (">=", ">") and hi.exp.op in ("<=", "<"):
         flip = {">=": "<=", ">": "<", "<=": ">=", "<": ">"}

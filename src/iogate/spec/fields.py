@@ -390,7 +390,7 @@ def per_direction(value: Any, what: str, parse: Callable[[str], Any], default: A
 
     A mapping is returned as is, for the model to check its keys and values.
     """
-    if isinstance(value, Mapping) or isinstance(value, BaseModel):
+    if isinstance(value, (Mapping, BaseModel)):
         return value
     if isinstance(value, str) and "," in value:
         parts = value.split(",")

@@ -65,7 +65,7 @@ MAX_KEY_CHARS = 256  # keys are names (options, metrics, variables); they end up
 _NO_LIMITS: Mapping[str, int] = MappingProxyType({})
 
 
-class MarkedMap(dict):
+class MarkedMap(dict[Any, Any]):
     """A dict with the source position of itself (``mark``), its keys and its values."""
 
     def __init__(self, *args: Any, mark: Mark = (0, 0), **kwargs: Any) -> None:
@@ -75,7 +75,7 @@ class MarkedMap(dict):
         self.value_marks: dict[Any, Mark] = {}  # key -> position of the value
 
 
-class MarkedList(list):
+class MarkedList(list[Any]):
     """A list with the source position of itself and of each item."""
 
     def __init__(self, *args: Any, mark: Mark = (0, 0)) -> None:
@@ -109,7 +109,9 @@ class _SuiteComposer(Composer, SafeConstructor, Resolver):
     anchored node's ``value``, so every later message can point at the alias itself.
     """
 
-    yaml_implicit_resolvers: dict = {}  # our own table; PyYAML's is untouched
+    # our own table (first character -> [(tag, pattern)]); PyYAML's is untouched
+    # (a class attribute, declared an instance one in PyYAML's stubs: hence no ClassVar)
+    yaml_implicit_resolvers: dict[str | None, list[tuple[str, re.Pattern[str]]]] = {}  # noqa: RUF012
     peek_event: Callable[[], Any]  # from the parser this is mixed with
 
     def __init__(self, max_items: Mapping[str, int] = _NO_LIMITS) -> None:
@@ -321,7 +323,7 @@ class _Builder:
             if isinstance(node, yaml.SequenceNode):
                 out = MarkedList(mark=_mark(node))
                 for i, item in enumerate(node.value):
-                    out.append(self.build(item, path + (i,)))
+                    out.append(self.build(item, (*path, i)))
                     out.marks.append(_mark(item))
                 return out
             assert isinstance(node, yaml.MappingNode)
@@ -384,11 +386,11 @@ class _Builder:
             if key is None and self.fatal:
                 continue
             if key in out:
-                self.problem(_mark(key_node), path + (key,),
+                self.problem(_mark(key_node), (*path, key),
                              f"duplicate key '{_shown(str(key))}' (first defined on line "
                              f"{out.marks[key][0]})")
                 continue
-            out[key] = self.build(value_node, path + (key,))
+            out[key] = self.build(value_node, (*path, key))
             out.marks[key] = _mark(key_node)
             out.value_marks[key] = _mark(value_node)
         # '<<: *anchor' fills in keys the mapping does not set itself; earlier sources win.

@@ -267,11 +267,11 @@ def _as_written(name: str, doc: str, **own: Any) -> type[BaseModel]:
         annotation: Any = info.annotation
         if info.metadata:
             args = (annotation, *info.metadata)
-            annotation = Annotated[args]  # type: ignore[valid-type]
+            annotation = Annotated[args]
         fields[key] = (Optional[annotation], Field(  # noqa: UP045 - built at run time
             default=None, description=info.description, json_schema_extra=info.json_schema_extra))
     fields.update(own)
-    model = create_model(name, __config__=STRICT, __doc__=doc, **fields)
+    model: type[BaseModel] = create_model(name, __config__=STRICT, __doc__=doc, **fields)
     model.__module__ = __name__
     return model
 

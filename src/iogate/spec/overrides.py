@@ -19,7 +19,7 @@ from iogate.spec.loader import MarkedList, MarkedMap, load_yaml_lenient
 from iogate.spec.models import PreconditionEntry, WorkloadEntry
 from iogate.spec.translate import fields_for, translate, unknown_key_message
 
-__all__ = ["OverrideError", "Overrides", "REFUSED", "parse_overrides"]
+__all__ = ["REFUSED", "OverrideError", "Overrides", "parse_overrides"]
 
 # Keys a workload has that one value for every workload cannot mean anything for, and why.
 REFUSED = {

@@ -293,7 +293,7 @@ def _direction_rate(rates: Rates | None, direction: FieldDirection, mix: int) ->
     if rates is None:
         return None
     if rates.total is None:
-        return getattr(rates, direction)
+        return rates.read if direction == "read" else rates.write
     read, write = split_by_mix(rates.total, mix)
     return read if direction == "read" else write
 

@@ -64,8 +64,14 @@ from iogate.spec.translate import FieldError, fields_for, translate
 from iogate.spec.variables import expand_tree
 from iogate.units import format_duration
 
-__all__ = ["Case", "LoadedSuite", "MAX_WORKLOADS", "load_suite", "load_suite_text",
-           "validate_paths"]
+__all__ = [
+    "MAX_WORKLOADS",
+    "Case",
+    "LoadedSuite",
+    "load_suite",
+    "load_suite_text",
+    "validate_paths",
+]
 
 # Workloads of one suite, each point of a sweep counted: a suite beyond this is a mistake
 # (a sweep of too many variables), and loading it would take seconds per ten thousand.
@@ -158,12 +164,12 @@ class _Collector:
                 own = [f for f in err.blame if origin.get(f, ())[:len(base)] == base]
                 if own:
                     where = origin[own[0]]
-                    self.add(where, err.message, value=where != base + (own[0],))
+                    self.add(where, err.message, value=where != (*base, own[0]))
                 else:  # every field involved came from the defaults: blame the workload
                     self.add(base, err.message)
                 continue
             head = err.loc[0] if err.loc else None
-            where = origin.get(head, base + (head,)) if isinstance(head, str) else base
+            where = origin.get(head, (*base, head)) if isinstance(head, str) else base
             self.add(where + tuple(err.loc[1:]), err.message, value=not err.about_key)
 
 
@@ -231,7 +237,7 @@ def load_suite_text(text: str, path: str | Path, env: Mapping[str, str] | None =
     except ValidationError as exc:
         for err in translate(exc, data):
             if len(err.loc) > 1 and err.loc[0] == "workloads" and err.loc[1] in sweeps \
-                    and not expanded[err.loc[1]]:  # type: ignore[index]
+                    and not expanded[err.loc[1]]:
                 continue  # a broken sweep: its own problems say enough
             out.add(err.loc, err.message, value=not err.about_key)
 
@@ -347,16 +353,16 @@ def _check_exitall(out: _Collector, placed: list[tuple[int, Case]],
             if name == case.base_name:
                 continue
             if name not in written:
-                out.add(where + (k,), f"no workload named '{name}' in this suite", value=True)
+                out.add((*where, k), f"no workload named '{name}' in this suite", value=True)
             elif name not in group_of:
                 continue  # an invalid workload: its own problems say enough
             elif case.group is None:
-                out.add(where + (k,), f"'{name}' does not run with this workload, which has no "
+                out.add((*where, k), f"'{name}' does not run with this workload, which has no "
                         f"group: exitall stops only workloads of its own group; put both in the "
                         f"same group", value=True)
             elif group_of[name] != case.group:
                 other = group_of[name]
-                out.add(where + (k,), f"'{name}' (line {line_of[name]}) is "
+                out.add((*where, k), f"'{name}' (line {line_of[name]}) is "
                         + (f"in group '{other}'" if other else "in no group")
                         + f", not in this workload's group '{case.group}': exitall stops only "
                         f"workloads that run with it", value=True)
@@ -390,12 +396,12 @@ def _case(out: _Collector, tree: MarkedMap, i: int, entry: dict[str, Any],
         {k: v for k, v in defaults.items() if k in Defaults.model_fields}, entry)
     merged = {**inherited, **entry}
     origin.update({k: ("defaults", k) for k in inherited})
-    origin.update({k: base + (k,) for k in entry if k not in origin})
+    origin.update({k: (*base, k) for k in entry if k not in origin})
     # The command line's keys come last; their values were checked alone when given
     # (iogate.spec.overrides), so what is left to say is about the workload they meet.
     forced = overrides.for_workload()
     merged = {**_without_replaced(merged, forced), **forced}
-    origin.update({k: base for k in forced})
+    origin.update(dict.fromkeys(forced, base))
     steps = merged.pop("precondition", None)
 
     problems_before = out.reported
@@ -404,16 +410,16 @@ def _case(out: _Collector, tree: MarkedMap, i: int, entry: dict[str, Any],
     try:
         workload = partial = Workload.model_validate(merged)
     except ValidationError as exc:
-        errors = translate(exc, merged, lambda loc: fields_for(("workloads", 0) + loc))
+        errors = translate(exc, merged, lambda loc: fields_for(("workloads", 0, *loc)))
         out.add_errors(errors, origin, base, forced)
         partial = _the_rest(out, merged, errors, origin, base, forced)
 
     preconditions: list[PreconditionStep] = []
     if isinstance(steps, list):
-        where = origin.get("precondition", base + ("precondition",))
+        where = origin.get("precondition", (*base, "precondition"))
         for j, step in enumerate(steps):
             if isinstance(step, dict):  # anything else: reported by the file's validation
-                checked = _precondition(out, step, merged, origin, where + (j,),
+                checked = _precondition(out, step, merged, origin, (*where, j),
                                         overrides.for_step())
                 if checked is not None:
                     preconditions.append(checked)
@@ -494,7 +500,7 @@ def _expectations(out: _Collector, tree: MarkedMap, base: tuple[PathKey, ...], k
                 continue
             why = None if workload is None else unmeasurable(workload, exp.metric)
             if why is not None:
-                out.add(base + (key, metric), why)
+                out.add((*base, key, metric), why)
                 continue
             if (why := impossible(exp)) is not None:
                 out.add(where, why, value=True)
@@ -526,15 +532,15 @@ def _precondition(out: _Collector, step: dict[str, Any], workload: dict[str, Any
     command line's (``forced``) over them."""
     inherited = _without_replaced(
         {k: workload[k] for k in STEP_INHERITS if k in workload}, step)
-    step_origin = {k: origin.get(k, base + (k,)) for k in inherited}
-    step_origin.update({k: base + (k,) for k in step})
+    step_origin = {k: origin.get(k, (*base, k)) for k in inherited}
+    step_origin.update({k: (*base, k) for k in step})
     step = {**_without_replaced(step, forced), **forced}
-    step_origin.update({k: base for k in forced})
+    step_origin.update(dict.fromkeys(forced, base))
     try:
         return PreconditionStep.model_validate({**inherited, **step})
     except ValidationError as exc:
         errors = translate(exc, {**inherited, **step},
-                           lambda loc: fields_for(("workloads", 0, "precondition", 0) + loc))
+                           lambda loc: fields_for(("workloads", 0, "precondition", 0, *loc)))
         out.add_errors(errors, step_origin, base, forced)
     return None
 

@@ -73,7 +73,7 @@ def _product(report: Report, sweep: MarkedMap, here: tuple[PathKey, ...]) -> lis
         return []
     ok = True
     for name, values in sweep.items():
-        where = here + (name,)
+        where = (*here, name)
         if not isinstance(name, str) or not _VARIABLE.match(name):
             report(where, f"'{name}' is not a variable name: use letters, digits and '_', "
                    "not starting with a digit")
@@ -88,7 +88,7 @@ def _product(report: Report, sweep: MarkedMap, here: tuple[PathKey, ...]) -> lis
         else:
             for j, v in enumerate(values):
                 if not _scalar(v):
-                    report(where + (j,), f"a sweep value must be a string or a number, got "
+                    report((*where, j), f"a sweep value must be a string or a number, got "
                            f"{describe_input(v)}", value=True)
                     ok = False
     if ok:
@@ -96,7 +96,7 @@ def _product(report: Report, sweep: MarkedMap, here: tuple[PathKey, ...]) -> lis
             texts = [_text(v) for v in values]
             for j, t in enumerate(texts):
                 if t in texts[:j]:
-                    report(here + (name, j), f"'{shown(t)}' is already in the values of "
+                    report((*here, name, j), f"'{shown(t)}' is already in the values of "
                            f"'{name}'; each point must be a different case", value=True)
                     ok = False
     if not ok:
@@ -106,7 +106,7 @@ def _product(report: Report, sweep: MarkedMap, here: tuple[PathKey, ...]) -> lis
         report(here, f"the sweep has {count} points; at most {MAX_POINTS}", value=True)
         return []
     columns = [[(name, j, v) for j, v in enumerate(values)] for name, values in sweep.items()]
-    return [{name: (v, here + (name, j)) for name, j, v in combo}
+    return [{name: (v, (*here, name, j)) for name, j, v in combo}
             for combo in itertools.product(*columns)]
 
 
@@ -120,7 +120,7 @@ def _points(report: Report, sweep: MarkedList, here: tuple[PathKey, ...]) -> lis
     out: list[_Raw] = []
     first: list[str] | None = None
     for j, point in enumerate(sweep):
-        where = here + (j,)
+        where = (*here, j)
         if not isinstance(point, Mapping) or not point:
             report(where, f"a point is a mapping of variables to values, like "
                    f"{{bs: 4k, iodepth: 1}}; got {describe_input(point)}", value=True)
@@ -141,14 +141,14 @@ def _points(report: Report, sweep: MarkedList, here: tuple[PathKey, ...]) -> lis
         for name in first:
             value = point[name]
             if not isinstance(name, str) or not _VARIABLE.match(name):
-                report(where + (name,), f"'{name}' is not a variable name: use letters, "
+                report((*where, name), f"'{name}' is not a variable name: use letters, "
                        "digits and '_', not starting with a digit")
                 return []
             if not _scalar(value):
-                report(where + (name,), f"a sweep value must be a string or a number, got "
+                report((*where, name), f"a sweep value must be a string or a number, got "
                        f"{describe_input(value)}", value=True)
                 return []
-            raw[name] = (value, where + (name,))
+            raw[name] = (value, (*where, name))
         out.append(raw)
     return out
 
@@ -159,7 +159,7 @@ def read_sweep(report: Report, workload: MarkedMap, base: tuple[PathKey, ...], f
 
     ``report(path, message, value=...)`` receives each problem.
     """
-    here = base + ("sweep",)
+    here = (*base, "sweep")
     sweep, problems = expand_tree(workload["sweep"], filename, env, base=here)
     for p in problems:
         report(tuple(_path_of(p.path, here)), p.message, value=True)
@@ -183,7 +183,7 @@ def read_sweep(report: Report, workload: MarkedMap, base: tuple[PathKey, ...], f
     for name in raws[0]:
         if name in JobFields.model_fields:
             if name in body and name not in references(body[name]):
-                report(base + (name,), f"'{name}' is swept, but the workload also sets it "
+                report((*base, name), f"'{name}' is swept, but the workload also sets it "
                        f"here; remove one, or write the value using ${{{name}}}")
                 problem = True
         elif name not in used:
@@ -228,7 +228,7 @@ def sweep_size(sweep: Any) -> int:
 
 def _variable_path(sweep: Any, here: tuple[PathKey, ...], name: str) -> tuple[PathKey, ...]:
     """Where a variable is named: its key in the mapping form, in the first point else."""
-    return here + (name,) if isinstance(sweep, MarkedMap) else here + (0, name)
+    return (*here, name) if isinstance(sweep, MarkedMap) else (*here, 0, name)
 
 
 def _path_of(text: str, here: tuple[PathKey, ...]) -> tuple[PathKey, ...]:

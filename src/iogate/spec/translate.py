@@ -99,7 +99,8 @@ def _clean_loc(data: Any, loc: Loc) -> Loc:
     out: list[str | int] = []
     node = data
     for i, seg in enumerate(loc):
-        if isinstance(node, Mapping) and seg in node:
+        # Two branches, not one: each narrows node and seg for its own indexing.
+        if isinstance(node, Mapping) and seg in node:  # noqa: SIM114
             node = node[seg]
         elif isinstance(node, list) and isinstance(seg, int) and 0 <= seg < len(node):
             node = node[seg]

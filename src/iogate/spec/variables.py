@@ -236,13 +236,13 @@ def expand_tree(tree: Any, filename: str, env: Mapping[str, str] | None = None, 
             out = MarkedMap(mark=node.mark)
             out.marks, out.value_marks = dict(node.marks), dict(node.value_marks)
             for key, value in node.items():
-                out[key] = visit(value, path + (key,), node.value_marks.get(key, node.mark))
+                out[key] = visit(value, (*path, key), node.value_marks.get(key, node.mark))
             return out
         if isinstance(node, MarkedList):
             lst = MarkedList(mark=node.mark)
             lst.marks = list(node.marks)
             for i, value in enumerate(node):
-                lst.append(visit(value, path + (i,),
+                lst.append(visit(value, (*path, i),
                                  node.marks[i] if i < len(node.marks) else node.mark))
             return lst
         if isinstance(node, str) and "$" in node:
