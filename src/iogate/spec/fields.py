@@ -385,6 +385,15 @@ def pct_number(text: str, where: str) -> float | int:
     return int(x) if x.denominator == 1 else float(t)
 
 
+def per_direction_schema(one: dict[str, Any], description: str) -> dict[str, Any]:
+    """The JSON schema of a per-direction value: ``one`` for both directions, fio's
+    'read,write', or a mapping {read, write}."""
+    return {"anyOf": [one, {"type": "string", "pattern": r"^[^,]*,[^,]*$"},
+                      {"type": "object", "additionalProperties": False,
+                       "properties": {"read": one, "write": one}}],
+            "description": description}
+
+
 def per_direction(value: Any, what: str, parse: Callable[[str], Any], default: Any) -> Any:
     """fio's ``"a,b"`` (read,write; an empty part keeps the default) or one value for both.
 

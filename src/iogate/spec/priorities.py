@@ -28,6 +28,7 @@ from iogate.spec.fields import (
     format_pct,
     pct_number,
     per_direction,
+    per_direction_schema,
 )
 from iogate.units import format_size_exact
 
@@ -94,11 +95,8 @@ class DirPrioLevels(BaseModel):
 
 
 def _per_dir_schema(one: dict[str, Any], what: str) -> dict[str, Any]:
-    return {"anyOf": [one, {"type": "string", "pattern": r"^[^,]*,[^,]*$"},
-                      {"type": "object", "additionalProperties": False,
-                       "properties": {"read": one, "write": one}}],
-            "description": f"{what}: one value for both directions, fio's 'read,write', or "
-                           "a mapping {read, write}"}
+    return per_direction_schema(one, f"{what}: one value for both directions, fio's "
+                                "'read,write', or a mapping {read, write}")
 
 
 def _classes(value: Any) -> Any:

@@ -20,6 +20,7 @@ from iogate.spec.fields import (
     SIZE_UNIT,
     STRICT,
     describe_input,
+    per_direction_schema,
 )
 from iogate.spec.modes import DIRECTIONS
 from iogate.units import parse_bandwidth, parse_size
@@ -78,11 +79,8 @@ def _rates(parse: Callable[[Any], int]) -> Callable[[Any], Any]:
 
 
 def _rate_schema(one: dict[str, Any], what: str) -> dict[str, Any]:
-    return {"anyOf": [one, {"type": "string", "pattern": r"^[^,]*,[^,]*$"},
-                      {"type": "object", "additionalProperties": False,
-                       "properties": {"read": one, "write": one}}],
-            "description": f"{what}: the job's total (split by rwmixread), fio's "
-                           "'read,write', or a mapping {read, write}"}
+    return per_direction_schema(one, f"{what}: the job's total (split by rwmixread), fio's "
+                                "'read,write', or a mapping {read, write}")
 
 
 RateIops = Annotated[Rates, BeforeValidator(_rates(_rate_value(expr.COUNT, "IOPS like '20k'"))),
