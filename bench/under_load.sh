@@ -17,7 +17,10 @@ for i in $(seq 1 "$runs"); do
     fio --name=noise --filename="$noise" --size=256M --rw=randrw --bs=4k --ioengine=psync \
         --direct=1 --time_based --runtime=7200 >/dev/null 2>&1 & noisy=$!
     start=$(date +%s)
-    (cd "$clone" && env -u PYTHONPATH CI=true bash scripts/setup.sh test >"$clone.log" 2>&1)
+    # -v: each test's outcome is in the log by name as it ends, so a run stopped early
+    # still says what failed
+    (cd "$clone" && env -u PYTHONPATH CI=true PYTEST_ADDOPTS=-v bash scripts/setup.sh test \
+        >"$clone.log" 2>&1)
     rc=$?
     kill "$hog1" "$hog2" "$noisy" 2>/dev/null
     wait "$noisy" 2>/dev/null
