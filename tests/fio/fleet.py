@@ -24,6 +24,7 @@ from tests.fio.common import children
 from iogate.fio.hosts import Host
 
 START_TIMEOUT_S = 10.0
+CPU_TICKS_PAST_STARTUP = 3
 
 
 @dataclass
@@ -42,6 +43,20 @@ class Server:
     def running_a_job(self) -> bool:
         """Whether the server has forked a job process."""
         return bool(self.job_pids())
+
+    def job_past_startup(self) -> bool:
+        """Whether a job process has used CPU_TICKS_PAST_STARTUP of CPU time: a job of the
+        null engine then runs its I/O loop (it starts in well under one tick, and only
+        there does it spin). One frozen before that is seen by fio's server as a job that
+        never started, which it gives up on itself ("job startup hung? exiting.")."""
+        for pid in self.job_pids():
+            try:
+                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            except (OSError, IndexError):
+                continue  # ended meanwhile
+            if int(fields[11]) + int(fields[12]) >= CPU_TICKS_PAST_STARTUP:  # utime, stime
+                return True
+        return False
 
     def members(self) -> list[int]:
         """The server and every process it forked, those orphaned too (a job whose handler

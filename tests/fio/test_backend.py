@@ -20,6 +20,7 @@ from tests.fio.common import KiB, MiB, children, needs_fio, spec
 
 from iogate.errors import EngineError
 from iogate.fio import backend
+from iogate.fio.hosts import Host
 from iogate.fio.options import FioUnsupported
 from iogate.histogram import bucket_index
 from iogate.job import JobSpec
@@ -298,6 +299,25 @@ def test_output_without_a_result():
         backend.parse_output("", [spec()])
     with pytest.raises(EngineError, match=r"fio was killed by SIGKILL: fio: out of memory"):
         backend.parse_output("", [spec()], status=-9, messages="fio: out of memory\n")
+
+
+def test_a_host_that_did_not_report_is_given_what_its_own_client_said():
+    """One client per host: a line that names the host only by the server's own name (the
+    text a server sends, "<name> ...") or by no name is still that host's, and never the
+    other host's."""
+    quiet, hung = Host("127.0.0.1", 8765), Host("127.0.0.1", 8766)
+    said = ["", "fio: something before\n<buildhost> fio: job startup hung? exiting.\n"]
+    with pytest.raises(EngineError) as caught:
+        backend.parse_output(["", ""], [spec()], [quiet, hung], messages=said, status=1)
+    assert caught.value.errno == errno.EHOSTUNREACH
+    first, second = str(caught.value).split("; ")
+    assert first == f"host {quiet.key} did not report: fio said nothing"
+    assert second == (f"host {hung.key} did not report: fio: something before | "
+                      "<buildhost> fio: job startup hung? exiting.")
+    # One text for several hosts (one client served them all): only lines naming a host.
+    with pytest.raises(EngineError) as caught:
+        backend.parse_output([""], [spec()], [quiet, hung], messages="".join(said), status=1)
+    assert "job startup hung" not in str(caught.value)
 
 
 def test_output_after_text_and_with_a_missing_thread():

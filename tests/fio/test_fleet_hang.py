@@ -137,12 +137,12 @@ def test_a_frozen_host_fails_its_case_within_the_bound_and_the_run_goes_on(
 
 
 def test_a_host_whose_job_is_frozen_fails_the_run_naming_it(fleet: Fleet) -> None:
-    """The server still answers; only its job, stopped, never ends."""
+    """The server still answers; only its job, stopped in its I/O loop, never ends."""
     (server,) = fleet(1)
     frozen: list[float] = []
 
     def freeze_its_job() -> bool:
-        if not frozen and server.running_a_job():
+        if not frozen and server.job_past_startup():
             server.freeze(jobs_only=True)
             frozen.append(time.monotonic())
         if frozen and time.monotonic() - frozen[0] > WATCHDOG_S:

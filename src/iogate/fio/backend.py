@@ -248,8 +248,8 @@ def run(specs: list[JobSpec], *, hosts: Sequence[Host] = (),
         disks = _disks(devices, before, elapsed_ns, specs)
         raws = [o.read_text(encoding="utf-8", errors="replace") if o.exists() else ""
                 for o in outs]
-        said = "\n".join((work / f"{name}{i}").read_text(encoding="utf-8", errors="replace")
-                         for i in range(len(procs)) for name in ("stderr", "stdout"))
+        said = ["\n".join((work / f"{name}{i}").read_text(encoding="utf-8", errors="replace")
+                           for name in ("stderr", "stdout")) for i in range(len(procs))]
     stopped = {hosts[i].key: f"host {hosts[i].key} stopped answering: not done {bound:g} s "
                f"after its run started (its bound: {reckoned}); its fio client was killed. "
                "Check its fio server: stopped, overloaded, or cut off from this machine"
@@ -413,25 +413,30 @@ def _progress(specs: Sequence[JobSpec], started: float) -> Progress:
 # -- reading fio's output -------------------------------------------------------------------
 
 def parse_output(raw: str | Sequence[str], specs: Sequence[JobSpec],
-                 hosts: Sequence[Host] = (), *, status: int = 0, messages: str = "",
-                 interrupted: bool = False, elapsed_ns: int = 0,
-                 disks: Sequence[DiskStats] = (), late: Mapping[str, str] | None = None
-                 ) -> FioRun:
+                 hosts: Sequence[Host] = (), *, status: int = 0,
+                 messages: str | Sequence[str] = "", interrupted: bool = False,
+                 elapsed_ns: int = 0, disks: Sequence[DiskStats] = (),
+                 late: Mapping[str, str] | None = None) -> FioRun:
     """The results in what fio wrote to its ``--output`` file (or files: one per client),
     given its exit status (the first that is not 0) and what it said on stderr and stdout
-    (``messages``); the same checks as :func:`run`. ``disks``: the devices under the
-    targets over fio's run (a local run); ``late``: why each host (by key) that was not done
-    within the bound failed."""
+    (``messages``: one text, or one per output file); the same checks as :func:`run`.
+    ``disks``: the devices under the targets over fio's run (a local run); ``late``: why
+    each host (by key) that was not done within the bound failed."""
     raws = [raw] if isinstance(raw, str) else list(raw)
+    texts = [messages] if isinstance(messages, str) else list(messages)
     # fio writes some messages (a lost host, a signal) to the output file before its JSON.
     preambles = [r[:r.find("{")] if "{" in r else r for r in raws]
+    # One client per host (as run() starts them): all its client says is about that host.
+    own = ({h.key: _lines(t + "\n" + pre) for h, t, pre in zip(hosts, texts, preambles,
+                                                               strict=True)}
+           if hosts and len(texts) == len(raws) == len(hosts) else {})
     docs = [d for d in map(_document, raws) if d is not None]
     doc = docs[0] if len(docs) == 1 else None
     if len(docs) > 1:  # one per host: their entries together, as from one client
         doc = {"client_stats": [e for d in docs if isinstance(d.get("client_stats"), list)
                                 for e in d["client_stats"]]}
-    return _results(doc, "\n".join([messages, *preambles]), status, specs, hosts,
-                    interrupted, elapsed_ns, disks, late or {})
+    return _results(doc, "\n".join([*texts, *preambles]), status, specs, hosts,
+                    interrupted, elapsed_ns, disks, late or {}, own)
 
 
 def _document(raw: str) -> dict[str, Any] | None:
@@ -451,8 +456,8 @@ def _document(raw: str) -> dict[str, Any] | None:
 
 def _results(doc: dict[str, Any] | None, messages: str, status: int,
              specs: Sequence[JobSpec], hosts: Sequence[Host], interrupted: bool,
-             elapsed_ns: int, disks: Sequence[DiskStats], late: Mapping[str, str]
-             ) -> FioRun:
+             elapsed_ns: int, disks: Sequence[DiskStats], late: Mapping[str, str],
+             own: Mapping[str, list[str]]) -> FioRun:
     lines = _lines(messages)
     entries: Mapping[str, list[list[dict[str, Any]]]] = {}
     if doc is not None:
@@ -460,7 +465,8 @@ def _results(doc: dict[str, Any] | None, messages: str, status: int,
     missing = [h for h in hosts if h.key in late or not any(entries.get(h.key, []))]
     if missing:
         raise EngineError(errno.ETIMEDOUT if late else errno.EHOSTUNREACH, "; ".join(
-            late.get(h.key) or _host_problem(h, hosts, lines) for h in missing))
+            late.get(h.key) or _host_problem(h, hosts, own.get(h.key), lines)
+            for h in missing))
     if doc is None:
         what = _status(status) if status else "wrote no result"
         raise EngineError(errno.EIO, f"fio {what}{_tail(lines)}")
@@ -699,8 +705,16 @@ def _mentions(line: str, host: Host) -> bool:
     return re.search(rf"host={name}(?![\w.:])", line) is not None
 
 
-def _host_problem(host: Host, hosts: Sequence[Host], lines: list[str]) -> str:
-    """"host h:p did not report: <fio's lines about it>"."""
+def _host_problem(host: Host, hosts: Sequence[Host], own: list[str] | None,
+                  lines: list[str]) -> str:
+    """"host h:p did not report: <fio's lines about it>": the last lines of its own client
+    (``own``, None when one client served several hosts), else the lines naming it and the
+    reason fio gives on the line before each. A client names a host by address and port
+    only in some lines; others carry the server's own name ("<name> fio: job startup
+    hung? exiting.") or no name at all."""
+    if own is not None:
+        reason = " | ".join(list(dict.fromkeys(own))[-TAIL_LINES:]) or "fio said nothing"
+        return f"host {host.key} did not report: {reason}"
     said: list[str] = []
     for i, line in enumerate(lines):
         if not _mentions(line, host):
