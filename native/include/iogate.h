@@ -63,8 +63,8 @@ extern "C" {
 #define IOG_API
 #endif
 
-#define IOG_ABI_VERSION  6
-#define IOG_ABI_REVISION 1 /* 1: iog_describe_constants */
+#define IOG_ABI_VERSION  7 /* 7: iog_layout_field has each member's type and dims */
+#define IOG_ABI_REVISION 0
 
 /* The size of the first version of each struct with a struct_size: the
  * smallest the library accepts. These never change; fields added later are
@@ -840,11 +840,17 @@ struct iog_disk_sample {
     uint64_t counters[IOG_DISK_COUNTERS];
 };
 
-/* A struct's size and field offsets, for bindings to check their layout. */
+/* A member of a public struct, for bindings to build or check their copy of
+ * its layout: its name, offset and size, its C type as this header spells it
+ * ("uint64_t", "char", "struct iog_zone", "const char *") and its array
+ * lengths, 0 where it has no such dimension (`bs[2][16]` is {2, 16},
+ * `engine[32]` is {32, 0}, a plain `uint64_t` is {0, 0}). */
 struct iog_layout_field {
     const char *name;
     uint32_t offset;
     uint32_t size;
+    const char *type;
+    uint32_t dims[2];
 };
 
 /* A constant of this header by name, for bindings to check their copies:
@@ -863,13 +869,12 @@ IOG_API uint32_t iog_abi_version(void);
 IOG_API const char *iog_version(void);
 
 /*
- * Describes the layout of the public struct named `name` ("iog_job_spec",
- * "iog_bs_entry", "iog_zone", "iog_cmdprio_entry", "iog_dir_stats",
- * "iog_lat_summary", "iog_bs_count", "iog_job_stats", "iog_interval", "iog_progress",
- * "iog_verify_stats", "iog_verify_failure", "iog_fault", "iog_engine_info",
- * "iog_disk_sample").
- * Writes its sizeof into *size and a pointer to a static array of fields into
- * *fields, returning the number of fields; -ENOENT for an unknown name.
+ * Describes the layout of the public struct named `name`: every struct of
+ * this header, by its tag ("iog_job_spec", "iog_zone", ...). Writes its
+ * sizeof into *size and a pointer to a static array of its members, in
+ * declaration order, into *fields, returning the number of members; -ENOENT
+ * for an unknown name. The library's tables are read from this header when
+ * it is built, so they list every member.
  */
 IOG_API int iog_describe_struct(const char *name, uint32_t *size,
                                 const struct iog_layout_field **fields);

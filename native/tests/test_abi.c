@@ -1,7 +1,8 @@
 /*
  * test_abi.c - version queries and iog_describe_struct: every public struct
  * is described with its real sizeof, fields in order, non-overlapping and
- * inside the struct, and unknown names are rejected; iog_describe_constants
+ * inside the struct, each with its C type and array lengths, and unknown
+ * names are rejected; iog_describe_constants
  * names each constant once, with the value this header gives it.
  */
 #include <stddef.h>
@@ -75,14 +76,29 @@ static int test_array_members(void)
             CHECK_EQ_U64(f[i].offset, offsetof(struct iog_job_spec, bs));
             CHECK_EQ_U64(f[i].size,
                          sizeof(struct iog_bs_entry) * IOG_DATA_DIRS * IOG_BS_ENTRIES_MAX);
+            CHECK(strcmp(f[i].type, "struct iog_bs_entry") == 0);
+            CHECK_EQ_U64(f[i].dims[0], IOG_DATA_DIRS);
+            CHECK_EQ_U64(f[i].dims[1], IOG_BS_ENTRIES_MAX);
             seen++;
         }
         if (strcmp(f[i].name, "filename") == 0) {
             CHECK_EQ_U64(f[i].size, IOG_PATH_MAX);
+            CHECK(strcmp(f[i].type, "char") == 0);
+            CHECK_EQ_U64(f[i].dims[0], IOG_PATH_MAX);
+            CHECK_EQ_U64(f[i].dims[1], 0);
+            seen++;
+        }
+        if (strcmp(f[i].name, "seq_skip") == 0) {
+            CHECK(strcmp(f[i].type, "int64_t") == 0);
+            CHECK_EQ_U64(f[i].dims[0], 0);
+            seen++;
+        }
+        if (strcmp(f[i].name, "dist_param") == 0) {
+            CHECK(strcmp(f[i].type, "double") == 0);
             seen++;
         }
     }
-    CHECK_EQ_U64(seen, 2);
+    CHECK_EQ_U64(seen, 4);
     n = iog_describe_struct("iog_dir_stats", &size, &f);
     for (int i = 0; i < n; i++)
         if (strcmp(f[i].name, "lat") == 0)

@@ -7,7 +7,7 @@ import errno
 
 import pytest
 
-from iogate.engine import native
+from iogate.engine import limits, native
 from iogate.engine.session import job_struct
 from iogate.errors import EngineError
 from iogate.job import BsEntry, JobSpec, Zone
@@ -22,14 +22,14 @@ def spec(**overrides) -> JobSpec:
     return JobSpec(**base)
 
 
-def filename_field(c: native.IogJobSpec) -> bytes:
-    start = native.IogJobSpec.filename.offset
-    return bytes(c)[start:start + native.PATH_MAX]
+def filename_field(c: ctypes.Structure) -> bytes:
+    start = native.job_spec_type().filename.offset
+    return bytes(c)[start:start + limits.PATH_MAX]
 
 
 def test_single_bs_becomes_a_one_entry_table_per_direction():
     c = job_struct(spec())
-    assert c.struct_size == ctypes.sizeof(native.IogJobSpec)
+    assert c.struct_size == ctypes.sizeof(native.job_spec_type())
     assert list(c.nbs) == [1, 1]
     read, write = c.bs[native.DIR_READ][0], c.bs[native.DIR_WRITE][0]
     assert (read.lo, read.hi, read.weight) == (4 * KiB, 4 * KiB, native.WEIGHT_TOTAL)
@@ -80,10 +80,10 @@ def test_file_list_that_does_not_fit_is_an_error():
     with pytest.raises(EngineError) as exc:
         job_struct(spec(filenames=names))
     assert exc.value.errno == errno.ENAMETOOLONG
-    exact = ["/" + "x" * (native.PATH_MAX - 3)]  # name + NUL + final NUL == 4096
+    exact = ["/" + "x" * (limits.PATH_MAX - 3)]  # name + NUL + final NUL == 4096
     assert filename_field(job_struct(spec(filenames=exact)))[-2:] == b"\0\0"
     with pytest.raises(EngineError, match="files, the limit"):
-        job_struct(spec(filenames=[f"/f{i}" for i in range(native.FILES_MAX + 1)]))
+        job_struct(spec(filenames=[f"/f{i}" for i in range(limits.FILES_MAX + 1)]))
     with pytest.raises(EngineError, match="NUL"):
         job_struct(spec(filenames=["/a\0b"]))
 

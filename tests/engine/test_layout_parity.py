@@ -1,4 +1,6 @@
-"""The ctypes bindings agree with the library on struct layouts and histogram geometry."""
+"""The ctypes bindings agree with the library on struct layouts and histogram geometry: the
+structs written in the bindings are checked against the library's description at load, and the
+job spec is built from it."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from iogate import histogram
-from iogate.engine import native
+from iogate.engine import limits, native
 from iogate.errors import EngineError
 
 
@@ -25,6 +27,40 @@ def test_struct_layout_matches_library(name):
     assert set(py_fields) == set(lib_fields)
     assert py_fields == lib_fields
     assert py_size == lib_size
+
+
+def test_the_job_spec_is_the_library_s_own_description():
+    lib_size, lib_fields = native.layout_report()["iog_job_spec"]
+    py_size, py_fields = native.binding_layout(native.job_spec_type())
+    assert list(py_fields) == list(lib_fields)  # every member, in the header's order
+    assert py_fields == lib_fields
+    assert py_size == lib_size
+    spec = native.job_spec_type()()
+    assert len(spec.bs) == native.DATA_DIRS
+    assert len(spec.bs[0]) == limits.BS_ENTRIES_MAX
+    assert isinstance(spec.bs[0][0], native.IogBsEntry)
+    assert type(spec).filename.size == limits.PATH_MAX  # a char array reads as its bytes
+
+
+_WIDE_ZONE = type("iog_zone", (native.ctypes.Structure,),
+                  {"_fields_": [("access", native.c_uint64), ("size", native.c_uint32)]})
+
+
+def test_a_binding_whose_layout_differs_refuses_the_library(monkeypatch):
+    monkeypatch.setitem(native.STRUCTS, "iog_zone", _WIDE_ZONE)
+    path = native.library_path()
+    with pytest.raises(native.LibraryError) as exc:
+        native.open_library(path)
+    assert ("struct iog_zone is 8 bytes in the library, 16 here (members that differ: "
+            "access, size)") in str(exc.value)
+
+
+def test_a_member_of_a_type_the_bindings_do_not_know_is_named():
+    size, members = native.described(native.lib(), "iog_job_spec")
+    members[0].type = b"long double"
+    with pytest.raises(ValueError, match=r"iog_job_spec\.struct_size is a long double, a type "
+                                         "these bindings do not know"):
+        native.built_struct("iog_job_spec", size, members)
 
 
 def test_unknown_struct_is_enoent():

@@ -1,16 +1,19 @@
 """ctypes bindings to libiogate: the only module that declares foreign types.
 
-It loads the library, mirrors every public struct and constant of
-native/include/iogate.h, declares each function once, and wraps the calls the
-session layer needs so that negative errno returns become EngineError.
+It loads the library, mirrors the public structs and constants of
+native/include/iogate.h that it uses, declares each function once, and wraps the calls the
+session layer needs so that negative errno returns become EngineError. The job spec, where
+every workload key lands, is not mirrored by hand: it is built from the library's own
+description of it (:func:`job_spec_type`).
 
 The library is looked up in the IOGATE_LIB environment variable (a path, for
 development builds) and otherwise next to this package (installed wheels). One that cannot
 be used (missing, not a shared library, not libiogate, another ABI version, an older ABI
-revision, or a constant whose value differs from the one used here) is a
-:class:`LibraryError` naming it. The limits (array sizes, string lengths) are
-iogate.engine.limits'; the enum values and flag bits are here. At load, every one of them is
-compared with the library's own description of its constants (iog_describe_constants).
+revision, a constant whose value differs from the one used here, or a struct laid out
+otherwise) is a :class:`LibraryError` naming it. The limits (array sizes, string lengths)
+are iogate.engine.limits'; the enum values and flag bits are here. At load, every one of
+them is compared with the library's description of its constants (iog_describe_constants),
+and every struct written here with its description of that struct (iog_describe_struct).
 """
 
 from __future__ import annotations
@@ -41,21 +44,14 @@ from typing import TYPE_CHECKING, Any
 
 from iogate.engine import limits
 from iogate.engine.limits import (
-    BS_ENTRIES_MAX,
     BS_TABLE_MAX,
-    CMDPRIO_MAX,
     DATA_DIRS,
     DISK_COUNTERS,
     ENGINE_NAME_MAX,
     ENGINE_SUMMARY_MAX,
     ERR_MAX,
-    FILES_MAX,
-    PATH_MAX,
-    PATTERN_MAX,
     QD_BUCKETS,
-    SEQUENCE_MAX,
     VERIFY_RECORDS,
-    ZONES_MAX,
 )
 from iogate.engine.limits import WEIGHT_TOTAL as WEIGHT_TOTAL  # the weights of iog_bs_entry
 from iogate.errors import EngineError, IogateError
@@ -68,8 +64,8 @@ UINT64_MAX = (1 << 64) - 1
 
 # IOG_ABI_VERSION: the library's must be this one. IOG_ABI_REVISION: the library's must be
 # at least this one (a later revision only adds; iogate.h says what changes which).
-ABI_VERSION = 6
-ABI_REVISION = 1
+ABI_VERSION = 7
+ABI_REVISION = 0
 
 # The histogram geometry (IOG_HIST_*) is owned by iogate.histogram; the parity tests check it
 # against the library.
@@ -173,78 +169,6 @@ class IogFileId(ctypes.Structure):
     _fields_ = [
         ("dev", c_uint64),
         ("ino", c_uint64),
-    ]
-
-
-class IogJobSpec(ctypes.Structure):
-    _fields_ = [
-        ("struct_size", c_uint32),
-        ("engine", c_char * ENGINE_NAME_MAX),
-        ("rw", c_uint32),
-        ("rwmixread", c_uint32),
-        ("nbs", c_uint32 * DATA_DIRS),
-        ("bs", (IogBsEntry * BS_ENTRIES_MAX) * DATA_DIRS),
-        ("blockalign", c_uint64 * DATA_DIRS),
-        ("iodepth", c_uint32),
-        ("numjobs", c_uint32),
-        ("size", c_uint64),
-        ("offset", c_uint64),
-        ("runtime_ns", c_uint64),
-        ("ramp_ns", c_uint64),
-        ("interval_ns", c_uint64),
-        ("seed", c_uint64),
-        ("flags", c_uint32),
-        ("reserved0", c_uint32),
-        ("rate_iops", c_uint64 * DATA_DIRS),
-        ("rate_bytes", c_uint64 * DATA_DIRS),
-        ("rate_process", c_uint32),
-        ("dist", c_uint32),
-        ("dist_param", c_double),
-        ("nzones", c_uint32),
-        ("reserved1", c_uint32),
-        ("zones", IogZone * ZONES_MAX),
-        ("thinktime_ns", c_uint64),
-        ("thinktime_blocks", c_uint32),
-        ("sync_kind", c_uint32),
-        ("sync_every", c_uint32),
-        ("compress_pct", c_uint32),
-        ("compress_chunk", c_uint32),
-        ("dedupe_pct", c_uint32),
-        ("pattern_len", c_uint32),
-        ("pattern", c_uint8 * PATTERN_MAX),
-        ("verify", c_uint32),
-        ("verify_backlog", c_uint32),
-        ("io_timeout_ns", c_uint64),
-        ("file_ids", IogFileId * FILES_MAX),
-        ("filename", c_char * PATH_MAX),
-        # job options: how long a job runs and where its next request goes
-        ("io_limit_bytes", c_uint64),
-        ("io_limit_ios", c_uint64),
-        ("seq_skip", c_int64),
-        ("start_delay_ns", c_uint64),
-        # flow control between jobs (fio's flow, flow_id, flow_sleep); weight 0: none
-        ("flow_id", c_uint32),
-        ("flow_weight", c_uint32),
-        ("flow_sleep_ns", c_uint64),
-        # submission batching
-        ("batch_submit", c_uint32),
-        ("batch_complete_min", c_uint32),
-        ("batch_complete_max", c_uint32),
-        ("depth_low", c_uint32),
-        # exitall: jobs stopped when a thread of this one ends its run
-        ("exit_mask", c_uint64),
-        # I/O priorities: the job's, and the command priority tables per direction
-        ("ioprio", c_uint32),
-        ("ncmdprio", c_uint32 * DATA_DIRS),
-        ("cmdprio_reserved", c_uint32),
-        ("cmdprio", (IogCmdprioEntry * CMDPRIO_MAX) * DATA_DIRS),
-        # the verify state file: the identity of the file the caller created, its path
-        ("verify_state_id", IogFileId),
-        ("verify_state", c_char * PATH_MAX),
-        # the block indices of the sequence distribution, absolute or from a moving base
-        ("nsequence", c_uint32),
-        ("sequence_stride", c_uint32),
-        ("sequence", c_uint64 * SEQUENCE_MAX),
     ]
 
 
@@ -446,6 +370,8 @@ class IogLayoutField(ctypes.Structure):
         ("name", c_char_p),
         ("offset", c_uint32),
         ("size", c_uint32),
+        ("type", c_char_p),
+        ("dims", c_uint32 * 2),
     ]
 
 
@@ -456,9 +382,10 @@ class IogConstant(ctypes.Structure):
     ]
 
 
-# Library struct name -> binding, for layout checks.
+# Library struct name -> binding written here, checked against the library's description at
+# load. The job spec, where every workload key lands, is built from that description instead
+# (job_spec_type): a member added to iogate.h needs nothing here.
 STRUCTS: dict[str, type[ctypes.Structure]] = {
-    "iog_job_spec": IogJobSpec,
     "iog_bs_entry": IogBsEntry,
     "iog_zone": IogZone,
     "iog_cmdprio_entry": IogCmdprioEntry,
@@ -522,7 +449,7 @@ def _declare(lib: ctypes.CDLL) -> None:
     fn("iog_describe_constants", c_int, [POINTER(POINTER(IogConstant))])
     fn("iog_engine_count", c_int, [])
     fn("iog_engine_describe", c_int, [c_uint32, POINTER(IogEngineInfo)])
-    fn("iog_session_create", c_int, [POINTER(IogJobSpec), c_uint32, POINTER(SessionHandle), *err])
+    fn("iog_session_create", c_int, [c_void_p, c_uint32, POINTER(SessionHandle), *err])
     fn("iog_session_start", c_int, [SessionHandle, *err])
     fn("iog_session_poll", c_int, [SessionHandle, POINTER(IogProgress)])
     fn("iog_session_cancel", c_int, [SessionHandle])
@@ -661,7 +588,11 @@ def open_library(path: str) -> ctypes.CDLL:
     except AttributeError as e:
         raise LibraryError(f"{where}: libiogate of ABI version {found} without a function "
                            f"these bindings call ({e}); {fix}") from None
-    problems = constant_problems(described_constants(handle))
+    problems = constant_problems(described_constants(handle)) + layout_problems(handle)
+    try:
+        built_struct("iog_job_spec", *described(handle, "iog_job_spec"))
+    except ValueError as e:
+        problems.append(str(e))
     if problems:
         raise LibraryError(f"{where}: libiogate of ABI version {found} does not match these "
                            f"bindings: {'; '.join(problems)}; {fix}")
@@ -677,20 +608,79 @@ def abi_version() -> int:
     return int(lib().iog_abi_version())
 
 
-def layout_report() -> dict[str, tuple[int, dict[str, tuple[int, int]]]]:
-    """The library's own view of each public struct: {name: (size, {field: (offset, size)})}."""
-    out = {}
-    for name in STRUCTS:
-        size = c_uint32()
-        fields = POINTER(IogLayoutField)()
-        n = lib().iog_describe_struct(name.encode(), byref(size), byref(fields))
-        out[name] = (size.value,
-                     {fields[i].name.decode(): (fields[i].offset, fields[i].size)
-                      for i in range(n)})
+Layout = tuple[int, dict[str, tuple[int, int]]]  # sizeof, {member: (offset, size)}
+
+# The C types of iogate.h's struct members that are not structs themselves.
+_C_SCALARS: dict[str, type[_CData]] = {
+    "char": c_char, "uint8_t": c_uint8, "uint16_t": ctypes.c_uint16, "uint32_t": c_uint32,
+    "uint64_t": c_uint64, "int32_t": c_int32, "int64_t": c_int64, "double": c_double,
+    "const char *": c_char_p}
+
+
+def described(handle: ctypes.CDLL, name: str) -> tuple[int, list[IogLayoutField]]:
+    """The library's description of its struct ``name`` (iog_describe_struct): its sizeof
+    and its members in declaration order (copies: the library's table is read-only)."""
+    size = c_uint32()
+    fields = POINTER(IogLayoutField)()
+    n = handle.iog_describe_struct(name.encode(), byref(size), byref(fields))
+    return size.value, [IogLayoutField.from_buffer_copy(fields[i]) for i in range(n)]
+
+
+def layout_of(size: int, members: Sequence[IogLayoutField]) -> Layout:
+    return size, {m.name.decode(): (m.offset, m.size) for m in members}
+
+
+def built_struct(name: str, size: int, members: Sequence[IogLayoutField]
+                 ) -> type[ctypes.Structure]:
+    """A ctypes struct built from the library's description of it: each member's type (a
+    scalar, or a struct of STRUCTS) and array lengths as iogate.h declares them. ValueError
+    when a type is not known here or the result's layout differs from the description."""
+    known = {f"struct {n}": t for n, t in STRUCTS.items()}
+    fields: list[tuple[str, type[_CData]]] = []
+    for m in members:
+        spelled = m.type.decode()
+        ctype = _C_SCALARS.get(spelled) or known.get(spelled)
+        if ctype is None:
+            raise ValueError(f"{name}.{m.name.decode()} is a {spelled}, a type these bindings "
+                             "do not know")
+        for dim in reversed([d for d in m.dims if d]):
+            ctype = ctype * dim
+        fields.append((m.name.decode(), ctype))
+    struct = type(name, (ctypes.Structure,), {"_fields_": fields})
+    if binding_layout(struct) != layout_of(size, members):
+        raise ValueError(f"{name} built from its description does not have its layout")
+    return struct
+
+
+def layout_problems(handle: ctypes.CDLL) -> list[str]:
+    """What differs between the library's structs and the bindings written here (STRUCTS):
+    one phrase per struct, empty when every one agrees."""
+    out = []
+    for name, binding in STRUCTS.items():
+        size, members = described(handle, name)
+        theirs, ours = layout_of(size, members), binding_layout(binding)
+        if theirs != ours:
+            moved = sorted(set(theirs[1].items()) ^ set(ours[1].items()))
+            out.append(f"struct {name} is {theirs[0]} bytes in the library, {ours[0]} here"
+                       + (f" (members that differ: {', '.join(sorted({m for m, _ in moved}))})"
+                          if moved else ""))
     return out
 
 
-def binding_layout(struct: type[ctypes.Structure]) -> tuple[int, dict[str, tuple[int, int]]]:
+@cache
+def job_spec_type() -> type[ctypes.Structure]:
+    """struct iog_job_spec, as the loaded library describes it: every member iogate.h
+    declares, none listed here."""
+    return built_struct("iog_job_spec", *described(lib(), "iog_job_spec"))
+
+
+def layout_report() -> dict[str, Layout]:
+    """The library's own view of each public struct these bindings use:
+    {name: (size, {field: (offset, size)})}."""
+    return {name: layout_of(*described(lib(), name)) for name in [*STRUCTS, "iog_job_spec"]}
+
+
+def binding_layout(struct: type[ctypes.Structure]) -> Layout:
     """The same report for a ctypes binding."""
     return (ctypes.sizeof(struct),
             {name: (getattr(struct, name).offset, getattr(struct, name).size)
@@ -735,8 +725,8 @@ def engine_infos() -> list[IogEngineInfo]:
     return out
 
 
-def session_create(specs: list[IogJobSpec]) -> SessionHandle:
-    arr = (IogJobSpec * len(specs))(*specs)
+def session_create(specs: list[ctypes.Structure]) -> SessionHandle:
+    arr = (job_spec_type() * len(specs))(*specs)
     handle = SessionHandle()
     err = ctypes.create_string_buffer(ERR_MAX)
     lib().iog_session_create(arr, len(specs), byref(handle), err, ERR_MAX)

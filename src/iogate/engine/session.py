@@ -40,7 +40,7 @@ from iogate.results import (
 U32, U64, I64 = 1 << 32, 1 << 64, 1 << 63
 
 
-def job_struct(spec: JobSpec) -> native.IogJobSpec:
+def job_struct(spec: JobSpec) -> ctypes.Structure:
     """The C struct. Names and integer ranges are checked here, so that nothing wraps
     around silently; the meaning of the values is checked by the library."""
     if catalog.get(spec.engine) is None:
@@ -98,8 +98,9 @@ def job_struct(spec: JobSpec) -> native.IogJobSpec:
              | (native.JOB_END_FSYNC if spec.end_fsync else 0)
              | (native.JOB_FILL if spec.fill else 0)
              | _choice("sync", spec.open_sync, native.OPEN_SYNC_FLAGS))
-    out = native.IogJobSpec(
-        struct_size=ctypes.sizeof(native.IogJobSpec), engine=engine, rw=rw,
+    c_spec = native.job_spec_type()
+    out = c_spec(
+        struct_size=ctypes.sizeof(c_spec), engine=engine, rw=rw,
         rwmixread=spec.rwmixread, iodepth=spec.iodepth, numjobs=spec.numjobs,
         size=spec.size, offset=spec.offset, runtime_ns=spec.runtime_ns, ramp_ns=spec.ramp_ns,
         interval_ns=spec.interval_ns, seed=spec.seed, flags=flags,
@@ -170,7 +171,7 @@ def job_struct(spec: JobSpec) -> native.IogJobSpec:
         out.verify_state = state
     ctypes.memmove(out.pattern, spec.pattern, len(spec.pattern))
     # Assigning bytes to a char array stops at the first NUL; the list needs all of them.
-    ctypes.memmove(ctypes.addressof(out) + native.IogJobSpec.filename.offset, names,
+    ctypes.memmove(ctypes.addressof(out) + c_spec.filename.offset, names,
                    len(names))
     return out
 
