@@ -26,6 +26,7 @@ from iogate.expect import Check, format_value
 from iogate.metrics import DIRECTIONS, LATENCIES, Kind, parse_metric
 from iogate.outcome import CaseResult
 from iogate.results import LatencyStats, RunResult, rate_target
+from iogate.spec.keys import KEY_KINDS
 from iogate.units import format_duration, format_size, format_size_exact
 
 SERIES_HEADER = ("repeat", "job", "direction", "end_s", "ios", "bytes", "iops", "bw_bytes",
@@ -371,10 +372,9 @@ def knee_curves(points: Sweep) -> list[KneeCurve]:
 
 # -- the workload and its repeats as text --------------------------------------------------------
 
-_SIZE_KEYS = frozenset(("size", "offset", "offset_align", "io_size", "buffer_compress_chunk",
-                        "seq_skip"))
-_DURATION_KEYS = frozenset(("runtime", "ramp_time", "thinktime", "io_timeout", "startdelay",
-                            "flow_sleep"))
+# sizes and durations as the key table declares them
+_SIZE_KEYS = frozenset(k for k, kind in KEY_KINDS.items() if kind == "size")
+_DURATION_KEYS = frozenset(k for k, kind in KEY_KINDS.items() if kind == "duration")
 _CORE_KEYS = ("ioengine", "rw", "bs", "bssplit", "bsrange", "iodepth", "numjobs", "size",
               "runtime", "time_based", "rwmixread", "rate_iops", "rate", "filename")
 _NOT_PARAMETERS = frozenset(("name", "expect", "per_host"))

@@ -139,9 +139,7 @@ class JobSpec:
     fill: bool = False  # sequential writes until the filesystem is full (fio's fill_device)
     open_sync: str = "none"  # none | sync | dsync: the files opened O_SYNC or O_DSYNC
     # flow control between the jobs of a session with the same flow_id (weight 0: none)
-    flow_id: int = 0
     flow_weight: int = 0
-    flow_sleep_ns: int = 0
     # Submission batching (asynchronous engines), 0: the default (1, 1, iodepth, iodepth)
     batch_submit: int = 0  # requests per submit
     batch_complete_min: int = 0  # completions a reap waits for
@@ -158,6 +156,10 @@ class JobSpec:
     test_crash: bool = False  # test only: the engine crashes after one request
 
     # -- what the job asks for, per data direction ---------------------------------------
+
+    # The plain keys (iogate.spec.keys.PLAIN) by the member of the library's job struct each
+    # goes to, in its units; a member not here is 0 ("off").
+    plain: dict[str, int] = field(default_factory=dict)
 
     def does(self, direction: str) -> bool:
         """Whether the rw mode issues requests of this direction (read, write or trim)."""

@@ -14,6 +14,7 @@ from dataclasses import replace
 from fractions import Fraction
 
 from iogate.job import PPM, BsEntry, JobSpec, PrioEntry, Zone, ioprio_value
+from iogate.spec.keys import PLAIN
 from iogate.spec.models import JobFields, PreconditionStep, Workload
 from iogate.spec.modes import MIXED, Direction, directions_of, field_directions_of
 from iogate.spec.rates import Rates, split_by_mix
@@ -189,9 +190,7 @@ def _job(job: JobFields, filenames: Sequence[str], seed: int) -> JobSpec:
         fill=job.fill_device,
         open_sync=job.sync,
         no_layout=job.fill_device,
-        flow_id=job.flow_id,
         flow_weight=job.flow or 0,
-        flow_sleep_ns=job.flow_sleep,
         batch_submit=job.iodepth_batch_submit or 0,
         batch_complete_min=job.iodepth_batch_complete_min or 0,
         batch_complete_max=job.iodepth_batch_complete_max or 0,
@@ -199,7 +198,19 @@ def _job(job: JobFields, filenames: Sequence[str], seed: int) -> JobSpec:
         ioprio=_job_ioprio(job),
         cmdprio_read=_cmdprio(job, "read"),
         cmdprio_write=_cmdprio(job, "write"),
+        plain=plain_values(job),
     )
+
+
+def plain_values(job: JobFields) -> dict[str, int]:
+    """The plain keys set (iogate.spec.keys.PLAIN), by the job struct's member: durations
+    in ns and sizes in bytes as validated, true as 1."""
+    out = {}
+    for key, row in PLAIN.items():
+        value = getattr(job, key, None)
+        if value:
+            out[row.member] = int(value)
+    return out
 
 
 def lower(workload: Workload, *, filenames: Sequence[str], seed: int) -> JobSpec:

@@ -64,7 +64,8 @@ def test_an_asynchronous_engine_keeps_the_proportion(tmp_path):
 def test_other_flows_and_jobs_without_a_weight_are_not_held():
     # job b, alone in flow 2, and job c, in no flow, run as fast as job a's flow partner
     # allows nothing: a 1:1000 flow would hold b to a thousandth of a if they shared it
-    a, b, c = ios([spec(flow_weight=1000, flow_id=1), spec(flow_weight=1, flow_id=2),
+    a, b, c = ios([spec(flow_weight=1000, plain={"flow_id": 1}),
+                   spec(flow_weight=1, plain={"flow_id": 2}),
                    spec()])
     assert b > a / 100, (a, b, c)
     assert c > a / 100, (a, b, c)
@@ -81,7 +82,7 @@ def test_a_job_that_ends_leaves_its_flow():
 def test_a_held_thread_waits_flow_sleep_between_its_asks():
     # b (weight 1) is ahead of its share only briefly, a (weight 1) too; with a sleep the
     # proportion holds just the same
-    a, b = ios([spec(flow_weight=1, flow_sleep_ns=100_000, runtime_ns=200 * MS),
-                spec(flow_weight=1, flow_sleep_ns=100_000, runtime_ns=200 * MS)])
+    a, b = ios([spec(flow_weight=1, plain={"flow_sleep_ns": 100_000}, runtime_ns=200 * MS),
+                spec(flow_weight=1, plain={"flow_sleep_ns": 100_000}, runtime_ns=200 * MS)])
     assert a > 100, (a, b)
     assert abs(a - b) <= bound(1, 1), (a, b)

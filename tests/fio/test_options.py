@@ -470,7 +470,7 @@ def test_fio_reads_file_names_as_written(tmp_path: Path) -> None:
 
 
 def test_flow_control_is_written_as_fios_with_its_sleep_in_microseconds() -> None:
-    o = options(spec(flow_weight=8, flow_id=3, flow_sleep_ns=1_000_000))
+    o = options(spec(flow_weight=8, plain={"flow_id": 3, "flow_sleep_ns": 1_000_000}))
     assert (o["flow"], o["flow_id"], o["flow_sleep"]) == ("8", "3", "1000")
     assert "flow" not in options(spec())
-    assert "whole microseconds" in unsupported(spec(flow_weight=1, flow_sleep_ns=1500))
+    assert "whole microseconds" in unsupported(spec(flow_weight=1, plain={"flow_sleep_ns": 1500}))

@@ -58,7 +58,7 @@ def test_fill_device_without_size_needs_the_file_on_the_filesystem_to_fill(tmp_p
 def test_flow_lowers_to_the_engines_weight_id_and_sleep(tmp_path):
     _, suite = load(tmp_path, "flow: 8\nflow_id: 2\nflow_sleep: 1ms\n")
     spec = lower(suite.cases[0].workload, filenames=["/var/tmp/x"], seed=1)
-    assert (spec.flow_weight, spec.flow_id, spec.flow_sleep_ns) == (8, 2, MS)
+    assert (spec.flow_weight, spec.plain) == (8, {"flow_id": 2, "flow_sleep_ns": MS})
 
 
 def test_the_defaults_change_nothing(tmp_path):
@@ -90,8 +90,8 @@ def test_seq_skip_takes_signed_sizes(tmp_path, value, expected):
      "fill_device ends when the filesystem is full: it cannot be time_based"),
     ("rw: write\nfill_device: true\nramp_time: 1s\n", "fill_device counts every write"),
     ("rw: write\nioengine: null\nfill_device: true\n", "fill_device needs a file; null has none"),
-    ("flow_sleep: 1ms\n", "flow_sleep belongs to flow control: it needs a flow weight"),
-    ("flow_id: 2\n", "flow_id belongs to flow control: it needs a flow weight"),
+    ("flow_sleep: 1ms\n", "flow_sleep does nothing without flow: set flow, or remove flow_sleep"),
+    ("flow_id: 2\n", "flow_id does nothing without flow: set flow, or remove flow_id"),
     ("flow: 1001\n", "flow: must be at most 1000"),
 ])
 def test_bad_values_and_combinations_are_named(tmp_path, body, said):

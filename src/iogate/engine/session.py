@@ -64,7 +64,7 @@ def job_struct(spec: JobSpec) -> ctypes.Structure:
                                         f"limit is {limits.SEQUENCE_MAX}")
     if not math.isfinite(spec.dist_param):
         raise EngineError(errno.EINVAL, f"dist_param must be finite, got {spec.dist_param}")
-    _in_range(U32, flow_id=spec.flow_id, flow_weight=spec.flow_weight)
+    _in_range(U32, flow_weight=spec.flow_weight)
     _in_range(U32, rwmixread=spec.rwmixread, iodepth=spec.iodepth, numjobs=spec.numjobs,
               thinktime_blocks=spec.thinktime_blocks, sync_every=spec.sync_every,
               compress_pct=spec.compress_pct, compress_chunk=spec.compress_chunk,
@@ -80,7 +80,6 @@ def job_struct(spec: JobSpec) -> ctypes.Structure:
               rate_bytes_read=spec.rate_bytes_read, rate_bytes_write=spec.rate_bytes_write,
               thinktime_ns=spec.thinktime_ns, io_limit_bytes=spec.io_limit_bytes,
               io_limit_ios=spec.io_limit_ios, start_delay_ns=spec.start_delay_ns,
-              flow_sleep_ns=spec.flow_sleep_ns,
               exit_mask=spec.exit_mask)
     if not -I64 <= spec.seq_skip < I64:
         raise EngineError(errno.EINVAL, f"seq_skip must be in [-{I64}, {I64}), got "
@@ -112,8 +111,7 @@ def job_struct(spec: JobSpec) -> ctypes.Structure:
         pattern_len=len(spec.pattern), verify=verify, verify_backlog=spec.verify_backlog,
         io_timeout_ns=spec.io_timeout_ns, io_limit_bytes=spec.io_limit_bytes,
         io_limit_ios=spec.io_limit_ios, seq_skip=spec.seq_skip,
-        start_delay_ns=spec.start_delay_ns, flow_id=spec.flow_id,
-        flow_weight=spec.flow_weight, flow_sleep_ns=spec.flow_sleep_ns,
+        start_delay_ns=spec.start_delay_ns, flow_weight=spec.flow_weight,
         batch_submit=spec.batch_submit,
         batch_complete_min=spec.batch_complete_min,
         batch_complete_max=spec.batch_complete_max, depth_low=spec.depth_low,
@@ -169,11 +167,30 @@ def job_struct(spec: JobSpec) -> ctypes.Structure:
         _in_range(U64, state_dev=dev, state_ino=ino)
         out.verify_state_id = native.IogFileId(dev=dev, ino=ino)
         out.verify_state = state
+    _put_plain(out, spec.plain)
     ctypes.memmove(out.pattern, spec.pattern, len(spec.pattern))
     # Assigning bytes to a char array stops at the first NUL; the list needs all of them.
     ctypes.memmove(ctypes.addressof(out) + c_spec.filename.offset, names,
                    len(names))
     return out
+
+
+def _put_plain(out: ctypes.Structure, values: dict[str, int]) -> None:
+    """The plain keys' values into their members of the job struct, each checked against
+    its member's C type (what the library's description of the struct says it is)."""
+    types = {f[0]: f[1] for f in type(out)._fields_}
+    for member, value in values.items():
+        ctype = types.get(member)
+        code = getattr(ctype, "_type_", None)
+        if ctype is None or not isinstance(code, str) or code not in "bBhHiIlLqQ":
+            raise EngineError(errno.EINVAL, f"the library's job struct has no integer "
+                                            f"{member}; is it older than these bindings?")
+        bits = 8 * ctypes.sizeof(ctype)
+        signed = code.islower()  # ctypes' codes: b h i l q signed, upper case not
+        low, high = (-(1 << (bits - 1)), 1 << (bits - 1)) if signed else (0, 1 << bits)
+        if not low <= value < high:
+            raise EngineError(errno.EINVAL, f"{member} must be in [{low}, {high}), got {value}")
+        setattr(out, member, value)
 
 
 def _choice(what: str, value: str, table: dict[str, int]) -> int:

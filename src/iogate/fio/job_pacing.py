@@ -346,17 +346,7 @@ class PacingOptions(JobState):
                 self.note(blocks, "no thinktime: fio ignores it")
 
     def _flow(self) -> None:
-        """flow, flow_id and flow_sleep: the weights of the jobs that run together; a job
-        in another stonewall group never shares a flow with this one, in fio (a job that
-        ends leaves its flow) as in iogate (groups run one after another)."""
-        weight = self.int_key("flow", zero_means_off="0 is fio's default: no flow control")
-        others = [src for name in ("flow_id", "flow_sleep") if (src := self.get(name)) is not None]
-        if weight is None:
-            for src in others:
-                self.note(src, "no flow weight: fio ignores it")
-            return
-        self.int_key("flow_id")
-        sleep = self.get("flow_sleep")
-        if sleep is not None and (text := self.value(sleep)) is not None \
-                and (n := self.checked(sleep, text, "time_us")) is not None:
-            self.put("flow_sleep", format_duration_exact(n) if isinstance(n, int) else n, sleep)
+        """flow: the weights of the jobs that run together (flow_id and flow_sleep are
+        plain keys); a job in another stonewall group never shares a flow with this one, in
+        fio (a job that ends leaves its flow) as in iogate (groups run one after another)."""
+        self.int_key("flow", zero_means_off="0 is fio's default: no flow control")

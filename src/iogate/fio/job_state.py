@@ -32,9 +32,10 @@ from iogate.fio.problems import Problems
 from iogate.fio.vocabulary import (
     FIO_DEFAULT_ENGINE,
 )
+from iogate.spec.keys import PLAIN
 from iogate.spec.modes import TRIM_MODES, directions_of
 from iogate.spec.variables import expand_tree
-from iogate.units import format_size_exact
+from iogate.units import format_duration_exact, format_size_exact
 
 # -- the result ---------------------------------------------------------------------------
 
@@ -215,6 +216,29 @@ class JobState:
             return None
         self.put(name, n, src)
         return n
+
+    def plain_keys(self) -> None:
+        """Every plain key (iogate.spec.keys.PLAIN) from its fio option, in its unit, unless
+        an option group took that option already; one whose needed key is not set is noted
+        and left out, as fio ignores it."""
+        for key, row in PLAIN.items():
+            if row.fio in self.used or (src := self.get(row.fio)) is None:
+                continue
+            if row.needs and row.needs not in self.w.keys:
+                self.note(src, f"no {row.needs}: fio ignores it")
+                continue
+            if row.fio_unit == "bool":
+                self.bool_key(row.fio, key)
+                continue
+            if (text := self.value(src)) is None:
+                continue
+            kind = {"us": "time_us", "size": "size"}.get(row.fio_unit, "count")
+            if (n := self.checked(src, text, kind)) is None:
+                continue
+            if row.fio_unit == "us" and isinstance(n, int):
+                self.put(key, format_duration_exact(n), src)
+            else:
+                self.put(key, self.size_text(n) if row.fio_unit == "size" else n, src)
 
     def dirs(self) -> tuple[str, ...] | None:
         """The directions the job issues requests in (read, write, trim); None when rw is

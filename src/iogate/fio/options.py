@@ -31,6 +31,7 @@ from iogate.engine import catalog
 from iogate.errors import EngineError
 from iogate.expr import printable, shown
 from iogate.job import PPM, BsEntry, JobSpec, PrioEntry
+from iogate.spec.keys import PLAIN
 from iogate.spec.modes import TRIM_MODES
 
 __all__ = [
@@ -89,7 +90,7 @@ VALUE_FORMS: Mapping[str, str] = {
     "stonewall": _FLAG, "loops": _INT, "group_reporting": _FLAG, "lat_percentiles": _BOOL,
     "clat_percentiles": _BOOL, "slat_percentiles": _BOOL, "io_size": _INT,
     "number_ios": _INT, "end_fsync": _BOOL, "startdelay": _TIME, "fill_device": _BOOL,
-    "flow": _INT, "flow_id": _INT, "flow_sleep": _INT,
+    "flow": _INT,
     "iodepth_batch_submit": _INT, "iodepth_batch_complete_min": _INT,
     "iodepth_batch_complete_max": _INT, "iodepth_low": _INT,
     "exitall": _BOOL, "exit_what": "group|stonewall", "new_group": _FLAG,
@@ -97,6 +98,8 @@ VALUE_FORMS: Mapping[str, str] = {
     "prioclass": "[0-3]", "prio": "[0-7]", "cmdprio_percentage": _PER_DIR,
     "cmdprio_class": _PER_DIR, "cmdprio": _PER_DIR,
     "cmdprio_bssplit": f"{_PRIO_SPLIT}(,{_PRIO_SPLIT})?",
+    # the plain keys, each in its unit (a plain number: fio reads microseconds there)
+    **{row.fio: {"bool": _BOOL}.get(row.fio_unit, _INT) for row in PLAIN.values()},
 }
 KNOWN_KEYS = frozenset(VALUE_FORMS)
 FLAG_KEYS = frozenset(k for k, form in VALUE_FORMS.items() if form == _FLAG)
@@ -193,6 +196,7 @@ def job_options(spec: JobSpec) -> list[tuple[str, str]]:
     out += _rates(spec, per_dir, problems)
     out += _pacing(spec, problems)
     out += _priorities(spec, per_dir, problems)
+    out += _plain(spec, problems)
     if writes:
         if spec.files():
             # iogate lays a file out with data before writing it, as fio does only with
@@ -417,6 +421,21 @@ def _pacing(spec: JobSpec, problems: list[str]) -> list[tuple[str, str]]:
     return out
 
 
+def _plain(spec: JobSpec, problems: list[str]) -> list[tuple[str, str]]:
+    """The plain keys set (iogate.spec.keys.PLAIN), each as its fio option in its unit."""
+    out = []
+    for key, row in PLAIN.items():
+        value = spec.plain.get(row.member, 0)
+        if not value:
+            continue
+        if row.fio_unit == "us":
+            if value % 1000:
+                problems.append(f"{key} {value}ns (fio's {row.fio} is whole microseconds)")
+            value //= 1000
+        out.append((row.fio, "1" if row.fio_unit == "bool" else str(value)))
+    return out
+
+
 def _batching(spec: JobSpec) -> list[tuple[str, str]]:
     """Submission batching, where set. fio collects at most iodepth_batch_complete_min
     completions at once unless iodepth_batch_complete_max is larger, iogate up to iodepth:
@@ -477,12 +496,7 @@ def _limits(spec: JobSpec, problems: list[str]) -> list[tuple[str, str]]:
     if spec.fill:  # until the filesystem is full
         out.append(("fill_device", "1"))
     if spec.flow_weight:  # fio's flow counts each clone's requests, as iogate each thread's
-        out += [("flow", str(spec.flow_weight)), ("flow_id", str(spec.flow_id))]
-        if spec.flow_sleep_ns:  # a plain number of microseconds to fio
-            if spec.flow_sleep_ns % 1000:
-                problems.append(f"flow_sleep {spec.flow_sleep_ns}ns (fio's times are whole "
-                                "microseconds)")
-            out.append(("flow_sleep", str(spec.flow_sleep_ns // 1000)))
+        out.append(("flow", str(spec.flow_weight)))
     if spec.start_delay_ns:
         out.append(("startdelay", _duration(spec.start_delay_ns, "startdelay", problems)))
     return out

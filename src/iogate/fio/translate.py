@@ -100,6 +100,7 @@ class _Job(ModeOptions, FileOptions, RegionOptions, PacingOptions, IoOptions,
         self.bool_key("invalidate")
         self._data()
         self._verify()
+        self.plain_keys()
         self._loose_ends()
 
     def _loose_ends(self) -> None:

@@ -10,9 +10,11 @@ also take arithmetic (:mod:`iogate.expr`).
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, Field
+from pydantic.fields import FieldInfo
 
 from iogate.spec.blocks import BlockAlign, BlockSize, BlockSizes, BsRangeField, BsSplitField
 from iogate.spec.data import Pattern, Verify
@@ -32,6 +34,7 @@ from iogate.spec.fields import (
     RegionOffset,
     RegionSize,
     SignedSize,
+    Size,
 )
 from iogate.spec.modes import RwMode
 from iogate.spec.priorities import (
@@ -43,6 +46,22 @@ from iogate.spec.priorities import (
     PrioLevel,
 )
 from iogate.spec.rates import RateBytes, RateIops
+
+
+@dataclass(frozen=True)
+class Plain:
+    """What makes a key plain, declared beside its type (``Annotated[Duration, Plain(...)]``):
+    its value goes as it is to one member of the library's ``struct iog_job_spec``
+    (durations in ns, sizes in bytes, counts, true as 1; unset is 0, which the library
+    reads as "off"), fio reads and writes it as one option in one unit, and it has no rule
+    but, at most, one key it needs. Nothing else names a plain key: lowering, the job struct,
+    fio's import and export, the rules and the README's key reference read these rows
+    (:data:`PLAIN`)."""
+
+    member: str  # the member of struct iog_job_spec (native/include/iogate.h)
+    fio: str  # fio's option
+    fio_unit: Literal["count", "us", "size", "bool"] = "count"  # how fio writes the value
+    needs: str | None = None  # a key without which it does nothing (fio ignores it then)
 
 
 class JobKeys(BaseModel):
@@ -186,9 +205,11 @@ class JobKeys(BaseModel):
         "weight in flow control between the workloads of a group that share a flow_id "
         "(fio's flow): they issue requests in the proportion of their weights (each thread "
         "has the workload's weight); 1 to 1000"))
-    flow_id: Annotated[Integer, Field(ge=0, lt=1 << 32)] = Field(default=0, description=(
+    flow_id: Annotated[Integer, Field(ge=0, lt=1 << 32),
+                       Plain("flow_id", "flow_id", needs="flow")] = Field(default=0, description=(
         "the flow a workload with a flow weight belongs to (fio's flow_id)"))
-    flow_sleep: Duration = Field(default=0, description=(
+    flow_sleep: Annotated[Duration, Plain("flow_sleep_ns", "flow_sleep", "us", needs="flow")
+                          ] = Field(default=0, description=(
         "how long a thread held back by its flow waits before it asks again (fio's "
         "flow_sleep); 0: it yields, or waits for one of its requests in flight"))
     fill_device: bool = Field(default=False, description=(
@@ -246,3 +267,48 @@ class JobKeys(BaseModel):
         if self.filename is None:
             return []
         return [self.filename] if isinstance(self.filename, str) else list(self.filename)
+
+
+# Every plain key (key -> its row), in the table's order.
+PLAIN: dict[str, Plain] = {
+    key: row for key, field in JobKeys.model_fields.items()
+    for row in field.metadata if isinstance(row, Plain)}
+
+_FIO_UNITS = {"count": "", "us": " (microseconds)", "size": " (bytes)", "bool": " (0 or 1)"}
+
+
+def reference_table() -> str:
+    """The README's table of the plain keys, from their rows: key, meaning, default, and the
+    fio option it reads and writes."""
+    lines = ["| key | value | default | fio |", "|---|---|---|---|"]
+    for key, row in PLAIN.items():
+        field = JobKeys.model_fields[key]
+        default = field.default
+        shown = "none" if default is None else str(default).lower()
+        needs = f"; needs `{row.needs}`" if row.needs else ""
+        lines.append(f"| `{key}` | {field.description}{needs} | {shown} | "
+                     f"`{row.fio}`{_FIO_UNITS[row.fio_unit]} |")
+    return "\n".join(lines) + "\n"
+
+
+def _kind(field: FieldInfo) -> Literal["size", "duration"] | None:
+    """Whether a key's value is a size or a duration, from the validators of its type."""
+    marks = [*field.metadata]
+    todo: list[Any] = [field.annotation]
+    while todo:
+        tp = todo.pop()
+        marks += getattr(tp, "__metadata__", ())
+        todo += get_args(tp)
+    if any(any(m is d for d in _DURATION_MARKS) for m in marks):
+        return "duration"
+    if any(any(m is z for z in _SIZE_MARKS) for m in marks):
+        return "size"
+    return None
+
+
+_DURATION_MARKS = [m for m in get_args(Duration)[1:] if not isinstance(m, FieldInfo)]
+_SIZE_MARKS = [m for t in (Size, SignedSize, RegionSize, RegionOffset)
+               for m in get_args(t)[1:] if not isinstance(m, FieldInfo)]
+# The keys whose values are sizes (bytes) or durations (ns), for whoever shows them.
+KEY_KINDS: dict[str, Literal["size", "duration"]] = {
+    key: kind for key, field in JobKeys.model_fields.items() if (kind := _kind(field))}

@@ -22,7 +22,7 @@ from iogate.errors import spoken
 from iogate.spec.blocks import BS_KEYS, DEFAULT_BS, shares_of
 from iogate.spec.data import verify_min_block
 from iogate.spec.fields import SECTOR, queued_engines
-from iogate.spec.keys import JobKeys
+from iogate.spec.keys import PLAIN, JobKeys
 from iogate.spec.modes import (
     DIRECTIONS,
     MIXED,
@@ -186,9 +186,10 @@ def workload_rules(w: JobKeys) -> Iterator[tuple[tuple[str, ...], str]]:
             f"blockalign ({format_size(max(w.blockalign.read, w.blockalign.write))}) is more "
             f"than size ({format_size(w.size)}): no offset but the first is aligned")
     yield from _fill_rules(w, engine)
-    for key in ("flow_id", "flow_sleep"):
-        if key in w.model_fields_set and w.flow is None:
-            yield (key, "flow"), f"{key} belongs to flow control: it needs a flow weight"
+    for key, row in PLAIN.items():  # a plain key's one rule: the key it needs
+        if row.needs and key in w.model_fields_set and not getattr(w, row.needs):
+            yield (key, row.needs), (f"{key} does nothing without {row.needs}: set "
+                                     f"{row.needs}, or remove {key}")
 
     if not w.allow_file_create and not w.filename and engine.does_io:
         yield ("allow_file_create",), ("allow_file_create: false needs a filename: without "
