@@ -64,7 +64,7 @@ extern "C" {
 #endif
 
 #define IOG_ABI_VERSION  7 /* 7: iog_layout_field has each member's type and dims */
-#define IOG_ABI_REVISION 0
+#define IOG_ABI_REVISION 1 /* 1: iog_job_spec.thinktime_spin_ns */
 
 /* The size of the first version of each struct with a struct_size: the
  * smallest the library accepts. These never change; fields added later are
@@ -618,6 +618,10 @@ struct iog_job_spec {
     uint32_t nsequence;
     uint32_t sequence_stride;
     uint64_t sequence[IOG_SEQUENCE_MAX];
+    /* Of each thinktime pause, the first thinktime_spin_ns (at most
+     * thinktime_ns) are spent busy on the CPU, the rest asleep (fio's
+     * thinktime_spin); 0: the whole pause asleep. */
+    uint64_t thinktime_spin_ns;
 };
 
 /* Summary of one latency kind. mean and stdev are exact (not from buckets). */

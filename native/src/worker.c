@@ -451,15 +451,22 @@ static inline int work_left(const struct iog_worker *w)
 }
 
 /* Sleeps until `t` (absolute); 0 when the job was stopped (cancelled or
- * ended by exitall) meanwhile. */
+ * ended by exitall) meanwhile. The start of a thinktime pause, its
+ * thinktime_spin_ns, is spent busy instead. */
 static int sleep_until(struct iog_worker *w, uint64_t t)
 {
+    const struct iog_job_spec *spec = &w->job->spec;
+    uint64_t spin =
+        spec->thinktime_spin_ns < spec->thinktime_ns ? spec->thinktime_spin_ns : spec->thinktime_ns;
+    uint64_t busy_until = spin && w->think_until ? w->think_until - spec->thinktime_ns + spin : 0;
     for (;;) {
         if (PUB_LOAD(&w->job->stop))
             return 0;
         uint64_t now = clock_now_ns();
         if (now >= t)
             return 1;
+        if (now < busy_until)
+            continue; /* thinktime_spin: the CPU kept busy */
         uint64_t until = t - now > SLEEP_SLICE_NS ? now + SLEEP_SLICE_NS : t;
         struct timespec ts = clock_to_timespec(until);
         clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);

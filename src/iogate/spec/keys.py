@@ -163,6 +163,10 @@ class JobKeys(BaseModel):
         'pause after every thinktime_blocks requests (a duration: 10us; a bare number is seconds)'))
     thinktime_blocks: AtLeastOne | None = Field(default=None, description=(
         'requests between pauses of thinktime (default 1)'))
+    thinktime_spin: Annotated[Duration, Plain("thinktime_spin_ns", "thinktime_spin", "us",
+                                              needs="thinktime")] = Field(default=0, description=(
+        "of each thinktime pause, how long the thread keeps its CPU busy before it sleeps the "
+        "rest (fio's thinktime_spin): the host's own work between requests"))
     fsync: AtLeastOne | None = Field(default=None, description=(
         "fsync the file after every N writes (the requests in flight complete first); measured "
         "under sync.*"))
