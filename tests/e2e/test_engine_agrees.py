@@ -56,6 +56,7 @@ KEYS = {
     "randrepeat": st.booleans(),
     "thinktime": st.sampled_from(["10us"]),
     "thinktime_blocks": st.sampled_from([1, 4]),
+    "thinktime_spin": st.sampled_from(["5us", "1ms"]),
     "fsync": st.sampled_from([1, 8]),
     "fdatasync": st.sampled_from([1, 8]),
     "sync": st.sampled_from(["none", "sync", "dsync"]),
@@ -96,7 +97,7 @@ def workloads(draw: st.DrawFn) -> dict:
 def test_what_the_rules_accept_the_engine_accepts(tmp_path_factory) -> None:
     accepted: list[dict] = []
 
-    @settings(max_examples=300, deadline=None, derandomize=True,
+    @settings(max_examples=400, deadline=None, derandomize=True,
               suppress_health_check=list(HealthCheck))
     @given(workload=workloads())
     def check(workload: dict) -> None:

@@ -174,7 +174,6 @@ AT_DEFAULT: dict[str, tuple[str, ...]] = {
     "create_on_open": ("0",), "pre_read": ("0",),
     "allow_mounted_write": ("0",), "serialize_overlap": ("0",),
     "verify_only": ("0",), "file_append": ("0",), "atomic": ("0",), "lockfile": ("none",),
-    "thinktime_spin": ("0",),
     "thinktime_iotime": ("0",), "thinktime_blocks_type": ("complete",),
     "rate_ignore_thinktime": ("0",), "bs_unaligned": ("0",),
     "random_generator": ("tausworthe", "tausworthe64"), "experimental_verify": ("0",),
