@@ -127,3 +127,18 @@ def test_what_a_spec_asks_for():
     assert s.rate("read") == (10, 0)
     assert s.rate_limited
     assert not spec().rate_limited
+
+
+def test_a_plain_value_is_checked_against_its_member_s_c_type() -> None:
+    """The range of a plain key's member is its C type's, as the library describes it."""
+    with pytest.raises(EngineError, match=r"flow_id must be in \[0, 4294967296\), got "
+                                          r"4294967296"):
+        job_struct(spec(plain={"flow_id": 1 << 32}))
+    with pytest.raises(EngineError, match=r"flow_sleep_ns must be in \[0, "):
+        job_struct(spec(plain={"flow_sleep_ns": -1}))
+    assert job_struct(spec(plain={"flow_id": (1 << 32) - 1})).flow_id == (1 << 32) - 1
+    with pytest.raises(EngineError, match="the library's job struct has no integer "
+                                          "no_such_member"):
+        job_struct(spec(plain={"no_such_member": 1}))
+    with pytest.raises(EngineError, match="no integer filename"):  # a char array
+        job_struct(spec(plain={"filename": 1}))
