@@ -17,7 +17,6 @@ static int check_struct(const char *name, uint32_t want_size, const char *first,
     CHECK(n > 0);
     CHECK_EQ_U64(size, want_size);
     CHECK(strcmp(f[0].name, first) == 0);
-    CHECK(strcmp(f[n - 1].name, last) == 0);
     uint32_t end = 0;
     for (int i = 0; i < n; i++) {
         CHECK(f[i].offset >= end);
@@ -25,6 +24,10 @@ static int check_struct(const char *name, uint32_t want_size, const char *first,
         end = f[i].offset + f[i].size;
         CHECK(end <= size);
     }
+    if (last)
+        CHECK(strcmp(f[n - 1].name, last) == 0);
+    else /* a struct that grows at its end: nothing past its last member but padding */
+        CHECK(size - end < 8);
     return T_PASS;
 }
 
@@ -37,8 +40,7 @@ static int test_versions(void)
 
 static int test_describe_all(void)
 {
-    CHECK(check_struct("iog_job_spec", sizeof(struct iog_job_spec), "struct_size", "sequence") ==
-          T_PASS);
+    CHECK(check_struct("iog_job_spec", sizeof(struct iog_job_spec), "struct_size", NULL) == T_PASS);
     CHECK(check_struct("iog_dir_stats", sizeof(struct iog_dir_stats), "struct_size", "prio_clat") ==
           T_PASS);
     CHECK(check_struct("iog_bs_entry", sizeof(struct iog_bs_entry), "lo", "reserved0") == T_PASS);
