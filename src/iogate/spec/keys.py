@@ -6,6 +6,11 @@ know the keys: :mod:`iogate.spec.rules` (the rules between them), :mod:`iogate.s
 (the models of a suite, which add the rules' check to it), the JSON schema and the README's
 key reference. Sizes are in bytes and durations in nanoseconds once validated; numeric keys
 also take arithmetic (:mod:`iogate.expr`).
+
+A plain key (:class:`Plain`, beside its type) also says which member of the engine's job
+struct and which fio option it is; :data:`PLAIN` lists them for lowering, the job struct,
+fio's import and export and :func:`reference_table`. :data:`KEY_KINDS` says which keys are
+sizes and durations, read from their types.
 """
 
 from __future__ import annotations
