@@ -125,8 +125,8 @@ DIFFERENCES = [
     "uses its defaults (no registerfiles, fixedbufs, sqpoll or hipri).",
     "Submission: each tool's defaults, the same: every request submitted as soon as it is "
     "prepared (iodepth_batch_submit=1), each reap waiting for one completion "
-    "(iodepth_batch_complete_min=1); fio takes one completion per reap, iogate every one "
-    "that is ready (up to iodepth).",
+    "(iodepth_batch_complete_min=1) and taking one (iodepth_batch_complete_max defaults "
+    "to the minimum).",
     "Clocks: fio --clocksource=cpu (TSC); iogate CLOCK_MONOTONIC. Percentiles come from each "
     "tool's own log-linear histogram (fio 64 buckets per octave, iogate 128).",
     "Offsets: uniform over the whole 1 GiB, no random map in either; each tool has its own "

@@ -560,7 +560,10 @@ struct iog_job_spec {
      * batch_complete_min (1..iodepth, 0 means 1): a reap waits for at least
      * this many completions (at most what is in flight; fewer when a paced
      * request falls due first). batch_complete_max (batch_complete_min..
-     * iodepth, 0 means iodepth): a reap takes at most this many.
+     * iodepth, 0 means batch_complete_min, as in fio): a reap takes at most
+     * this many. Taking one completion at a time and replacing it at once
+     * keeps iodepth requests in flight; taking many leaves the device short
+     * of them while the batch is replaced one request after another.
      * depth_low (1..iodepth, 0 means iodepth): once iodepth requests are in
      * flight, no request is prepared until at most depth_low are. */
     uint32_t batch_submit;

@@ -823,8 +823,13 @@ static inline int continue_short(struct iog_worker *w, struct iog_io *io)
  * disk at iodepth 32, batching a whole refill into one submit cost ~10% IOPS
  * because every request of the batch waited for the whole submission. A reap
  * waits for batch_complete_min completions (at most what is in flight) and
- * takes up to batch_complete_max. Once the queue held iodepth requests, it
- * drains (reaping) to depth_low before requests are prepared again. */
+ * takes up to batch_complete_max, by default as many as the minimum (fio's
+ * default): each completion is replaced before the next is taken, which keeps
+ * the depth asked. Measured with libaio at iodepth 32 on a virtio disk,
+ * taking every completion present at once kept 16.8 in flight at submission
+ * (Little's law: 28.2), one at a time 32.0 (31.8), as fio (31.8). Once the
+ * queue held iodepth requests, it drains (reaping) to depth_low before
+ * requests are prepared again. */
 static void run_async(struct iog_worker *w)
 {
     const struct iog_engine_ops *ops = w->ops;
@@ -832,7 +837,7 @@ static void run_async(struct iog_worker *w)
     uint32_t depth = spec->iodepth;
     uint32_t batch = spec->batch_submit ? spec->batch_submit : 1;
     uint32_t cmin = spec->batch_complete_min ? spec->batch_complete_min : 1;
-    uint32_t cmax = spec->batch_complete_max ? spec->batch_complete_max : depth;
+    uint32_t cmax = spec->batch_complete_max ? spec->batch_complete_max : cmin;
     uint32_t low = spec->depth_low ? spec->depth_low : depth;
     uint32_t nfree = depth, inflight = 0, npending = 0;
     struct iog_io **pending = w->pending;

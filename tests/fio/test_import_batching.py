@@ -38,8 +38,8 @@ AIO = "ioengine=libaio\niodepth=16\n"
     (AIO + "iodepth_batch=8\n", (8, 0, 0, 0), ""),  # fio's short name
     (AIO + "iodepth_low=4\n", (0, 0, 0, 4), ""),
     (AIO + "iodepth_batch_complete_max=12\n", (0, 0, 12, 0), ""),
-    # fio collects at most the minimum unless the maximum is larger
-    (AIO + "iodepth_batch_complete=4\n", (0, 4, 4, 0), "not larger"),
+    # fio collects at most the minimum unless the maximum is larger: iogate's default too
+    (AIO + "iodepth_batch_complete=4\n", (0, 4, 0, 0), ""),
     (AIO + "iodepth_batch_complete_min=4\niodepth_batch_complete_max=2\n", (0, 4, 4, 0),
      "not larger"),
     (AIO + "iodepth_batch_complete_min=4\niodepth_batch_complete_max=8\n", (0, 4, 8, 0), ""),
@@ -80,12 +80,12 @@ def test_every_batching_field_is_exported() -> None:
     render_jobfile([("j", job_options(spec))])  # every value of a form fio reads
 
 
-def test_a_minimum_alone_is_exported_with_iogate_s_maximum() -> None:
-    # fio would collect at most the minimum; iogate collects up to iodepth
+def test_a_minimum_alone_is_exported_alone() -> None:
+    # both tools then collect at most the minimum at once
     opts = dict(job_options(JobSpec(engine="libaio", rw="read", size=MiB, iodepth=16,
                                     filename="/var/tmp/x", batch_complete_min=4)))
-    assert (opts["iodepth_batch_complete_min"], opts["iodepth_batch_complete_max"]) == (
-        "4", "16")
+    assert opts["iodepth_batch_complete_min"] == "4"
+    assert "iodepth_batch_complete_max" not in opts
 
 
 def test_no_batching_writes_no_batching_options() -> None:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from iogate.errors import Problem, SuiteError
 from iogate.fio.groups import assign_exitall, assign_groups
@@ -36,13 +36,14 @@ if TYPE_CHECKING:
 __all__ = ["import_jobfile", "is_jobfile", "load_jobfile"]
 
 
-def _convert(path: str, text: str | None, env: Mapping[str, str] | None) -> Imported:
+def _convert(path: str, text: str | None, env: Mapping[str, str] | None,
+             given: Mapping[str, Any] | None = None) -> Imported:
     jobfile, syntax = parse_lenient(path, text)
     problems = Problems(path)
     problems.items += syntax
     used_names: set[str] = set()
     workloads = [w for section, options in effective(jobfile.sections)
-                 for w in workload(section, options, problems, used_names, env)]
+                 for w in workload(section, options, problems, used_names, env, given)]
     link_readbacks(workloads)
     assign_exitall(workloads, assign_groups(workloads, problems), problems)
     problems.raise_any()
@@ -117,7 +118,7 @@ def load_jobfile(path: Path | str, text: str | None = None,
                  ) -> LoadedSuite:
     """Import a job file and load the suite, as :func:`iogate.spec.load_suite` loads one
     (``overrides``, ``--set``, over every workload's keys)."""
-    imported = _convert(str(path), text, env)
+    imported = _convert(str(path), text, env, overrides.values if overrides else None)
     suite = _check(imported, env, strict=True, overrides=overrides)
     assert suite is not None
     return suite

@@ -172,8 +172,8 @@ class ModeOptions(JobState):
                 self._batch_key(src, key, n, depth)
         low = self.w.keys.get("iodepth_batch_complete_min")
         high = self.w.keys.get("iodepth_batch_complete_max")
-        if low is not None and isinstance(low.value, int) and low.value > 1 and (
-                high is None or (isinstance(high.value, int) and high.value < low.value)):
+        if low is not None and isinstance(low.value, int) and high is not None and \
+                isinstance(high.value, int) and high.value < low.value:
             self.put("iodepth_batch_complete_max", low.value, low.src,
                      f"fio collects at most iodepth_batch_complete_min ({low.value}) "
                      "completions at once when iodepth_batch_complete_max is not larger")

@@ -53,9 +53,11 @@ class PacingOptions(JobState):
             if name == "runtime" and isinstance(n, int):
                 self.runtime_ns = n
         time_based = self.opts.get("time_based")
-        if time_based is not None and "runtime" not in self.w.keys:
+        if time_based is not None and "runtime" not in self.w.keys and \
+                "runtime" not in self.given:
             self.used.add("time_based")
-            self.note(time_based, "no runtime: fio ignores it")
+            self.note(time_based, "no runtime: fio ignores it (it counts with a runtime "
+                      "given on the command line: --set runtime=...)")
         else:
             self.bool_key("time_based")
 
@@ -81,8 +83,9 @@ class PacingOptions(JobState):
                 self.put(name, self.size_text(n) if kind == "size" else n, src)
         if loops is not None and "io_size" not in self.w.keys:
             n, comment = loops
-            size = self.w.keys["size"]
-            self.put("io_size", _times(n, size.value, "size"), self.opts["loops"], comment)
+            size = self.w.keys["size"].value if "size" in self.w.keys else \
+                self.given["size"]
+            self.put("io_size", _times(n, size, "size"), self.opts["loops"], comment)
         self._startdelay()
 
     def _loops(self, timed: bool) -> tuple[int, str] | None:
@@ -105,9 +108,11 @@ class PacingOptions(JobState):
         if timed:
             self.note(src, "time_based: fio runs until its runtime, whatever loops says")
             return None
-        if "size" not in self.w.keys and self.get("io_size") is None:
+        if "size" not in self.w.keys and "size" not in self.given and \
+                self.get("io_size") is None:
             self.refuse(src, f"loops={n} without size: iogate's io_size would be {n} times "
-                        "the size of the file, unknown here: give size")
+                        "the size of the file, unknown here: give size (in the file or "
+                        "--set size=...)")
             return None
         return n, (f"fio's loops={n} (line {src.line}): {n} passes, each starting at the "
                    "region's start and dropping the page cache first (invalidate); iogate "

@@ -108,9 +108,14 @@ class JobState:
     key, note or refuse."""
 
     def __init__(self, problems: Problems, workload: Workload,
-                 options: dict[str, Option], env: Mapping[str, str] | None) -> None:
+                 options: dict[str, Option], env: Mapping[str, str] | None,
+                 given: Mapping[str, Any] | None = None) -> None:
         self.problems = problems
         self.env = env  # the environment the suite is loaded with; None: os.environ
+        # the workload keys the command line sets over every workload (--set): what the
+        # job lacks and one of them gives is there when it runs, as with fio's own options
+        # given on its command line
+        self.given: Mapping[str, Any] = given or {}
         self.w = workload
         self.opts = options
         self.used: set[str] = set()

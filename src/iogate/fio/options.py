@@ -437,14 +437,11 @@ def _plain(spec: JobSpec, problems: list[str]) -> list[tuple[str, str]]:
 
 
 def _batching(spec: JobSpec) -> list[tuple[str, str]]:
-    """Submission batching, where set. fio collects at most iodepth_batch_complete_min
-    completions at once unless iodepth_batch_complete_max is larger, iogate up to iodepth:
-    with a minimum, the maximum is written too."""
+    """Submission batching, where set (the defaults are fio's)."""
     return [(key, str(value)) for key, value in (
         ("iodepth_batch_submit", spec.batch_submit),
         ("iodepth_batch_complete_min", spec.batch_complete_min),
-        ("iodepth_batch_complete_max",
-         spec.batch_complete_max or (spec.iodepth if spec.batch_complete_min else 0)),
+        ("iodepth_batch_complete_max", spec.batch_complete_max),
         ("iodepth_low", spec.depth_low)) if value]
 
 

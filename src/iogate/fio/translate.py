@@ -31,6 +31,7 @@ import re
 import unicodedata
 from collections.abc import Mapping
 from dataclasses import replace
+from typing import Any
 
 from iogate.expr import shown
 from iogate.fio.job_data import DataOptions
@@ -136,12 +137,18 @@ class _Job(ModeOptions, FileOptions, RegionOptions, PacingOptions, IoOptions,
 # -- names and sections -------------------------------------------------------------------
 
 NAME_BAD = re.compile(r"[^A-Za-z0-9_.-]+")
+_NAME_REF = re.compile(r"(\$\{[A-Za-z_][A-Za-z0-9_]*\})")
 
 
 def suite_name(raw: str, fallback: str) -> str:
+    """An iogate name for a fio name: characters iogate's names do not have become '-'; an
+    environment variable (``${JOB}``) stays a reference, which the suite's loader expands
+    as fio expands it."""
     ascii_text = unicodedata.normalize("NFKD", raw).encode("ascii", "ignore").decode()
-    name = NAME_BAD.sub("-", ascii_text).strip("-")[:NAME_MAX]
-    return name or fallback
+    parts = _NAME_REF.split(ascii_text)
+    name = "".join(part if i % 2 else NAME_BAD.sub("-", part) for i, part in enumerate(parts))
+    name = name.strip("-")
+    return (name if len(name) <= NAME_MAX else name[:NAME_MAX].strip("-")) or fallback
 
 
 def effective(sections: list[Section]) -> list[tuple[Section, dict[str, Option]]]:
@@ -164,10 +171,12 @@ def effective(sections: list[Section]) -> list[tuple[Section, dict[str, Option]]
 
 
 def workload(section: Section, options: dict[str, Option], problems: Problems,
-             used_names: set[str], env: Mapping[str, str] | None = None) -> list[Workload]:
+             used_names: set[str], env: Mapping[str, str] | None = None,
+             given: Mapping[str, Any] | None = None) -> list[Workload]:
     """The workload of one job, named apart from ``used_names`` (the name is added to it);
     every option that cannot be kept is added to ``problems``. A job whose clones fio gives
-    files of their own is one workload per clone."""
+    files of their own is one workload per clone. ``given``: the keys ``--set`` gives every
+    workload, with their values."""
     fio_name = (options["name"].value or "") if "name" in options and \
         options["name"].section == section.name and options["name"].value else \
         section.name
@@ -185,7 +194,7 @@ def workload(section: Section, options: dict[str, Option], problems: Problems,
     desc = options.get("description")
     if desc is not None and desc.section != "global" and desc.value:
         w.notes.insert(0, desc.value)
-    job = _Job(problems, w, options, env)
+    job = _Job(problems, w, options, env, given)
     try:
         job.convert()
     except ValueProblem as exc:  # a value problem outside the steps' own handling

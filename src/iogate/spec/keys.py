@@ -238,7 +238,8 @@ class JobKeys(BaseModel):
         "(at most what is in flight); default 1 (fio's iodepth_batch_complete_min)"))
     iodepth_batch_complete_max: AtLeastOne | None = Field(default=None, description=(
         "asynchronous engines: each collection of completions takes at most this many; "
-        "default iodepth (fio's iodepth_batch_complete_max)"))
+        "default iodepth_batch_complete_min, as fio: each completion is replaced before the "
+        "next is taken, which keeps iodepth in flight (fio's iodepth_batch_complete_max)"))
     iodepth_low: AtLeastOne | None = Field(default=None, description=(
         "asynchronous engines: once iodepth requests are in flight, new ones wait until at "
         "most this many are; default iodepth, refill at once (fio's iodepth_low)"))

@@ -1,0 +1,118 @@
+"""A job file means the same workload in fio and in iogate: each test runs one small job
+file with fio 3.33 and with ``iogate run FILE``, and compares what each tool says it did
+(requests, bytes, queue depths, the blocks written), never how fast: rates are timing, and
+belong in ``bench/``.
+
+fio's command-line options are given to fio as themselves and to iogate as ``--set``; both
+then mean a value the job file does not give (fio's own options lose to the job file's, iogate's
+``--set`` wins over it: these jobs give each value in one place only).
+
+Run with ``pytest -s`` to see the figures.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.fio.common import MiB, needs_fio
+
+pytestmark = needs_fio
+
+
+def fio_jobs(path: Path, *args: str) -> list[dict[str, Any]]:
+    """fio's JSON jobs for the job file at ``path`` (run in its directory)."""
+    out = path.with_suffix(".fio.json")
+    proc = subprocess.run(["fio", "--output-format=json", f"--output={out}", *args,
+                           path.name], cwd=path.parent, capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    text = out.read_text()  # fio's warnings come first, in the same file
+    return list(json.loads(text[text.index("{\n"):])["jobs"])
+
+
+def iogate_cases(path: Path, *args: str) -> list[dict[str, Any]]:
+    """The cases of iogate's results document for the job file at ``path``."""
+    out = path.with_suffix(".iogate.json")
+    proc = subprocess.run([sys.executable, "-m", "iogate", "run", path.name, "--json",
+                           str(out), *args], cwd=path.parent, capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    cases = json.loads(out.read_text())["cases"]
+    assert all(c["outcome"] == "passed" for c in cases), cases
+    return list(cases)
+
+
+def job_file(workdir: Path, name: str, text: str) -> Path:
+    path = workdir / f"{name}.fio"
+    path.write_text(text)
+    return path
+
+
+# -- how long, how much ---------------------------------------------------------------------
+
+def test_time_based_counts_with_a_runtime_from_the_command_line(workdir):
+    # 16 requests a pass: run for a second, both tools do far more
+    path = job_file(workdir, "timed", "[timed]\nioengine=null\nrw=read\nbs=4k\nsize=64k\n"
+                    "time_based\n")
+    (theirs,) = fio_jobs(path, "--runtime=1")
+    (mine,) = iogate_cases(path, "--set", "runtime=1s")
+    print(f"\nfio {theirs['read']['total_ios']} requests, iogate {mine['metrics']['read.ios']}")
+    assert theirs["read"]["total_ios"] > 16
+    assert mine["metrics"]["read.ios"] > 16
+    # and without a runtime anywhere, fio ignores time_based: one pass each
+    (theirs,) = fio_jobs(path)
+    (mine,) = iogate_cases(path)
+    assert theirs["read"]["total_ios"] == mine["metrics"]["read.ios"] == 16
+
+
+def test_loops_multiply_a_size_from_the_command_line(workdir):
+    path = job_file(workdir, "loops", "[loops]\nioengine=null\nrw=read\nbs=4k\nloops=3\n")
+    (theirs,) = fio_jobs(path, "--size=64k")
+    (mine,) = iogate_cases(path, "--set", "size=64k")
+    assert theirs["read"]["total_ios"] == mine["metrics"]["read.ios"] == 3 * 16
+
+
+# -- names ----------------------------------------------------------------------------------
+
+def test_a_name_from_the_environment_is_expanded(workdir, monkeypatch):
+    monkeypatch.setenv("JOB", "nightly")
+    path = job_file(workdir, "names", "[global]\nioengine=null\nsize=64k\n"
+                    "[a]\nname=${JOB}\nrw=read\n[b]\nname=${JOB}-w\nrw=write\n")
+    theirs = [j["jobname"] for j in fio_jobs(path)]
+    mine = [c["id"].rpartition("::")[2] for c in iogate_cases(path)]
+    assert theirs == mine == ["nightly", "nightly-w"]
+
+
+# -- queue depth ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("depth", [32, 512])
+def test_libaio_keeps_the_depth_asked(workdir, depth):
+    # fio samples the depth at each submission in buckets (1, 2, 4, ... 32, >=64); iogate
+    # keeps its mean. Both keep the queue full: a completion is replaced before the next is
+    # taken (iodepth_batch_complete_max defaults to the minimum, 1).
+    data = workdir / "depth.dat"
+    if not data.exists():
+        with open(data, "wb") as f:
+            f.write(b"\x5a" * 16 * MiB)
+    path = job_file(workdir, f"depth{depth}",
+                    f"[depth]\nfilename={data}\nioengine=libaio\ndirect=1\nrw=randread\n"
+                    f"bs=4k\niodepth={depth}\nnumber_ios={8 * depth}\nnorandommap\n")
+    (theirs,) = fio_jobs(path)
+    (mine,) = iogate_cases(path)
+    levels = theirs["iodepth_level"]
+    top = levels["32" if depth == 32 else ">=64"]
+    qd = mine["metrics"]["read.qd.mean"]
+    print(f"\nfio: {top:.1f}% of submissions at the top bucket; iogate: mean depth {qd:.1f}")
+    # Kept full: the first fill goes in at depths 1..depth, the other 7 * depth requests
+    # at depth. fio's top bucket holds depths 32..63, or 64 and more.
+    low = 32 if depth == 32 else 64
+    assert top >= 100 * (7 * depth + depth - low + 1) / (8 * depth) - 0.5
+    full = (depth * (depth + 1) / 2 + 7 * depth * depth) / (8 * depth)
+    assert qd == pytest.approx(full, rel=0.01)
+    assert mine["metrics"]["read.ios"] == theirs["read"]["total_ios"] == 8 * depth
+
