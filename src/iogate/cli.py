@@ -531,8 +531,8 @@ def _report_run(cases: Sequence[object], results: Sequence[CaseResult], wall_s: 
     from iogate.outcome import OUTCOMES
 
     print(report.results_table(results))
-    for text in (report.sweep_tables(results), report.hosts_tables(results),
-                 report.warnings_text(results)):
+    for text in (report.measured_table(results), report.sweep_tables(results),
+                 report.hosts_tables(results), report.warnings_text(results)):
         if text:
             print()
             print(text)

@@ -241,13 +241,35 @@ def results_table(results: Sequence[CaseResult]) -> str:
     rows = []
     for r in results:
         if not r.checks and r.outcome == "passed":
-            rows.append((r.id, "-", "-", "-", "passed", ""))
+            rows.append((r.id, "-", "-", "-", "passed",
+                         "no expectations: measured below" if _measured_rows(r) else ""))
         for c in r.checks:
             rows.append((r.id, c.key, expected_text(c),
                          observed_text(c), verdict(c), explain(c)))
         if r.outcome in ("error", "crashed", "interrupted", "skipped"):
             rows.append((r.id, "(run)", "-", r.error or r.outcome, r.outcome.upper(), ""))
     return table(("case", "metric", "expected", "observed", "verdict", "why"), rows)
+
+
+# What a case without expectations shows of each direction it moved data in, as fio's
+# summary does: rate, bandwidth and completion latency.
+_MEASURED = ("iops", "bw", "clat.mean", "clat.p50", "clat.p99", "clat.p99.9")
+
+
+def _measured_rows(result: CaseResult) -> list[list[str]]:
+    return [[result.id, d] + [_metric_cell(result, f"{d}.{m}") or "-" for m in _MEASURED]
+            for d in DIRECTIONS if d != "total" and result.metrics.get(f"{d}.ios")]
+
+
+def measured_table(results: Sequence[CaseResult]) -> str:
+    """What each case without expectations measured, a row per direction that moved data:
+    IOPS, bandwidth and completion latency (mean, p50, p99, p99.9). Empty when every case
+    had expectations or none moved data."""
+    rows = [row for r in results if not r.checks for row in _measured_rows(r)]
+    if not rows:
+        return ""
+    return "measured\n" + table(("case", "dir", "iops", "bw", "clat mean", "p50", "p99",
+                                  "p99.9"), rows)
 
 
 def warnings_text(results: Sequence[CaseResult]) -> str:

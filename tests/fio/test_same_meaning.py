@@ -21,6 +21,9 @@ from typing import Any
 import pytest
 from tests.fio.common import MiB, needs_fio
 
+from iogate.expect import format_value
+from iogate.metrics import parse_metric
+
 pytestmark = needs_fio
 
 
@@ -86,6 +89,33 @@ def test_a_name_from_the_environment_is_expanded(workdir, monkeypatch):
     theirs = [j["jobname"] for j in fio_jobs(path)]
     mine = [c["id"].rpartition("::")[2] for c in iogate_cases(path)]
     assert theirs == mine == ["nightly", "nightly-w"]
+
+
+# -- what a run prints ----------------------------------------------------------------------
+
+def test_a_job_without_expectations_prints_what_it_measured_per_direction(workdir):
+    path = job_file(workdir, "printed", "[mixed]\nioengine=null\nrw=randrw\nbs=4k\n"
+                    "size=1m\n[reads]\nioengine=null\nrw=randread\nbs=4k\nsize=1m\n")
+    fio_dirs = [{d for d in ("read", "write", "trim") if j[d]["total_ios"]}
+                for j in fio_jobs(path)]
+    out = path.with_suffix(".iogate.json")
+    proc = subprocess.run([sys.executable, "-m", "iogate", "run", path.name, "--json",
+                           str(out)], cwd=path.parent, capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    cases = json.loads(out.read_text())["cases"]
+    table = proc.stdout.split("\nmeasured\n", 1)[1].split("\n\n", 1)[0].splitlines()[2:]
+    rows = {(cells[0], cells[1]): cells[2:] for cells in map(str.split, table)}
+    printed = [{d for (case, d) in rows if case == c["id"]} for c in cases]
+    assert printed == fio_dirs == [{"read", "write"}, {"read"}]
+    for c in cases:
+        for (case, d), cells in rows.items():
+            if case == c["id"]:
+                shown = [format_value(parse_metric(f"{d}.{m}").kind, c["metrics"][f"{d}.{m}"])
+                         for m in ("iops", "bw", "clat.mean", "clat.p50", "clat.p99",
+                                   "clat.p99.9")]
+                assert cells == shown
+    assert max(map(len, proc.stdout.splitlines())) <= 120
 
 
 # -- queue depth ----------------------------------------------------------------------------
