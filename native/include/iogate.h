@@ -64,7 +64,7 @@ extern "C" {
 #endif
 
 #define IOG_ABI_VERSION  7 /* 7: iog_layout_field has each member's type and dims */
-#define IOG_ABI_REVISION 1 /* 1: iog_job_spec.thinktime_spin_ns */
+#define IOG_ABI_REVISION 2 /* 1: iog_job_spec.thinktime_spin_ns; 2: write_layout */
 
 /* The size of the first version of each struct with a struct_size: the
  * smallest the library accepts. These never change; fields added later are
@@ -114,6 +114,7 @@ extern "C" {
 #define IOG_ENGINE_DOES_IO   (1u << 0) /* touches files (null does not: no file, no verify) */
 #define IOG_ENGINE_NO_DIRECT (1u << 1) /* cannot do O_DIRECT: IOG_JOB_DIRECT is refused     */
 #define IOG_ENGINE_CMDPRIO   (1u << 2) /* passes an I/O priority per request (cmdprio)      */
+#define IOG_ENGINE_NO_EXTEND (1u << 3) /* writes need the file laid out to its size first   */
 
 enum iog_rw {
     IOG_RW_READ = 0,
@@ -625,7 +626,23 @@ struct iog_job_spec {
      * thinktime_ns) are spent busy on the CPU, the rest asleep (fio's
      * thinktime_spin); 0: the whole pause asleep. */
     uint64_t thinktime_spin_ns;
+    /* How the file of a job that only writes data (IOG_RW_WRITE,
+     * IOG_RW_RANDWRITE) is prepared when it is shorter than offset + its
+     * share of size (IOG_WRITE_LAYOUT_*; 0: written with data to its size
+     * first, as before). A job that reads or trims, and an engine with
+     * IOG_ENGINE_NO_EXTEND, always has its file written with data. */
+    uint32_t write_layout;
 };
+
+/* iog_job_spec.write_layout: what a job that only writes finds before its
+ * first write (fio's overwrite and fallocate options). */
+#define IOG_WRITE_LAYOUT_DATA      0 /* written with data to its size (fio: overwrite=1)   */
+#define IOG_WRITE_LAYOUT_ALLOCATE  1 /* fallocate(2): blocks allocated, unwritten, size set */
+#define IOG_WRITE_LAYOUT_NONE      2 /* nothing: the file grows as it is written            */
+#define IOG_WRITE_LAYOUT_TRUNCATE  3 /* ftruncate(2): size set, no block allocated          */
+#define IOG_WRITE_LAYOUT_KEEP_SIZE 4 /* fallocate(2) FALLOC_FL_KEEP_SIZE: blocks, same size */
+#define IOG_WRITE_LAYOUT_POSIX     5 /* posix_fallocate(3): as ALLOCATE, emulated if need be */
+#define IOG_WRITE_LAYOUT_MAX       5
 
 /* Summary of one latency kind. mean and stdev are exact (not from buckets). */
 struct iog_lat_summary {

@@ -207,7 +207,7 @@ const struct iog_engine engine_mmap = {
     .summary = "mmap(2) of the job's region, memcpy in and out, one request at a time",
     .order = 50,
     .max_depth = 1,
-    .flags = IOG_ENGINE_DOES_IO | IOG_ENGINE_NO_DIRECT,
+    .flags = IOG_ENGINE_DOES_IO | IOG_ENGINE_NO_DIRECT | IOG_ENGINE_NO_EXTEND,
     .ops =
         {
             .init = mmap_init,

@@ -190,6 +190,7 @@ struct iog_job {
      * per file: open for writing while it must be extended, else -1 */
     int layout_fd[IOG_FILES_MAX];
     uint64_t layout_from[IOG_FILES_MAX], layout_to[IOG_FILES_MAX]; /* extend [from, to) */
+    uint32_t layout_how[IOG_FILES_MAX];                            /* IOG_WRITE_LAYOUT_* */
     /* monitor-owned */
     struct iog_series series[IOG_DIR_COUNT];
     struct mon_snap prev[IOG_DIR_COUNT];

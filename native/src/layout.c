@@ -3,13 +3,16 @@
  * layout_prepare (synchronous, in iog_session_start) creates every file that
  * needs layout and works out how far each must be extended, so that open
  * errors reach the caller; layout_run (in the background thread) extends
- * each file to offset + size / nfiles with non-zero pseudo-random data (real blocks, not
- * holes), chunk by chunk, publishing progress and honouring cancel between
- * chunks, then fsyncs. Also drops the files' cache for IOG_JOB_INVALIDATE
- * jobs and opens each worker's own descriptors. Block
- * devices and IOG_JOB_NO_LAYOUT jobs are never created or extended. Every
- * open of a job's file goes through target_open, which holds a pinned file
- * (iog_job_spec.file_ids) to the identity its caller checked.
+ * each file to offset + size / nfiles with non-zero pseudo-random data (real
+ * blocks, not holes), chunk by chunk, publishing progress and honouring
+ * cancel between chunks, then fsyncs. A job that only writes data finds its
+ * file prepared as iog_job_spec.write_layout says instead, as fio prepares
+ * it: by default the blocks are allocated (fallocate) and nothing is written
+ * but what the job writes; with data only with fio's overwrite=1. Also drops
+ * the files' cache for IOG_JOB_INVALIDATE jobs and opens each worker's own
+ * descriptors. Block devices and IOG_JOB_NO_LAYOUT jobs are never created or
+ * extended. Every open of a job's file goes through target_open, which holds
+ * a pinned file (iog_job_spec.file_ids) to the identity its caller checked.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -37,6 +40,17 @@ static int job_writes(const struct iog_job_spec *spec)
 static int needs_layout(const struct iog_job *job)
 {
     return (job->engine->flags & IOG_ENGINE_DOES_IO) && !(job->spec.flags & IOG_JOB_NO_LAYOUT);
+}
+
+/* How a job's files are prepared: with data, unless the job only writes data
+ * and its engine can extend a file by writing. */
+static uint32_t layout_how(const struct iog_job *job)
+{
+    const struct iog_job_spec *spec = &job->spec;
+    int writes_only = spec->rw == IOG_RW_WRITE || spec->rw == IOG_RW_RANDWRITE;
+    if (!writes_only || (job->engine->flags & IOG_ENGINE_NO_EXTEND))
+        return IOG_WRITE_LAYOUT_DATA;
+    return spec->write_layout;
 }
 
 static int pinned(const struct iog_job *job, uint32_t f)
@@ -123,13 +137,15 @@ static int plan_file(struct iog_job *job, uint32_t f, struct stat *st, char *err
         close(fd);
         return rc;
     }
-    if (!S_ISREG(st->st_mode) || (uint64_t)st->st_size >= want) {
+    uint32_t how = layout_how(job);
+    if (!S_ISREG(st->st_mode) || (uint64_t)st->st_size >= want || how == IOG_WRITE_LAYOUT_NONE) {
         close(fd);
         return 0;
     }
     job->layout_fd[f] = fd;
     job->layout_from[f] = (uint64_t)st->st_size;
     job->layout_to[f] = want;
+    job->layout_how[f] = how;
     return 0;
 }
 
@@ -161,23 +177,23 @@ int layout_prepare(struct iog_session *s, char *err, size_t errlen)
             rc = plan_file(job, f, &st, err, errlen);
             if (rc < 0 || job->layout_fd[f] < 0)
                 continue;
-            /* A file named twice: the first entry extends it as far as any needs. */
+            /* A file named twice: the first entry extends it as far as any
+             * needs, with data if any job needs data. */
             size_t i = 0;
             while (i < nids && (ids[i].dev != st.st_dev || ids[i].ino != st.st_ino))
                 i++;
             if (i < nids) {
                 struct iog_job *first = ids[i].job;
                 uint32_t ff = ids[i].file;
-                if (job->layout_to[f] > first->layout_to[ff]) {
-                    total += job->layout_to[f] - first->layout_to[ff];
+                if (job->layout_to[f] > first->layout_to[ff])
                     first->layout_to[ff] = job->layout_to[f];
-                }
+                if (job->layout_how[f] == IOG_WRITE_LAYOUT_DATA)
+                    first->layout_how[ff] = IOG_WRITE_LAYOUT_DATA;
                 close(job->layout_fd[f]);
                 job->layout_fd[f] = -1;
                 continue;
             }
             ids[nids++] = (struct file_id){st.st_dev, st.st_ino, job, f};
-            total += job->layout_to[f] - job->layout_from[f];
         }
     }
     free(ids);
@@ -185,6 +201,11 @@ int layout_prepare(struct iog_session *s, char *err, size_t errlen)
         layout_release(s);
         return rc;
     }
+    /* progress counts the bytes written with data */
+    for (uint32_t j = 0; j < s->njobs; j++)
+        for (uint32_t f = 0; f < s->jobs[j].nfiles; f++)
+            if (s->jobs[j].layout_fd[f] >= 0 && s->jobs[j].layout_how[f] == IOG_WRITE_LAYOUT_DATA)
+                total += s->jobs[j].layout_to[f] - s->jobs[j].layout_from[f];
     PUB_STORE(&s->layout_total, total);
     return 0;
 }
@@ -207,9 +228,41 @@ static int layout_failed(struct iog_job *job, int err, uint64_t offset)
     return -err;
 }
 
+/* Extends one file of a job without writing data, as layout_how says; 0 or a
+ * negative errno (recorded). A filesystem that cannot allocate ahead
+ * (EOPNOTSUPP) leaves the file to grow as it is written, as fio does. */
+static int extend_without_data(struct iog_job *job, uint32_t f)
+{
+    int fd = job->layout_fd[f];
+    uint64_t from = job->layout_from[f], to = job->layout_to[f];
+    off_t len = (off_t)(to - from);
+    int rc = 0;
+    switch (job->layout_how[f]) {
+    case IOG_WRITE_LAYOUT_ALLOCATE:
+        rc = fallocate(fd, 0, (off_t)from, len) < 0 ? errno : 0;
+        break;
+    case IOG_WRITE_LAYOUT_KEEP_SIZE:
+        rc = fallocate(fd, FALLOC_FL_KEEP_SIZE, (off_t)from, len) < 0 ? errno : 0;
+        break;
+    case IOG_WRITE_LAYOUT_POSIX:
+        rc = posix_fallocate(fd, (off_t)from, len);
+        break;
+    case IOG_WRITE_LAYOUT_TRUNCATE:
+        rc = ftruncate(fd, (off_t)to) < 0 ? errno : 0;
+        break;
+    default:
+        break;
+    }
+    if (rc == EOPNOTSUPP || rc == ENOSYS)
+        rc = 0;
+    return rc ? layout_failed(job, rc, from) : 0;
+}
+
 /* Extends one file of a job; 0, 1 when cancelled, or a negative errno (recorded). */
 static int extend_file(struct iog_session *s, struct iog_job *job, uint32_t f, void *buf)
 {
+    if (job->layout_how[f] != IOG_WRITE_LAYOUT_DATA)
+        return extend_without_data(job, f);
     int fd = job->layout_fd[f];
     uint64_t from = job->layout_from[f], to = job->layout_to[f];
     struct rng r;

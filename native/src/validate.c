@@ -157,6 +157,9 @@ static int validate_dist(const struct iog_job_spec *j, uint32_t i, char *err, si
 
 static int validate_data(const struct iog_job_spec *j, uint32_t i, char *err, size_t errlen)
 {
+    if (j->write_layout > IOG_WRITE_LAYOUT_MAX)
+        INVALID("job %u: write_layout %u is unknown (0..%u)", i, j->write_layout,
+                IOG_WRITE_LAYOUT_MAX);
     if (j->compress_pct > 100)
         INVALID("job %u: compress_pct must be <= 100, got %u", i, j->compress_pct);
     if (j->dedupe_pct > 100)

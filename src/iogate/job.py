@@ -122,6 +122,10 @@ class JobSpec:
     refill: bool = False
     zero_buffers: bool = False
     invalidate: bool = False
+    # how a job that only writes finds a short file (iog_job_spec.write_layout): data
+    # (written first), allocate (fallocate), posix (posix_fallocate), keep_size (allocated,
+    # size kept), truncate (holes) or none (grows as written)
+    write_layout: str = "allocate"
     verify: str = "none"  # none | crc32c | xxhash | crc32
     verify_backlog: int = 0  # 0: read back after the run; N: after every N writes
     verify_fatal: bool = False

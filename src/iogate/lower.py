@@ -177,6 +177,8 @@ def _job(job: JobFields, filenames: Sequence[str], seed: int) -> JobSpec:
         zero_buffers=job.zero_buffers,
         # The null engine has no file whose cache could be dropped.
         invalidate=job.invalidate and job.ioengine != "null",
+        write_layout="data" if job.overwrite else
+        {"native": "allocate", "keep": "keep_size"}.get(job.fallocate, job.fallocate),
         verify=job.verify or "none",
         verify_backlog=job.verify_backlog or 0,
         verify_fatal=job.verify_fatal,

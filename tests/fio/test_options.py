@@ -172,6 +172,15 @@ def test_a_trailing_backslash_before_another_name_is_refused() -> None:
     assert options(spec(filenames=["/tmp/b", "/tmp/a\\"]))["filename"] == "/tmp/b:/tmp/a\\"
 
 
+@pytest.mark.parametrize(("layout", "expected"), [
+    ("data", ("overwrite", "1")), ("none", ("fallocate", "none")),
+    ("keep_size", ("fallocate", "keep")), ("truncate", ("fallocate", "truncate")),
+    ("posix", ("fallocate", "posix"))])
+def test_how_a_written_file_is_prepared(layout, expected) -> None:
+    o = options(spec(rw="randwrite", write_layout=layout))
+    assert o[expected[0]] == expected[1]
+
+
 def test_data_options_and_the_pattern_in_hex() -> None:
     o = options(spec(rw="write", compress_pct=50, compress_chunk=4 * KiB,
                      pattern=b"\xde\xad\xbe\xef", refill=True, dedupe_pct=10))
@@ -181,7 +190,8 @@ def test_data_options_and_the_pattern_in_hex() -> None:
     assert o["dedupe_percentage"] == "10"
     assert o["refill_buffers"] == ""
     assert o["scramble_buffers"] == "0"
-    assert o["overwrite"] == "1"  # laid out before it is written, as iogate does
+    # a file only written is prepared as fio's defaults prepare it: nothing to write
+    assert "overwrite" not in o and "fallocate" not in o
     # A pattern without a compressible part is never written by iogate: not by fio either.
     assert "buffer_pattern" not in options(spec(rw="write", pattern=b"\x01"))
     assert options(spec(rw="write", compress_pct=20))["buffer_compress_chunk"] == "512"

@@ -80,6 +80,39 @@ def test_loops_multiply_a_size_from_the_command_line(workdir):
     assert theirs["read"]["total_ios"] == mine["metrics"]["read.ios"] == 3 * 16
 
 
+# -- the files ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("fallocate", ["", "fallocate=none\n", "fallocate=truncate\n",
+                                       "fallocate=keep\n", "overwrite=1\n"])
+def test_a_job_that_only_writes_finds_its_file_prepared_as_in_fio(workdir, fallocate):
+    # 4 MiB written at 60 MiB: fio allocates the file's blocks (fallocate=native, its
+    # default) and writes nothing but the job's writes; none leaves holes; overwrite=1
+    # writes the whole file first
+    sizes = {}
+    for tool in ("fio", "iogate"):
+        target = workdir / f"only-writes.{tool}"
+        target.unlink(missing_ok=True)
+        path = job_file(workdir, f"only-writes-{tool}",
+                        f"[w]\nfilename={target}\nioengine=psync\nrw=write\nbs=1m\n"
+                        f"offset=60m\nsize=4m\n{fallocate}")
+        if tool == "fio":
+            (job,) = fio_jobs(path)
+            written = job["write"]["io_bytes"]
+        else:
+            (case,) = iogate_cases(path)
+            written = case["metrics"]["write.bytes"]
+        st = target.stat()
+        with open(target, "rb") as f:
+            unwritten = f.read(MiB) == bytes(MiB)  # reads as zeros: never written
+        sizes[tool] = (written, st.st_size, st.st_blocks * 512, unwritten)
+        target.unlink()
+    print(f"\n{fallocate.strip() or 'default'}: (bytes written, size, allocated, start "
+          f"unwritten) {sizes}")
+    assert sizes["fio"] == sizes["iogate"]
+    assert sizes["fio"][0] == 4 * MiB
+    assert sizes["fio"][3] is (fallocate != "overwrite=1\n")
+
+
 # -- names ----------------------------------------------------------------------------------
 
 def test_a_name_from_the_environment_is_expanded(workdir, monkeypatch):

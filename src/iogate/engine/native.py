@@ -65,7 +65,7 @@ UINT64_MAX = (1 << 64) - 1
 # IOG_ABI_VERSION: the library's must be this one. IOG_ABI_REVISION: the library's must be
 # at least this one (a later revision only adds; iogate.h says what changes which).
 ABI_VERSION = 7
-ABI_REVISION = 0
+ABI_REVISION = 2  # iog_job_spec.write_layout
 
 # The histogram geometry (IOG_HIST_*) is owned by iogate.histogram; the parity tests check it
 # against the library.
@@ -74,6 +74,7 @@ ABI_REVISION = 0
 ENGINE_DOES_IO = 1 << 0  # touches files (null does not)
 ENGINE_NO_DIRECT = 1 << 1  # cannot do O_DIRECT
 ENGINE_CMDPRIO = 1 << 2  # passes an I/O priority per request (cmdprio)
+ENGINE_NO_EXTEND = 1 << 3  # writes need the file laid out to its size first (mmap)
 
 # enum iog_rw; the trim modes take their per-direction values from slot 1 (DIR_WRITE)
 (RW_READ, RW_WRITE, RW_RANDREAD, RW_RANDWRITE, RW_RW, RW_RANDRW, RW_TRIM, RW_RANDTRIM,
@@ -139,6 +140,8 @@ JOB_FILL = 1 << 9  # a write that finds the filesystem full ends the run, no err
 JOB_OSYNC = 1 << 10  # the files are opened O_SYNC for writing
 JOB_ODSYNC = 1 << 11  # the files are opened O_DSYNC for writing
 OPEN_SYNC_FLAGS = {"none": 0, "sync": JOB_OSYNC, "dsync": JOB_ODSYNC}  # JobSpec.open_sync
+# iog_job_spec.write_layout (IOG_WRITE_LAYOUT_*), in value order: JobSpec.write_layout
+WRITE_LAYOUTS = ("data", "allocate", "none", "truncate", "keep_size", "posix")
 
 
 class IogBsEntry(ctypes.Structure):
@@ -490,7 +493,7 @@ class LibraryError(IogateError):
 # Enums these bindings list as names in value order: the C name of each is the prefix and the
 # name in capitals (DIRECTIONS[3] is IOG_DIR_TRIM).
 _ENUM_NAMES = (("IOG_DIR_", "DIRECTIONS"), ("IOG_LAT_", "LAT_KINDS"), ("IOG_STATE_", "STATES"),
-               ("IOG_VERIFY_", "VERIFY_KINDS"))
+               ("IOG_VERIFY_", "VERIFY_KINDS"), ("IOG_WRITE_LAYOUT_", "WRITE_LAYOUTS"))
 # Names of this module that stand for no constant of iogate.h, or are compared otherwise.
 _NOT_CONSTANTS = frozenset({"UINT64_MAX", "ABI_REVISION"})
 

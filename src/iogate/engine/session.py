@@ -115,7 +115,9 @@ def job_struct(spec: JobSpec) -> ctypes.Structure:
         batch_submit=spec.batch_submit,
         batch_complete_min=spec.batch_complete_min,
         batch_complete_max=spec.batch_complete_max, depth_low=spec.depth_low,
-        exit_mask=spec.exit_mask)
+        exit_mask=spec.exit_mask,
+        write_layout=_choice("write layout", spec.write_layout,
+                             {n: i for i, n in enumerate(native.WRITE_LAYOUTS)}))
     for d, name in ((native.DIR_READ, "read"), (native.DIR_WRITE, "write")):
         table = spec.bs_table(name)
         if len(table) > limits.BS_ENTRIES_MAX:

@@ -222,3 +222,19 @@ class FileOptions(JobState):
             else:
                 self.refuse(service, f"file_service_type={text}: iogate goes to the files of "
                             "a workload in turn, one request each (fio's roundrobin)")
+
+    def _write_layout(self) -> None:
+        """overwrite and fallocate: how a job that only writes finds a file shorter than its
+        region (fio's defaults, overwrite=0 and fallocate=native, are iogate's)."""
+        self.bool_key("overwrite")
+        if self.w.keys.get("overwrite", Entry(True, None)).value is False:
+            self.w.keys.pop("overwrite")
+        src = self.get("fallocate")
+        if src is None or (text := self.value(src)) is None:
+            return
+        value = {"0": "none", "1": "posix"}.get(text, text)
+        if value not in ("native", "posix", "keep", "truncate", "none"):
+            self.refuse(src, f"fio's fallocate is none, native, posix, keep, truncate, 0 or "
+                        f"1, not '{shown(text)}'")
+        elif value != "native":
+            self.put("fallocate", value, src)

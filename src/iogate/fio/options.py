@@ -198,10 +198,11 @@ def job_options(spec: JobSpec) -> list[tuple[str, str]]:
     out += _priorities(spec, per_dir, problems)
     out += _plain(spec, problems)
     if writes:
-        if spec.files():
-            # iogate lays a file out with data before writing it, as fio does only with
-            # overwrite (else it writes into a fresh, unwritten file).
+        if spec.files() and spec.write_layout == "data":
             out.append(("overwrite", "1"))
+        elif spec.files() and spec.write_layout != "allocate":
+            out.append(("fallocate", {"keep_size": "keep"}.get(spec.write_layout,
+                                                               spec.write_layout)))
         if spec.does("write"):  # not trims alone: they write no data
             out += _data(spec)
     out += _verify(spec, problems)

@@ -50,7 +50,6 @@ from iogate.fio.jobfile import (
 from iogate.fio.problems import Problems
 from iogate.fio.vocabulary import (
     ALIASES,
-    AS_IOGATE_DOES,
     AT_DEFAULT,
     ENGINE_OPTIONS,
     FIO_OPTIONS,
@@ -99,6 +98,7 @@ class _Job(ModeOptions, FileOptions, RegionOptions, PacingOptions, IoOptions,
         self._flow()
         self._priorities()
         self.bool_key("invalidate")
+        self._write_layout()
         self._data()
         self._verify()
         self.plain_keys()
@@ -114,8 +114,6 @@ class _Job(ModeOptions, FileOptions, RegionOptions, PacingOptions, IoOptions,
                 self.refuse(src, f"fio needs a value: {src.key}=...")
             elif name in OUTPUT_ONLY:
                 self.note(src, OUTPUT_ONLY[name])
-            elif name in AS_IOGATE_DOES:
-                self.note(src, AS_IOGATE_DOES[name])
             elif name in AT_DEFAULT and default_value(src) in AT_DEFAULT[name]:
                 self.note(src, "fio's default")
             elif name in SAME_MEANING and (meaning := SAME_MEANING[name].get(

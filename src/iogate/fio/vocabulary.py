@@ -16,7 +16,6 @@ from iogate.spec.modes import TRIM_MODES
 
 __all__ = [
     "ALIASES",
-    "AS_IOGATE_DOES",
     "AT_DEFAULT",
     "ENGINE_ALIASES",
     "ENGINE_OPTIONS",
@@ -129,12 +128,6 @@ OUTPUT_ONLY: dict[str, str] = {
                         "named file",
 }
 
-# Options that say what iogate does anyway: accepted, with a comment (iogate export writes them
-# so that fio runs a job the way iogate does).
-AS_IOGATE_DOES: dict[str, str] = {
-    "overwrite": "iogate lays a file out before it writes it, as fio does with overwrite=1",
-}
-
 # Options whose value means what iogate does anyway: option -> {value: what iogate does}
 # (the key None: any value). Accepted with that comment; any other value is refused.
 SAME_MEANING: dict[str, dict[str | None, str]] = {
@@ -147,8 +140,6 @@ SAME_MEANING: dict[str, dict[str | None, str]] = {
     "fadvise_hint": {"0": "iogate gives the kernel no access-pattern hint",
                      "1": "iogate gives the kernel no access-pattern hint (fio's "
                           "POSIX_FADV_RANDOM/SEQUENTIAL): reads are measured without it"},
-    "fallocate": {None: "iogate lays a file out by writing every byte (never holes), so how "
-                        "its blocks are allocated first does not change what is measured"},
     "create_serialize": {None: "iogate lays out the files of a case before its run starts, "
                                "one after another"},
     "random_generator": {"lfsr": "fio's lfsr visits every block once per pass, in a "

@@ -183,6 +183,20 @@ class JobKeys(BaseModel):
         'fdatasync the file after every N writes; measured under sync.*'))
     invalidate: bool = Field(default=True, description=(
         "drop the files' page cache before the run"))
+    overwrite: bool = Field(default=False, description=(
+        "rw write or randwrite on a file shorter than the workload's region: write it with "
+        "data first, so every write overwrites written blocks (fio's overwrite); default "
+        "false, as fio: the file is prepared as fallocate says and holds nothing but what "
+        "the workload writes. A workload that reads or trims always has its file written "
+        "first"))
+    fallocate: Literal["native", "posix", "keep", "truncate", "none"] = Field(
+        default="native", description=(
+            "rw write or randwrite without overwrite, on a file shorter than the "
+            "workload's region: how it is extended before the run (fio's fallocate): "
+            "native allocates the blocks unwritten (fallocate(2), the default), posix the "
+            "same through posix_fallocate(3), keep allocates them without changing the "
+            "size, truncate sets the size without blocks (holes), none leaves the file to "
+            "grow as it is written"))
     verify: Verify | None = Field(default=None, description=(
         "checksum every written block and read it back: crc32c, crc32, crc64, xxhash (XXH64, "
         "as xxh64; fio's xxhash is xxh32), xxh32, md5, sha1, sha256, sha512 (whole digests "
