@@ -63,8 +63,11 @@ extern "C" {
 #define IOG_API
 #endif
 
-#define IOG_ABI_VERSION  7 /* 7: iog_layout_field has each member's type and dims */
-#define IOG_ABI_REVISION 2 /* 1: iog_job_spec.thinktime_spin_ns; 2: write_layout */
+/* 8: batch_complete_max 0 means batch_complete_min, the ramp's requests count
+ * toward size and the limits, iog_job_spec.write_layout (after
+ * thinktime_spin_ns, an addition to 7) */
+#define IOG_ABI_VERSION  8
+#define IOG_ABI_REVISION 0
 
 /* The size of the first version of each struct with a struct_size: the
  * smallest the library accepts. These never change; fields added later are
@@ -387,7 +390,8 @@ struct iog_job_spec {
     uint64_t size;        /* bytes of the region [offset, offset + size), over all files */
     uint64_t offset;      /* start of the region in each file                           */
     uint64_t runtime_ns;  /* 0: no time limit (requires not time_based)             */
-    uint64_t ramp_ns;     /* run this long before counting anything                 */
+    uint64_t ramp_ns;     /* run this long before counting anything; its requests
+                             still count toward size, io_limit_bytes and io_limit_ios */
     uint64_t interval_ns; /* series interval; 0 means 1 s                           */
     uint64_t seed;        /* random seed; thread i uses a stream derived from it    */
     uint32_t flags;       /* IOG_JOB_*                                              */

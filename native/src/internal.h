@@ -114,8 +114,9 @@ struct iog_worker {
     uint32_t think_count; /* requests since the last think */
     uint32_t writes_since_sync;
     int sync_pending;      /* sync_every writes were prepared: drain, then sync */
-    uint64_t issued;       /* counted bytes issued */
-    uint64_t nissued;      /* counted requests issued */
+    uint64_t issued;       /* bytes issued, the ramp's too (as fio counts them) */
+    uint64_t nissued;      /* requests issued, the ramp's too */
+    int counting;          /* a counted request (after the ramp) was issued */
     uint64_t byte_limit;   /* stop once issued reaches it (UINT64_MAX: none; 0 once a
                               IOG_JOB_FILL write found the filesystem full) */
     int fill;              /* IOG_JOB_FILL */

@@ -6,9 +6,11 @@
  * completion in the thread's own statistics, and its teardown. The loop
  * takes no lock and allocates nothing.
  *
- * Counting: a request is counted (stats, histograms, series, the size
- * budget) when it was prepared at or after the end of the ramp, so nothing
- * completed during the ramp is counted. A thread stops at the first of:
+ * Counting: a request is counted (stats, histograms, series) when it was
+ * prepared at or after the end of the ramp, so nothing completed during the
+ * ramp is counted; the limits below count every request, the ramp's too (as
+ * fio: a size-based job ends at its size, inside its ramp if need be). A
+ * thread stops at the first of:
  * runtime_ns after the ramp; its byte limit issued (io_limit_bytes, else
  * `size` - one pass over the region - unless TIME_BASED); its request limit
  * issued (io_limit_ios); with IOG_JOB_FILL, a write that found the filesystem
@@ -161,6 +163,7 @@ int worker_setup(struct iog_worker *w, char *err, size_t errlen)
     w->sync_pending = 0;
     w->issued = 0;
     w->nissued = 0;
+    w->counting = 0;
     w->byte_limit = spec->io_limit_bytes                 ? spec->io_limit_bytes
                     : (spec->flags & IOG_JOB_TIME_BASED) ? UINT64_MAX
                                                          : spec->size;
@@ -424,20 +427,21 @@ static inline int admit_io(struct iog_worker *w, struct iog_io *io, uint64_t now
     if (w->verify && verify_stopped(w->verify))
         return 0; /* IOG_JOB_VERIFY_FATAL */
     io->counted = now >= w->count_start;
-    if (io->counted) {
-        /* the end of the runtime, but never before the thread's first counted
-         * request: one scheduled late still issues (nissued is checked last,
-         * off the path of every other request) */
-        if (w->stop_at && now >= w->stop_at && w->nissued)
+    /* the end of the runtime, but never before the thread's first counted
+     * request: one scheduled late still issues (counting is checked last,
+     * off the path of every other request) */
+    if (io->counted && w->stop_at && now >= w->stop_at && w->counting)
+        return 0;
+    /* The limits count the ramp's requests too, as fio does: a size-based job
+     * whose size is done within its ramp ends there, having counted nothing.
+     * trimwrite: the limits count the trims, each one's write follows it. */
+    if (!(w->pair_write && io->dir == IOG_DIR_WRITE)) {
+        if (w->issued >= w->byte_limit || w->nissued >= w->ios_limit)
             return 0;
-        /* trimwrite: the limits count the trims, each one's write follows it */
-        if (!(w->pair_write && io->dir == IOG_DIR_WRITE)) {
-            if (w->issued >= w->byte_limit || w->nissued >= w->ios_limit)
-                return 0;
-            w->issued += io->len;
-            w->nissued++;
-        }
+        w->issued += io->len;
+        w->nissued++;
     }
+    w->counting |= io->counted;
     if (w->verify && io->dir == IOG_DIR_WRITE) /* a mix's reads are not verified */
         verify_submitted(w->verify, (uint32_t)(io - w->ios));
     return 1;

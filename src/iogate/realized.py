@@ -405,11 +405,17 @@ def no_io(specs: list[JobSpec], result: RunResult) -> str | None:
         asked += f" within {format_duration(spec.runtime_ns)}"
     threads = "its thread" if spec.numjobs == 1 else f"its {spec.numjobs} threads"
     counted = max(job.direction(n).runtime_ns for n in (*DIRECTIONS, "sync"))
-    if counted:
+    done = "issued none"
+    if spec.ramp_ns and not spec.time_based and not counted:
+        done = "measured none"
+        why = (f"it was all done within its ramp_time ({format_duration(spec.ramp_ns)}), "
+               "whose requests count toward the amount, as in fio, and are not measured: "
+               "shorten ramp_time, or make the workload larger or time_based")
+    elif counted:
         why = (f"{threads} counted {format_duration(counted)} without a request or an error, "
                "as when a thread gets the CPU only after its runtime is over")
     else:
         why = f"the engine counted no time for it: {threads} never started issuing"
     others = len(idle) - 1
     more = f" (and {others} other job{'s' if others > 1 else ''} too)" if others else ""
-    return f"job {index} asked for {asked} and issued none: {why}{more}"
+    return f"job {index} asked for {asked} and {done}: {why}{more}"

@@ -191,7 +191,8 @@ def test_data_options_and_the_pattern_in_hex() -> None:
     assert o["refill_buffers"] == ""
     assert o["scramble_buffers"] == "0"
     # a file only written is prepared as fio's defaults prepare it: nothing to write
-    assert "overwrite" not in o and "fallocate" not in o
+    assert "overwrite" not in o
+    assert "fallocate" not in o
     # A pattern without a compressible part is never written by iogate: not by fio either.
     assert "buffer_pattern" not in options(spec(rw="write", pattern=b"\x01"))
     assert options(spec(rw="write", compress_pct=20))["buffer_compress_chunk"] == "512"

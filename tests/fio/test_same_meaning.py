@@ -73,6 +73,23 @@ def test_time_based_counts_with_a_runtime_from_the_command_line(workdir):
     assert theirs["read"]["total_ios"] == mine["metrics"]["read.ios"] == 16
 
 
+def test_a_size_based_job_ends_at_its_size_within_its_ramp(workdir):
+    # the ramp's requests count toward size in both tools: 256 requests, all in the ramp;
+    # fio then reports them (its ramp never ended), iogate measured none and says why
+    path = job_file(workdir, "in-ramp", "[r]\nioengine=null\nrw=write\nbs=64k\nsize=16m\n"
+                    "ramp_time=5\n")
+    (theirs,) = fio_jobs(path)
+    assert theirs["write"]["total_ios"] == 256
+    out = path.with_suffix(".iogate.json")
+    proc = subprocess.run([sys.executable, "-m", "iogate", "run", path.name, "--json",
+                           str(out)], cwd=path.parent, capture_output=True, text=True,
+                          timeout=120)
+    (case,) = json.loads(out.read_text())["cases"]
+    assert proc.returncode == 3
+    assert case["outcome"] == "error"
+    assert "measured none: it was all done within its ramp_time (5s)" in case["error"]
+
+
 def test_loops_multiply_a_size_from_the_command_line(workdir):
     path = job_file(workdir, "loops", "[loops]\nioengine=null\nrw=read\nbs=4k\nloops=3\n")
     (theirs,) = fio_jobs(path, "--size=64k")

@@ -64,8 +64,8 @@ UINT64_MAX = (1 << 64) - 1
 
 # IOG_ABI_VERSION: the library's must be this one. IOG_ABI_REVISION: the library's must be
 # at least this one (a later revision only adds; iogate.h says what changes which).
-ABI_VERSION = 7
-ABI_REVISION = 2  # iog_job_spec.write_layout
+ABI_VERSION = 8
+ABI_REVISION = 0
 
 # The histogram geometry (IOG_HIST_*) is owned by iogate.histogram; the parity tests check it
 # against the library.

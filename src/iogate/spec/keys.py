@@ -119,7 +119,9 @@ class JobKeys(BaseModel):
     time_based: bool = Field(default=False, description=(
         'keep going over the region until runtime ends'))
     ramp_time: Duration = Field(default=0, description=(
-        'run this long first, measuring nothing (a duration: 10s)'))
+        "run this long first, measuring nothing (a duration: 10s); as in fio, its requests "
+        "count toward size, io_size and number_ios, so a size-based workload ends at its "
+        "size, within the ramp if need be (then it measured nothing: an error that says so)"))
     direct: bool = Field(default=False, description=(
         'O_DIRECT: bypass the page cache; block sizes and offsets must be multiples of 512 bytes'))
     rwmixread: Percent | None = Field(default=None, description=(
