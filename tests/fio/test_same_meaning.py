@@ -22,6 +22,8 @@ import pytest
 from tests.fio.common import MiB, needs_fio
 
 from iogate.expect import format_value
+from iogate.fio.importer import import_jobfile, load_jobfile
+from iogate.lower import lower
 from iogate.metrics import parse_metric
 
 pytestmark = needs_fio
@@ -88,6 +90,26 @@ def test_a_size_based_job_ends_at_its_size_within_its_ramp(workdir):
     assert proc.returncode == 3
     assert case["outcome"] == "error"
     assert "measured none: it was all done within its ramp_time (5s)" in case["error"]
+
+
+def test_startdelay_counts_from_the_start_of_the_run(workdir):
+    # fio delays a job until startdelay after its own start: once for jobs after a
+    # stonewall (fio 3.33, this file: 4.85 s, 2.58 s without the delay, not 6.6). iogate
+    # counts a delay from the start of the workload's group, so the import keeps what is
+    # left of it when the group starts.
+    path = job_file(workdir, "delays", "[global]\nioengine=null\nsize=1m\nruntime=1\n"
+                    "time_based\nstartdelay=2\n[a]\nrw=read\n[b]\nstonewall\nrw=write\n"
+                    "[c]\nstonewall\nrw=read\nstartdelay=5\n[d]\nstonewall\nrw=read\n"
+                    "time_based=0\n[e]\nstonewall\nrw=read\nstartdelay=9\n")
+    cases = load_jobfile(path).cases
+    delays = [lower(c.workload, filenames=[], seed=1).start_delay_ns / 1e9 for c in cases]
+    # a: 2 s at the start (then runs 1 s); b starts at 3 s: its 2 s are over; c, at 4 s,
+    # waits 1 s more, then runs 1 s; e: 9 s less what a, b, c surely ran (3 + 1 + 2 s),
+    # at most that as d is size-based
+    assert delays == [2, 0, 1, 0, 3]
+    assert "none if they run longer" in import_jobfile(path)
+    names = [j["jobname"] for j in fio_jobs(path)]
+    assert names == ["a", "b", "c", "d", "e"]  # fio runs the same file
 
 
 def test_loops_multiply_a_size_from_the_command_line(workdir):

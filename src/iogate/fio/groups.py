@@ -21,8 +21,9 @@ from __future__ import annotations
 from iogate.expr import shown
 from iogate.fio.problems import Problems
 from iogate.fio.translate import Entry, Workload
+from iogate.units import format_duration, format_duration_exact, parse_duration
 
-__all__ = ["assign_exitall", "assign_groups"]
+__all__ = ["assign_exitall", "assign_groups", "assign_startdelays"]
 
 EXIT_WHAT = ("group", "stonewall", "all")
 
@@ -160,3 +161,51 @@ def assign_exitall(workloads: list[Workload], units: list[list[Workload]],
                            else "stops the workloads of its fio reporting group"
                            " (new_group)")]))
         w.keys["exitall"] = Entry(value, w.exitall or switch, comment)
+
+
+def _ns(w: Workload, key: str) -> int | None:
+    """A duration key of the workload in ns (0 when not set); None when not a literal."""
+    entry = w.keys.get(key)
+    if entry is None:
+        return 0
+    try:
+        return parse_duration(entry.value)
+    except (TypeError, ValueError):
+        return None
+
+
+def assign_startdelays(units: list[list[Workload]]) -> None:
+    """fio counts ``startdelay`` from its own start, iogate from the start of the workload's
+    unit. A unit after the first starts once the units before it ran, for at least the sum
+    of what each surely lasts (its time-based jobs' delay, ramp and runtime; a size-based
+    job's length is not known): a delay over by then is dropped, what is left of one is
+    kept, each with a comment."""
+    least, known = 0, True  # how long the units so far surely ran; whether exactly that
+    for unit in units:
+        for w in unit:
+            delay = _ns(w, "startdelay")
+            if not delay or (least == 0 and known):
+                continue
+            entry = w.keys["startdelay"]
+            if delay <= least:
+                del w.keys["startdelay"]
+                line = f" (line {entry.src.line})" if entry.src else ""
+                w.notes.append(f"fio's startdelay {entry.value}{line} counts from its start; "
+                               f"the jobs before this one run at least "
+                               f"{format_duration(least)}, so fio starts it at once")
+                continue
+            left = f"{format_duration(least)}" if least else "nothing known"
+            w.keys["startdelay"] = Entry(
+                format_duration_exact(delay - least), entry.src,
+                f"fio counts startdelay ({entry.value}) from its start: what is left after "
+                f"what the jobs before this one surely run ({left})"
+                + ("" if known else "; none if they run longer, as their size-based jobs may"))
+        lengths = []
+        for w in unit:
+            timed = w.keys.get("time_based", Entry(False, None)).value is True
+            parts = [_ns(w, "startdelay"), _ns(w, "ramp_time"),
+                     _ns(w, "runtime") if timed else 0]
+            if any(p is None for p in parts) or not timed:
+                known = False
+            lengths.append(sum(p or 0 for p in parts))
+        least += max(lengths, default=0)

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from iogate.errors import Problem, SuiteError
-from iogate.fio.groups import assign_exitall, assign_groups
+from iogate.fio.groups import assign_exitall, assign_groups, assign_startdelays
 from iogate.fio.jobfile import parse_lenient
 from iogate.fio.problems import Problems
 from iogate.fio.render import Imported, Origin, render
@@ -45,7 +45,9 @@ def _convert(path: str, text: str | None, env: Mapping[str, str] | None,
     workloads = [w for section, options in effective(jobfile.sections)
                  for w in workload(section, options, problems, used_names, env, given)]
     link_readbacks(workloads)
-    assign_exitall(workloads, assign_groups(workloads, problems), problems)
+    units = assign_groups(workloads, problems)
+    assign_exitall(workloads, units, problems)
+    assign_startdelays(units)
     problems.raise_any()
     # The first global description describes the suite; fio names jobs by their sections.
     header: list[str] = []

@@ -131,9 +131,8 @@ class PacingOptions(JobState):
         if n == 0:
             self.note(src, "0 is fio's default: none")
             return
-        self.put("startdelay", format_duration_exact(n) if isinstance(n, int) else n, src,
-                 "fio counts it from the start of its run, iogate from the start of the "
-                 "workload's group")
+        # counted from fio's start: iogate.fio.groups.assign_startdelays
+        self.put("startdelay", format_duration_exact(n) if isinstance(n, int) else n, src)
 
     def _rates(self) -> None:
         for name, kind in (("rate", "size"), ("rate_iops", "count")):
