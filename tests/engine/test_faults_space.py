@@ -112,12 +112,23 @@ def test_fill_device_refuses_a_block_device(tmp_path):
 def test_a_full_filesystem_fails_the_layout():
     with tmpfs(ROOM) as d:
         path = d / "data"
-        write = run([spec(path, "psync", 1)]).jobs[0].write
+        write = run([spec(path, "psync", 1, write_layout="data")]).jobs[0].write
         size = path.stat().st_size
     # one layout error, where the file stopped growing, and no run after it
     assert (write.errors, write.first_errno, write.ios) == (1, errno.ENOSPC, 0)
     assert write.first_error_offset == size
     assert ROOM - (1 << 20) <= size <= ROOM
+
+
+@pytest.mark.parametrize("layout", ["allocate", "posix", "keep_size"])
+def test_a_full_filesystem_fails_the_allocation(layout):
+    # a job that only writes has its blocks allocated first (fio's fallocate): no room for
+    # them is one error of the layout, at the start of what was to be allocated
+    with tmpfs(ROOM) as d:
+        path = d / "data"
+        write = run([spec(path, "psync", 1, write_layout=layout)]).jobs[0].write
+    assert (write.errors, write.first_errno, write.ios) == (1, errno.ENOSPC, 0)
+    assert write.first_error_offset == 0
 
 
 # The limit applies to the child only; Python ignores SIGXFSZ, and so does limit_file_size.
@@ -128,7 +139,7 @@ from iogate.job import JobSpec
 spec = JobSpec(engine=sys.argv[2], rw="write", bs_read=65536, bs_write=65536,
                iodepth=int(sys.argv[3]), numjobs=1, size=int(sys.argv[4]), offset=0,
                runtime_ns=0, ramp_ns=0, time_based=False, direct=False, rwmixread=100,
-               filename=sys.argv[1], no_layout=sys.argv[5] == "run")
+               filename=sys.argv[1], no_layout=sys.argv[5] == "run", write_layout="data")
 write = run([spec]).jobs[0].write
 print(json.dumps({"ios": write.ios, "bytes": write.bytes, "errors": write.errors,
                   "first_errno": write.first_errno,

@@ -69,9 +69,10 @@ def test_every_thread_of_a_short_job_issues(busy_cpus):
 
 
 def test_jobs_of_a_group_with_delay_and_ramp_all_issue(busy_cpus):
-    # two start delays (the jobs of one delay start together), each job with a ramp
+    # two start delays (the jobs of one delay start together), each job with a ramp; each
+    # thread issues at least one counted request, however late it gets the CPU
     specs = [spec(runtime_ns=1 * MS, ramp_ns=1 * MS, start_delay_ns=(j % 2) * 2 * MS,
-                  numjobs=2, io_limit_ios=1) for j in range(40)]
+                  numjobs=2, time_based=True) for j in range(40)]
     result = run(specs)
-    assert [j.read.ios for j in result.jobs] == [2] * len(specs)
+    assert all(j.read.ios >= 2 for j in result.jobs)
     assert no_io(specs, result) is None

@@ -156,7 +156,7 @@ def test_should_stop_during_layout_ends_the_session_before_the_workers(tmp_path)
     seen: list[Progress] = []
     try:
         result = run([spec(engine="psync", rw="write", size=2 * GiB, time_based=True,
-                           runtime_ns=60 * 10**9, filename=str(path))],
+                           runtime_ns=60 * 10**9, filename=str(path), write_layout="data")],
                      on_progress=seen.append, poll_interval=0.02,
                      should_stop=lambda: any(p.state == "layout" for p in seen))
     finally:

@@ -112,6 +112,26 @@ def test_startdelay_counts_from_the_start_of_the_run(workdir):
     assert names == ["a", "b", "c", "d", "e"]  # fio runs the same file
 
 
+def test_size_from_the_command_line_is_the_amount_over_a_file_of_filesize(workdir):
+    # with filesize, fio's size is how much each job moves, spread over the whole file
+    data = workdir / "filesize.dat"
+    path = job_file(workdir, "filesize", f"[fs]\nfilename={data}\nioengine=psync\n"
+                    "rw=randread\nbs=4k\nfilesize=64m\n")
+    log = workdir / "filesize.iolog"
+    (theirs,) = fio_jobs(path, "--size=1m", f"--write_iolog={log}")
+    offsets = [int(f[3]) for f in map(str.split, log.read_text().splitlines()[1:])
+               if len(f) == 5 and f[2] == "read"]
+    assert theirs["read"]["io_bytes"] == len(offsets) * 4096 == MiB
+    assert max(offsets) >= 32 * MiB  # all of 256 below half the file: 2^-256
+    assert data.stat().st_size == 64 * MiB
+    data.unlink()
+    (mine,) = iogate_cases(path, "--set", "size=1m")
+    assert mine["metrics"]["read.bytes"] == MiB
+    # 1 MiB of 64: had the region shrunk to 1 MiB, 256 random blocks would cover most of it
+    assert mine["metrics"]["offsets.coverage_pct"] < 5
+    assert data.stat().st_size == 64 * MiB
+
+
 def test_loops_multiply_a_size_from_the_command_line(workdir):
     path = job_file(workdir, "loops", "[loops]\nioengine=null\nrw=read\nbs=4k\nloops=3\n")
     (theirs,) = fio_jobs(path, "--size=64k")

@@ -18,16 +18,18 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from iogate.errors import Problem, SuiteError
 from iogate.fio.groups import assign_exitall, assign_groups, assign_startdelays
-from iogate.fio.jobfile import parse_lenient
+from iogate.fio.jobfile import Option, parse_lenient
 from iogate.fio.problems import Problems
 from iogate.fio.render import Imported, Origin, render
 from iogate.fio.translate import effective, link_readbacks, workload
 from iogate.interrupts import read_input
+from iogate.units import parse_size
 
 if TYPE_CHECKING:
     from iogate.spec import LoadedSuite
@@ -36,13 +38,30 @@ if TYPE_CHECKING:
 __all__ = ["import_jobfile", "is_jobfile", "load_jobfile"]
 
 
+def _given_size(given: Mapping[str, Any] | None) -> int | None:
+    """The size ``--set`` gives, in bytes; None when it gives none or an expression."""
+    if not given or "size" not in given:
+        return None
+    try:
+        return parse_size(given["size"])
+    except (TypeError, ValueError):
+        return None
+
+
 def _convert(path: str, text: str | None, env: Mapping[str, str] | None,
              given: Mapping[str, Any] | None = None) -> Imported:
+    """The job file as a suite. A size ``--set`` gives is read as every job's own ``size=``
+    (over the file's): what fio's size means depends on the job (with filesize it is the
+    amount moved, not the region; loops multiply it), which the translation knows."""
     jobfile, syntax = parse_lenient(path, text)
     problems = Problems(path)
     problems.items += syntax
     used_names: set[str] = set()
-    workloads = [w for section, options in effective(jobfile.sections)
+    size = _given_size(given)
+    jobs = [(section, {**options, "size": Option("size", str(size), 0, section.name,
+                                                 file="--set")} if size is not None
+             else options) for section, options in effective(jobfile.sections)]
+    workloads = [w for section, options in jobs
                  for w in workload(section, options, problems, used_names, env, given)]
     link_readbacks(workloads)
     units = assign_groups(workloads, problems)
@@ -120,7 +139,11 @@ def load_jobfile(path: Path | str, text: str | None = None,
                  ) -> LoadedSuite:
     """Import a job file and load the suite, as :func:`iogate.spec.load_suite` loads one
     (``overrides``, ``--set``, over every workload's keys)."""
-    imported = _convert(str(path), text, env, overrides.values if overrides else None)
+    given = overrides.values if overrides else None
+    imported = _convert(str(path), text, env, given)
+    if overrides and _given_size(given) is not None:  # the translation applied it
+        overrides = replace(overrides, values={k: v for k, v in overrides.values.items()
+                                               if k != "size"})
     suite = _check(imported, env, strict=True, overrides=overrides)
     assert suite is not None
     return suite

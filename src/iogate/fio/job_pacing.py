@@ -83,9 +83,8 @@ class PacingOptions(JobState):
                 self.put(name, self.size_text(n) if kind == "size" else n, src)
         if loops is not None and "io_size" not in self.w.keys:
             n, comment = loops
-            size = self.w.keys["size"].value if "size" in self.w.keys else \
-                self.given["size"]
-            self.put("io_size", _times(n, size, "size"), self.opts["loops"], comment)
+            size = self.w.keys["size"]
+            self.put("io_size", _times(n, size.value, "size"), self.opts["loops"], comment)
         self._startdelay()
 
     def _loops(self, timed: bool) -> tuple[int, str] | None:
@@ -108,8 +107,7 @@ class PacingOptions(JobState):
         if timed:
             self.note(src, "time_based: fio runs until its runtime, whatever loops says")
             return None
-        if "size" not in self.w.keys and "size" not in self.given and \
-                self.get("io_size") is None:
+        if "size" not in self.w.keys and self.get("io_size") is None:
             self.refuse(src, f"loops={n} without size: iogate's io_size would be {n} times "
                         "the size of the file, unknown here: give size (in the file or "
                         "--set size=...)")

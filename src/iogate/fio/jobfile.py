@@ -100,7 +100,10 @@ class Option:
 
     @property
     def where(self) -> str:
-        """Where it is written, for a comment: 'line 5', or 'line 2 of common.fio'."""
+        """Where it is written, for a comment: 'line 5', 'line 2 of common.fio', or '--set'
+        for a value the command line gives (line 0)."""
+        if self.line == 0:
+            return self.file or "the command line"
         return f"line {self.line}" + (f" of {os.path.basename(self.file)}" if self.file
                                       else "")
 
