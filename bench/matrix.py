@@ -5,6 +5,7 @@ Each row is one workload, run by both tools on the same 1 GiB file (laid out onc
 sequential 1 MiB writes and an fsync, reused by every row, written into by the write rows):
 
   null-4k-qd1 / null-4k-qd32      null engine, 4 KiB random reads: the engine's own cost
+  null-4k-qd1-map / -qd32-map     the same with each tool's random map (fio's default)
   uring-randread-4k-qd1 / -qd32   io_uring, 4 KiB random reads, O_DIRECT
   libaio-randread-4k-qd32         libaio, 4 KiB random reads, O_DIRECT
   psync-randread-4k-qd1           pread(2), 4 KiB random reads, O_DIRECT, 1 job
@@ -77,6 +78,7 @@ class Row:
     kind: str  # device | null | cache (see TARGETS)
     numjobs: int = 1
     rwmixread: int = 100
+    random_map: bool = False  # both tools' random map (each block once per pass)
 
     @property
     def direct(self) -> bool:
@@ -96,12 +98,14 @@ class Row:
         mix = f" {self.rwmixread}/{100 - self.rwmixread}" if len(self.directions) == 2 else ""
         io = "O_DIRECT" if self.direct else ("page cache" if self.uses_file else "no file")
         return (f"{self.engine} {size_text(self.bs)} {self.rw}{mix} QD{self.iodepth} "
-                f"numjobs {self.numjobs}, {io}")
+                f"numjobs {self.numjobs}, {io}" + (", random map" if self.random_map else ""))
 
 
 ROWS = [
     Row("null-4k-qd1", "null", "randread", 4 * KiB, 1, "null"),
     Row("null-4k-qd32", "null", "randread", 4 * KiB, 32, "null"),
+    Row("null-4k-qd1-map", "null", "randread", 4 * KiB, 1, "null", random_map=True),
+    Row("null-4k-qd32-map", "null", "randread", 4 * KiB, 32, "null", random_map=True),
     Row("uring-randread-4k-qd1", "io_uring", "randread", 4 * KiB, 1, "device"),
     Row("uring-randread-4k-qd32", "io_uring", "randread", 4 * KiB, 32, "device"),
     Row("libaio-randread-4k-qd32", "libaio", "randread", 4 * KiB, 32, "device"),
@@ -129,7 +133,8 @@ DIFFERENCES = [
     "to the minimum).",
     "Clocks: fio --clocksource=cpu (TSC); iogate CLOCK_MONOTONIC. Percentiles come from each "
     "tool's own log-linear histogram (fio 64 buckets per octave, iogate 128).",
-    "Offsets: uniform over the whole 1 GiB, no random map in either; each tool has its own "
+    "Offsets: uniform over the whole 1 GiB, no random map in either (the -map rows: each "
+    "tool's random map, every block once per pass); each tool has its own "
     "generator with a fixed seed (fio randrepeat=1, its default; iogate seed 0x1234).",
     "Write buffers: each tool's default. fio fills its buffers once with random data and "
     "scrambles a few bytes per write (scramble_buffers=1); iogate fills once with non-zero "
@@ -183,9 +188,11 @@ def fio_command(row: Row, filename: str | None, runtime: int, out: Path) -> list
     cmd = ["fio", f"--name={row.name}", f"--ioengine={row.engine}", f"--rw={row.rw}",
            f"--bs={row.bs}", f"--iodepth={row.iodepth}", f"--numjobs={row.numjobs}",
            f"--direct={int(row.direct)}", f"--size={FILE_SIZE}", "--offset=0",
-           "--time_based", f"--runtime={runtime}", "--ramp_time=0", "--norandommap",
+           "--time_based", f"--runtime={runtime}", "--ramp_time=0",
            "--invalidate=0", "--clocksource=cpu", "--group_reporting",
            "--output-format=json", f"--output={out}"]
+    if not row.random_map:
+        cmd.append("--norandommap")
     if len(row.directions) == 2:
         cmd.append(f"--rwmixread={row.rwmixread}")
     if filename:
@@ -237,7 +244,7 @@ def iogate_spec(row: Row, filename: str, runtime: int) -> JobSpec:
     return JobSpec(engine=row.engine, rw=row.rw, bs_read=row.bs, bs_write=row.bs,
                    iodepth=row.iodepth, numjobs=row.numjobs, size=FILE_SIZE, offset=0,
                    runtime_ns=runtime * 10**9, ramp_ns=0, time_based=True, direct=row.direct,
-                   rwmixread=row.rwmixread,
+                   rwmixread=row.rwmixread, random_map=row.random_map,
                    filename=filename, no_layout=row.uses_file)
 
 

@@ -334,6 +334,12 @@ enum iog_fault_kind {
  * With a verify state file, every write it records is durable. */
 #define IOG_JOB_OSYNC  (1u << 10)
 #define IOG_JOB_ODSYNC (1u << 11)
+/* A random job visits every block of each file once per pass (fio's random
+ * map, its default without norandommap), in a new random order each pass,
+ * when its requests are one size (one block size, the same for every
+ * direction it issues) and its distribution is IOG_DIST_UNIFORM; otherwise,
+ * and without the flag, each offset is drawn on its own (with repeats). */
+#define IOG_JOB_RANDOM_MAP (1u << 12)
 
 /* One entry of a direction's block size table. lo == hi: requests of exactly
  * lo bytes. lo < hi: request sizes drawn uniformly among the multiples of lo

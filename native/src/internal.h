@@ -21,6 +21,7 @@
 #include "engine.h"
 #include "flow.h"
 #include "iogate.h"
+#include "randmap.h"
 #include "rng.h"
 #include "stats.h"
 
@@ -100,6 +101,8 @@ struct iog_worker {
     /* issue plan */
     struct dir_plan plan[IOG_DATA_DIRS]; /* per slot: trims use slot 1 (dir_slot) */
     int mixed, random, rated, paced;
+    int mapped; /* random offsets from the random map (IOG_JOB_RANDOM_MAP) */
+    struct randmap map;
     int trims;                         /* the job trims: trims are performed here */
     int pair_write;                    /* trimwrite: each trim is followed by a write */
     int write_due;                     /* the next request is the write of the last trim */
@@ -112,6 +115,7 @@ struct iog_worker {
     uint32_t next_file;
     uint64_t think_until; /* thinktime: no request before this (absolute ns) */
     uint32_t think_count; /* requests since the last think */
+    int think_pending;    /* a think is due once nothing is in flight */
     uint32_t writes_since_sync;
     int sync_pending;      /* sync_every writes were prepared: drain, then sync */
     uint64_t issued;       /* bytes issued, the ramp's too (as fio counts them) */

@@ -44,7 +44,7 @@ int job_file_names(const struct iog_job_spec *spec, const char *names[IOG_FILES_
 #define KNOWN_FLAGS                                                                                \
     (IOG_JOB_TIME_BASED | IOG_JOB_DIRECT | IOG_JOB_NO_LAYOUT | IOG_JOB_REFILL |                    \
      IOG_JOB_ZERO_BUFS | IOG_JOB_INVALIDATE | IOG_JOB_VERIFY_FATAL | IOG_JOB_TEST_CRASH |          \
-     IOG_JOB_END_FSYNC | IOG_JOB_FILL | IOG_JOB_OSYNC | IOG_JOB_ODSYNC)
+     IOG_JOB_END_FSYNC | IOG_JOB_FILL | IOG_JOB_OSYNC | IOG_JOB_ODSYNC | IOG_JOB_RANDOM_MAP)
 
 /* The block size table of one direction; its largest size into *maxbs. */
 static int validate_bs(const struct iog_job_spec *j, uint32_t i, uint32_t d, uint64_t *maxbs,

@@ -156,9 +156,28 @@ int worker_setup(struct iog_worker *w, char *err, size_t errlen)
         if (w->plan[d].max_len > maxbs)
             maxbs = w->plan[d].max_len;
     }
+    w->mapped = 0;
+    if (w->random && (spec->flags & IOG_JOB_RANDOM_MAP) && spec->dist == IOG_DIST_UNIFORM) {
+        /* one map for every direction: a block read is not written in the pass */
+        const struct dir_plan *first = NULL;
+        int one_size = 1;
+        for (uint32_t d = 0; d < IOG_DATA_DIRS; d++) {
+            if (!job_uses_slot(spec, d))
+                continue;
+            const struct dir_plan *p = &w->plan[d];
+            one_size &= p->fixed_len &&
+                        (!first || (p->fixed_len == first->fixed_len && p->align == first->align));
+            first = first ? first : p;
+        }
+        if (first && one_size) {
+            randmap_init(&w->map, first->nblocks, job->nfiles, spec->seed, w->index);
+            w->mapped = 1;
+        }
+    }
     w->paced = w->rated || spec->thinktime_ns > 0;
     w->think_until = 0;
     w->think_count = 0;
+    w->think_pending = 0;
     w->writes_since_sync = 0;
     w->sync_pending = 0;
     w->issued = 0;
@@ -374,7 +393,7 @@ static inline void choose_io(struct iog_worker *w, struct iog_io *io, uint32_t s
     f = w->next_file;
     w->next_file = f + 1 == w->job->nfiles ? 0 : f + 1;
     if (w->random) {
-        uint64_t b = dist_next(&p->dist, &w->rng);
+        uint64_t b = w->mapped ? randmap_next(&w->map, f) : dist_next(&p->dist, &w->rng);
         if (!p->fixed_len) {
             uint64_t fit = (w->file_size - len) / p->align + 1;
             if (b >= fit)
@@ -613,15 +632,18 @@ static inline void perform_trim(struct iog_worker *w, struct iog_io *io, uint32_
     }
 }
 
-/* Thinktime and sync_every bookkeeping after a request was prepared at t. */
-static inline void after_prepare(struct iog_worker *w, const struct iog_io *io, uint64_t t)
+/* Thinktime and sync_every bookkeeping after a request was prepared:
+ * after thinktime_blocks requests a pause is due, which starts once nothing
+ * is in flight (start_think), as fio quiesces before it thinks: with
+ * thinktime_blocks 1 an asynchronous engine issues one request at a time. */
+static inline void after_prepare(struct iog_worker *w, const struct iog_io *io)
 {
     const struct iog_job_spec *spec = &w->job->spec;
     if (spec->thinktime_ns) {
         uint32_t every = spec->thinktime_blocks ? spec->thinktime_blocks : 1;
         if (++w->think_count >= every) {
             w->think_count = 0;
-            w->think_until = t + spec->thinktime_ns;
+            w->think_pending = 1;
         }
     }
     if (spec->sync_every && io->dir == IOG_DIR_WRITE && ++w->writes_since_sync >= spec->sync_every)
@@ -696,7 +718,14 @@ static inline int verify_due(const struct iog_worker *w)
  * verification read-back. */
 static inline int must_drain(const struct iog_worker *w)
 {
-    return w->sync_pending || verify_due(w);
+    return w->sync_pending || w->think_pending || verify_due(w);
+}
+
+/* The thinktime pause due, from now: nothing is in flight. */
+static void start_think(struct iog_worker *w)
+{
+    w->think_pending = 0;
+    w->think_until = clock_now_ns() + w->job->spec.thinktime_ns;
 }
 
 static void verify_batch(struct iog_worker *w)
@@ -767,7 +796,9 @@ static void run_sync(struct iog_worker *w)
             ops->prep(w, io);
         uint64_t t1 = clock_now_ns();
         complete_io_sync(w, io, t1 - t0, t1);
-        after_prepare(w, io, t1);
+        after_prepare(w, io);
+        if (w->think_pending)
+            start_think(w);
         if (w->sync_pending)
             do_sync(w);
         if (verify_due(w))
@@ -913,7 +944,7 @@ static void run_async(struct iog_worker *w)
                 uint64_t t1 = clock_now_ns();
                 complete_io_sync(w, io, t1 - t, t1);
                 w->free_slots[nfree++] = io;
-                after_prepare(w, io, t1);
+                after_prepare(w, io);
                 continue;
             }
             int rc = ops->prep(w, io);
@@ -925,7 +956,7 @@ static void run_async(struct iog_worker *w)
                 break;
             }
             pending[npending++] = io;
-            after_prepare(w, io, t);
+            after_prepare(w, io);
         }
         if (npending > 0) {
             int rc = ops->submit(w);
@@ -975,6 +1006,10 @@ static void run_async(struct iog_worker *w)
             }
             if (verify_due(w)) {
                 verify_batch(w);
+                continue;
+            }
+            if (w->think_pending) {
+                start_think(w);
                 continue;
             }
             if (stopping)

@@ -126,6 +126,9 @@ class JobSpec:
     # (written first), allocate (fallocate), posix (posix_fallocate), keep_size (allocated,
     # size kept), truncate (holes) or none (grows as written)
     write_layout: str = "allocate"
+    # random offsets visit every block once per pass (iog's IOG_JOB_RANDOM_MAP, fio's random
+    # map); suites ask for it unless norandommap (iogate.lower)
+    random_map: bool = False
     verify: str = "none"  # none | crc32c | xxhash | crc32
     verify_backlog: int = 0  # 0: read back after the run; N: after every N writes
     verify_fatal: bool = False

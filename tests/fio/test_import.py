@@ -865,7 +865,6 @@ def test_directory_files_and_clones_are_bounded(body: str, message: str) -> None
     ("allrandrepeat=1", "the same on every run unless randrepeat: false"),
     ("fadvise_hint=0", "iogate gives the kernel no access-pattern hint"),
     ("fadvise_hint=1", "reads are measured without it"),
-    ("fallocate=posix", "never holes"),
     ("create_serialize=0", "lays out the files of a case"),
 ])
 def test_options_that_mean_what_iogate_does_import_with_that_said(option: str,
@@ -873,6 +872,22 @@ def test_options_that_mean_what_iogate_does_import_with_that_said(option: str,
     suite, text = suite_of(f"[job]\nrw=randread\nsize=1m\n{option}\n")
     assert len(suite.cases) == 1
     assert comment in " ".join(text.split())
+
+
+@pytest.mark.parametrize(("options", "keys"), [
+    ("fallocate=posix\n", {"fallocate": "posix"}), ("fallocate=1\n", {"fallocate": "posix"}),
+    ("fallocate=0\n", {"fallocate": "none"}), ("fallocate=keep\n", {"fallocate": "keep"}),
+    ("fallocate=native\n", {}), ("overwrite=1\n", {"overwrite": True}), ("overwrite=0\n", {}),
+    ("create_on_open=1\n", {"fallocate": "none"}), ("clocksource=cpu\n", {}),
+    ("norandommap\n", {"norandommap": True}), ("random_generator=lfsr\nnorandommap\n", {}),
+])
+def test_how_files_and_offsets_are_prepared_imports_as_keys(options: str,
+                                                           keys: dict[str, object]) -> None:
+    suite, _ = suite_of(f"[job]\nrw=randwrite\nsize=1m\n{options}")
+    (case,) = suite.cases
+    given = {k: v for k, v in case.workload.model_dump(exclude_unset=True).items()
+             if k in ("fallocate", "overwrite", "norandommap")}
+    assert given == keys
 
 
 @pytest.mark.parametrize("option", ["io_submit_mode=bogus", "allrandrepeat=2",

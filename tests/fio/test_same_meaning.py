@@ -183,6 +183,20 @@ def test_a_name_from_the_environment_is_expanded(workdir, monkeypatch):
     assert theirs == mine == ["nightly", "nightly-w"]
 
 
+def test_thinktime_waits_for_the_requests_in_flight(workdir):
+    # fio quiesces before each pause: with a pause after every request, iodepth 8 issues
+    # one at a time (fio after its first fill of the queue, at depths 1..8)
+    data = workdir / "think.dat"
+    data.write_bytes(b"\x11" * MiB)
+    path = job_file(workdir, "think", f"[think]\nfilename={data}\nioengine=libaio\ndirect=1\n"
+                    "rw=randread\nbs=4k\niodepth=8\nthinktime=200\nnumber_ios=64\n")
+    (theirs,) = fio_jobs(path)
+    (mine,) = iogate_cases(path)
+    assert theirs["iodepth_level"]["1"] >= 100 * (64 - 8 + 1) / 64 - 0.5
+    assert mine["metrics"]["read.qd.mean"] == 1
+    assert mine["metrics"]["read.ios"] == theirs["read"]["total_ios"] == 64
+
+
 # -- what a run prints ----------------------------------------------------------------------
 
 def test_a_job_without_expectations_prints_what_it_measured_per_direction(workdir):

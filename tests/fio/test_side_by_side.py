@@ -6,9 +6,10 @@ comparison has a tolerance derived from its sample size (Z standard errors): the
 mix is binomial over the requests, a mean request size has the split's variance over the
 count, the number of distinct blocks a distribution touches has the variance of a sum of
 independent indicators. Counts and bytes of size-based jobs that cover their region once are
-equal exactly. Where fio and iogate differ by design (fio's random map, fio's hashing of
-zipf ranks to blocks), the test measures the difference and checks that the import's comment
-says it. Rates are timing: ``bench/side_by_side.py`` compares them, never a test.
+equal exactly. Where fio and iogate differ by design (fio's random map with several block
+sizes, fio's hashing of zipf ranks to blocks), the test measures the difference and checks
+that the import's comment says it. Rates are timing: ``bench/side_by_side.py`` compares
+them, never a test.
 
 Run with ``pytest -s`` to see the figures.
 """
@@ -197,8 +198,8 @@ def test_random_map_shortens_fios_requests_as_the_import_says(env, workdir):
     for d in ("read", "write"):
         ios, b = iogate_dir(mine, d)
         assert abs(b / ios - mean) <= Z * math.sqrt(var / ios), d
-    text = " ".join(import_jobfile(job).split())
-    assert "fio's random map also shortens requests" in text
+    text = " ".join(line.lstrip("# ").strip() for line in import_jobfile(job).splitlines())
+    assert "fio's random map shortens requests" in text
     assert "add norandommap to the fio job to compare them" in text
 
 
@@ -250,19 +251,13 @@ def test_stonewalled_phases_of_clones_issue_the_same_requests_in_order(env, work
         spans.append((min(times), max(times)))
     print(f"\nfio phases (ms): {spans}")
     assert all(spans[g][1] <= spans[g + 1][0] for g in range(3)), spans
-    # Random phases: fio's random map touches every block once; iogate draws offsets
-    # independently, so one pass touches about 1 - 1/e of them, as the import says.
-    expected = n * (1 - (1 - 1 / n) ** n)
-    sigma = math.sqrt(n * math.exp(-1) * (1 - 2 * math.exp(-1)))
+    # Random phases: both tools' random maps touch every block once
     for g in (1, 3):
         direction = phases[g][1]
         for k in range(4):
             offsets = _offsets(logs / f"lat_clat.{4 * g + k + 1}.log", direction)
             assert sorted(offsets) == [b * 4 * KiB for b in range(n)]
-            touched = mine[4 * g + k]["metrics"]["offsets.coverage_pct"] * n / 100
-            assert abs(touched - expected) <= Z * sigma, (g, k, touched, expected)
-    text = " ".join(import_jobfile(job).split())
-    assert "one pass over the region touches about 63% of its blocks" in text
+            assert mine[4 * g + k]["metrics"]["offsets.coverage_pct"] == 100, (g, k)
 
 
 def _zipf_theory(blocks: int, draws: int, theta: float) -> tuple[list[float], float, float]:

@@ -139,6 +139,7 @@ JOB_END_FSYNC = 1 << 8  # fsync every file when a writing thread's run ends
 JOB_FILL = 1 << 9  # a write that finds the filesystem full ends the run, no error
 JOB_OSYNC = 1 << 10  # the files are opened O_SYNC for writing
 JOB_ODSYNC = 1 << 11  # the files are opened O_DSYNC for writing
+JOB_RANDOM_MAP = 1 << 12  # random offsets visit every block once per pass
 OPEN_SYNC_FLAGS = {"none": 0, "sync": JOB_OSYNC, "dsync": JOB_ODSYNC}  # JobSpec.open_sync
 # iog_job_spec.write_layout (IOG_WRITE_LAYOUT_*), in value order: JobSpec.write_layout
 WRITE_LAYOUTS = ("data", "allocate", "none", "truncate", "keep_size", "posix")

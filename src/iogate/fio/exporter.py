@@ -96,8 +96,7 @@ def _header(suite: LoadedSuite, result: Export) -> str:
              f"(suite {suite.name}).",
              "Each case is a section; cases run one after another (stonewall) unless they "
              "share a group.",
-             "Random offsets are uniform with replacement (norandommap), rates are per "
-             "thread (numjobs), sizes in bytes."]
+             "Rates are per thread (numjobs), sizes in bytes."]
     if suite.description:
         lines.append("")
         lines += [f"  {line}" for line in suite.description.strip().splitlines()]

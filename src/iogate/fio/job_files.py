@@ -9,7 +9,7 @@ import re
 
 from iogate.engine.limits import FILES_MAX
 from iogate.expr import shown
-from iogate.fio.job_state import Entry, JobState
+from iogate.fio.job_state import Entry, JobState, flag
 from iogate.fio.jobfile import (
     Option,
     ValueProblem,
@@ -229,6 +229,11 @@ class FileOptions(JobState):
         self.bool_key("overwrite")
         if self.w.keys.get("overwrite", Entry(True, None)).value is False:
             self.w.keys.pop("overwrite")
+        on_open = self.get("create_on_open")
+        if on_open is not None:
+            self._create_on_open(on_open)
+            if "fallocate" in self.w.keys:
+                return
         src = self.get("fallocate")
         if src is None or (text := self.value(src)) is None:
             return
@@ -238,3 +243,21 @@ class FileOptions(JobState):
                         f"1, not '{shown(text)}'")
         elif value != "native":
             self.put("fallocate", value, src)
+
+    def _create_on_open(self, src: Option) -> None:
+        """fio's create_on_open=1: no file is made before the run; the job's open creates it
+        empty. A job that only writes then writes into a file that grows as it is written
+        (fallocate none); one that reads has its file laid out first all the same."""
+        try:
+            on = flag(src)
+        except ValueProblem as exc:
+            self.refuse(src, str(exc))
+            return
+        if not on:
+            self.note(src, "fio's default")
+        elif self.rw in ("write", "randwrite"):
+            self.put("fallocate", "none", src, "fio's create_on_open=1: the job's open "
+                     "creates the file empty and it grows as it is written")
+        else:
+            self.note(src, "fio creates a missing file when the job opens it; as this job "
+                      "reads, iogate lays the file out before the run")

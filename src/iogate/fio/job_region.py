@@ -323,22 +323,30 @@ class RegionOptions(JobState):
             self.used.add("randrepeat")
         else:
             self.bool_key("randrepeat")
-        norandommap = self.get("norandommap")
-        if norandommap is not None:
-            self.note(norandommap, "iogate's random offsets never use a random map")
-        elif random_rw and self.rw is not None:
-            self.w.notes.append("fio touches each block once per pass (its random map); "
-                                "iogate draws offsets independently, like fio's norandommap: "
-                                "one pass over the region touches about 63% of its blocks "
-                                "(1 - 1/e), some of them more than once")
-            if "bssplit" in self.w.keys or "bsrange" in self.w.keys:
-                self.w.notes.append(
-                    "with several block sizes fio's random map also shortens requests to the "
-                    "untouched blocks left at an offset, so fio issues smaller requests and "
-                    "more of them than the split says (one bssplit job measured a mean read "
-                    "of 4835 bytes with the map, 11528 with norandommap and in iogate): "
-                    "sizes, IOPS and the number of requests differ; add norandommap to the "
-                    "fio job to compare them")
+        generator = self.get("random_generator")
+        lfsr = generator is not None and generator.value == "lfsr"
+        if generator is not None and lfsr:
+            self.used.add("random_generator")
+            self.note(generator, "fio's lfsr visits every block once per pass, with or "
+                      "without norandommap: iogate's random map")
+        if not lfsr:
+            self.bool_key("norandommap")
+        elif "norandommap" in self.opts:
+            self.used.add("norandommap")
+            self.note(self.opts["norandommap"], "lfsr needs no map: every block once per "
+                      "pass all the same")
+        if getattr(self.w.keys.get("norandommap"), "value", None) is False:
+            del self.w.keys["norandommap"]  # fio's default and iogate's
+        mapped = "norandommap" not in self.w.keys
+        if mapped and random_rw and self.rw is not None and (
+                "bssplit" in self.w.keys or "bsrange" in self.w.keys):
+            self.w.notes.append(
+                "with several block sizes fio's random map shortens requests to the "
+                "untouched blocks left at an offset, so fio issues smaller requests and "
+                "more of them than the split says (one bssplit job measured a mean read of "
+                "4835 bytes with the map, 11528 with norandommap and in iogate); iogate "
+                "draws such offsets on their own: sizes, IOPS and the number of requests "
+                "differ; add norandommap to the fio job to compare them")
 
     def _skew_notes(self, text: str) -> None:
         """How fio's zipf and pareto differ from the distributions iogate draws: fio spreads

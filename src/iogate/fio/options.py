@@ -187,8 +187,8 @@ def job_options(spec: JobSpec) -> list[tuple[str, str]]:
         out.append(("ramp_time", _duration(spec.ramp_ns, "ramp_time", problems)))
     out += _limits(spec, problems)
     if spec.rw in RANDOM_MODES:
-        # iogate draws random offsets uniformly with replacement: fio's norandommap.
-        out.append(("norandommap", ""))
+        if not spec.random_map:
+            out.append(("norandommap", ""))
         out += _distribution(spec, problems)
     if spec.seed > _RANDSEED_MAX:
         problems.append(f"seed {spec.seed} (fio's randseed takes at most {_RANDSEED_MAX})")

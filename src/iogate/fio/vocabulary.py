@@ -142,12 +142,9 @@ SAME_MEANING: dict[str, dict[str | None, str]] = {
                           "POSIX_FADV_RANDOM/SEQUENTIAL): reads are measured without it"},
     "create_serialize": {None: "iogate lays out the files of a case before its run starts, "
                                "one after another"},
-    "random_generator": {"lfsr": "fio's lfsr visits every block once per pass, in a "
-                                 "scrambled order, as its random map does; iogate draws "
-                                 "offsets independently, like fio's norandommap: a pass "
-                                 "touches about 63% of the blocks (1 - 1/e), some of them "
-                                 "more than once. Rates, sizes and latencies compare; what "
-                                 "one pass covers does not"},
+    "clocksource": {None: "iogate times every request with CLOCK_MONOTONIC (clock_gettime), "
+                          "whatever clock fio is told to read: the same durations, read from "
+                          "iogate's clock"},
     "experimental_verify": {"1": "fio finds the blocks to check by replaying its offsets "
                                  "instead of logging each write; iogate keeps every block "
                                  "written: the same blocks are read back and checked"},
@@ -162,7 +159,7 @@ AT_DEFAULT: dict[str, tuple[str, ...]] = {
     "continue_on_error": ("none", "0"), "stats": ("1",), "zonemode": ("none",),
     "io_submit_mode": ("inline",), "do_verify": ("1",), "verify_async": ("0",), "nice": ("0",),
     "percentage_random": ("100",), "file_service_type": ("roundrobin",),
-    "create_on_open": ("0",), "pre_read": ("0",),
+    "pre_read": ("0",),
     "allow_mounted_write": ("0",), "serialize_overlap": ("0",),
     "verify_only": ("0",), "file_append": ("0",), "atomic": ("0",), "lockfile": ("none",),
     "thinktime_iotime": ("0",), "thinktime_blocks_type": ("complete",),
@@ -247,9 +244,6 @@ HINTS: dict[str, str] = {
     "file_service_type": "iogate goes to the files of a job in turn (fio's roundrobin)",
     "norandommap": "",  # translated; listed for completeness
     "bs_unaligned": "iogate's request sizes are multiples of the smallest one",
-    "create_on_open": "iogate lays out every file before the run, writing every byte, so a "
-                      "job's first writes never allocate; fio's create_on_open=1 creates the "
-                      "file empty when the job opens it",
     "serialize_overlap": "iogate does not hold back a request whose blocks overlap one in "
                          "flight",
 }

@@ -162,12 +162,19 @@ class JobKeys(BaseModel):
         "with random_distribution sequence: the indices are relative to a base that moves on "
         "by their number after each pass (2,0,1 then 5,3,4 ...); default false: the same "
         "blocks every pass"))
+    norandommap: bool = Field(default=False, description=(
+        "random workloads: draw every offset on its own, some blocks more than once and "
+        "others not at all (fio's norandommap). By default, as fio's random map, each "
+        "thread visits every block of each file once per pass, in a new random order each "
+        "pass, when its requests are one size and random_distribution is random; with "
+        "several sizes or another distribution, offsets are drawn on their own"))
     randseed: Seed | None = Field(default=None, description=(
         'seed of the random offsets; default: one derived from the suite and the case'))
     randrepeat: bool = Field(default=True, description=(
         'the same random offsets every run; false: new ones each run'))
     thinktime: PositiveDuration | None = Field(default=None, description=(
-        'pause after every thinktime_blocks requests (a duration: 10us; a bare number is seconds)'))
+        "pause after every thinktime_blocks requests, once those in flight completed, as fio "
+        "(a duration: 10us; a bare number is seconds)"))
     thinktime_blocks: AtLeastOne | None = Field(default=None, description=(
         'requests between pauses of thinktime (default 1)'))
     thinktime_spin: Annotated[Duration, Plain("thinktime_spin_ns", "thinktime_spin", "us",
