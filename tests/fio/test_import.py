@@ -403,7 +403,8 @@ BAD = {
                              (8, "must be at most 1024, got 2000"),
                              (11, "verify checks the blocks a job writes")],
     "bad-variable.fio": [(2, "'${}' is not an environment variable reference"),
-                         (4, "fio reads 0 or 1 from the variable")],
+                         (4, "fio reads direct from the environment when it reads the file: "
+                             "variable 'DIRECT' is not set: set it")],
 }
 
 

@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 from tests.fio.common import MiB, needs_fio
 
+from iogate.errors import SuiteError
 from iogate.expect import format_value
 from iogate.fio.importer import import_jobfile, load_jobfile
 from iogate.lower import lower
@@ -130,6 +131,25 @@ def test_size_from_the_command_line_is_the_amount_over_a_file_of_filesize(workdi
     # 1 MiB of 64: had the region shrunk to 1 MiB, 256 random blocks would cover most of it
     assert mine["metrics"]["offsets.coverage_pct"] < 5
     assert data.stat().st_size == 64 * MiB
+
+
+def test_variables_are_read_where_fio_reads_a_literal(workdir, monkeypatch):
+    monkeypatch.setenv("LOOPS", "3")
+    monkeypatch.setenv("SYNC_TYPE", "dsync")
+    monkeypatch.setenv("BUFFERED", "1")
+    data = workdir / "variables.dat"
+    path = job_file(workdir, "variables", f"[v]\nfilename={data}\nioengine=psync\n"
+                    "rw=write\nbs=4k\nsize=64k\nloops=${LOOPS}\nsync=${SYNC_TYPE}\n"
+                    "buffered=${BUFFERED}\n")
+    (theirs,) = fio_jobs(path)
+    data.unlink()
+    (mine,) = iogate_cases(path)
+    assert theirs["write"]["total_ios"] == mine["metrics"]["write.ios"] == 3 * 16
+    text = import_jobfile(path)
+    assert "sync: dsync" in text
+    monkeypatch.delenv("LOOPS")
+    with pytest.raises(SuiteError, match="variable 'LOOPS' is not set: set it"):
+        import_jobfile(path)
 
 
 def test_loops_multiply_a_size_from_the_command_line(workdir):

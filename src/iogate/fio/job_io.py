@@ -23,7 +23,7 @@ class IoOptions(JobState):
     """direct/buffered, the syncs and the I/O priorities."""
 
     def _direct(self) -> None:
-        direct, buffered = self.get("direct"), self.get("buffered")
+        direct, buffered = self.get_literal("direct"), self.get_literal("buffered")
         last = max((s for s in (direct, buffered) if s is not None),
                    key=lambda s: (s.section != "global", s.line), default=None)
         if last is None:
@@ -58,7 +58,7 @@ class IoOptions(JobState):
 
     def _open_sync(self) -> None:
         """sync: the files opened O_SYNC (1, sync) or O_DSYNC (dsync) for writing."""
-        src = self.get("sync")
+        src = self.get_literal("sync")
         if src is None or (text := self.value(src)) is None:
             return
         mode = {"0": "none", "none": "none", "1": "sync", "sync": "sync",
@@ -78,13 +78,9 @@ class IoOptions(JobState):
     def _end_fsync(self) -> None:
         """end_fsync and fsync_on_close: a sync of each file as the job ends."""
         given = [src for name in ("end_fsync", "fsync_on_close")
-                 if (src := self.get(name)) is not None]
+                 if (src := self.get_literal(name)) is not None]
         on = []
         for src in given:
-            if src.value is not None and has_reference(src.value):
-                self.refuse(src, "fio reads 0 or 1 from the variable, iogate true or false: "
-                            "set the value in the file")
-                return
             try:
                 if flag(src):
                     on.append(src)

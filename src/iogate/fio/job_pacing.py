@@ -89,7 +89,7 @@ class PacingOptions(JobState):
 
     def _loops(self, timed: bool) -> tuple[int, str] | None:
         """fio's loops as a multiple of each pass (count, comment), or None for one pass."""
-        src = self.get("loops")
+        src = self.get_literal("loops")
         if src is None or (text := self.value(src)) is None:
             return None
         if (n := self.checked(src, text, "count")) is None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from iogate.expr import COUNT, DURATION, SIZE, ExprError, evaluate_int, shown
@@ -116,6 +116,7 @@ class JobState:
         # job lacks and one of them gives is there when it runs, as with fio's own options
         # given on its command line
         self.given: Mapping[str, Any] = given or {}
+        self.literals: dict[str, Option | None] = {}  # get_literal's answers
         self.w = workload
         self.opts = options
         self.used: set[str] = set()
@@ -135,6 +136,28 @@ class JobState:
     def get(self, name: str) -> Option | None:
         self.used.add(name)
         return self.opts.get(name)
+
+    def get_literal(self, name: str) -> Option | None:
+        """The option, its environment variables expanded where its value must be a literal
+        here (a flag, a mode, a count iogate multiplies by), as fio expands them when it
+        reads the file: the value is taken from the environment the file is read in, and a
+        comment says so. None when it is not given, or refused as a variable is not set."""
+        src = self.get(name)
+        if src is None or src.value is None or not has_reference(src.value):
+            return src
+        if name in self.literals:  # read once: one comment, one refusal
+            return self.literals[name]
+        self.literals[name] = None
+        value, unset = expand_tree(suite_text(src.value.strip()), "", self.env)
+        if unset:
+            self.refuse(src, f"fio reads {src.key} from the environment when it reads the "
+                        f"file: {unset[0].message.split(';')[0]}: set it, or write the value "
+                        "in the file")
+            return None
+        self.note(src, f"fio reads the variable{'s' if src.value.count('$') > 1 else ''} when "
+                  f"it reads the file: {src.key}={value} here, as the environment says now")
+        self.literals[name] = replace(src, value=str(value))
+        return self.literals[name]
 
     def put(self, key: str, value: Any, src: Option | None, comment: str = "") -> None:
         self.w.keys[key] = Entry(value, src, comment)
@@ -191,12 +214,8 @@ class JobState:
             return None
 
     def bool_key(self, name: str, key: str | None = None) -> None:
-        src = self.get(name)
+        src = self.get_literal(name)
         if src is None:
-            return
-        if src.value is not None and has_reference(src.value):
-            self.refuse(src, "fio reads 0 or 1 from the variable, iogate true or false: set "
-                        "the value in the file")
             return
         try:
             self.put(key or name, flag(src), src)
