@@ -59,6 +59,11 @@ class FileOptions(JobState):
             src = self.w.keys.pop("numjobs").src
             assert src is not None
             what = "files" if own_files else "region (offset_increment)"
+            if not isinstance(n, int) and (literal := self.get_literal("numjobs")) is not None:
+                # a workload per clone needs their number: the variable's, as fio reads it
+                n = self.checked(literal, self.value(literal) or "", "count")
+            if n is None:
+                return
             if not isinstance(n, int):
                 self.refuse(src, f"fio gives each clone its own {what}; iogate's threads "
                             "share their workload's, so the import makes a workload per clone "
@@ -79,7 +84,7 @@ class FileOptions(JobState):
     def _files(self) -> None:
         src = self.get("filename")
         directory = self.get("directory")
-        nrfiles = self.get("nrfiles")
+        nrfiles = self.get_literal("nrfiles")
         names: list[str] = []
         if src is not None:
             text = self.value(src)
@@ -229,12 +234,15 @@ class FileOptions(JobState):
         self.bool_key("overwrite")
         if self.w.keys.get("overwrite", Entry(True, None)).value is False:
             self.w.keys.pop("overwrite")
+        src = self.get("fallocate")
         on_open = self.get("create_on_open")
         if on_open is not None:
             self._create_on_open(on_open)
             if "fallocate" in self.w.keys:
+                if src is not None:
+                    self.note(src, "create_on_open=1: the file is made when the job opens "
+                              "it, never allocated first")
                 return
-        src = self.get("fallocate")
         if src is None or (text := self.value(src)) is None:
             return
         value = {"0": "none", "1": "posix"}.get(text, text)

@@ -155,7 +155,7 @@ SAME_MEANING: dict[str, dict[str | None, str]] = {
 
 # Options accepted only at fio's default value (as fio would read them), which iogate shares.
 AT_DEFAULT: dict[str, tuple[str, ...]] = {
-    "exitall": ("0",), "exitall_on_error": ("0",),
+    "exitall": ("0",), "exitall_on_error": ("0",), "mem": ("malloc",),
     "continue_on_error": ("none", "0"), "stats": ("1",), "zonemode": ("none",),
     "io_submit_mode": ("inline",), "do_verify": ("1",), "verify_async": ("0",), "nice": ("0",),
     "percentage_random": ("100",), "file_service_type": ("roundrobin",),
