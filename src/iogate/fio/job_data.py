@@ -207,6 +207,8 @@ class DataOptions(JobState):
                 self.note(src, "no verify: fio ignores it")
         for name, reason in VERIFY_REFUSED.items():
             src = self.opts.get(name)
+            if src is not None and name in AT_DEFAULT:
+                src = self.get_literal(name)  # a variable: read as fio reads it
             if src is None or (name in AT_DEFAULT and default_value(src) in AT_DEFAULT[name]):
                 continue
             self.used.add(name)

@@ -61,7 +61,8 @@ class RegionOptions(JobState):
 
     def _sizes(self) -> None:
         size = self.get("size")
-        filesize = self.get("filesize")
+        # beside a size, filesize is compared with it: a variable is read as fio reads it
+        filesize = self.get_literal("filesize") if size is not None else self.get("filesize")
         offset = self.get("offset")
         size_value: int | str | None = None
         if size is not None and (text := self.value(size)) is not None and _share(text):

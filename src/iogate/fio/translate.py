@@ -112,7 +112,14 @@ class _Job(ModeOptions, FileOptions, RegionOptions, PacingOptions, IoOptions,
                 continue
             if src.value is None and src.key not in BARE_FLAGS and name in FIO_OPTIONS:
                 self.refuse(src, f"fio needs a value: {src.key}=...")
-            elif name in OUTPUT_ONLY:
+                continue
+            if name in AT_DEFAULT or name in SAME_MEANING:
+                # its value decides: a variable is read as fio reads it
+                literal = self.get_literal(name)
+                if literal is None:
+                    continue
+                src = literal
+            if name in OUTPUT_ONLY:
                 self.note(src, OUTPUT_ONLY[name])
             elif name in AT_DEFAULT and default_value(src) in AT_DEFAULT[name]:
                 self.note(src, "fio's default")
