@@ -107,7 +107,9 @@ static int test_every_thread_issues(void)
 }
 
 /* Start delay and ramp: jobs of two delays (the jobs of a delay start
- * together), each with a ramp, count a request of every thread after it. */
+ * together), each with a ramp, count a request of every thread after it.
+ * Time-based without a request limit: the ramp's requests count toward a
+ * limit, so one request a thread could all be spent in the ramp. */
 static int test_delay_and_ramp_count_from_the_start(void)
 {
     enum { N = 200 };
@@ -115,7 +117,6 @@ static int test_delay_and_ramp_count_from_the_start(void)
     for (uint32_t k = 0; k < N; k++) {
         j[k] = short_job(1 * MS);
         j[k].numjobs = 2;
-        j[k].io_limit_ios = 1;
         j[k].ramp_ns = 1 * MS;
         j[k].start_delay_ns = k % 2 ? 2 * MS : 0;
     }
@@ -124,7 +125,7 @@ static int test_delay_and_ramp_count_from_the_start(void)
     for (uint32_t k = 0; k < N; k++) {
         struct iog_dir_stats st;
         CHECK(t_stats(s, k, IOG_DIR_READ, &st) == 0);
-        CHECK_EQ_U64(st.ios, j[k].numjobs);
+        CHECK(st.ios >= j[k].numjobs);
         CHECK_EQ_U64(st.errors, 0);
     }
     iog_session_destroy(s);
