@@ -132,10 +132,15 @@ def test_results_go_to_the_first_directory_that_takes_them(tmp_path: Path, refus
     for place in places.values():
         place.mkdir()
     (places["out"] / "sub").mkdir()
-    # Each directory a mount of its own, so that it stays as it is when /tmp above it is
-    # made read-only; then the refusing ones made read-only.
-    script = "".join(f'mount --bind "{p}" "{p}" && '
-                     for p in ("/var/tmp", "/tmp", *places.values()))
+    # The private namespace first lets go of the filesystems other tests mounted under
+    # /tmp (lazily, here only): holding them would keep them alive after those tests unmount
+    # them, and a remount there would find the same, shut-down filesystem. Then each
+    # directory a mount of its own, so that it stays as it is when /tmp above it is made
+    # read-only; then the refusing ones made read-only.
+    script = ("awk '$2 ~ \"^/tmp/pytest-of-\" {print $2}' /proc/self/mounts "
+              "| sort -r | xargs -r -n1 umount -l; ")
+    script += "".join(f'mount --bind "{p}" "{p}" && '
+                      for p in ("/var/tmp", "/tmp", *places.values()))
     script += "".join(f'mount -o remount,bind,ro "{places.get(name, name)}" && '
                       for name in refusing)
     proc = start(places["cwd"], "--json", str(places["out"] / "sub" / "r.json"),
