@@ -721,12 +721,18 @@ def test_directory_with_numjobs_gives_each_clone_its_own_file() -> None:
     assert "its own files" in text
 
 
-def test_directory_with_numjobs_from_a_variable_is_refused() -> None:
+def test_directory_with_numjobs_from_a_variable_reads_it_or_is_refused(monkeypatch) -> None:
+    # a workload per clone needs their number: the variable's, read as fio reads it
+    monkeypatch.delenv("N", raising=False)
     with pytest.raises(SuiteError) as info:
         import_jobfile("one.fio", "[job]\nsize=1m\ndirectory=/var/tmp/d\nnumjobs=${N}\n")
     (problem,) = info.value.problems
     assert "numjobs" in str(problem)
-    assert "its own file" in str(problem)
+    assert "variable 'N' is not set" in str(problem)
+    monkeypatch.setenv("N", "3")
+    text = import_jobfile("one.fio", "[job]\nsize=1m\ndirectory=/var/tmp/d\nnumjobs=${N}\n")
+    assert "name: job.2\n" in text
+    assert "numjobs=3 here" in " ".join(line.lstrip("# ") for line in text.splitlines())
 
 
 def test_fio_s_rand_zones_example_with_an_open_last_zone() -> None:

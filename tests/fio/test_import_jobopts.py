@@ -66,7 +66,7 @@ def refused(body: str) -> str:
     ("rw=read:0\n", "seq_skip", 0, "skips nothing"),
     ("rw=read:8k\nrw_sequencer=sequential\n", "seq_skip", 8 * KiB, "either way"),
     # startdelay: seconds by default, from the start of the group
-    ("startdelay=4\n", "start_delay_ns", 4 * S, "from the start of the workload's group"),
+    ("startdelay=4\n", "start_delay_ns", 4 * S, "startdelay: 4s"),
     ("startdelay=250ms\n", "start_delay_ns", 250 * MS, ""),
     ("startdelay=0\n", "start_delay_ns", 0, "0 is fio's default"),
     # flow control: weights, the flow's id, the sleep in microseconds
@@ -92,7 +92,7 @@ def test_conversion(body: str, field: str, value: object, comment: str) -> None:
     ("rw=read:8k\nrw_sequencer=identical\n", "rw_sequencer=identical"),
     ("startdelay=1-5\n", "a range of delays"),
     ("loops=0\n", "loops=1 or more"),
-    ("loops=${N}\n", "loops from a variable"),
+    ("loops=${N}\n", "fio reads loops from the environment"),
 ])
 def test_refusals_name_the_option_and_why(body: str, problem: str) -> None:
     assert problem in refused(body)

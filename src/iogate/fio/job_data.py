@@ -15,6 +15,7 @@ from iogate.fio.jobfile import (
     Option,
     ValueProblem,
     fio_pattern,
+    has_reference,
     suite_text,
 )
 from iogate.fio.vocabulary import (
@@ -207,7 +208,7 @@ class DataOptions(JobState):
                 self.note(src, "no verify: fio ignores it")
         for name, reason in VERIFY_REFUSED.items():
             src = self.opts.get(name)
-            if src is not None and name in AT_DEFAULT:
+            if src is not None and name in AT_DEFAULT and has_reference(src.value or ""):
                 src = self.get_literal(name)  # a variable: read as fio reads it
             if src is None or (name in AT_DEFAULT and default_value(src) in AT_DEFAULT[name]):
                 continue

@@ -59,11 +59,14 @@ class FileOptions(JobState):
             src = self.w.keys.pop("numjobs").src
             assert src is not None
             what = "files" if own_files else "region (offset_increment)"
-            if not isinstance(n, int) and (literal := self.get_literal("numjobs")) is not None:
+            if not isinstance(n, int):
                 # a workload per clone needs their number: the variable's, as fio reads it
+                literal = self.get_literal("numjobs")
+                if literal is None:
+                    return  # refused: the variable is not set
                 n = self.checked(literal, self.value(literal) or "", "count")
-            if n is None:
-                return
+                if n is None:
+                    return
             if not isinstance(n, int):
                 self.refuse(src, f"fio gives each clone its own {what}; iogate's threads "
                             "share their workload's, so the import makes a workload per clone "
