@@ -21,6 +21,8 @@ from pathlib import Path
 
 import pytest
 
+from iogate.engine.native import ABI_VERSION
+
 IOGATE = [sys.executable, "-m", "iogate"]
 MEMORY = 4 << 30  # the most a command here may map: a reader without bound dies, not the machine
 
@@ -215,9 +217,10 @@ def _other_library(tmp_path: Path) -> Path:
     (lambda tmp: tmp / "w.suite.yaml", "not libiogate"),
     (_other_library, "not libiogate"),
     (lambda tmp: _fake_library(tmp, "old", "unsigned iog_abi_version(void) { return 5; }\n"),
-     "libiogate of ABI version 5, these bindings need 7"),
-    (lambda tmp: _fake_library(tmp, "bare", "unsigned iog_abi_version(void) { return 7; }\n"),
-     "libiogate of ABI version 7 without a function these bindings call"),
+     f"libiogate of ABI version 5, these bindings need {ABI_VERSION}"),
+    (lambda tmp: _fake_library(tmp, "bare",
+                               f"unsigned iog_abi_version(void) {{ return {ABI_VERSION}; }}\n"),
+     f"libiogate of ABI version {ABI_VERSION} without a function these bindings call"),
 ], ids=["missing", "directory", "text-file", "another-library", "old-abi", "no-functions"])
 def test_an_unusable_library_is_one_line_and_no_verdict(tmp_path: Path, library,
                                                         problem: str) -> None:
