@@ -507,6 +507,9 @@ class RunResult:
     backend: str = "native"
     # The statistics of the block devices the targets are on (empty when none is).
     disks: list[DiskStats] = field(default_factory=list)
+    # When the run ended, as time.monotonic() reads it on this machine (0.0: not known): a
+    # reading of the device taken since then is one after the run.
+    ended: float = 0.0
 
     def job_result(self, index: int) -> RunResult:
         """The run as seen by one job alone (its statistics and its spec)."""
@@ -515,7 +518,7 @@ class RunResult:
                          elapsed_ns=self.elapsed_ns, specs=specs, stopped=self.stopped,
                          hosts={k: r.job_result(index) for k, r in self.hosts.items()},
                          cpu=self.cpu if len(self.jobs) == 1 else None,
-                         backend=self.backend, disks=self.disks)
+                         backend=self.backend, disks=self.disks, ended=self.ended)
 
     def _dirs(self, scope: str) -> list[DirectionResult]:
         names = DIRECTIONS if scope == "total" else (scope,)

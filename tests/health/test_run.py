@@ -166,3 +166,34 @@ def test_a_device_with_health_data_is_gated_on_its_delta(disk_dir: Path, grown: 
     assert all(c.startswith("-x --json=c /dev/") for c in calls)
     record = doc["health"]["h.suite.yaml::w"]
     assert record["after"]["raw"]["nvme_smart_health_information_log"]["media_errors"] == grown
+
+
+def test_the_cases_of_a_group_share_the_readings_before_and_after_their_run(
+        disk_dir: Path) -> None:
+    # Two groups of three workloads on one disk, the second repeated three times: one
+    # reading before and one after each group (4 calls, not 12 or 18), every case of a group
+    # judged on the same pair
+    before = json.loads((DATA / "smartctl-nvme.json").read_text())
+    after = json.loads(json.dumps(before))
+    after["nvme_smart_health_information_log"]["media_errors"] += 2
+    _fake_smartctl(disk_dir / "bin", before, after)
+    env = {"PATH": f"{disk_dir / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}"}
+    workloads = "".join(
+        f"  - name: {group}{i}\n    group: {group}\n    ioengine: psync\n    rw: read\n"
+        f"    bs: 64k\n    size: 1MiB\n    filename: {group}{i}.dat\n"
+        + ("    repeat: 3\n" if group == "b" else "")
+        for group in ("a", "b") for i in range(3))
+    (disk_dir / "g.suite.yaml").write_text(f"suite: g\nworkloads:\n{workloads}")
+    proc = subprocess.run([*IOGATE, "run", "g.suite.yaml", "--json", "r.json"], cwd=disk_dir,
+                          capture_output=True, text=True, timeout=300,
+                          env={**os.environ, **env}, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    calls = (disk_dir / "bin" / "called").read_text().splitlines()
+    assert len(calls) == 4, calls
+    cases = {c["id"].rsplit(":", 1)[-1]: c["metrics"] for c in json.loads(
+        (disk_dir / "r.json").read_text())["cases"]}
+    # the fake answers "before" once, then "after": the first group saw the errors grow, the
+    # second began where the first ended
+    assert [cases[f"a{i}"]["health.media_errors.delta"] for i in range(3)] == [2, 2, 2]
+    assert [cases[f"b{i}"]["health.media_errors.delta"] for i in range(3)] == [0, 0, 0]
+    assert [cases[f"b{i}"]["health.media_errors.before"] for i in range(3)] == [2, 2, 2]

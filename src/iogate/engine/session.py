@@ -335,7 +335,8 @@ class Session:
                                       for x in native.session_disk_samples(h, i)], jobs)
                  for i, (path, jobs) in enumerate(self._watched)]
         return RunResult(jobs=jobs, interrupted=interrupted, elapsed_ns=self.poll().elapsed_ns,
-                         specs=list(self._job_specs), cpu=self._cpu_use(), disks=disks)
+                         specs=list(self._job_specs), cpu=self._cpu_use(), disks=disks,
+                         ended=time.monotonic())
 
     def _cpu_use(self) -> CpuUse | None:
         """The process's CPU time over the run: the engine's own cost, when the process runs

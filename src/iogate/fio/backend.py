@@ -490,7 +490,7 @@ def _results(doc: dict[str, Any] | None, messages: str, status: int,
                               ) from None
         by_host[key] = RunResult(jobs=results, interrupted=interrupted, elapsed_ns=elapsed_ns,
                                  specs=list(specs), cpu=_cpu([c for cs in jobs for c in cs]),
-                                 backend="fio", disks=list(disks))
+                                 backend="fio", disks=list(disks), ended=time.monotonic())
     if short is not None:
         failed = f" (fio {_status(status)})" if status else ""
         raise EngineError(errno.EIO, f"{short}{failed}{_tail(lines)}")
@@ -505,7 +505,7 @@ def _results(doc: dict[str, Any] | None, messages: str, status: int,
     aggregate = RunResult(
         jobs=[_sum_hosts([r.jobs[i] for r in fleet.values()]) for i in range(len(specs))],
         interrupted=interrupted, elapsed_ns=elapsed_ns, specs=list(specs), hosts=dict(fleet),
-        backend="fio")
+        backend="fio", ended=time.monotonic())
     return FioRun(result=aggregate, hosts=fleet)
 
 
