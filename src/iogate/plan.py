@@ -8,6 +8,7 @@ jobs a run would run.
 from __future__ import annotations
 
 import contextlib
+import errno
 import fnmatch
 import os
 import shutil
@@ -108,16 +109,16 @@ def sized(case: Case, files: Sequence[str]) -> Case:
     to the end and rounded down to the smallest block size; a share offset (``25%``) is
     rounded up to ``offset_align`` (default: the smallest block size). Over several files,
     the smallest one's, per file. TargetError when it cannot be."""
-    end_of: list[tuple[int, str]] = []  # the smallest file's end and path, once looked up
+    end_of: dict[bool, tuple[int, str]] = {}  # the smallest file's end and path, once read
 
-    def target() -> tuple[int, str]:
-        if not end_of:
+    def target(absent_ok: bool) -> tuple[int, str]:
+        if absent_ok not in end_of:
             if not files:
                 raise TargetError(f"{case_id(case)}: no size and no file to take it from: "
                                   "give size")
-            ends = [_size_of(path) for path in files]
-            end_of.append((min(ends), files[ends.index(min(ends))]))
-        return end_of[0]
+            ends = [_size_of(path, absent_ok) for path in files]
+            end_of[absent_ok] = (min(ends), files[ends.index(min(ends))])
+        return end_of[absent_ok]
 
     def resolve(job: JobT) -> JobT:
         if job.fill_device:
@@ -126,26 +127,28 @@ def sized(case: Case, files: Sequence[str]) -> Case:
             return job
         if job.fill_device and job.size is None and isinstance(job.offset, int):
             return job.model_copy(update={"size": _fill_room(case, job, job.offset, files)})
-        end, path = target()
+        # With a size in bytes only a share offset needs the target: a share of what the
+        # file holds when the run starts, none when it is yet to be made (fio's rule).
+        end, path = target(absent_ok=isinstance(job.size, int))
         smallest = min(lo for d in directions_of(job.rw) for lo, _, _ in block_table(job, d))
         offset = job.offset
         if isinstance(offset, Share):
             align = job.offset_align or smallest
             offset = -(-offset.of(end) // align) * align
+        if isinstance(job.size, int):
+            return job.model_copy(update={"offset": offset})
         room = end - offset
         if room <= 0:
             raise TargetError(f"{case_id(case)}: '{path}' ({end} bytes) ends before offset "
                               f"{offset}: give a smaller offset or a size")
         size = job.size
-        if not isinstance(size, int):
-            per_file = room if size is None else min(size.of(end), room)
-            if size is not None:
-                per_file -= per_file % smallest
-                if per_file <= 0:
-                    raise TargetError(f"{case_id(case)}: size {size} of '{path}' ({end} "
-                                      f"bytes) is less than one block ({smallest} bytes)")
-            size = per_file * len(files)
-        return job.model_copy(update={"size": size, "offset": offset})
+        per_file = room if size is None else min(size.of(end), room)
+        if size is not None:
+            per_file -= per_file % smallest
+            if per_file <= 0:
+                raise TargetError(f"{case_id(case)}: size {size} of '{path}' ({end} "
+                                  f"bytes) is less than one block ({smallest} bytes)")
+        return job.model_copy(update={"size": per_file * len(files), "offset": offset})
 
     w = resolve(case.workload)
     steps = [resolve(s) for s in case.preconditions]
@@ -191,11 +194,14 @@ def _fill_room(case: Case, job: JobFields, offset: int, files: Sequence[str]) ->
     return room * len(files)
 
 
-def _size_of(path: str) -> int:
-    """The size of a file, or of a block device (its end), that must exist."""
+def _size_of(path: str, absent_ok: bool = False) -> int:
+    """The size of a file, or of a block device (its end), that must exist unless
+    ``absent_ok`` (then a missing file has none)."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK | os.O_NOCTTY)
     except OSError as exc:
+        if absent_ok and exc.errno == errno.ENOENT:
+            return 0
         raise TargetError(f"'{path}': no size given, so the workload uses the file whole, "
                           f"but it cannot be opened ({exc.strerror}); give size, or create "
                           "the file first") from None
