@@ -118,7 +118,7 @@ ZONED = "zoned block devices (`zonemode`)"
 NEWER = ("options newer than fio 3.33 (`sprandom`, `fdp`, `md_per_io_size`, `cmdprio_bssplit` "
          "hints)")
 DEDUPE = "fio's dedupe working set (`dedupe_mode`)"
-ERRORS = "carrying on past I/O errors (`continue_on_error`)"
+ERRORS = "carrying on past the I/O errors it expects (`ignore_error`)"
 SEARCH = "fio's search for a queue depth (`latency_target`)"
 
 REFUSED: dict[str, Refusal] = {
@@ -126,7 +126,7 @@ REFUSED: dict[str, Refusal] = {
     "cmdprio-bssplit.fio": Refusal("newer than fio 3.33", NEWER),
     "dedupe-global.fio": Refusal("dedupe_mode", DEDUPE),
     "disk-zone-profile.fio": Refusal("zonemode", ZONED),
-    "enospc-pressure.fio": Refusal("continue_on_error", ERRORS),
+    "enospc-pressure.fio": Refusal("ignore_error", ERRORS),
     "latency-profile.fio": Refusal("latency_target", SEARCH),
     "numa.fio": Refusal("numa_cpu_nodes", "NUMA placement (`numa_*`)"),
     "sprandom.fio": Refusal("unknown fio option 'sprandom'", NEWER),
@@ -145,7 +145,7 @@ TESTJOB_RUNS: dict[str, Run] = {name: Run() for name in (
     "t0001-52c58027.fio", "t0002-13af05ae-pre.fio", "t0003-0ae2c6e1-pre.fio",
     "t0004-8a99fdf6.fio", "t0005-f7078f7b.fio", "t0006-82af2a7c.fio", "t0008-ae2fafc8.fio",
     "t0010-b7aae4ba.fio", "t0011-5d2788d5.fio",
-    "t0012.fio", "t0014.fio", "t0015-4e7e7898.fio", "t0016-d54ae22.fio", "t0017.fio",
+    "t0012.fio", "t0013.fio", "t0014.fio", "t0015-4e7e7898.fio", "t0016-d54ae22.fio", "t0017.fio",
     "t0018.fio", "t0019.fio", "t0020.fio", "t0021.fio", "t0022.fio", "t0023.fio", "t0024.fio",
     "t0025.fio", "t0026.fio", "t0028-c6cade16.fio",
     "t0029.fio", "t0030.fio", "t0032-43063a1c.fio", "t0033.fio", "t0034.fio",
@@ -158,8 +158,6 @@ TESTJOB_REFUSED: dict[str, Refusal] = {
     "t0003-0ae2c6e1-post.fio": Refusal("randwrite, rw or randrw, not read", READ_VERIFY),
     "t0007-37cf9e3c.fio": Refusal("write_iolog", IOLOGS),
     "t0009-f8b0bd10.fio": Refusal("cpus_allowed", "CPU pinning (`cpus_allowed`)"),
-    "t0013.fio": Refusal("does not hold back a request", "holding back overlapping requests "
-                         "(`serialize_overlap`)"),
     "t0027.fio": Refusal("a pattern read from a file", "patterns read from a file "
                          "(`buffer_pattern='file'`)"),
     "t0031-pre.fio": Refusal("write_iolog", IOLOGS),

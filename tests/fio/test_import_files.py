@@ -54,10 +54,20 @@ def test_filename_format_is_ignored_with_a_filename_as_fio_does() -> None:
     assert "fio ignores filename_format when filename is given" in prose
 
 
+def test_files_a_format_names_alike_are_one_file_of_their_share_moved_over_as_often() -> None:
+    # fio opens job.bin three times, each a region of size/3 from its start (the same-meaning
+    # test compares the file and the requests with fio's)
+    suite, prose = suite_of("[job]\nrw=randread\nsize=3m\nnrfiles=3\n"
+                            "filename_format=$jobname.bin\n")
+    (case,) = suite.cases
+    assert files_of(suite) == {"job": ["job.bin"]}
+    assert (case.workload.size, case.workload.io_size) == (1 << 20, 3 << 20)
+    assert "fio opens job.bin 3 times" in prose
+
+
 @pytest.mark.parametrize(("options", "message"), [
     ("filename_format=$clientuid.$filenum", "is fio's client id: iogate runs on one host"),
     ("filename_format=$jobname.$who", "$who is not one of fio's keywords"),
-    ("nrfiles=3\nfilename_format=$jobname", "gives the 3 files of the job one name"),
     ("nrfiles=4\nopenfiles=2", "openfiles=2 of 4 files: fio then finishes a file"),
     ("nrfiles=2\nfile_service_type=random", "file_service_type=random: iogate goes to the "
                                             "files of a workload in turn"),

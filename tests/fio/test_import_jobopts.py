@@ -180,3 +180,27 @@ def test_sync_refusals_say_why() -> None:
     assert "'2' is none of fio's 0, 1, none, sync, dsync" in refused("rw=write\nsync=2\n")
     assert "mmap writes reach the file through memory" in refused(
         "rw=write\nioengine=mmap\nsync=1\n")
+
+
+@pytest.mark.parametrize(("body", "field", "value", "comment"), [
+    # each imports with the one line that says what iogate does instead
+    ("rw=write\ncontinue_on_error=write\n", "rw", "write",
+     "iogate ends the case at the first one"),
+    ("rw=randwrite\niodepth=8\nioengine=libaio\nserialize_overlap=1\n", "rw", "randwrite",
+     "its verify accepts either contents of a block two writes raced on"),
+    ("rw=read\nmem=shm\n", "rw", "read", "iogate allocates them aligned to the page"),
+    ("rw=read\nioengine=mmap\ndirect=1\n", "direct", False,
+     "maps the file whatever direct says"),
+    ("rw=read\nioengine=splice\n", "engine", "psync", "moves each block through a pipe"),
+    ("rw=read\nioengine=aio\niodepth=4\n", "engine", "libaio",
+     "fio runs its libaio engine for ioengine=aio"),
+])
+def test_options_whose_difference_is_said_at_the_option(body, field, value, comment) -> None:
+    spec, text = one(body)
+    assert getattr(spec, field) == value
+    assert comment in " ".join(text.replace("#", " ").split())
+
+
+def test_a_huge_page_buffer_and_expected_errors_stay_refused() -> None:
+    assert "fio's mem is not supported" in refused("rw=read\nmem=shmhuge\n")
+    assert "fio's ignore_error is not supported" in refused("rw=read\nignore_error=,ENOSPC\n")

@@ -272,3 +272,74 @@ def test_libaio_keeps_the_depth_asked(workdir, depth):
     assert qd == pytest.approx(full, rel=0.01)
     assert mine["metrics"]["read.ios"] == theirs["read"]["total_ios"] == 8 * depth
 
+
+
+# -- what fio reads in a value it was not meant for -------------------------------------------
+
+def test_a_size_range_in_bs_is_read_up_to_its_dash(workdir):
+    # fio reads bs=4k-64k as 4k (it stops at the '-'): 64 requests of 4 KiB in both
+    path = job_file(workdir, "range", "[range]\nioengine=null\nrw=randread\nbs=4k-64k\n"
+                    "size=256k\n")
+    (theirs,) = fio_jobs(path)
+    (mine,) = iogate_cases(path)
+    assert theirs["read"]["total_ios"] == mine["metrics"]["read.ios"] == 64
+    assert theirs["read"]["io_kbytes"] * 1024 == mine["metrics"]["read.bytes"] == 256 * 1024
+    assert "bsrange=4k-64k" in import_jobfile(path)
+
+
+def test_files_of_one_name_are_one_file_opened_as_often(workdir):
+    # without $filenum fio opens f0 four times, each a region of size/4 from its start,
+    # and moves size over them: one file of 64 KiB, 256 KiB moved, every block four times
+    path = job_file(workdir, "alike", "[alike]\nnrfiles=4\nfilename_format=f$jobnum\n"
+                    "size=256k\nrw=randread\nbs=4k\nioengine=psync\n")
+    (theirs,) = fio_jobs(path)
+    fio_size = (workdir / "f0").stat().st_size
+    (workdir / "f0").unlink()
+    (mine,) = iogate_cases(path)
+    assert fio_size == (workdir / "f0").stat().st_size == 64 * 1024
+    assert not list(workdir.glob("f[1-3]*"))
+    assert theirs["read"]["total_ios"] == mine["metrics"]["read.ios"] == 64
+    assert mine["metrics"]["offsets.coverage_pct"] == 100.0
+
+
+def test_keyword_arithmetic_in_a_literal_is_computed_as_bc_does(workdir):
+    # fio has bc compute a value holding $pagesize with math around it, before it reads it:
+    # filesize=$pagesize*16/3 is 21845 bytes at a 4 KiB page (bc cuts the quotient)
+    import resource
+
+    page = resource.getpagesize()
+    path = job_file(workdir, "bc", "[bc]\nfilename=bc.dat\nfilesize=$pagesize*16/3\n"
+                    "size=8k\nrw=read\nbs=1k\nioengine=psync\n")
+    (theirs,) = fio_jobs(path)
+    fio_size = (workdir / "bc.dat").stat().st_size
+    (workdir / "bc.dat").unlink()
+    (mine,) = iogate_cases(path)
+    assert fio_size == (workdir / "bc.dat").stat().st_size == page * 16 // 3
+    assert theirs["read"]["total_ios"] == mine["metrics"]["read.ios"] == 8
+
+
+@pytest.mark.parametrize(("engine", "kept"), [("aio", "libaio"), ("splice", "psync")])
+def test_an_engine_fio_names_otherwise_issues_the_same_requests(workdir, engine, kept):
+    path = job_file(workdir, engine, f"[{engine}]\nfilename={engine}.dat\nioengine={engine}\n"
+                    "rw=write\nbs=16k\nsize=256k\nend_fsync=1\n")
+    (theirs,) = fio_jobs(path)
+    theirs_size = (workdir / f"{engine}.dat").stat().st_size
+    (workdir / f"{engine}.dat").unlink()
+    (mine,) = iogate_cases(path)
+    assert f"ioengine: {kept}\n" in import_jobfile(path)
+    assert theirs["write"]["total_ios"] == mine["metrics"]["write.ios"] == 16
+    assert theirs_size == (workdir / f"{engine}.dat").stat().st_size == 256 * 1024
+
+
+def test_a_share_offset_of_a_file_yet_to_be_made_is_none(workdir):
+    # offset=20% is a share of what the file holds when the run starts: nothing, for a file
+    # the job makes; both write 16 MiB from the start, and the file ends there
+    path = job_file(workdir, "share", "[share]\ndirectory=.\nsize=16m\noffset=20%\n"
+                    "rw=write\nbs=1m\nioengine=psync\n")
+    (theirs,) = fio_jobs(path)
+    made = workdir / "share.0.0"
+    fio_size = made.stat().st_size
+    made.unlink()
+    (mine,) = iogate_cases(path)
+    assert fio_size == made.stat().st_size == 16 * MiB
+    assert theirs["write"]["io_kbytes"] * 1024 == mine["metrics"]["write.bytes"] == 16 * MiB

@@ -139,7 +139,7 @@ class FileOptions(JobState):
             names = self._named_files(dtext, count, fmt_src or directory or nrfiles)
             if not names:
                 return
-            if nrfiles is not None:
+            if nrfiles is not None and self.entries_per_file == 1:
                 self.note(nrfiles, f"fio's {count} {'files' if count > 1 else 'file'} of the "
                           "job, named in filename")
         if nrfiles is not None and count != 1 and src is not None:
@@ -190,17 +190,26 @@ class FileOptions(JobState):
             return out
 
         names = files_of(0)
-        if len(set(names)) < len(names):
-            self.refuse(where, f"filename_format={fmt} gives the {count} files of the job one "
-                        "name: add $filenum")
+        if count > 1 and len(set(names)) == 1:
+            # without $filenum fio opens the one file count times, each open a region of
+            # size/count from its start: one file of that size, moved over count times
+            self.entries_per_file = count
+            self.note(where, f"filename_format={fmt} names the {count} files of the job "
+                      f"alike: fio opens {names[0].rsplit('/', 1)[-1]} {count} times, each a "
+                      f"region of its size/{count} from the start; iogate's workload is that "
+                      "one file, with the same amount moved over it")
+            names = names[:1]
+        elif len(set(names)) < len(names):
+            self.refuse(where, f"filename_format={fmt} gives files of the job one name: add "
+                        "$filenum")
             return []
-        self.size_per_file = count > 1
+        self.size_per_file = len(names) > 1
         for k, clone in enumerate(self.clones):
-            files = files_of(k)
+            files = list(dict.fromkeys(files_of(k)))
             clone["filename"] = Entry(files[0] if len(files) == 1 else files, where)
         first, last = (path.rsplit("/", 1)[-1] for path in (names[0], names[-1]))
-        self.note(where, f"fio's file {'names' if count > 1 else 'name'} for the job, {first}"
-                  + (f" to {last}" if count > 1 else "")
+        self.note(where, f"fio's file {'names' if len(names) > 1 else 'name'} for the job, "
+                  f"{first}" + (f" to {last}" if len(names) > 1 else "")
                   + (" for its first clone, each clone its own" if self.clones else "")
                   + f" ({fmt}), in " + ("that directory" if directory is not None else
                                         "the working directory, where fio makes them too"))

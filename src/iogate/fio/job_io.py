@@ -10,6 +10,7 @@ from iogate.engine import catalog
 from iogate.expr import shown
 from iogate.fio.job_state import JobState, flag
 from iogate.fio.jobfile import (
+    Option,
     ValueProblem,
     directions,
     fio_size,
@@ -17,6 +18,14 @@ from iogate.fio.jobfile import (
     suite_text,
 )
 from iogate.units import format_size_exact
+
+
+def _set(src: Option) -> bool:
+    """Whether a flag is set; False for a value fio does not take (refused where it is read)."""
+    try:
+        return flag(src)
+    except ValueProblem:
+        return False
 
 
 class IoOptions(JobState):
@@ -39,6 +48,13 @@ class IoOptions(JobState):
             return
         if buffered is not None:
             self.note(buffered, "fio uses direct, read later")
+        if self.engine == "mmap" and direct is not None and _set(direct):
+            # fio opens the file O_DIRECT and maps it all the same: every access goes through
+            # the page cache
+            self.used.add("direct")
+            self.note(direct, "fio's mmap engine maps the file whatever direct says, so its "
+                      "blocks go through the page cache as iogate's mmap does: left out")
+            return
         self.bool_key("direct")
 
     def _syncs(self) -> None:

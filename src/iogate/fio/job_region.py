@@ -12,7 +12,7 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 
 from iogate.expr import shown
-from iogate.fio.job_state import Entry, JobState
+from iogate.fio.job_state import Entry, JobState, bc_computes
 from iogate.fio.jobfile import (
     Option,
     ValueProblem,
@@ -34,6 +34,9 @@ def _share(text: str) -> str | None:
 
 _DISTRIBUTION: TypeAdapter[Any] = TypeAdapter(RandomDistribution)
 
+
+# fio's bs=4k-512k: a number fio reads up to the '-', the rest left unread.
+_BS_RANGE = re.compile(r"[0-9]+[A-Za-z]*-[0-9]+[A-Za-z]*")
 
 class RegionOptions(JobState):
     """The region, its offsets and block sizes, and the random offsets over it."""
@@ -59,12 +62,49 @@ class RegionOptions(JobState):
                                     f"fio's clone {k}: offset + {k} x offset_increment"
                                     if k else "")
 
+    def _one_file_opened_often(self, size: Option | None, filesize: Option | None) -> None:
+        """fio's nrfiles names that are one file (see _named_files): each of the n opens is a
+        region of size/n (or filesize) from its start, and the job moves size over them."""
+        n = self.entries_per_file
+        moved: int | str | None = None
+        if size is not None and (text := self.value(size)) is not None:
+            moved = self.checked(size, text, "size")
+            if moved is None:
+                return
+        per: int | str | None = None
+        if filesize is not None and (text := self.value(filesize)) is not None:
+            per = self.checked(filesize, text, "size")
+        elif isinstance(moved, int):
+            per = moved // n
+        where = filesize or size
+        if where is None:
+            return  # a template: its size comes when it runs
+        if not isinstance(per, int) or (moved is not None and not isinstance(moved, int)):
+            self.refuse(where, f"the job's {n} files are one file, whose size fio derives "
+                        "from size and nrfiles: give size in bytes")
+            return
+        if per == 0:
+            self.refuse(where, f"size/{n}: each of fio's {n} opens of the file has no bytes")
+            return
+        total = n * per if moved is None else min(moved, n * per) if filesize else moved
+        self.put("size", self.size_text(per), where, f"the region each of fio's {n} opens of "
+                 "the one file covers")
+        if total != per:
+            self.put("io_size", self.size_text(total), size or filesize,
+                     f"what fio moves over its {n} opens of the file: over the region "
+                     f"{total / per:g} times")
+
     def _sizes(self) -> None:
         size = self.get("size")
         # beside a size, filesize is compared with it: a variable is read as fio reads it
         filesize = self.get_literal("filesize") if size is not None else self.get("filesize")
+        if filesize is not None and size is not None and bc_computes(size.value or ""):
+            size = self.get_literal("size")  # fio has bc compute it when it reads the file
         offset = self.get("offset")
         size_value: int | str | None = None
+        if self.entries_per_file > 1:
+            self._one_file_opened_often(size, filesize)
+            return
         if size is not None and (text := self.value(size)) is not None and _share(text):
             # A share of every file's size: the same meaning in iogate (plan.sized).
             self.put("size", _share(text), size)
@@ -189,6 +229,12 @@ class RegionOptions(JobState):
             return
         try:
             parts = directions(text, "sizes", trims=self.trims())
+            if key == "bs" and any(_BS_RANGE.fullmatch(p) for p in parts):
+                # fio reads a size up to the first '-' and leaves the rest unread
+                self.note(src, f"fio reads {src.key}={text} as "
+                          f"{','.join(p.split('-')[0] for p in parts)}: it stops at the '-'; "
+                          "for a range of sizes write bsrange=" + text)
+                parts = [p.split("-")[0] for p in parts]
             values = [self.number(src, p, "size") if p else default for p in parts]
         except ValueProblem as exc:
             self.refuse(src, str(exc))

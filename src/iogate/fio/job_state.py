@@ -75,6 +75,50 @@ class Workload:
 
 # -- what every option group shares -------------------------------------------------------
 
+_KEYWORD = re.compile(r"\$(?:" + "|".join(KEYWORDS) + r")")
+_BC_MATH = re.compile(r"[-+*/]")
+
+
+def bc_computes(text: str) -> bool:
+    """Whether fio hands the value to bc when it reads the file: one of its keywords
+    (``$mb_memory``...) with arithmetic around it."""
+    return bool(_KEYWORD.search(text) and _BC_MATH.search(text))
+
+
+def bc_integer(text: str) -> int | None:
+    """``text`` as bc computes it at its default scale (integers, ``/`` cut toward zero),
+    or None when it is anything but numbers, ``+ - * /`` and parentheses."""
+    import ast
+
+    try:
+        tree = ast.parse(text.strip(), mode="eval").body
+    except SyntaxError:
+        return None
+
+    def value(node: ast.AST) -> int | None:
+        if isinstance(node, ast.Constant) and type(node.value) is int:
+            return node.value
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.UAdd, ast.USub)):
+            v = value(node.operand)
+            return None if v is None else (v if isinstance(node.op, ast.UAdd) else -v)
+        if isinstance(node, ast.BinOp):
+            a, b = value(node.left), value(node.right)
+            if a is None or b is None:
+                return None
+            if isinstance(node.op, ast.Add):
+                return a + b
+            if isinstance(node.op, ast.Sub):
+                return a - b
+            if isinstance(node.op, ast.Mult):
+                return a * b if abs(a * b) < 1 << 64 else None
+            if isinstance(node.op, ast.Div) and b:
+                q = abs(a) // abs(b)
+                return q if (a < 0) == (b < 0) else -q
+        return None
+
+    return value(tree)
+
+
 # A value that is one reference and nothing else: ${VAR}, or one of fio's keywords.
 LONE_REF = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*\}|\$(?:" + "|".join(KEYWORDS) + r")")
 
@@ -130,6 +174,7 @@ class JobState:
         self.clones: list[dict[str, Entry]] = []  # the keys each fio clone has of its own
         self.offset: int | str | None = 0  # in bytes, or an expression; None: a share
         self.size_per_file = False  # fio's nrfiles files: size/nrfiles each
+        self.entries_per_file = 1  # fio's files of the job that are one file (see _files)
         self.runtime_ns: int | None = None  # when known in the file
 
     # helpers
@@ -154,9 +199,18 @@ class JobState:
                         f"file: {unset[0].message.split(';')[0]}: set it, or write the value "
                         "in the file")
             return None
+        value = str(value)
+        if bc_computes(src.value) and _BC_MATH.search(value):
+            # fio hands a value holding one of its keywords to bc when it has + - * /:
+            # integer arithmetic, a quotient cut toward zero
+            if (n := bc_integer(value)) is None:
+                self.refuse(src, f"fio has bc compute {src.key}={value}, which is not integer "
+                            "arithmetic iogate can follow: compute the value")
+                return None
+            value = str(n)
         self.note(src, f"fio reads the variable{'s' if src.value.count('$') > 1 else ''} when "
                   f"it reads the file: {src.key}={value} here, as the environment says now")
-        self.literals[name] = replace(src, value=str(value))
+        self.literals[name] = replace(src, value=value)
         return self.literals[name]
 
     def put(self, key: str, value: Any, src: Option | None, comment: str = "") -> None:

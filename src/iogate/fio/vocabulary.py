@@ -131,6 +131,20 @@ OUTPUT_ONLY: dict[str, str] = {
 # Options whose value means what iogate does anyway: option -> {value: what iogate does}
 # (the key None: any value). Accepted with that comment; any other value is refused.
 SAME_MEANING: dict[str, dict[str | None, str]] = {
+    "mem": dict.fromkeys(("shm", "mmap", "mmapshared"),
+                         "fio takes its buffers from shared memory or an anonymous mapping; "
+                         "iogate allocates them aligned to the page: the same requests, from "
+                         "memory of the same page size (fio's huge-page kinds are refused)"),
+    "serialize_overlap": {"1": "fio holds back a request whose blocks overlap one in flight, "
+                               "so that a block has one writer at a time; iogate issues it, and "
+                               "its verify accepts either contents of a block two writes raced "
+                               "on (with the random map requests overlap only where one pass "
+                               "over the region meets the next)"},
+    "continue_on_error": dict.fromkeys(
+        ("read", "write", "io", "verify", "all", "1"),
+        "fio counts the I/O errors of this kind and goes on; iogate ends the case at the "
+        "first one, as an error naming the request and its errno: the same run on a device "
+        "that returns none, a stricter verdict on one that does"),
     "io_submit_mode": {"offload": "iogate issues every request at its due time from the "
                                   "job's own thread, which is what fio's offload mode does"},
     "allrandrepeat": {"1": "iogate seeds every random choice (offsets, sizes, the mix) from "
@@ -264,6 +278,12 @@ def engine_for(name: str) -> tuple[str, str]:
     not fio's; raise ValueProblem saying why no engine does."""
     if catalog.get(name) is not None:
         return name, ""
+    if name in ("aio", "linuxaio") and catalog.get("libaio") is not None:
+        return "libaio", f"fio runs its libaio engine for ioengine={name}"
+    if name == "splice":
+        return "psync", ("fio's splice moves each block through a pipe with splice(2), "
+                         "through the page cache; iogate issues the same requests at the "
+                         "same offsets with pread/pwrite")
     if name in ENGINE_ALIASES:
         return ENGINE_ALIASES[name], f"fio's {name} issues the same requests, one buffer per call"
     if name == "windowsaio":
