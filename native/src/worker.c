@@ -12,7 +12,8 @@
  * fio: a size-based job ends at its size, inside its ramp if need be). A
  * thread stops at the first of:
  * runtime_ns after the ramp; its byte limit issued (io_limit_bytes, else
- * `size` - one pass over the region - unless TIME_BASED); its request limit
+ * one pass over the region - `size`, or with one block size the whole blocks
+ * of each file's region - unless TIME_BASED); its request limit
  * issued (io_limit_ios); with IOG_JOB_FILL, a write that found the filesystem
  * full (ENOSPC, EDQUOT: no error); its job's stop word set (a cancel, or
  * exitall of a job whose exit_mask names it: then it ends as at its runtime's
@@ -186,6 +187,22 @@ int worker_setup(struct iog_worker *w, char *err, size_t errlen)
     w->byte_limit = spec->io_limit_bytes                 ? spec->io_limit_bytes
                     : (spec->flags & IOG_JOB_TIME_BASED) ? UINT64_MAX
                                                          : spec->size;
+    if (!spec->io_limit_bytes && !(spec->flags & IOG_JOB_TIME_BASED)) {
+        /* A pass moves the whole blocks of each file's region, as fio's does: a region that
+         * is not a multiple of the one block size leaves its tail alone. */
+        uint64_t len = 0;
+        int whole = 1;
+        for (uint32_t d = 0; d < IOG_DATA_DIRS; d++) {
+            if (!job_uses_slot(spec, d))
+                continue;
+            const struct dir_plan *p = &w->plan[d];
+            if (!p->fixed_len || p->align != p->fixed_len || (len && len != p->fixed_len))
+                whole = 0;
+            len = p->fixed_len;
+        }
+        if (whole && len && w->file_size >= len)
+            w->byte_limit = (uint64_t)job->nfiles * (w->file_size / len * len);
+    }
     w->ios_limit = spec->io_limit_ios ? spec->io_limit_ios : UINT64_MAX;
     w->fill = (spec->flags & IOG_JOB_FILL) != 0;
     w->flow = job->flow;
