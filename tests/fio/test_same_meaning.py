@@ -343,3 +343,31 @@ def test_a_share_offset_of_a_file_yet_to_be_made_is_none(workdir):
     (mine,) = iogate_cases(path)
     assert fio_size == made.stat().st_size == 16 * MiB
     assert theirs["write"]["io_kbytes"] * 1024 == mine["metrics"]["write.bytes"] == 16 * MiB
+
+
+def test_every_filename_of_a_job_adds_its_files(workdir):
+    # a global filename, then two in the job: fio's job has the three files, each size/3;
+    # a job naming the global's file again opens it twice, each a region of size/2
+    path = job_file(workdir, "adds", "[global]\nfilename=g.dat\nioengine=psync\nrw=write\n"
+                    "bs=64k\nsize=1m\n[three]\nfilename=a.dat\nfilename=b.dat\n[twice]\n"
+                    "stonewall\nfilename=g.dat\n")
+    theirs = fio_jobs(path)
+    sizes = {n: (workdir / n).stat().st_size for n in ("g.dat", "a.dat", "b.dat")}
+    for name in sizes:
+        (workdir / name).unlink()
+    mine = iogate_cases(path)
+    assert sizes == {n: (workdir / n).stat().st_size for n in sizes} == {
+        "g.dat": 512 * 1024, "a.dat": MiB // 3, "b.dat": MiB // 3}
+    assert [j["write"]["io_kbytes"] * 1024 for j in theirs] == \
+        [c["metrics"]["write.bytes"] for c in mine] == [3 * 5 * 64 * 1024, MiB]
+
+
+@pytest.mark.parametrize("rw", ["write", "randwrite"])
+def test_a_pass_moves_the_whole_blocks_its_region_holds(workdir, rw):
+    # size=100k at bs=64k: one whole block, the 36 KiB tail left alone, in both tools
+    path = job_file(workdir, rw, f"[{rw}]\nfilename={rw}.dat\nsize=100k\nrw={rw}\nbs=64k\n"
+                    "ioengine=psync\n")
+    (theirs,) = fio_jobs(path)
+    (workdir / f"{rw}.dat").unlink()
+    (mine,) = iogate_cases(path)
+    assert theirs["write"]["io_kbytes"] * 1024 == mine["metrics"]["write.bytes"] == 64 * 1024

@@ -109,6 +109,23 @@ class FileOptions(JobState):
                                 f"in the working directory, write ./{shown(escaped)})")
                     return
                 names.append(name)
+            if src.adds_up:
+                self.note(src, "fio adds up the files of every filename= of the job: "
+                          + ", ".join(f"{o.value} ({o.where})" for o in src.adds_up))
+            times = {n: names.count(n) for n in names}
+            if len(set(times.values())) > 1:
+                self.refuse(src, "some files are named more often than others ("
+                            + ", ".join(f"{shown(n)} {k}x" for n, k in times.items())
+                            + "): fio would give each naming a region of its own; name each "
+                            "file once")
+                return
+            if len(times) < len(names):
+                # fio opens a file named n times n times, each a region of size/files
+                self.entries_per_file = len(names) // len(times)
+                self.note(src, f"each file is named {self.entries_per_file} times: fio opens "
+                          f"it as often, each a region from its start; iogate's workload has "
+                          f"it once, with the same amount moved over it")
+                names = list(times)
         count = 1
         if nrfiles is not None:
             try:

@@ -94,6 +94,9 @@ class Option:
     section: str
     notes: tuple[str, ...] = ()  # the comment lines right above it
     file: str = ""  # the included file it is written in; "" for the job file itself
+    # the settings this one's value adds up, in order, itself last (fio adds the files of
+    # every filename= of a job, its global sections' first); empty for one setting alone
+    adds_up: tuple[Option, ...] = ()
 
     def __str__(self) -> str:
         return self.key if self.value is None else f"{self.key}={self.value}"

@@ -167,6 +167,11 @@ def effective(sections: list[Section]) -> list[tuple[Section, dict[str, Option]]
             name = ALIASES.get(opt.key, opt.key)
             if name == "name" and section.is_global:
                 continue  # fio names each job by its section
+            before = own.get(name) or defaults.get(name)
+            if name == "filename" and before is not None and before.value and opt.value:
+                # fio adds each filename='s files to the job's, the global ones first
+                opt = replace(opt, value=f"{before.value}:{opt.value}",
+                              adds_up=(*(before.adds_up or (before,)), opt))
             own[name] = opt
         if section.is_global:
             defaults.update(own)
