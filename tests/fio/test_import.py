@@ -918,3 +918,21 @@ def test_a_warning_of_the_imported_suite_is_told_at_the_fio_line(tmp_path: Path)
         assert result.returncode == 0, result.stderr
         assert f"{job}:8:1: [mixed] rate_iops: warning: rate_iops {{read: 100, write: 500}} " \
                "sets the mix: 100 reads/s and 500 writes/s, 16.7% reads" in result.stderr
+
+
+def test_a_refused_option_and_a_rule_of_another_job_are_named_together() -> None:
+    # [file1] converts whole but breaks a suite rule; [file2] has an option refused: one
+    # validate names both, not the rule only once the option is gone
+    text = ("[global]\nrw=randrw\nbsrange=64K-256K\nverify=crc32\nsize=1m\n[file1]\n"
+            "ioengine=sync\n[file2]\nstonewall\nioengine=libaio\nmem=shmhuge\niodepth=4\n")
+    with pytest.raises(SuiteError) as info:
+        import_jobfile("stages.fio", text)
+    said = [(p.line, p.message) for p in info.value.problems]
+    assert [line for line, _ in said] == [6, 11]
+    assert "verify needs one block size for writes" in said[0][1]
+    assert "fio's mem is not supported" in said[1][1]
+    # a refused option of [global] leaves every job short of it: its rules are not judged
+    with pytest.raises(SuiteError) as info:
+        import_jobfile("stages.fio", text.replace("size=1m\n", "size=1m\nmem=shmhuge\n"))
+    assert not any("verify" in p.message for p in info.value.problems)
+    assert [p.line for p in info.value.problems] == [6, 12]  # the two mem= options

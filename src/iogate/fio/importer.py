@@ -24,7 +24,8 @@ from typing import TYPE_CHECKING, Any
 
 from iogate.errors import Problem, SuiteError
 from iogate.fio.groups import assign_exitall, assign_groups, assign_startdelays
-from iogate.fio.jobfile import Option, parse_lenient
+from iogate.fio.job_state import Workload
+from iogate.fio.jobfile import JobFile, Option, parse_lenient
 from iogate.fio.problems import Problems
 from iogate.fio.render import Imported, Origin, render
 from iogate.fio.translate import effective, link_readbacks, workload
@@ -67,6 +68,8 @@ def _convert(path: str, text: str | None, env: Mapping[str, str] | None,
     units = assign_groups(workloads, problems)
     assign_exitall(workloads, units, problems)
     assign_startdelays(units)
+    if problems.items and not syntax:
+        _rules_too(path, jobfile, workloads, problems, env)
     problems.raise_any()
     # The first global description describes the suite; fio names jobs by their sections.
     header: list[str] = []
@@ -79,6 +82,25 @@ def _convert(path: str, text: str | None, env: Mapping[str, str] | None,
                 "describes the run by the first description" if opt.key == "description"
                 else "names each job by its section or its own name="))
     return render(path, jobfile, workloads, description, header)
+
+
+def _rules_too(path: str, jobfile: JobFile, workloads: list[Workload], problems: Problems,
+               env: Mapping[str, str] | None) -> None:
+    """With options refused, what the suite's rules also find in the jobs that converted
+    whole, added to ``problems``: one validate names every problem of the file, not one stage
+    after another. A job with a refused option is left out of this (its rules would judge
+    what is left of it, not what was written)."""
+    def section(p: Problem) -> str:  # "[job] option" or "[job]": the job's section
+        return p.path.split("]", 1)[0] + "]" if p.path.startswith("[") else ""
+
+    refused = {section(p) for p in problems.items}
+    if "[global]" in refused:
+        return  # every job lacks what was refused
+    try:
+        _check(render(path, jobfile, workloads, None, []), env, strict=False)
+    except SuiteError as exc:
+        problems.items += [p for p in exc.problems
+                           if section(p) not in refused and p not in problems.items]
 
 
 # -- loading ------------------------------------------------------------------------------
