@@ -65,9 +65,10 @@ extern "C" {
 
 /* 8: batch_complete_max 0 means batch_complete_min, the ramp's requests count
  * toward size and the limits, iog_job_spec.write_layout (after
- * thinktime_spin_ns, an addition to 7) */
+ * thinktime_spin_ns, an addition to 7). Revision 1: IOG_JOB_FILES_RANDOM and
+ * IOG_JOB_FILES_SEQUENTIAL. */
 #define IOG_ABI_VERSION  8
-#define IOG_ABI_REVISION 0
+#define IOG_ABI_REVISION 1
 
 /* The size of the first version of each struct with a struct_size: the
  * smallest the library accepts. These never change; fields added later are
@@ -340,6 +341,14 @@ enum iog_fault_kind {
  * direction it issues) and its distribution is IOG_DIST_UNIFORM; otherwise,
  * and without the flag, each offset is drawn on its own (with repeats). */
 #define IOG_JOB_RANDOM_MAP (1u << 12)
+/* How a thread of a job with several files goes from one to the next (fio's
+ * file_service_type); without either flag, in turn, one request each
+ * (roundrobin). FILES_RANDOM: each request to a file drawn at random.
+ * FILES_SEQUENTIAL: every request to one file until its share of the pass
+ * is issued (the whole blocks of its region with one block size, else the
+ * region's bytes), then the next file. At most one of the two. */
+#define IOG_JOB_FILES_RANDOM     (1u << 13)
+#define IOG_JOB_FILES_SEQUENTIAL (1u << 14)
 
 /* One entry of a direction's block size table. lo == hi: requests of exactly
  * lo bytes. lo < hi: request sizes drawn uniformly among the multiples of lo

@@ -72,6 +72,9 @@ struct timeout_errors {
     uint64_t first_ns; /* when the first one became overdue */
 };
 
+/* iog_worker.file_service: IOG_JOB_FILES_* as one value. */
+enum { FILES_ROUNDROBIN, FILES_RANDOM, FILES_SEQUENTIAL };
+
 struct iog_worker {
     struct thread_dir_stats st[IOG_DIR_COUNT]; /* written only by this worker */
     struct iog_session *s;
@@ -113,6 +116,9 @@ struct iog_worker {
     uint64_t file_size;                /* region_end - region_start */
     uint64_t seq_off[IOG_FILES_MAX];
     uint32_t next_file;
+    int file_service;     /* FILES_* (above): how requests go from file to file */
+    uint64_t file_share;  /* bytes a pass moves in each file (FILES_SEQUENTIAL: then the next) */
+    uint64_t file_left;   /* FILES_SEQUENTIAL: of the current file's share */
     uint64_t think_until; /* thinktime: no request before this (absolute ns) */
     uint32_t think_count; /* requests since the last think */
     int think_pending;    /* a think is due once nothing is in flight */

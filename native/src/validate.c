@@ -44,7 +44,8 @@ int job_file_names(const struct iog_job_spec *spec, const char *names[IOG_FILES_
 #define KNOWN_FLAGS                                                                                \
     (IOG_JOB_TIME_BASED | IOG_JOB_DIRECT | IOG_JOB_NO_LAYOUT | IOG_JOB_REFILL |                    \
      IOG_JOB_ZERO_BUFS | IOG_JOB_INVALIDATE | IOG_JOB_VERIFY_FATAL | IOG_JOB_TEST_CRASH |          \
-     IOG_JOB_END_FSYNC | IOG_JOB_FILL | IOG_JOB_OSYNC | IOG_JOB_ODSYNC | IOG_JOB_RANDOM_MAP)
+     IOG_JOB_END_FSYNC | IOG_JOB_FILL | IOG_JOB_OSYNC | IOG_JOB_ODSYNC | IOG_JOB_RANDOM_MAP |      \
+     IOG_JOB_FILES_RANDOM | IOG_JOB_FILES_SEQUENTIAL)
 
 /* The block size table of one direction; its largest size into *maxbs. */
 static int validate_bs(const struct iog_job_spec *j, uint32_t i, uint32_t d, uint64_t *maxbs,
@@ -386,6 +387,8 @@ static int validate_spec(const struct iog_job_spec *j, uint32_t i, char *err, si
         INVALID("job %u: IOG_JOB_FILL needs rw write, neither time based nor a ramp", i);
     if ((j->flags & IOG_JOB_OSYNC) && (j->flags & IOG_JOB_ODSYNC))
         INVALID("job %u: flags OSYNC and ODSYNC exclude each other", i);
+    if ((j->flags & IOG_JOB_FILES_RANDOM) && (j->flags & IOG_JOB_FILES_SEQUENTIAL))
+        INVALID("job %u: flags FILES_RANDOM and FILES_SEQUENTIAL exclude each other", i);
     if ((j->flags & (IOG_JOB_OSYNC | IOG_JOB_ODSYNC)) &&
         (!job_uses_dir(j, IOG_DIR_WRITE) || strcmp(e->name, "mmap") == 0))
         INVALID("job %u: flags OSYNC and ODSYNC need a job that writes, not with the %s engine", i,

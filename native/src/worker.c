@@ -124,6 +124,23 @@ static void plan_dir(struct iog_worker *w, uint32_t d)
     p->rated = p->gap_per_io > 0 || p->gap_per_byte > 0;
 }
 
+/* The bytes of a file's region a pass moves: its whole blocks when the job's
+ * requests are one size aligned to it, else the region. */
+static uint64_t whole_blocks(const struct iog_worker *w)
+{
+    const struct iog_job_spec *spec = &w->job->spec;
+    uint64_t len = 0;
+    for (uint32_t d = 0; d < IOG_DATA_DIRS; d++) {
+        if (!job_uses_slot(spec, d))
+            continue;
+        const struct dir_plan *p = &w->plan[d];
+        if (!p->fixed_len || p->align != p->fixed_len || (len && len != p->fixed_len))
+            return w->file_size;
+        len = p->fixed_len;
+    }
+    return len && w->file_size >= len ? w->file_size / len * len : w->file_size;
+}
+
 int worker_setup(struct iog_worker *w, char *err, size_t errlen)
 {
     const struct iog_job *job = w->job;
@@ -187,23 +204,17 @@ int worker_setup(struct iog_worker *w, char *err, size_t errlen)
     w->byte_limit = spec->io_limit_bytes                 ? spec->io_limit_bytes
                     : (spec->flags & IOG_JOB_TIME_BASED) ? UINT64_MAX
                                                          : spec->size;
-    if (!spec->io_limit_bytes && !(spec->flags & IOG_JOB_TIME_BASED)) {
-        /* A pass moves the whole blocks of each file's region, as fio's does: a region that
-         * is not a multiple of the one block size leaves its tail alone. */
-        uint64_t len = 0;
-        int whole = 1;
-        for (uint32_t d = 0; d < IOG_DATA_DIRS; d++) {
-            if (!job_uses_slot(spec, d))
-                continue;
-            const struct dir_plan *p = &w->plan[d];
-            if (!p->fixed_len || p->align != p->fixed_len || (len && len != p->fixed_len))
-                whole = 0;
-            len = p->fixed_len;
-        }
-        if (whole && len && w->file_size >= len)
-            w->byte_limit = (uint64_t)job->nfiles * (w->file_size / len * len);
-    }
+    /* A pass moves the whole blocks of each file's region, as fio's does: a region that is
+     * not a multiple of the one block size leaves its tail alone. */
+    w->file_share = whole_blocks(w);
+    if (!spec->io_limit_bytes && !(spec->flags & IOG_JOB_TIME_BASED))
+        w->byte_limit = (uint64_t)job->nfiles * w->file_share;
     w->ios_limit = spec->io_limit_ios ? spec->io_limit_ios : UINT64_MAX;
+    w->file_service = job->nfiles < 2                            ? FILES_ROUNDROBIN
+                      : (spec->flags & IOG_JOB_FILES_RANDOM)     ? FILES_RANDOM
+                      : (spec->flags & IOG_JOB_FILES_SEQUENTIAL) ? FILES_SEQUENTIAL
+                                                                 : FILES_ROUNDROBIN;
+    w->file_left = w->file_share; /* of the first file's, from the first request */
     w->fill = (spec->flags & IOG_JOB_FILL) != 0;
     w->flow = job->flow;
     w->flow_count = 0;
@@ -408,7 +419,21 @@ static inline void choose_io(struct iog_worker *w, struct iog_io *io, uint32_t s
     p = &w->plan[dir_slot(dir)];
     len = pick_len(w, p);
     f = w->next_file;
-    w->next_file = f + 1 == w->job->nfiles ? 0 : f + 1;
+    switch (w->file_service) {
+    case FILES_ROUNDROBIN:
+        w->next_file = f + 1 == w->job->nfiles ? 0 : f + 1;
+        break;
+    case FILES_RANDOM:
+        f = (uint32_t)rng_below(&w->rng, w->job->nfiles);
+        break;
+    default: /* FILES_SEQUENTIAL: the file's share, then the next */
+        if (w->file_left < len) {
+            f = w->next_file = f + 1 == w->job->nfiles ? 0 : f + 1;
+            w->file_left = w->file_share;
+        }
+        w->file_left = w->file_left > len ? w->file_left - len : 0;
+        break;
+    }
     if (w->random) {
         uint64_t b = w->mapped ? randmap_next(&w->map, f) : dist_next(&p->dist, &w->rng);
         if (!p->fixed_len) {

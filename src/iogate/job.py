@@ -129,6 +129,9 @@ class JobSpec:
     # random offsets visit every block once per pass (iog's IOG_JOB_RANDOM_MAP, fio's random
     # map); suites ask for it unless norandommap (iogate.lower)
     random_map: bool = False
+    # how a thread goes from file to file: roundrobin, random or sequential
+    # (IOG_JOB_FILES_*, fio's file_service_type)
+    file_service: str = "roundrobin"
     verify: str = "none"  # none | crc32c | xxhash | crc32
     verify_backlog: int = 0  # 0: read back after the run; N: after every N writes
     verify_fatal: bool = False

@@ -178,6 +178,7 @@ def _job(job: JobFields, filenames: Sequence[str], seed: int) -> JobSpec:
         # The null engine has no file whose cache could be dropped.
         invalidate=job.invalidate and job.ioengine != "null",
         random_map=not job.norandommap,
+        file_service=job.file_service_type,
         write_layout="data" if job.overwrite else
         {"native": "allocate", "keep": "keep_size"}.get(job.fallocate, job.fallocate),
         verify=job.verify or "none",

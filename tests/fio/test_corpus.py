@@ -57,8 +57,6 @@ FIO_FAILS: dict[str, str] = {
 REFUSED: dict[str, str] = {
     "autotest-client-tests--fio-mixed-ppc.job.fio": "verify needs one block size for writes; "
                                                      "bsrange gives several",
-    "gcsfuse--read_cache_load_test.fio": "openfiles=1 of 2 files: fio then finishes a file "
-                                         "before it opens the next",
     "spdk--perf.job.fio": "fio's cpumask is not supported",
 }
 # Both run these; iogate's case ends in an error saying this.

@@ -68,9 +68,9 @@ def test_files_a_format_names_alike_are_one_file_of_their_share_moved_over_as_of
 @pytest.mark.parametrize(("options", "message"), [
     ("filename_format=$clientuid.$filenum", "is fio's client id: iogate runs on one host"),
     ("filename_format=$jobname.$who", "$who is not one of fio's keywords"),
-    ("nrfiles=4\nopenfiles=2", "openfiles=2 of 4 files: fio then finishes a file"),
-    ("nrfiles=2\nfile_service_type=random", "file_service_type=random: iogate goes to the "
-                                            "files of a workload in turn"),
+    ("nrfiles=4\nopenfiles=2", "openfiles=2 of 4 files: fio keeps 2 open at a time"),
+    ("nrfiles=2\nfile_service_type=zipf:1.2", "fio's zipf, pareto, normal and gauss choices"),
+    ("nrfiles=2\nfile_service_type=random:4", "several requests per choice, are not kept"),
 ])
 def test_what_iogate_cannot_do_with_files_is_refused_with_the_reason(options: str,
                                                                      message: str) -> None:
@@ -83,7 +83,20 @@ def test_enough_open_files_and_round_robin_are_what_iogate_does() -> None:
                             "file_service_type=roundrobin\n")
     assert files_of(suite) == {"job": ["job.0.0", "job.0.1"]}
     assert "iogate keeps every file of the workload open" in prose
-    assert "as fio's roundrobin" in prose
+    assert "fio's default: the files in turn, one request each" in prose
+
+
+@pytest.mark.parametrize(("options", "kind"), [
+    ("file_service_type=random", "random"), ("file_service_type=sequential", "sequential"),
+    ("file_service_type=random:1", "random"), ("openfiles=1", "sequential"),
+    ("openfiles=1\nfile_service_type=random", "sequential"),
+])
+def test_how_a_job_goes_from_file_to_file_is_kept(options: str, kind: str) -> None:
+    # the same-meaning tests compare the blocks each file gets with fio's
+    suite, prose = suite_of(f"[job]\nrw=read\nsize=1m\nnrfiles=2\n{options}\n")
+    (case,) = suite.cases
+    assert case.workload.file_service_type == kind
+    assert ("drawn at random among those left" in prose) == (options.count("\n") == 1)
 
 
 @pytest.mark.skipif(FIO is None, reason="fio is not installed")

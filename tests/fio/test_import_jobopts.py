@@ -194,6 +194,7 @@ def test_sync_refusals_say_why() -> None:
     ("rw=read\nioengine=splice\n", "engine", "psync", "moves each block through a pipe"),
     ("rw=read\nioengine=aio\niodepth=4\n", "engine", "libaio",
      "fio runs its libaio engine for ioengine=aio"),
+    ("rw=read\nexitall_on_error\n", "rw", "read", "iogate lets the others of the group run"),
 ])
 def test_options_whose_difference_is_said_at_the_option(body, field, value, comment) -> None:
     spec, text = one(body)

@@ -371,3 +371,36 @@ def test_a_pass_moves_the_whole_blocks_its_region_holds(workdir, rw):
     (workdir / f"{rw}.dat").unlink()
     (mine,) = iogate_cases(path)
     assert theirs["write"]["io_kbytes"] * 1024 == mine["metrics"]["write.bytes"] == 64 * 1024
+
+
+@pytest.mark.parametrize("service", ["openfiles=1", "file_service_type=sequential",
+                                     "file_service_type=roundrobin",
+                                     "file_service_type=random"])
+def test_a_job_goes_from_file_to_file_as_fio_goes(workdir, service):
+    # two files of 256 KiB, 256 KiB written 4 KiB at a time from each file's start: the
+    # blocks each file holds afterwards say how the requests went from file to file
+    path = job_file(workdir, "svc", "[svc]\ndirectory=.\nnrfiles=2\nfilesize=256k\n"
+                    "io_size=256k\nrw=write\nbs=4k\nfallocate=none\nioengine=psync\n"
+                    f"{service}\n")
+    files = [workdir / "svc.0.0", workdir / "svc.0.1"]
+
+    def held() -> list[int]:
+        out = [f.stat().st_blocks * 512 for f in files]
+        for f in files:
+            f.unlink()
+        return out
+
+    fio_jobs(path)
+    theirs = held()
+    iogate_cases(path)
+    mine = held()
+    print(f"\n{service}: fio {theirs}, iogate {mine}")
+    if service.endswith("random"):
+        # 64 requests, each to a file drawn at random: Binomial(64, 1/2) per file, within
+        # six standard deviations (4 requests) of 32 in both tools
+        for blocks in (theirs, mine):
+            assert sum(blocks) == 256 * 1024
+            assert all(abs(b // 4096 - 32) <= 24 for b in blocks), blocks
+    else:
+        assert theirs == mine == ([256 * 1024, 0] if "roundrobin" not in service
+                                  else [128 * 1024, 128 * 1024])

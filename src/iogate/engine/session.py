@@ -97,7 +97,8 @@ def job_struct(spec: JobSpec) -> ctypes.Structure:
              | (native.JOB_END_FSYNC if spec.end_fsync else 0)
              | (native.JOB_FILL if spec.fill else 0)
              | (native.JOB_RANDOM_MAP if spec.random_map else 0)
-             | _choice("sync", spec.open_sync, native.OPEN_SYNC_FLAGS))
+             | _choice("sync", spec.open_sync, native.OPEN_SYNC_FLAGS)
+             | _choice("file service", spec.file_service, native.FILE_SERVICE_FLAGS))
     c_spec = native.job_spec_type()
     out = c_spec(
         struct_size=ctypes.sizeof(c_spec), engine=engine, rw=rw,

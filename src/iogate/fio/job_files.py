@@ -234,6 +234,17 @@ class FileOptions(JobState):
 
     def _open_files(self, count: int) -> None:
         """fio's openfiles and file_service_type: how the job goes from file to file."""
+        kind = "roundrobin"
+        service = self.get("file_service_type")
+        if service is not None and (text := self.value(service)) is not None:
+            name, _, per = text.strip().partition(":")
+            if name not in ("roundrobin", "random", "sequential") or per not in ("", "1"):
+                self.refuse(service, f"file_service_type={text}: iogate goes from file to "
+                            "file by roundrobin, random or sequential, one request at a time "
+                            "(fio's ':1'); fio's zipf, pareto, normal and gauss choices of "
+                            "files, and several requests per choice, are not kept")
+                return
+            kind = name
         src = self.get("openfiles")
         if src is not None and (text := self.value(src)) is not None:
             try:
@@ -241,21 +252,28 @@ class FileOptions(JobState):
             except ValueProblem as exc:
                 self.refuse(src, str(exc))
                 return
-            if n and n < count:
-                self.refuse(src, f"openfiles={n} of {count} files: fio then finishes a file "
-                            "before it opens the next; iogate keeps every file of a workload "
-                            "open and goes to them in turn (fio's roundrobin): remove it")
+            if n == 1 and count > 1:
+                # fio opens one file, moves its share, closes it, opens the next: whatever
+                # file_service_type says, it has one file to choose from
+                self.note(src, f"openfiles=1 of {count} files: fio finishes a file before it "
+                          "opens the next" + (", drawn at random among those left; iogate "
+                                              "takes them in order" if kind == "random"
+                                              else "") + ": file_service_type sequential")
+                kind = "sequential"
+            elif n and n < count:
+                self.refuse(src, f"openfiles={n} of {count} files: fio keeps {n} open at a "
+                            "time and opens the next as one is done; iogate keeps every file "
+                            "of a workload open: remove it, or openfiles=1 (one file after "
+                            "another)")
+                return
             else:
                 self.note(src, "iogate keeps every file of the workload open, as fio does "
                           "with this many")
-        service = self.get("file_service_type")
-        if service is not None and (text := self.value(service)) is not None:
-            if text.strip() in ("roundrobin", "roundrobin:1"):
-                self.note(service, "iogate goes to the files of a workload in turn, as fio's "
-                          "roundrobin")
-            else:
-                self.refuse(service, f"file_service_type={text}: iogate goes to the files of "
-                            "a workload in turn, one request each (fio's roundrobin)")
+        if kind != "roundrobin" and count > 1:
+            self.put("file_service_type", kind, service or src)
+        elif service is not None:
+            self.note(service, "fio's default: the files in turn, one request each"
+                      if kind == "roundrobin" else "one file: nothing to choose")
 
     def _write_layout(self) -> None:
         """overwrite and fallocate: how a job that only writes finds a file shorter than its

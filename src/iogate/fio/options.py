@@ -79,6 +79,7 @@ VALUE_FORMS: Mapping[str, str] = {
     "allow_file_create": _BOOL,
     "direct": _BOOL, "invalidate": _BOOL, "overwrite": _BOOL,
     "time_based": _FLAG, "runtime": _TIME, "ramp_time": _TIME, "norandommap": _FLAG,
+    "file_service_type": "roundrobin|random|sequential",
     "random_distribution": r"(zipf|pareto):[0-9]+(\.[0-9]+)?|zoned:" + _SPLIT,
     "randseed": _INT, "randrepeat": _BOOL, "rate": _PER_DIR, "rate_iops": _PER_DIR,
     "rate_process": "linear|poisson", "thinktime": _TIME, "thinktime_blocks": _INT,
@@ -186,6 +187,8 @@ def job_options(spec: JobSpec) -> list[tuple[str, str]]:
     if spec.ramp_ns:
         out.append(("ramp_time", _duration(spec.ramp_ns, "ramp_time", problems)))
     out += _limits(spec, problems)
+    if spec.file_service != "roundrobin" and len(spec.files()) > 1:
+        out.append(("file_service_type", spec.file_service))
     if spec.rw in RANDOM_MODES:
         if not spec.random_map:
             out.append(("norandommap", ""))

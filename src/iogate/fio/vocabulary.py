@@ -135,6 +135,9 @@ SAME_MEANING: dict[str, dict[str | None, str]] = {
                          "fio takes its buffers from shared memory or an anonymous mapping; "
                          "iogate allocates them aligned to the page: the same requests, from "
                          "memory of the same page size (fio's huge-page kinds are refused)"),
+    "exitall_on_error": {"1": "fio stops every job at the first error of one; iogate lets the "
+                              "others of the group run to their end: the workload that failed "
+                              "is an error either way, and the others are measured whole"},
     "serialize_overlap": {"1": "fio holds back a request whose blocks overlap one in flight, "
                                "so that a block has one writer at a time; iogate issues it, and "
                                "its verify accepts either contents of a block two writes raced "
@@ -245,8 +248,6 @@ HINTS: dict[str, str] = {
                      "replay_redirect", "replay_scale", "replay_align", "replay_time_scale",
                      "replay_skip", "merge_blktrace_file", "merge_blktrace_scalars",
                      "merge_blktrace_iters"), _NO_LOGS),
-    "exitall_on_error": "iogate lets the other workloads of a group run on when one fails "
-                        "(exitall stops them when one ends its run)",
     "stats": "iogate measures every workload",
     "filename_format": "name the files in filename",
     "opendir": "name the files in filename",
@@ -255,7 +256,6 @@ HINTS: dict[str, str] = {
     "random_generator": "iogate uses its own generator, as fio's default tausworthe does",
     "percentage_random": "iogate's random workloads are all random and its sequential ones "
                          "all sequential",
-    "file_service_type": "iogate goes to the files of a job in turn (fio's roundrobin)",
     "norandommap": "",  # translated; listed for completeness
     "bs_unaligned": "iogate's request sizes are multiples of the smallest one",
     "serialize_overlap": "iogate does not hold back a request whose blocks overlap one in "

@@ -80,6 +80,12 @@ class JobKeys(BaseModel):
         "the file or block device the workload runs on, or a list of them (one job over several"
         " files, each an equal part of size); omitted: a temporary file in $IOGATE_TMPDIR (else"
         " /var/tmp), removed afterwards"))
+    file_service_type: Literal["roundrobin", "random", "sequential"] = Field(
+        default="roundrobin", description=(
+            "with several files, how each thread goes from one to the next (fio's "
+            "file_service_type): roundrobin, one request each in turn; random, each request to "
+            "a file drawn at random; sequential, every request to one file until its share of "
+            "the pass is done, then the next"))
     ioengine: IoEngine = Field(default=DEFAULT_ENGINE, description=(
         "the I/O engine that issues the requests: io_uring, libaio, posixaio (iodepth requests "
         "in flight), psync, sync, mmap (one at a time), null (no I/O: the tool's own overhead)"))
