@@ -41,8 +41,9 @@ ENV = {"BLKSIZE": "4k", "BLOCK_SIZE": "4k", "DEPTH": "4", "DEV": "{dir}/dev.dat"
        "NUMJOBS": "2", "OUTPUT": "{dir}", "RAMPTIME": "0", "READ_TYPE": "randread",
        "RRATE": "1000", "RUNTIME": "1", "SIZE": "16m", "SYNC_TYPE": "0", "TESTFS": "{rel}",
        "TIME": "1", "VERIFY_ONLY": "0"}
-# Directories the files name relative to where they run, made before they run.
-SUBDIRS = ("gcs/5mb", "gcs/50mb", "gcs/3mb", "gcs/256kb")
+# Directories the files name relative to where they run, made before they run (fio makes the
+# directories of a filename_format itself, iogate does not: the import says so).
+SUBDIRS = ("gcs/5mb", "gcs/50mb", "gcs/3mb", "gcs/256kb", "Workload.0", "Workload.1")
 
 # fio 3.33 cannot run these here, made small as above: not counted.
 FIO_FAILS: dict[str, str] = {

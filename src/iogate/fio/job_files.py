@@ -224,6 +224,9 @@ class FileOptions(JobState):
         for k, clone in enumerate(self.clones):
             files = list(dict.fromkeys(files_of(k)))
             clone["filename"] = Entry(files[0] if len(files) == 1 else files, where)
+        if "/" in fmt:
+            self.note(where, f"fio makes the directories filename_format={fmt} names when "
+                      "they are missing; iogate makes none: make them before the run")
         first, last = (path.rsplit("/", 1)[-1] for path in (names[0], names[-1]))
         self.note(where, f"fio's file {'names' if len(names) > 1 else 'name'} for the job, "
                   f"{first}" + (f" to {last}" if len(names) > 1 else "")
