@@ -404,3 +404,18 @@ def test_a_job_goes_from_file_to_file_as_fio_goes(workdir, service):
     else:
         assert theirs == mine == ([256 * 1024, 0] if "roundrobin" not in service
                                   else [128 * 1024, 128 * 1024])
+
+
+@pytest.mark.parametrize("region", ["filesize=64k", "size=256k"])
+def test_files_named_twice_in_a_list_are_each_opened_twice(workdir, region):
+    # p:q:p:q: fio opens each file twice, each open a region of 64 KiB, 256 KiB moved
+    p, q = (f"twice-{region[:4]}-{n}.dat" for n in "pq")
+    path = job_file(workdir, f"twice-{region[:4]}", f"[twice]\nfilename={p}:{q}:{p}:{q}\n"
+                    f"{region}\nrw=write\nbs=4k\nioengine=psync\n")
+    (theirs,) = fio_jobs(path)
+    sizes = [(workdir / n).stat().st_size for n in (p, q)]
+    for name in (p, q):
+        (workdir / name).unlink()
+    (mine,) = iogate_cases(path)
+    assert sizes == [(workdir / n).stat().st_size for n in (p, q)] == [65536] * 2
+    assert theirs["write"]["io_kbytes"] * 1024 == mine["metrics"]["write.bytes"] == 256 * 1024

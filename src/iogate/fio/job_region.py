@@ -38,6 +38,7 @@ _DISTRIBUTION: TypeAdapter[Any] = TypeAdapter(RandomDistribution)
 # fio's bs=4k-512k: a number fio reads up to the '-', the rest left unread.
 _BS_RANGE = re.compile(r"[0-9]+[A-Za-z]*-[0-9]+[A-Za-z]*")
 
+
 class RegionOptions(JobState):
     """The region, its offsets and block sizes, and the random offsets over it."""
 
@@ -63,8 +64,10 @@ class RegionOptions(JobState):
                                     if k else "")
 
     def _one_file_opened_often(self, size: Option | None, filesize: Option | None) -> None:
-        """fio's nrfiles names that are one file (see _named_files): each of the n opens is a
-        region of size/n (or filesize) from its start, and the job moves size over them."""
+        """fio's file names that name each file n times (see _files and _named_files): each
+        of fio's opens is a region of its share of size (or filesize) from the file's start,
+        and the job moves size over them; iogate's size is the total of one region per
+        file."""
         n = self.entries_per_file
         moved: int | str | None = None
         if size is not None and (text := self.value(size)) is not None:
@@ -74,6 +77,7 @@ class RegionOptions(JobState):
         per: int | str | None = None
         if filesize is not None and (text := self.value(filesize)) is not None:
             per = self.checked(filesize, text, "size")
+            per = per * self.files if isinstance(per, int) else per
         elif isinstance(moved, int):
             per = moved // n
         where = filesize or size
@@ -87,8 +91,9 @@ class RegionOptions(JobState):
             self.refuse(where, f"size/{n}: each of fio's {n} opens of the file has no bytes")
             return
         total = n * per if moved is None else min(moved, n * per) if filesize else moved
-        self.put("size", self.size_text(per), where, f"the region each of fio's {n} opens of "
-                 "the one file covers")
+        self.put("size", self.size_text(per), where, f"a file's region is what each of fio's "
+                 f"{n} opens of it covers" + (f", over {self.files} files" if self.files > 1
+                                              else ""))
         if total != per:
             self.put("io_size", self.size_text(total), size or filesize,
                      f"what fio moves over its {n} opens of the file: over the region "
