@@ -66,9 +66,9 @@ extern "C" {
 /* 8: batch_complete_max 0 means batch_complete_min, the ramp's requests count
  * toward size and the limits, iog_job_spec.write_layout (after
  * thinktime_spin_ns, an addition to 7). Revision 1: IOG_JOB_FILES_RANDOM and
- * IOG_JOB_FILES_SEQUENTIAL. */
+ * IOG_JOB_FILES_SEQUENTIAL. Revision 2: iog_job_spec.cpus, IOG_JOB_CPUS_SPLIT. */
 #define IOG_ABI_VERSION  8
-#define IOG_ABI_REVISION 1
+#define IOG_ABI_REVISION 2
 
 /* The size of the first version of each struct with a struct_size: the
  * smallest the library accepts. These never change; fields added later are
@@ -108,6 +108,8 @@ extern "C" {
 #define IOG_VERIFY_HEADER  64       /* bytes of the header at the start of a verified block */
 #define IOG_VERIFY_RECORDS 16       /* verification failures kept in detail per job        */
 #define IOG_CMDPRIO_MAX    16       /* command priority entries per direction (cmdprio)    */
+#define IOG_CPUS_MAX       1024     /* CPUs iog_job_spec.cpus can name (0 .. 1023)         */
+#define IOG_CPU_WORDS      16       /* words of iog_job_spec.cpus: IOG_CPUS_MAX / 64       */
 
 /* I/O engines are named (iog_job_spec.engine); the library lists the ones
  * it has with iog_engine_count and iog_engine_describe. */
@@ -349,6 +351,8 @@ enum iog_fault_kind {
  * region's bytes), then the next file. At most one of the two. */
 #define IOG_JOB_FILES_RANDOM     (1u << 13)
 #define IOG_JOB_FILES_SEQUENTIAL (1u << 14)
+/* Each thread on one CPU of iog_job_spec.cpus (see there). */
+#define IOG_JOB_CPUS_SPLIT (1u << 15)
 
 /* One entry of a direction's block size table. lo == hi: requests of exactly
  * lo bytes. lo < hi: request sizes drawn uniformly among the multiples of lo
@@ -651,6 +655,12 @@ struct iog_job_spec {
      * first, as before). A job that reads or trims, and an engine with
      * IOG_ENGINE_NO_EXTEND, always has its file written with data. */
     uint32_t write_layout;
+    /* The CPUs the job's threads run on: bit n % 64 of cpus[n / 64] for CPU n
+     * (fio's cpus_allowed); none set: wherever the system schedules them. With
+     * IOG_JOB_CPUS_SPLIT each thread runs on one of them, the thread's index
+     * modulo their number in CPU order (fio's cpus_allowed_policy=split).
+     * Each must be one this process may run on (sched_getaffinity(2)). */
+    uint64_t cpus[IOG_CPU_WORDS];
 };
 
 /* iog_job_spec.write_layout: what a job that only writes finds before its

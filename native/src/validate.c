@@ -5,6 +5,7 @@
  * limits come from its descriptor (engine.h), never from its name.
  */
 #include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -45,7 +46,29 @@ int job_file_names(const struct iog_job_spec *spec, const char *names[IOG_FILES_
     (IOG_JOB_TIME_BASED | IOG_JOB_DIRECT | IOG_JOB_NO_LAYOUT | IOG_JOB_REFILL |                    \
      IOG_JOB_ZERO_BUFS | IOG_JOB_INVALIDATE | IOG_JOB_VERIFY_FATAL | IOG_JOB_TEST_CRASH |          \
      IOG_JOB_END_FSYNC | IOG_JOB_FILL | IOG_JOB_OSYNC | IOG_JOB_ODSYNC | IOG_JOB_RANDOM_MAP |      \
-     IOG_JOB_FILES_RANDOM | IOG_JOB_FILES_SEQUENTIAL)
+     IOG_JOB_FILES_RANDOM | IOG_JOB_FILES_SEQUENTIAL | IOG_JOB_CPUS_SPLIT)
+
+/* iog_job_spec.cpus: each CPU named one this process may run on. */
+static int validate_cpus(const struct iog_job_spec *j, uint32_t i, char *err, size_t errlen)
+{
+    cpu_set_t allowed;
+    int any = 0;
+    CPU_ZERO(&allowed);
+    if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0)
+        CPU_ZERO(&allowed);
+    for (uint32_t c = 0; c < IOG_CPUS_MAX; c++) {
+        if (!(j->cpus[c / 64] >> (c % 64) & 1))
+            continue;
+        any = 1;
+        if (c >= CPU_SETSIZE || !CPU_ISSET(c, &allowed))
+            INVALID("job %u: cpus (cpus_allowed) names CPU %u, which this process may not run on "
+                    "(%d CPUs are allowed to it)",
+                    i, c, CPU_COUNT(&allowed));
+    }
+    if ((j->flags & IOG_JOB_CPUS_SPLIT) && !any)
+        INVALID("job %u: flag CPUS_SPLIT needs cpus", i);
+    return 0;
+}
 
 /* The block size table of one direction; its largest size into *maxbs. */
 static int validate_bs(const struct iog_job_spec *j, uint32_t i, uint32_t d, uint64_t *maxbs,
@@ -389,6 +412,8 @@ static int validate_spec(const struct iog_job_spec *j, uint32_t i, char *err, si
         INVALID("job %u: flags OSYNC and ODSYNC exclude each other", i);
     if ((j->flags & IOG_JOB_FILES_RANDOM) && (j->flags & IOG_JOB_FILES_SEQUENTIAL))
         INVALID("job %u: flags FILES_RANDOM and FILES_SEQUENTIAL exclude each other", i);
+    if ((rc = validate_cpus(j, i, err, errlen)) != 0)
+        return rc;
     if ((j->flags & (IOG_JOB_OSYNC | IOG_JOB_ODSYNC)) &&
         (!job_uses_dir(j, IOG_DIR_WRITE) || strcmp(e->name, "mmap") == 0))
         INVALID("job %u: flags OSYNC and ODSYNC need a job that writes, not with the %s engine", i,

@@ -1133,6 +1133,29 @@ static int set_ioprio(struct iog_worker *w)
     return 0;
 }
 
+/* iog_job_spec.cpus: the thread onto its CPUs (with IOG_JOB_CPUS_SPLIT, the
+ * one of its index); 0, or a negative errno. */
+static int set_cpus(struct iog_worker *w)
+{
+    const struct iog_job_spec *spec = &w->job->spec;
+    uint32_t n = 0;
+    for (uint32_t k = 0; k < IOG_CPU_WORDS; k++)
+        n += (uint32_t)__builtin_popcountll(spec->cpus[k]);
+    if (!n)
+        return 0;
+    uint32_t pick = (spec->flags & IOG_JOB_CPUS_SPLIT) ? w->index % n : UINT32_MAX;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    for (uint32_t c = 0, seen = 0; c < IOG_CPUS_MAX && c < CPU_SETSIZE; c++) {
+        if (!(spec->cpus[c / 64] >> (c % 64) & 1))
+            continue;
+        if (pick == UINT32_MAX || seen == pick)
+            CPU_SET(c, &set);
+        seen++;
+    }
+    return -pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+}
+
 void *worker_main(void *arg)
 {
     struct iog_worker *w = arg;
@@ -1143,6 +1166,8 @@ void *worker_main(void *arg)
      * others of its cohort are not kept waiting for it */
     if (w->run_start <= clock_now_ns() || sleep_until(w, w->run_start)) {
         rc = set_ioprio(w);
+        if (rc == 0)
+            rc = set_cpus(w);
         if (rc == 0 && w->ops->thread_start)
             rc = w->ops->thread_start(w);
     }

@@ -132,6 +132,10 @@ class JobSpec:
     # how a thread goes from file to file: roundrobin, random or sequential
     # (IOG_JOB_FILES_*, fio's file_service_type)
     file_service: str = "roundrobin"
+    # the CPUs the job's threads run on (iog_job_spec.cpus, fio's cpus_allowed), sorted; empty:
+    # anywhere; cpus_split: each thread on one of them (fio's cpus_allowed_policy=split)
+    cpus: tuple[int, ...] = ()
+    cpus_split: bool = False
     verify: str = "none"  # none | crc32c | xxhash | crc32
     verify_backlog: int = 0  # 0: read back after the run; N: after every N writes
     verify_fatal: bool = False

@@ -14,6 +14,7 @@ from dataclasses import replace
 from fractions import Fraction
 
 from iogate.job import PPM, BsEntry, JobSpec, PrioEntry, Zone, ioprio_value
+from iogate.spec.fields import cpu_list
 from iogate.spec.keys import PLAIN
 from iogate.spec.models import JobFields, PreconditionStep, Workload
 from iogate.spec.modes import MIXED, Direction, directions_of, field_directions_of
@@ -179,6 +180,8 @@ def _job(job: JobFields, filenames: Sequence[str], seed: int) -> JobSpec:
         invalidate=job.invalidate and job.ioengine != "null",
         random_map=not job.norandommap,
         file_service=job.file_service_type,
+        cpus=cpu_list(job.cpus_allowed) if job.cpus_allowed is not None else (),
+        cpus_split=job.cpus_allowed_policy == "split",
         write_layout="data" if job.overwrite else
         {"native": "allocate", "keep": "keep_size"}.get(job.fallocate, job.fallocate),
         verify=job.verify or "none",

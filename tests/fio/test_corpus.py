@@ -58,7 +58,6 @@ FIO_FAILS: dict[str, str] = {
 REFUSED: dict[str, str] = {
     "autotest-client-tests--fio-mixed-ppc.job.fio": "verify needs one block size for writes; "
                                                      "bsrange gives several",
-    "spdk--perf.job.fio": "fio's cpumask is not supported",
 }
 # Both run these; iogate's case ends in an error saying this.
 RUN_ERRORS: dict[str, str] = {}

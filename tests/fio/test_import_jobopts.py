@@ -205,3 +205,32 @@ def test_options_whose_difference_is_said_at_the_option(body, field, value, comm
 def test_a_huge_page_buffer_and_expected_errors_stay_refused() -> None:
     assert "fio's mem is not supported" in refused("rw=read\nmem=shmhuge\n")
     assert "fio's ignore_error is not supported" in refused("rw=read\nignore_error=,ENOSPC\n")
+
+
+@pytest.mark.parametrize(("body", "cpus", "split"), [
+    ("cpus_allowed=0-2,5\n", (0, 1, 2, 5), False),
+    ("cpumask=0x12\n", (1, 4), False),  # fio's bitmask: CPUs 1 and 4
+    ("cpumask=6\n", (1, 2), False),
+    ("cpus_allowed=1,3\ncpus_allowed_policy=split\nnumjobs=2\n", (1, 3), True),
+    ("cpumask=0xf\ncpus_allowed=7\n", (7,), False),  # the later one wins, as in fio
+])
+def test_cpu_placement_is_kept(body, cpus, split) -> None:
+    spec, _ = one("rw=read\n" + body)
+    assert (spec.cpus, spec.cpus_split) == (cpus, split)
+
+
+def test_split_over_clones_of_their_own_files_gives_each_its_cpu() -> None:
+    text = import_jobfile("one.fio", "[j]\nsize=1m\nrw=read\ndirectory=/var/tmp\nnumjobs=3\n"
+                                     "cpus_allowed=2,5\ncpus_allowed_policy=split\n")
+    cases = load_suite_text(text, "one.fio", {}).cases
+    assert [c.workload.cpus_allowed for c in cases] == ["2", "5", "2"]
+
+
+@pytest.mark.parametrize(("body", "said"), [
+    ("cpus_allowed=3-1\n", "a range low to high"),
+    ("cpus_allowed=0-1024\n", "CPUs are 0 to 1023"),
+    ("cpumask=0\n", "fio's cpumask is a bitmask of CPUs"),
+    ("cpus_allowed=0\ncpus_allowed_policy=spread\n", "shared or split, not 'spread'"),
+])
+def test_cpu_placement_that_cannot_be_kept_says_why(body, said) -> None:
+    assert said in refused("rw=read\n" + body)

@@ -65,7 +65,7 @@ UINT64_MAX = (1 << 64) - 1
 # IOG_ABI_VERSION: the library's must be this one. IOG_ABI_REVISION: the library's must be
 # at least this one (a later revision only adds; iogate.h says what changes which).
 ABI_VERSION = 8
-ABI_REVISION = 1
+ABI_REVISION = 2
 
 # The histogram geometry (IOG_HIST_*) is owned by iogate.histogram; the parity tests check it
 # against the library.
@@ -142,6 +142,7 @@ JOB_ODSYNC = 1 << 11  # the files are opened O_DSYNC for writing
 JOB_RANDOM_MAP = 1 << 12  # random offsets visit every block once per pass
 JOB_FILES_RANDOM = 1 << 13  # each request to a file drawn at random
 JOB_FILES_SEQUENTIAL = 1 << 14  # each file's share of the pass, then the next file
+JOB_CPUS_SPLIT = 1 << 15  # each thread on one CPU of iog_job_spec.cpus
 OPEN_SYNC_FLAGS = {"none": 0, "sync": JOB_OSYNC, "dsync": JOB_ODSYNC}  # JobSpec.open_sync
 # JobSpec.file_service: how a thread goes from file to file (fio's file_service_type)
 FILE_SERVICE_FLAGS = {"roundrobin": 0, "random": JOB_FILES_RANDOM,

@@ -98,7 +98,8 @@ def job_struct(spec: JobSpec) -> ctypes.Structure:
              | (native.JOB_FILL if spec.fill else 0)
              | (native.JOB_RANDOM_MAP if spec.random_map else 0)
              | _choice("sync", spec.open_sync, native.OPEN_SYNC_FLAGS)
-             | _choice("file service", spec.file_service, native.FILE_SERVICE_FLAGS))
+             | _choice("file service", spec.file_service, native.FILE_SERVICE_FLAGS)
+             | (native.JOB_CPUS_SPLIT if spec.cpus_split else 0))
     c_spec = native.job_spec_type()
     out = c_spec(
         struct_size=ctypes.sizeof(c_spec), engine=engine, rw=rw,
@@ -120,6 +121,11 @@ def job_struct(spec: JobSpec) -> ctypes.Structure:
         exit_mask=spec.exit_mask,
         write_layout=_choice("write layout", spec.write_layout,
                              {n: i for i, n in enumerate(native.WRITE_LAYOUTS)}))
+    for cpu in spec.cpus:
+        if not 0 <= cpu < limits.CPUS_MAX:
+            raise EngineError(errno.EINVAL, f"CPU {cpu}: the CPUs are 0 to "
+                                            f"{limits.CPUS_MAX - 1}")
+        out.cpus[cpu // 64] |= 1 << (cpu % 64)
     for d, name in ((native.DIR_READ, "read"), (native.DIR_WRITE, "write")):
         table = spec.bs_table(name)
         if len(table) > limits.BS_ENTRIES_MAX:

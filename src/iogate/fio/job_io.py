@@ -7,8 +7,9 @@ options).
 from __future__ import annotations
 
 from iogate.engine import catalog
+from iogate.engine.limits import CPUS_MAX
 from iogate.expr import shown
-from iogate.fio.job_state import JobState, flag
+from iogate.fio.job_state import Entry, JobState, flag
 from iogate.fio.jobfile import (
     Option,
     ValueProblem,
@@ -17,6 +18,7 @@ from iogate.fio.jobfile import (
     has_reference,
     suite_text,
 )
+from iogate.spec.fields import cpu_list
 from iogate.units import format_size_exact
 
 
@@ -180,6 +182,63 @@ class IoOptions(JobState):
         else:
             self.put("cmdprio_bssplit", {d: v for d, v in zip(("read", "write"), out,
                                                               strict=True) if v}, src)
+
+    def _placement(self) -> None:
+        """cpus_allowed (or cpumask, a bitmask of the same) and cpus_allowed_policy: the
+        CPUs the job's threads run on, the suite keys of the same names."""
+        allowed, mask = self.get_literal("cpus_allowed"), self.get_literal("cpumask")
+        src = max((s for s in (allowed, mask) if s is not None),
+                  key=lambda s: (s.section != "global", s.line), default=None)
+        policy = self.get_literal("cpus_allowed_policy")
+        if src is None:
+            if policy is not None:
+                self.note(policy, "without cpus_allowed or cpumask fio pins nothing")
+            return
+        if (text := self.value(src)) is None:
+            return
+        try:
+            if src is mask:
+                bits = int(text, 0)
+                if bits <= 0:
+                    raise ValueError
+                cpus = tuple(c for c in range(bits.bit_length()) if bits >> c & 1)
+                text = ",".join(str(c) for c in cpus)
+            else:
+                cpus = cpu_list(text)
+        except ValueError as exc:
+            self.refuse(src, f"{src.key}={src.value}: " + (
+                str(exc) if src is allowed else "fio's cpumask is a bitmask of CPUs, such as "
+                "0xf for CPUs 0-3"))
+            return
+        if max(cpus) >= CPUS_MAX:
+            self.refuse(src, f"{src.key}: CPU {max(cpus)}; iogate's CPUs are 0 to "
+                        f"{CPUS_MAX - 1}")
+            return
+        other = mask if src is allowed else allowed
+        if other is not None:
+            self.note(other, f"fio uses {src.key} ({src.where}) instead")
+        split = False
+        if policy is not None and (kind := (self.value(policy) or "")) not in ("shared",
+                                                                               "split"):
+            self.refuse(policy, f"cpus_allowed_policy is shared or split, not "
+                        f"'{shown(kind)}'")
+            return
+        if policy is not None:
+            split = kind == "split"
+        if split and self.clones:
+            # fio gives clone k the k-th CPU of the set; here each clone is a workload of
+            # its own, with one thread: its own CPU
+            assert policy is not None
+            for k, clone in enumerate(self.clones):
+                clone["cpus_allowed"] = Entry(str(cpus[k % len(cpus)]), policy,
+                                              f"fio's split: clone {k} on CPU "
+                                              f"{cpus[k % len(cpus)]}" if k == 0 else "")
+            return
+        self.put("cpus_allowed", text, src, "fio's cpumask as a list" if src is mask else "")
+        if split:
+            self.put("cpus_allowed_policy", "split", policy,
+                     "each thread on one CPU in turn; fio counts the threads over the whole "
+                     "file, iogate each workload's from its first CPU")
 
     def _priorities(self) -> None:
         """prio and prioclass (the job's threads), and the command priorities of fio's

@@ -80,6 +80,7 @@ VALUE_FORMS: Mapping[str, str] = {
     "direct": _BOOL, "invalidate": _BOOL, "overwrite": _BOOL,
     "time_based": _FLAG, "runtime": _TIME, "ramp_time": _TIME, "norandommap": _FLAG,
     "file_service_type": "roundrobin|random|sequential",
+    "cpus_allowed": r"[0-9]+(,[0-9]+)*", "cpus_allowed_policy": "shared|split",
     "random_distribution": r"(zipf|pareto):[0-9]+(\.[0-9]+)?|zoned:" + _SPLIT,
     "randseed": _INT, "randrepeat": _BOOL, "rate": _PER_DIR, "rate_iops": _PER_DIR,
     "rate_process": "linear|poisson", "thinktime": _TIME, "thinktime_blocks": _INT,
@@ -189,6 +190,10 @@ def job_options(spec: JobSpec) -> list[tuple[str, str]]:
     out += _limits(spec, problems)
     if spec.file_service != "roundrobin" and len(spec.files()) > 1:
         out.append(("file_service_type", spec.file_service))
+    if spec.cpus:
+        out.append(("cpus_allowed", ",".join(str(c) for c in spec.cpus)))
+        if spec.cpus_split:
+            out.append(("cpus_allowed_policy", "split"))
     if spec.rw in RANDOM_MODES:
         if not spec.random_map:
             out.append(("norandommap", ""))

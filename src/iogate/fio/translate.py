@@ -97,6 +97,7 @@ class _Job(ModeOptions, FileOptions, RegionOptions, PacingOptions, IoOptions,
         self.bool_key("fill_device")
         self._flow()
         self._priorities()
+        self._placement()
         self.bool_key("invalidate")
         self._write_layout()
         self._data()

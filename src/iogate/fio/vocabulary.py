@@ -69,9 +69,10 @@ steadystate steadystate_duration steadystate_ramp_time stonewall sync sync_file_
 thinktime thinktime_blocks thinktime_blocks_type thinktime_iotime thinktime_spin thread
 time_based timeout trim_backlog trim_backlog_batch trim_percentage trim_verify_zero uid
 unified_rw_reporting unique_filename unit_base unlink unlink_each_loop verify verify_async
-verify_backlog verify_backlog_batch verify_dump verify_fatal verify_interval verify_offset
-verify_only verify_pattern verify_state_load verify_state_save wait_for wait_for_previous
-write_barrier write_bw_log write_hint write_hist_log write_iolog write_iops_log write_lat_log
+verify_async_cpus verify_backlog verify_backlog_batch verify_dump verify_fatal verify_interval
+verify_offset verify_only verify_pattern verify_state_load verify_state_save wait_for
+wait_for_previous write_barrier write_bw_log write_hint write_hist_log write_iolog write_iops_log
+write_lat_log
 zero_buffers zone_reset_frequency zone_reset_threshold zonecapacity zonemode zonerange
 zonesize zoneskip
 hipri hipri_percentage fixedbufs registerfiles sqthread_poll sqthread_poll_cpu nonvectored
@@ -135,6 +136,8 @@ SAME_MEANING: dict[str, dict[str | None, str]] = {
                          "fio takes its buffers from shared memory or an anonymous mapping; "
                          "iogate allocates them aligned to the page: the same requests, from "
                          "memory of the same page size (fio's huge-page kinds are refused)"),
+    "verify_async_cpus": {None: "fio runs its verify_async threads on these CPUs; iogate "
+                                "verifies in the job's own threads, on the job's CPUs"},
     "exitall_on_error": {"1": "fio stops every job at the first error of one; iogate lets the "
                               "others of the group run to their end: the workload that failed "
                               "is an error either way, and the others are measured whole"},
@@ -234,8 +237,8 @@ HINTS: dict[str, str] = {
     "max_latency": _USE_EXPECT,
     "continue_on_error": "an I/O error ends an iogate case as an error",
     "ignore_error": "an I/O error ends an iogate case as an error",
-    **dict.fromkeys(("cpus_allowed", "cpumask", "cpus_allowed_policy", "numa_cpu_nodes",
-                     "numa_mem_policy", "gtod_cpu", "lockmem", "hugepage-size", "mem"),
+    **dict.fromkeys(("numa_cpu_nodes", "numa_mem_policy", "gtod_cpu", "lockmem",
+                     "hugepage-size", "mem"),
                     _NO_PIN),
     **dict.fromkeys(("zonemode", "zonesize", "zonecapacity", "zonerange", "zoneskip",
                      "read_beyond_wp", "max_open_zones", "job_max_open_zones",

@@ -37,7 +37,7 @@ from iogate import expr
 from iogate.engine import catalog
 
 # The limits of the engine's job spec (iogate.h), defined once in iogate.engine.limits.
-from iogate.engine.limits import FILES_MAX, PATH_MAX
+from iogate.engine.limits import CPUS_MAX, FILES_MAX, PATH_MAX
 from iogate.errors import spoken
 from iogate.expr import shown
 from iogate.metrics import LATENCIES, parse_metric
@@ -316,6 +316,39 @@ def _check_output_path(value: str) -> str:
 
 
 OutputPath = Annotated[str, AfterValidator(_check_output_path)]
+
+
+_CPU_RANGE = re.compile(r"\s*([0-9]+)\s*(?:-\s*([0-9]+)\s*)?")
+
+
+def cpu_list(text: str) -> tuple[int, ...]:
+    """A CPU list as fio and Linux write it (``0-3,8``, ``5``) as its CPUs, sorted; raise
+    ValueError saying what is wrong."""
+    cpus: set[int] = set()
+    for part in text.split(","):
+        m = _CPU_RANGE.fullmatch(part)
+        if m is None:
+            raise ValueError(f"'{expr.shown(text)}' is not a CPU list: write CPU numbers and "
+                             "ranges, e.g. '0-3,8'")
+        lo, hi = int(m.group(1)), int(m.group(2) or m.group(1))
+        if lo > hi or hi >= CPUS_MAX:
+            raise ValueError(f"'{part.strip()}': CPUs are 0 to {CPUS_MAX - 1}, a range low to "
+                             "high")
+        cpus.update(range(lo, hi + 1))
+    return tuple(sorted(cpus))
+
+
+def _cpus(value: Any) -> str:
+    if type(value) is int:
+        value = str(value)
+    if not isinstance(value, str):
+        raise ValueError("a CPU list such as '0-3,8', or one CPU number")
+    cpu_list(value)
+    return value
+
+
+CpuList = Annotated[str, BeforeValidator(_cpus), WithJsonSchema({
+    "type": ["string", "integer"], "description": "CPU numbers and ranges, e.g. '0-3,8'"})]
 
 
 # -- engines ------------------------------------------------------------------------------

@@ -28,6 +28,7 @@ from iogate.spec.fields import (
     DEFAULT_ENGINE,
     STRICT,
     AtLeastOne,
+    CpuList,
     DirName,
     Duration,
     FileNames,
@@ -86,6 +87,12 @@ class JobKeys(BaseModel):
             "file_service_type): roundrobin, one request each in turn; random, each request to "
             "a file drawn at random; sequential, every request to one file until its share of "
             "the pass is done, then the next"))
+    cpus_allowed: CpuList | None = Field(default=None, description=(
+        "the CPUs the workload's threads run on, as fio and Linux list them ('0-3,8'); "
+        "omitted: wherever the system schedules them. Each must be one iogate may run on"))
+    cpus_allowed_policy: Literal["shared", "split"] = Field(default="shared", description=(
+        "with cpus_allowed: shared, every thread on all of them; split, each thread on one of "
+        "them, in turn (fio's cpus_allowed_policy)"))
     ioengine: IoEngine = Field(default=DEFAULT_ENGINE, description=(
         "the I/O engine that issues the requests: io_uring, libaio, posixaio (iodepth requests "
         "in flight), psync, sync, mmap (one at a time), null (no I/O: the tool's own overhead)"))
