@@ -74,11 +74,17 @@ def test_exit_what_without_exitall_is_noted_and_changes_nothing() -> None:
 
 
 @pytest.mark.parametrize(("body", "says"), [
-    ("exitall_on_error\n", "exitall_on_error"),
     ("exitall\nexit_what=some\n", "group, stonewall, all"),
 ])
 def test_refusals(body: str, says: str) -> None:
     assert says in refused(f"[a]\n{JOB}{body}")
+
+
+def test_exitall_on_error_says_the_others_run_to_their_end() -> None:
+    suite = import_jobfile("x.fio", f"[global]\n{JOB}[a]\nexitall_on_error\n[b]\n")
+    assert "iogate lets the others of the group run to their end" in " ".join(
+        suite.replace("#", " ").split())
+    assert exits(f"[global]\n{JOB}[a]\nexitall_on_error\n[b]\n") == {"a": False, "b": False}
 
 
 def test_the_example_exitwhat_maps_each_job() -> None:
