@@ -53,6 +53,19 @@ def iogate_cases(path: Path, *args: str) -> list[dict[str, Any]]:
     return list(cases)
 
 
+def sizes_each(path: Path, *names: str) -> tuple[dict[str, Any], dict[str, Any], list[int],
+                                                   list[int]]:
+    """fio's job and iogate's case for a one-job file, and the sizes of the files ``names``
+    after each tool (each tool makes them anew: fio's are removed before iogate runs)."""
+    (theirs,) = fio_jobs(path)
+    made = [path.parent / n for n in names]
+    fio_sizes = [f.stat().st_size for f in made]
+    for f in made:
+        f.unlink()
+    (mine,) = iogate_cases(path)
+    return theirs, mine, fio_sizes, [f.stat().st_size for f in made]
+
+
 def job_file(workdir: Path, name: str, text: str) -> Path:
     path = workdir / f"{name}.fio"
     path.write_text(text)
@@ -292,11 +305,8 @@ def test_files_of_one_name_are_one_file_opened_as_often(workdir):
     # and moves size over them: one file of 64 KiB, 256 KiB moved, every block four times
     path = job_file(workdir, "alike", "[alike]\nnrfiles=4\nfilename_format=f$jobnum\n"
                     "size=256k\nrw=randread\nbs=4k\nioengine=psync\n")
-    (theirs,) = fio_jobs(path)
-    fio_size = (workdir / "f0").stat().st_size
-    (workdir / "f0").unlink()
-    (mine,) = iogate_cases(path)
-    assert fio_size == (workdir / "f0").stat().st_size == 64 * 1024
+    theirs, mine, fio_sizes, sizes = sizes_each(path, "f0")
+    assert fio_sizes == sizes == [64 * 1024]
     assert not list(workdir.glob("f[1-3]*"))
     assert theirs["read"]["total_ios"] == mine["metrics"]["read.ios"] == 64
     assert mine["metrics"]["offsets.coverage_pct"] == 100.0
@@ -310,11 +320,8 @@ def test_keyword_arithmetic_in_a_literal_is_computed_as_bc_does(workdir):
     page = resource.getpagesize()
     path = job_file(workdir, "bc", "[bc]\nfilename=bc.dat\nfilesize=$pagesize*16/3\n"
                     "size=8k\nrw=read\nbs=1k\nioengine=psync\n")
-    (theirs,) = fio_jobs(path)
-    fio_size = (workdir / "bc.dat").stat().st_size
-    (workdir / "bc.dat").unlink()
-    (mine,) = iogate_cases(path)
-    assert fio_size == (workdir / "bc.dat").stat().st_size == page * 16 // 3
+    theirs, mine, fio_sizes, sizes = sizes_each(path, "bc.dat")
+    assert fio_sizes == sizes == [page * 16 // 3]
     assert theirs["read"]["total_ios"] == mine["metrics"]["read.ios"] == 8
 
 
@@ -322,13 +329,10 @@ def test_keyword_arithmetic_in_a_literal_is_computed_as_bc_does(workdir):
 def test_an_engine_fio_names_otherwise_issues_the_same_requests(workdir, engine, kept):
     path = job_file(workdir, engine, f"[{engine}]\nfilename={engine}.dat\nioengine={engine}\n"
                     "rw=write\nbs=16k\nsize=256k\nend_fsync=1\n")
-    (theirs,) = fio_jobs(path)
-    theirs_size = (workdir / f"{engine}.dat").stat().st_size
-    (workdir / f"{engine}.dat").unlink()
-    (mine,) = iogate_cases(path)
+    theirs, mine, fio_sizes, sizes = sizes_each(path, f"{engine}.dat")
     assert f"ioengine: {kept}\n" in import_jobfile(path)
     assert theirs["write"]["total_ios"] == mine["metrics"]["write.ios"] == 16
-    assert theirs_size == (workdir / f"{engine}.dat").stat().st_size == 256 * 1024
+    assert fio_sizes == sizes == [256 * 1024]
 
 
 def test_a_share_offset_of_a_file_yet_to_be_made_is_none(workdir):
@@ -336,12 +340,8 @@ def test_a_share_offset_of_a_file_yet_to_be_made_is_none(workdir):
     # the job makes; both write 16 MiB from the start, and the file ends there
     path = job_file(workdir, "share", "[share]\ndirectory=.\nsize=16m\noffset=20%\n"
                     "rw=write\nbs=1m\nioengine=psync\n")
-    (theirs,) = fio_jobs(path)
-    made = workdir / "share.0.0"
-    fio_size = made.stat().st_size
-    made.unlink()
-    (mine,) = iogate_cases(path)
-    assert fio_size == made.stat().st_size == 16 * MiB
+    theirs, mine, fio_sizes, sizes = sizes_each(path, "share.0.0")
+    assert fio_sizes == sizes == [16 * MiB]
     assert theirs["write"]["io_kbytes"] * 1024 == mine["metrics"]["write.bytes"] == 16 * MiB
 
 
@@ -412,10 +412,6 @@ def test_files_named_twice_in_a_list_are_each_opened_twice(workdir, region):
     p, q = (f"twice-{region[:4]}-{n}.dat" for n in "pq")
     path = job_file(workdir, f"twice-{region[:4]}", f"[twice]\nfilename={p}:{q}:{p}:{q}\n"
                     f"{region}\nrw=write\nbs=4k\nioengine=psync\n")
-    (theirs,) = fio_jobs(path)
-    sizes = [(workdir / n).stat().st_size for n in (p, q)]
-    for name in (p, q):
-        (workdir / name).unlink()
-    (mine,) = iogate_cases(path)
-    assert sizes == [(workdir / n).stat().st_size for n in (p, q)] == [65536] * 2
+    theirs, mine, fio_sizes, sizes = sizes_each(path, p, q)
+    assert fio_sizes == sizes == [65536] * 2
     assert theirs["write"]["io_kbytes"] * 1024 == mine["metrics"]["write.bytes"] == 256 * 1024
