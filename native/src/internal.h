@@ -124,6 +124,9 @@ struct iog_worker {
     int think_pending;    /* a think is due once nothing is in flight */
     uint32_t writes_since_sync;
     int sync_pending;      /* sync_every writes were prepared: drain, then sync */
+    uint64_t pass_bytes;   /* verify: bytes of one pass over the region (0: no drain) */
+    uint64_t pass_end;     /* verify: issued bytes at which the current pass ends */
+    int pass_pending;      /* verify: a pass was issued whole; drain before the next */
     uint64_t issued;       /* bytes issued, the ramp's too (as fio counts them) */
     uint64_t nissued;      /* requests issued, the ramp's too */
     int counting;          /* a counted request (after the ramp) was issued */

@@ -283,6 +283,11 @@ int worker_setup(struct iog_worker *w, char *err, size_t errlen)
         if (rc < 0)
             return rc;
     }
+    /* Passes of a verified job do not overlap in flight: a block written at the end of one
+     * pass and again at the start of the next could land torn (fio drains between loops). */
+    w->pass_bytes = w->verify && writes ? (uint64_t)job->nfiles * w->file_share : 0;
+    w->pass_end = w->pass_bytes ? w->pass_bytes : UINT64_MAX;
+    w->pass_pending = 0;
     if (w->job->engine->flags & IOG_ENGINE_DOES_IO) {
         for (uint32_t f = 0; f < job->nfiles; f++) {
             rc = layout_open(job, f, &w->fds[f], err, errlen);
@@ -674,10 +679,11 @@ static inline void perform_trim(struct iog_worker *w, struct iog_io *io, uint32_
     }
 }
 
-/* Thinktime and sync_every bookkeeping after a request was prepared:
+/* Thinktime, sync_every and pass bookkeeping after a request was prepared:
  * after thinktime_blocks requests a pause is due, which starts once nothing
  * is in flight (start_think), as fio quiesces before it thinks: with
- * thinktime_blocks 1 an asynchronous engine issues one request at a time. */
+ * thinktime_blocks 1 an asynchronous engine issues one request at a time. A
+ * verified job's pass issued whole drains before the next pass starts. */
 static inline void after_prepare(struct iog_worker *w, const struct iog_io *io)
 {
     const struct iog_job_spec *spec = &w->job->spec;
@@ -690,6 +696,10 @@ static inline void after_prepare(struct iog_worker *w, const struct iog_io *io)
     }
     if (spec->sync_every && io->dir == IOG_DIR_WRITE && ++w->writes_since_sync >= spec->sync_every)
         w->sync_pending = 1;
+    if (__builtin_expect(w->issued >= w->pass_end, 0)) {
+        w->pass_end = w->issued - w->issued % w->pass_bytes + w->pass_bytes;
+        w->pass_pending = 1;
+    }
 }
 
 /* The engine's sync, else fsync or fdatasync of every file, nothing in
@@ -756,11 +766,11 @@ static inline int verify_due(const struct iog_worker *w)
     return w->verify && verify_backlog_due(w->verify);
 }
 
-/* Issuing pauses, and what is in flight drains, before a sync or a
- * verification read-back. */
+/* Issuing pauses, and what is in flight drains, before a sync, a
+ * verification read-back or the next pass of a verified job. */
 static inline int must_drain(const struct iog_worker *w)
 {
-    return w->sync_pending || w->think_pending || verify_due(w);
+    return w->sync_pending || w->think_pending || w->pass_pending || verify_due(w);
 }
 
 /* The thinktime pause due, from now: nothing is in flight. */
@@ -845,6 +855,7 @@ static void run_sync(struct iog_worker *w)
             do_sync(w);
         if (verify_due(w))
             verify_batch(w);
+        w->pass_pending = 0; /* one request at a time: nothing to drain */
     }
     /* one request at a time: every counted request saw depth 1 */
     for (uint32_t d = 0; d < IOG_DIR_COUNT; d++) {
@@ -1054,6 +1065,7 @@ static void run_async(struct iog_worker *w)
                 start_think(w);
                 continue;
             }
+            w->pass_pending = 0; /* drained: the next pass may start */
             if (stopping)
                 break;
             continue;

@@ -63,11 +63,6 @@ REFUSED: dict[str, str] = {
 RUN_ERRORS: dict[str, str] = {}
 # These import and are validated, not run: (why).
 VALIDATED_ONLY: dict[str, str] = {
-    "android-autotest--1m_stress.fio": "loops=2 with iodepth=32 and verify: fio drains the "
-                                       "queue between loops; iogate's passes run back to "
-                                       "back, so a write at the end of one and one at the "
-                                       "start of the next can overlap in flight and verify "
-                                       "finds the torn block (seen under load)",
     "gcsfuse--seq_rand_read_write.fio": "16 groups of 40 clones each, 640 workloads on 2.3 GiB "
                                         "of files: several minutes here",
 }
