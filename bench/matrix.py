@@ -14,6 +14,11 @@ sequential 1 MiB writes and an fsync, reused by every row, written into by the w
   uring-randrw-8k-qd16            io_uring, 8 KiB random 70/30 reads/writes, O_DIRECT
   psync-cache-4k-j1 / -j2         pread(2), 4 KiB random reads from the page cache (buffered,
                                   file read into the cache before each run), 1 and 2 jobs
+  uring-cache-4k-qd32             io_uring, 4 KiB random reads from the page cache, QD32, in
+                                  both tools with neither registered files nor buffers
+  uring-cache-4k-qd32-fixed       ... both registered (fixedbufs, registerfiles)
+  uring-cache-4k-qd32-sqpoll      ... both registered, and a submission polling thread
+                                  (sqthread_poll)
 
 For every row and tool: IOPS (reads + writes), completion latency (clat) p50 and p99 per data
 direction, and CPU per I/O of the whole process: user + system CPU seconds over the I/Os, in
@@ -28,7 +33,7 @@ the median of each figure. fio's JSON is read from the file given to --output.
 Targets (reported, never gating: the exit status is 0 whatever the figures):
   device rows     IOPS >= 0.97x fio, clat p99 <= 1.15x fio (every direction), CPU/IO <= 1.0x fio
   null rows       IOPS >= 3x fio
-  page cache rows IOPS >= 1.1x fio
+  page cache rows IOPS >= 1.1x fio; the io_uring ones also CPU/IO <= 0.8x fio
 
   .venv/bin/python bench/matrix.py [--runtime 5] [--rounds 4] [--rows 'uring-*'] [--json OUT]
 """
@@ -65,7 +70,10 @@ TARGETS: dict[str, tuple[float, float | None, float | None]] = {
     "device": (0.97, 1.15, 1.0),
     "null": (3.0, None, None),
     "cache": (1.1, None, None),
+    "ring": (1.1, None, 0.8),  # io_uring from the page cache
 }
+# io_uring's fast paths a row can set, in both tools, by fio's names
+RING_OPTIONS = ("fixedbufs", "registerfiles", "sqthread_poll")
 
 
 @dataclass(frozen=True)
@@ -75,10 +83,12 @@ class Row:
     rw: str
     bs: int
     iodepth: int
-    kind: str  # device | null | cache (see TARGETS)
+    kind: str  # device | null | cache | ring (see TARGETS)
     numjobs: int = 1
     rwmixread: int = 100
     random_map: bool = False  # both tools' random map (each block once per pass)
+    # io_uring's fast paths set in both tools (RING_OPTIONS); None: each tool's defaults
+    ring: tuple[str, ...] | None = None
 
     @property
     def direct(self) -> bool:
@@ -97,8 +107,10 @@ class Row:
     def describe(self) -> str:
         mix = f" {self.rwmixread}/{100 - self.rwmixread}" if len(self.directions) == 2 else ""
         io = "O_DIRECT" if self.direct else ("page cache" if self.uses_file else "no file")
+        ring = "" if self.ring is None else ", " + (" ".join(self.ring) or "nothing registered")
         return (f"{self.engine} {size_text(self.bs)} {self.rw}{mix} QD{self.iodepth} "
-                f"numjobs {self.numjobs}, {io}" + (", random map" if self.random_map else ""))
+                f"numjobs {self.numjobs}, {io}" + (", random map" if self.random_map else "")
+                + ring)
 
 
 ROWS = [
@@ -115,6 +127,11 @@ ROWS = [
     Row("uring-randrw-8k-qd16", "io_uring", "randrw", 8 * KiB, 16, "device", rwmixread=70),
     Row("psync-cache-4k-j1", "psync", "randread", 4 * KiB, 1, "cache"),
     Row("psync-cache-4k-j2", "psync", "randread", 4 * KiB, 1, "cache", numjobs=2),
+    Row("uring-cache-4k-qd32", "io_uring", "randread", 4 * KiB, 32, "ring", ring=()),
+    Row("uring-cache-4k-qd32-fixed", "io_uring", "randread", 4 * KiB, 32, "ring",
+        ring=("fixedbufs", "registerfiles")),
+    Row("uring-cache-4k-qd32-sqpoll", "io_uring", "randread", 4 * KiB, 32, "ring",
+        ring=("fixedbufs", "registerfiles", "sqthread_poll")),
 ]
 
 # What the two tools still do differently with the settings used here; printed with the table.
@@ -126,7 +143,9 @@ DIFFERENCES = [
     "(fixed costs, about 0.1 s of CPU here, that weigh less the longer --runtime); iogate's "
     "leaves out interpreter start and imports but holds session set-up and result collection.",
     "io_uring: iogate registers its files and asks for SINGLE_ISSUER|DEFER_TASKRUN rings; fio "
-    "uses its defaults (no registerfiles, fixedbufs, sqpoll or hipri).",
+    "uses its defaults (no registerfiles, fixedbufs, sqpoll or hipri). The uring-cache rows set "
+    "registerfiles, fixedbufs and sqthread_poll the same in both (as the row says); with "
+    "sqthread_poll iogate's ring is a plain SQPOLL ring, like fio's.",
     "Submission: each tool's defaults, the same: every request submitted as soon as it is "
     "prepared (iodepth_batch_submit=1), each reap waiting for one completion "
     "(iodepth_batch_complete_min=1) and taking one (iodepth_batch_complete_max defaults "
@@ -197,6 +216,7 @@ def fio_command(row: Row, filename: str | None, runtime: int, out: Path) -> list
         cmd.append(f"--rwmixread={row.rwmixread}")
     if filename:
         cmd.append(f"--filename={filename}")
+    cmd += [f"--{option}=1" for option in row.ring or ()]
     return cmd
 
 
@@ -245,7 +265,11 @@ def iogate_spec(row: Row, filename: str, runtime: int) -> JobSpec:
                    iodepth=row.iodepth, numjobs=row.numjobs, size=FILE_SIZE, offset=0,
                    runtime_ns=runtime * 10**9, ramp_ns=0, time_based=True, direct=row.direct,
                    rwmixread=row.rwmixread, random_map=row.random_map,
-                   filename=filename, no_layout=row.uses_file)
+                   filename=filename, no_layout=row.uses_file,
+                   **({} if row.ring is None else {
+                       "fixedbufs": "fixedbufs" in row.ring,
+                       "registerfiles": "registerfiles" in row.ring,
+                       "sqpoll": "sqthread_poll" in row.ring}))
 
 
 def run_iogate(row: Row, filename: str | None, runtime: int) -> Measured:
@@ -490,7 +514,7 @@ def main(argv: list[str] | None = None) -> int:
                 order = ("fio", "iogate") if r % 2 == 0 else ("iogate", "fio")
                 for tool in order:
                     note = ""
-                    if row.kind == "cache":
+                    if row.kind in ("cache", "ring"):
                         note = f" (cache read in {read_into_cache(datafile):.2f} s)"
                     print(f"{row.name}: {tool} round {r + 1}/{args.rounds}{note} ...",
                           file=sys.stderr)

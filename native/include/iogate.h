@@ -66,9 +66,10 @@ extern "C" {
 /* 8: batch_complete_max 0 means batch_complete_min, the ramp's requests count
  * toward size and the limits, iog_job_spec.write_layout (after
  * thinktime_spin_ns, an addition to 7). Revision 1: IOG_JOB_FILES_RANDOM and
- * IOG_JOB_FILES_SEQUENTIAL. Revision 2: iog_job_spec.cpus, IOG_JOB_CPUS_SPLIT. */
+ * IOG_JOB_FILES_SEQUENTIAL. Revision 2: iog_job_spec.cpus, IOG_JOB_CPUS_SPLIT. Revision 3:
+ * IOG_ENGINE_RING, the IOG_JOB_RING_* flags, iog_job_spec.sqpoll_cpu. */
 #define IOG_ABI_VERSION  8
-#define IOG_ABI_REVISION 2
+#define IOG_ABI_REVISION 3
 
 /* The size of the first version of each struct with a struct_size: the
  * smallest the library accepts. These never change; fields added later are
@@ -121,6 +122,7 @@ extern "C" {
 #define IOG_ENGINE_NO_DIRECT (1u << 1) /* cannot do O_DIRECT: IOG_JOB_DIRECT is refused     */
 #define IOG_ENGINE_CMDPRIO   (1u << 2) /* passes an I/O priority per request (cmdprio)      */
 #define IOG_ENGINE_NO_EXTEND (1u << 3) /* writes need the file laid out to its size first   */
+#define IOG_ENGINE_RING      (1u << 4) /* takes the IOG_JOB_RING_* options (io_uring's)     */
 
 enum iog_rw {
     IOG_RW_READ = 0,
@@ -353,6 +355,21 @@ enum iog_fault_kind {
 #define IOG_JOB_FILES_SEQUENTIAL (1u << 14)
 /* Each thread on one CPU of iog_job_spec.cpus (see there). */
 #define IOG_JOB_CPUS_SPLIT (1u << 15)
+/* io_uring's fast paths, for an engine with IOG_ENGINE_RING only (fio's io_uring options).
+ * FIXEDBUFS: each thread registers its request buffers with its ring and issues
+ * READ_FIXED / WRITE_FIXED (fio's fixedbufs). NO_REGFILES: the job's files are not
+ * registered with the ring (fio's default; without the flag they are, when the kernel
+ * allows). SQPOLL: a kernel thread per ring polls the submission queue, so a submit
+ * enters the kernel only to wake it (fio's sqthread_poll); with SQPOLL_CPU that thread
+ * runs on CPU sqpoll_cpu (fio's sqthread_poll_cpu; one this process may run on). HIPRI:
+ * completions are polled for instead of interrupting (IORING_SETUP_IOPOLL, fio's hipri):
+ * with IOG_JOB_DIRECT only, and every file on a block device whose queue polls
+ * (its queue/io_poll is 1), else refused when the job starts. */
+#define IOG_JOB_RING_FIXEDBUFS   (1u << 16)
+#define IOG_JOB_RING_NO_REGFILES (1u << 17)
+#define IOG_JOB_RING_SQPOLL      (1u << 18)
+#define IOG_JOB_RING_SQPOLL_CPU  (1u << 19)
+#define IOG_JOB_RING_HIPRI       (1u << 20)
 
 /* One entry of a direction's block size table. lo == hi: requests of exactly
  * lo bytes. lo < hi: request sizes drawn uniformly among the multiples of lo
@@ -661,6 +678,9 @@ struct iog_job_spec {
      * modulo their number in CPU order (fio's cpus_allowed_policy=split).
      * Each must be one this process may run on (sched_getaffinity(2)). */
     uint64_t cpus[IOG_CPU_WORDS];
+    /* With IOG_JOB_RING_SQPOLL_CPU: the CPU of each ring's submission polling thread. */
+    uint32_t sqpoll_cpu;
+    uint32_t ring_reserved; /* must be 0 */
 };
 
 /* iog_job_spec.write_layout: what a job that only writes finds before its

@@ -92,6 +92,7 @@ struct iog_worker {
     /* when the job verifies: its state; the results live until destroy */
     struct verify_state *verify;
     void *bufmem;
+    size_t buf_stride;          /* bytes between two slots' buffers in bufmem */
     struct iog_io *ios;         /* iodepth request slots */
     struct iog_io **free_slots; /* stack of idle slots */
     struct iog_io **done;       /* completions of one reap */

@@ -46,16 +46,24 @@ int job_file_names(const struct iog_job_spec *spec, const char *names[IOG_FILES_
     (IOG_JOB_TIME_BASED | IOG_JOB_DIRECT | IOG_JOB_NO_LAYOUT | IOG_JOB_REFILL |                    \
      IOG_JOB_ZERO_BUFS | IOG_JOB_INVALIDATE | IOG_JOB_VERIFY_FATAL | IOG_JOB_TEST_CRASH |          \
      IOG_JOB_END_FSYNC | IOG_JOB_FILL | IOG_JOB_OSYNC | IOG_JOB_ODSYNC | IOG_JOB_RANDOM_MAP |      \
-     IOG_JOB_FILES_RANDOM | IOG_JOB_FILES_SEQUENTIAL | IOG_JOB_CPUS_SPLIT)
+     IOG_JOB_FILES_RANDOM | IOG_JOB_FILES_SEQUENTIAL | IOG_JOB_CPUS_SPLIT | RING_FLAGS)
+#define RING_FLAGS                                                                                 \
+    (IOG_JOB_RING_FIXEDBUFS | IOG_JOB_RING_NO_REGFILES | IOG_JOB_RING_SQPOLL |                     \
+     IOG_JOB_RING_SQPOLL_CPU | IOG_JOB_RING_HIPRI)
+
+/* The CPUs this process may run on (none when they cannot be read). */
+static void allowed_cpus(cpu_set_t *allowed)
+{
+    if (sched_getaffinity(0, sizeof(*allowed), allowed) != 0)
+        CPU_ZERO(allowed);
+}
 
 /* iog_job_spec.cpus: each CPU named one this process may run on. */
 static int validate_cpus(const struct iog_job_spec *j, uint32_t i, char *err, size_t errlen)
 {
     cpu_set_t allowed;
     int any = 0;
-    CPU_ZERO(&allowed);
-    if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0)
-        CPU_ZERO(&allowed);
+    allowed_cpus(&allowed);
     for (uint32_t c = 0; c < IOG_CPUS_MAX; c++) {
         if (!(j->cpus[c / 64] >> (c % 64) & 1))
             continue;
@@ -67,6 +75,39 @@ static int validate_cpus(const struct iog_job_spec *j, uint32_t i, char *err, si
     }
     if ((j->flags & IOG_JOB_CPUS_SPLIT) && !any)
         INVALID("job %u: flag CPUS_SPLIT needs cpus", i);
+    return 0;
+}
+
+/* io_uring's fast paths (IOG_JOB_RING_*): an engine that takes them, and what each needs.
+ * Whether a device polls (HIPRI) is the engine's to find when the job starts. */
+static int validate_ring(const struct iog_job_spec *j, uint32_t i, const struct iog_engine *eng,
+                         char *err, size_t errlen)
+{
+    if (j->ring_reserved != 0)
+        INVALID("job %u: ring_reserved must be 0", i);
+    if (!(j->flags & RING_FLAGS)) {
+        if (j->sqpoll_cpu != 0)
+            INVALID("job %u: sqpoll_cpu needs flag RING_SQPOLL_CPU", i);
+        return 0;
+    }
+    if (!(eng->flags & IOG_ENGINE_RING))
+        INVALID("job %u: fixedbufs, registerfiles, sqthread_poll and hipri are io_uring's "
+                "options; the %s engine takes none of them",
+                i, eng->name);
+    if ((j->flags & IOG_JOB_RING_SQPOLL_CPU) && !(j->flags & IOG_JOB_RING_SQPOLL))
+        INVALID("job %u: flag RING_SQPOLL_CPU needs RING_SQPOLL", i);
+    if (!(j->flags & IOG_JOB_RING_SQPOLL_CPU) && j->sqpoll_cpu != 0)
+        INVALID("job %u: sqpoll_cpu needs flag RING_SQPOLL_CPU", i);
+    if (j->flags & IOG_JOB_RING_SQPOLL_CPU) {
+        cpu_set_t allowed;
+        allowed_cpus(&allowed);
+        if (j->sqpoll_cpu >= CPU_SETSIZE || !CPU_ISSET(j->sqpoll_cpu, &allowed))
+            INVALID("job %u: sqpoll_cpu (sqthread_poll_cpu) names CPU %u, which this process may "
+                    "not run on (%d CPUs are allowed to it)",
+                    i, j->sqpoll_cpu, CPU_COUNT(&allowed));
+    }
+    if ((j->flags & IOG_JOB_RING_HIPRI) && !(j->flags & IOG_JOB_DIRECT))
+        INVALID("job %u: hipri polls for completions of direct I/O only: set direct", i);
     return 0;
 }
 
@@ -413,6 +454,8 @@ static int validate_spec(const struct iog_job_spec *j, uint32_t i, char *err, si
     if ((j->flags & IOG_JOB_FILES_RANDOM) && (j->flags & IOG_JOB_FILES_SEQUENTIAL))
         INVALID("job %u: flags FILES_RANDOM and FILES_SEQUENTIAL exclude each other", i);
     if ((rc = validate_cpus(j, i, err, errlen)) != 0)
+        return rc;
+    if ((rc = validate_ring(j, i, e, err, errlen)) != 0)
         return rc;
     if ((j->flags & (IOG_JOB_OSYNC | IOG_JOB_ODSYNC)) &&
         (!job_uses_dir(j, IOG_DIR_WRITE) || strcmp(e->name, "mmap") == 0))

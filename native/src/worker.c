@@ -254,6 +254,7 @@ int worker_setup(struct iog_worker *w, char *err, size_t errlen)
         }
         for (uint32_t i = 0; i < depth; i++)
             w->ios[i].buf = (char *)w->bufmem + stride * i;
+        w->buf_stride = stride;
     }
     if (writes) {
         data_writer_destroy(w->data); /* from an earlier, failed start */

@@ -112,7 +112,7 @@ static int test_each_field_rejected(void)
     REJECT((j.flags = IOG_JOB_DIRECT, j.offset = 100), "offset");
     REJECT((j.flags = IOG_JOB_TIME_BASED, j.runtime_ns = 0), "runtime_ns");
     REJECT(j.interval_ns = 5, "interval_ns");
-    REJECT(j.flags = 1u << 20, "flags");
+    REJECT(j.flags = 1u << 31, "flags");
     REJECT(j.reserved0 = 1, "reserved0");
     REJECT(j.flags = IOG_JOB_FILL, "IOG_JOB_FILL"); /* base spec reads */
     REJECT((j.rw = IOG_RW_WRITE, j.flags = IOG_JOB_FILL | IOG_JOB_TIME_BASED,
@@ -203,6 +203,28 @@ static int test_job_index_in_message(void)
     return T_PASS;
 }
 
+/* io_uring's fast paths: only for an engine that takes them, each with what it needs. */
+static int test_ring_flags(void)
+{
+    struct iog_job_spec base = base_spec(); /* psync */
+    REJECT(j.flags |= IOG_JOB_RING_FIXEDBUFS, "the psync engine takes none of them");
+    REJECT(j.flags |= IOG_JOB_RING_NO_REGFILES, "the psync engine takes none of them");
+    REJECT(j.sqpoll_cpu = 1, "sqpoll_cpu needs flag RING_SQPOLL_CPU");
+    REJECT(j.ring_reserved = 1, "ring_reserved");
+    strcpy(base.engine, "io_uring");
+    base.iodepth = 8;
+    REJECT(j.flags |= IOG_JOB_RING_SQPOLL_CPU, "RING_SQPOLL_CPU needs RING_SQPOLL");
+    REJECT(j.flags |= IOG_JOB_RING_HIPRI, "set direct");
+    REJECT((j.flags |= IOG_JOB_RING_SQPOLL | IOG_JOB_RING_SQPOLL_CPU, j.sqpoll_cpu = IOG_CPUS_MAX),
+           "sqpoll_cpu (sqthread_poll_cpu) names CPU");
+    struct iog_job_spec j = base;
+    j.flags |= IOG_JOB_RING_FIXEDBUFS | IOG_JOB_RING_NO_REGFILES | IOG_JOB_RING_SQPOLL;
+    iog_session *s = NULL;
+    CHECK(iog_session_create(&j, 1, &s, NULL, 0) == 0);
+    iog_session_destroy(s);
+    return T_PASS;
+}
+
 static int test_null_engine_needs_no_filename(void)
 {
     struct iog_job_spec j = t_spec("null", IOG_RW_READ, 4096, 4096);
@@ -222,5 +244,6 @@ int main(void)
     RUN(test_new_fields_accepted, result);
     RUN(test_job_index_in_message, result);
     RUN(test_null_engine_needs_no_filename, result);
+    RUN(test_ring_flags, result);
     FINISH(result);
 }

@@ -136,6 +136,14 @@ class JobSpec:
     # anywhere; cpus_split: each thread on one of them (fio's cpus_allowed_policy=split)
     cpus: tuple[int, ...] = ()
     cpus_split: bool = False
+    # io_uring's fast paths (IOG_JOB_RING_*, fio's io_uring options): registered buffers,
+    # registered files (iogate's default; fio's is not to), a submission polling thread
+    # (on CPU sqpoll_cpu, when given) and polled completions
+    fixedbufs: bool = False
+    registerfiles: bool = True
+    sqpoll: bool = False
+    sqpoll_cpu: int | None = None
+    hipri: bool = False
     verify: str = "none"  # none | crc32c | xxhash | crc32
     verify_backlog: int = 0  # 0: read back after the run; N: after every N writes
     verify_fatal: bool = False

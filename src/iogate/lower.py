@@ -182,6 +182,11 @@ def _job(job: JobFields, filenames: Sequence[str], seed: int) -> JobSpec:
         file_service=job.file_service_type,
         cpus=cpu_list(job.cpus_allowed) if job.cpus_allowed is not None else (),
         cpus_split=job.cpus_allowed_policy == "split",
+        fixedbufs=job.fixedbufs,
+        registerfiles=job.registerfiles,
+        sqpoll=job.sqthread_poll,
+        sqpoll_cpu=job.sqthread_poll_cpu,
+        hipri=job.hipri,
         write_layout="data" if job.overwrite else
         {"native": "allocate", "keep": "keep_size"}.get(job.fallocate, job.fallocate),
         verify=job.verify or "none",

@@ -392,7 +392,7 @@ BAD = {
                        (29, "with a minimum that is not a power of two")],
     "bad-unsupported.fio": [(4, "iogate's random workloads draw every offset"),
                             (6, "numa_cpu_nodes is not supported"),
-                            (15, "hipri is not supported: an option of fio's I/O engines"),
+                            (15, "hipri_percentage is not supported: an option of fio's"),
                             (17, "steadystate needs ss_dur of at least two check intervals (2s)"),
                             (19, "a range of delays")],
     "bad-wait-for.fio": [(5, "no job named 'b' comes before this one"),

@@ -226,6 +226,33 @@ def test_split_over_clones_of_their_own_files_gives_each_its_cpu() -> None:
     assert [c.workload.cpus_allowed for c in cases] == ["2", "5", "2"]
 
 
+@pytest.mark.parametrize(("body", "ring"), [
+    ("fixedbufs\n", (True, True, False, None, False)),
+    ("registerfiles=0\nsqthread_poll=1\n", (False, False, True, None, False)),
+    ("sqthread_poll\nsqthread_poll_cpu=1\nregisterfiles\n", (False, True, True, 1, False)),
+    ("direct=1\nhipri\nnonvectored=1\n", (False, True, False, None, True)),
+])
+def test_io_uring_fast_paths_are_kept(body, ring) -> None:
+    spec, _ = one("rw=randread\nioengine=io_uring\n" + body)
+    assert (spec.fixedbufs, spec.registerfiles, spec.sqpoll, spec.sqpoll_cpu, spec.hipri) \
+        == ring
+
+
+def test_nonvectored_is_said_to_change_nothing() -> None:
+    _, text = one("rw=randread\nioengine=io_uring\nnonvectored=0\n")
+    assert "always non-vectored" in text
+
+
+@pytest.mark.parametrize(("body", "said"), [
+    ("ioengine=io_uring\nsqthread_poll_cpu=1\n", "set sqthread_poll: true"),
+    ("ioengine=io_uring\nhipri\n", "hipri polls for completions of direct I/O only"),
+    ("ioengine=io_uring\nfixedbufs=2\n", "fio takes 0 or 1 for fixedbufs"),
+    ("ioengine=libaio\nfixedbufs\n", "fixedbufs is an option of io_uring"),
+])
+def test_io_uring_fast_paths_that_cannot_apply_say_why(body, said) -> None:
+    assert said in refused("rw=read\n" + body)
+
+
 @pytest.mark.parametrize(("body", "said"), [
     ("cpus_allowed=3-1\n", "a range low to high"),
     ("cpus_allowed=0-1024\n", "CPUs are 0 to 1023"),

@@ -27,6 +27,7 @@ class Engine:
     does_io: bool  # False for an engine that completes requests without touching a file
     direct: bool = True  # whether ``direct`` (O_DIRECT) can apply to it
     cmdprio: bool = False  # whether it gives single requests an I/O priority (cmdprio_*)
+    ring: bool = False  # whether it takes io_uring's fast paths (fixedbufs, sqthread_poll...)
 
     @property
     def queued(self) -> bool:
@@ -39,7 +40,8 @@ def engines() -> tuple[Engine, ...]:
     return tuple(Engine(info.name.decode(), info.summary.decode(), int(info.max_depth),
                         bool(info.flags & native.ENGINE_DOES_IO),
                         not info.flags & native.ENGINE_NO_DIRECT,
-                        bool(info.flags & native.ENGINE_CMDPRIO))
+                        bool(info.flags & native.ENGINE_CMDPRIO),
+                        bool(info.flags & native.ENGINE_RING))
                  for info in native.engine_infos())
 
 

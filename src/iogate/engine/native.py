@@ -65,7 +65,7 @@ UINT64_MAX = (1 << 64) - 1
 # IOG_ABI_VERSION: the library's must be this one. IOG_ABI_REVISION: the library's must be
 # at least this one (a later revision only adds; iogate.h says what changes which).
 ABI_VERSION = 8
-ABI_REVISION = 2
+ABI_REVISION = 3
 
 # The histogram geometry (IOG_HIST_*) is owned by iogate.histogram; the parity tests check it
 # against the library.
@@ -75,6 +75,7 @@ ENGINE_DOES_IO = 1 << 0  # touches files (null does not)
 ENGINE_NO_DIRECT = 1 << 1  # cannot do O_DIRECT
 ENGINE_CMDPRIO = 1 << 2  # passes an I/O priority per request (cmdprio)
 ENGINE_NO_EXTEND = 1 << 3  # writes need the file laid out to its size first (mmap)
+ENGINE_RING = 1 << 4  # takes the JOB_RING_* options (io_uring)
 
 # enum iog_rw; the trim modes take their per-direction values from slot 1 (DIR_WRITE)
 (RW_READ, RW_WRITE, RW_RANDREAD, RW_RANDWRITE, RW_RW, RW_RANDRW, RW_TRIM, RW_RANDTRIM,
@@ -143,6 +144,11 @@ JOB_RANDOM_MAP = 1 << 12  # random offsets visit every block once per pass
 JOB_FILES_RANDOM = 1 << 13  # each request to a file drawn at random
 JOB_FILES_SEQUENTIAL = 1 << 14  # each file's share of the pass, then the next file
 JOB_CPUS_SPLIT = 1 << 15  # each thread on one CPU of iog_job_spec.cpus
+JOB_RING_FIXEDBUFS = 1 << 16  # io_uring: registered buffers, READ_FIXED / WRITE_FIXED
+JOB_RING_NO_REGFILES = 1 << 17  # io_uring: the files are not registered with the ring
+JOB_RING_SQPOLL = 1 << 18  # io_uring: a kernel thread polls the submission queue
+JOB_RING_SQPOLL_CPU = 1 << 19  # io_uring: ... on CPU iog_job_spec.sqpoll_cpu
+JOB_RING_HIPRI = 1 << 20  # io_uring: completions polled for (IOPOLL)
 OPEN_SYNC_FLAGS = {"none": 0, "sync": JOB_OSYNC, "dsync": JOB_ODSYNC}  # JobSpec.open_sync
 # JobSpec.file_service: how a thread goes from file to file (fio's file_service_type)
 FILE_SERVICE_FLAGS = {"roundrobin": 0, "random": JOB_FILES_RANDOM,

@@ -99,7 +99,12 @@ def job_struct(spec: JobSpec) -> ctypes.Structure:
              | (native.JOB_RANDOM_MAP if spec.random_map else 0)
              | _choice("sync", spec.open_sync, native.OPEN_SYNC_FLAGS)
              | _choice("file service", spec.file_service, native.FILE_SERVICE_FLAGS)
-             | (native.JOB_CPUS_SPLIT if spec.cpus_split else 0))
+             | (native.JOB_CPUS_SPLIT if spec.cpus_split else 0)
+             | (native.JOB_RING_FIXEDBUFS if spec.fixedbufs else 0)
+             | (0 if spec.registerfiles else native.JOB_RING_NO_REGFILES)
+             | (native.JOB_RING_SQPOLL if spec.sqpoll else 0)
+             | (native.JOB_RING_SQPOLL_CPU if spec.sqpoll_cpu is not None else 0)
+             | (native.JOB_RING_HIPRI if spec.hipri else 0))
     c_spec = native.job_spec_type()
     out = c_spec(
         struct_size=ctypes.sizeof(c_spec), engine=engine, rw=rw,
@@ -120,7 +125,8 @@ def job_struct(spec: JobSpec) -> ctypes.Structure:
         batch_complete_max=spec.batch_complete_max, depth_low=spec.depth_low,
         exit_mask=spec.exit_mask,
         write_layout=_choice("write layout", spec.write_layout,
-                             {n: i for i, n in enumerate(native.WRITE_LAYOUTS)}))
+                             {n: i for i, n in enumerate(native.WRITE_LAYOUTS)}),
+        sqpoll_cpu=spec.sqpoll_cpu or 0)
     for cpu in spec.cpus:
         if not 0 <= cpu < limits.CPUS_MAX:
             raise EngineError(errno.EINVAL, f"CPU {cpu}: the CPUs are 0 to "

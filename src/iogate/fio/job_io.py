@@ -1,7 +1,7 @@
 """How one fio job's requests reach the device and become durable, as workload
 keys: direct or buffered I/O, fsync and fdatasync, sync (O_SYNC, O_DSYNC), end_fsync and
-fsync_on_close, and the I/O priorities (prio, prioclass and the engines' cmdprio
-options).
+fsync_on_close, the I/O priorities (prio, prioclass and the engines' cmdprio
+options), the CPUs the threads run on and io_uring's fast paths.
 """
 
 from __future__ import annotations
@@ -239,6 +239,34 @@ class IoOptions(JobState):
             self.put("cpus_allowed_policy", "split", policy,
                      "each thread on one CPU in turn; fio counts the threads over the whole "
                      "file, iogate each workload's from its first CPU")
+
+    def _ring(self) -> None:
+        """io_uring's fast paths: fixedbufs, registerfiles, sqthread_poll, sqthread_poll_cpu
+        and hipri, the suite keys of the same names (the rules refuse them for another
+        engine); nonvectored, how io_uring's requests are spelled."""
+        for name in ("fixedbufs", "sqthread_poll", "hipri"):
+            self.bool_key(name)
+        src = self.get_literal("registerfiles")
+        if src is not None:
+            try:
+                on = flag(src)
+            except ValueProblem as exc:
+                self.refuse(src, str(exc))
+            else:
+                self.put("registerfiles", on, src, "iogate's default" if on else "")
+        if (src := self.get("sqthread_poll_cpu")) is not None and \
+                (text := self.value(src)) is not None and \
+                (cpu := self.checked(src, text, "count")) is not None:
+            if isinstance(cpu, int) and cpu >= CPUS_MAX:
+                self.refuse(src, f"sqthread_poll_cpu: CPU {cpu}; iogate's CPUs are 0 to "
+                            f"{CPUS_MAX - 1}")
+            else:
+                self.put("sqthread_poll_cpu", cpu, src)
+        src = self.get_literal("nonvectored")
+        if src is not None:
+            self.note(src, "iogate's io_uring requests are always non-vectored (READ and "
+                      "WRITE, or READ_FIXED and WRITE_FIXED with fixedbufs): the same "
+                      "transfers, one buffer each")
 
     def _priorities(self) -> None:
         """prio and prioclass (the job's threads), and the command priorities of fio's

@@ -81,6 +81,8 @@ VALUE_FORMS: Mapping[str, str] = {
     "time_based": _FLAG, "runtime": _TIME, "ramp_time": _TIME, "norandommap": _FLAG,
     "file_service_type": "roundrobin|random|sequential",
     "cpus_allowed": r"[0-9]+(,[0-9]+)*", "cpus_allowed_policy": "shared|split",
+    "fixedbufs": _FLAG, "registerfiles": _FLAG, "sqthread_poll": _FLAG,
+    "sqthread_poll_cpu": _INT, "hipri": _FLAG,
     "random_distribution": r"(zipf|pareto):[0-9]+(\.[0-9]+)?|zoned:" + _SPLIT,
     "randseed": _INT, "randrepeat": _BOOL, "rate": _PER_DIR, "rate_iops": _PER_DIR,
     "rate_process": "linear|poisson", "thinktime": _TIME, "thinktime_blocks": _INT,
@@ -140,6 +142,20 @@ class FioUnsupported(EngineError):
 
 # -- job specs to options -----------------------------------------------------------------
 
+def _ring(spec: JobSpec) -> list[tuple[str, str]]:
+    """io_uring's fast paths as fio's io_uring options (registered files too: iogate's
+    default, not fio's)."""
+    if spec.engine != "io_uring":
+        return []
+    out = [(name, "") for name, on in (("fixedbufs", spec.fixedbufs),
+                                       ("registerfiles", spec.registerfiles),
+                                       ("sqthread_poll", spec.sqpoll),
+                                       ("hipri", spec.hipri)) if on]
+    if spec.sqpoll and spec.sqpoll_cpu is not None:
+        out.append(("sqthread_poll_cpu", str(spec.sqpoll_cpu)))
+    return out
+
+
 def job_options(spec: JobSpec) -> list[tuple[str, str]]:
     """The fio options of a job, in a fixed order; ``""`` is the value of a flag.
 
@@ -194,6 +210,7 @@ def job_options(spec: JobSpec) -> list[tuple[str, str]]:
         out.append(("cpus_allowed", ",".join(str(c) for c in spec.cpus)))
         if spec.cpus_split:
             out.append(("cpus_allowed_policy", "split"))
+    out += _ring(spec)
     if spec.rw in RANDOM_MODES:
         if not spec.random_map:
             out.append(("norandommap", ""))

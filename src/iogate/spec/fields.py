@@ -349,6 +349,7 @@ def _cpus(value: Any) -> str:
 
 CpuList = Annotated[str, BeforeValidator(_cpus), WithJsonSchema({
     "type": ["string", "integer"], "description": "CPU numbers and ranges, e.g. '0-3,8'"})]
+CpuNumber = Annotated[Integer, Field(ge=0, lt=CPUS_MAX)]
 
 
 # -- engines ------------------------------------------------------------------------------

@@ -29,6 +29,7 @@ from iogate.spec.fields import (
     STRICT,
     AtLeastOne,
     CpuList,
+    CpuNumber,
     DirName,
     Duration,
     FileNames,
@@ -93,6 +94,22 @@ class JobKeys(BaseModel):
     cpus_allowed_policy: Literal["shared", "split"] = Field(default="shared", description=(
         "with cpus_allowed: shared, every thread on all of them; split, each thread on one of "
         "them, in turn (fio's cpus_allowed_policy)"))
+    fixedbufs: bool = Field(default=False, description=(
+        "io_uring: register the request buffers with the ring once and issue READ_FIXED / "
+        "WRITE_FIXED, so no request maps its pages (fio's fixedbufs)"))
+    registerfiles: bool = Field(default=True, description=(
+        "io_uring: register the files with the ring, so no request looks its file up; "
+        "iogate's default, where fio's is not to (fio's registerfiles)"))
+    sqthread_poll: bool = Field(default=False, description=(
+        "io_uring: a kernel thread polls the submission queue, so a submit makes no system "
+        "call while that thread is awake; it keeps a CPU busy (fio's sqthread_poll)"))
+    sqthread_poll_cpu: CpuNumber | None = Field(default=None, description=(
+        "with sqthread_poll: the CPU the polling thread runs on, one iogate may run on (fio's "
+        "sqthread_poll_cpu); omitted: wherever the system schedules it"))
+    hipri: bool = Field(default=False, description=(
+        "io_uring: poll for completions instead of waiting for interrupts (fio's hipri): "
+        "direct I/O on a device whose queue polls (NVMe with the nvme module's poll_queues); "
+        "a file elsewhere is refused when the run starts"))
     ioengine: IoEngine = Field(default=DEFAULT_ENGINE, description=(
         "the I/O engine that issues the requests: io_uring, libaio, posixaio (iodepth requests "
         "in flight), psync, sync, mmap (one at a time), null (no I/O: the tool's own overhead)"))

@@ -106,6 +106,27 @@ def _prio_rules(w: JobKeys, engine: catalog.Engine
                 "which apply to the whole workload")
 
 
+RING_KEYS = ("fixedbufs", "registerfiles", "sqthread_poll", "sqthread_poll_cpu", "hipri")
+
+
+def _ring_rules(w: JobKeys, engine: catalog.Engine
+                ) -> Iterator[tuple[tuple[str, ...], str]]:
+    """io_uring's fast paths: on an engine that takes them, each with what it needs."""
+    changed = [key for key in RING_KEYS
+               if getattr(w, key) != JobKeys.model_fields[key].default]
+    if changed and not engine.ring:
+        yield (changed[0], "ioengine"), (
+            f"{changed[0]} is an option of {catalog.spoken_where('ring', 'and')}; "
+            f"{engine.name} takes none of {', '.join(RING_KEYS)}")
+        return
+    if w.sqthread_poll_cpu is not None and not w.sqthread_poll:
+        yield ("sqthread_poll_cpu", "sqthread_poll"), (
+            "sqthread_poll_cpu places the submission polling thread: set sqthread_poll: true")
+    if w.hipri and not w.direct:
+        yield ("hipri", "direct"), (
+            "hipri polls for completions of direct I/O only: set direct: true")
+
+
 def workload_rules(w: JobKeys) -> Iterator[tuple[tuple[str, ...], str]]:
     """Rules between fields: (fields to blame, most specific first; message)."""
     dirs = directions_of(w.rw)
@@ -122,6 +143,7 @@ def workload_rules(w: JobKeys) -> Iterator[tuple[tuple[str, ...], str]]:
                 f"must be at most {engine.max_depth}")
     yield from _batch_rules(w, engine)
     yield from _prio_rules(w, engine)
+    yield from _ring_rules(w, engine)
     if w.direct and not engine.direct:
         yield ("direct", "ioengine"), (
             f"{engine.name} cannot bypass the page cache: direct does not apply to it; remove "
