@@ -35,7 +35,12 @@ Targets (reported, never gating: the exit status is 0 whatever the figures):
   null rows       IOPS >= 3x fio
   page cache rows IOPS >= 1.1x fio; the io_uring ones also CPU/IO <= 0.8x fio
 
+--jobs 1,4,16 runs each CPU-bound row (null, page cache) at each of those numjobs (a row
+named NAME-jN) and adds a scaling table: each tool's IOPS at each count and its efficiency
+per job, IOPS(N) / (N x IOPS(1)) with 1 the smallest count given (1.00: linear).
+
   .venv/bin/python bench/matrix.py [--runtime 5] [--rounds 4] [--rows 'uring-*'] [--json OUT]
+                                   [--jobs 1,4,16]
 """
 
 from __future__ import annotations
@@ -45,6 +50,7 @@ import fnmatch
 import json
 import os
 import platform
+import re
 import resource
 import shutil
 import statistics
@@ -52,7 +58,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from iogate.engine.session import run
@@ -453,6 +459,53 @@ def choose_rows(patterns: list[str] | None) -> list[Row]:
     return [r for r in ROWS if any(fnmatch.fnmatchcase(r.name, p) for p in wanted)]
 
 
+CPU_BOUND = ("null", "cache", "ring")  # the classes --jobs scales
+
+
+def with_jobs(rows: list[Row], counts: list[int]) -> list[tuple[Row, Row]]:
+    """Each row as run, beside the row it comes from: a CPU-bound row once per job count
+    (NAME-jN), any other as it is."""
+    out: dict[str, tuple[Row, Row]] = {}
+    for row in rows:
+        if not counts or row.kind not in CPU_BOUND:
+            out[row.name] = (row, row)
+            continue
+        # a row named for its job count (psync-cache-4k-j2) scales as its family
+        base = replace(row, name=re.sub(r"-j[0-9]+$", "", row.name), numjobs=1)
+        for n in counts:
+            name = f"{base.name}-j{n}"
+            out.setdefault(name, (replace(base, name=name, numjobs=n), base))
+    return list(out.values())
+
+
+def print_scaling(results: list[tuple[Row, Measured, Measured]],
+                  base_of: dict[str, Row]) -> None:
+    """Each tool's IOPS at each job count of a scaled row, and its efficiency per job."""
+    by_base: dict[str, list[tuple[Row, Measured, Measured]]] = {}
+    for row, fio, io in results:
+        base = base_of[row.name]
+        if base.name != row.name:
+            by_base.setdefault(base.name, []).append((row, fio, io))
+    if not by_base:
+        return
+    print("\nscaling (IOPS; efficiency per job = IOPS(N) / (N/N0 x IOPS(N0)), N0 the fewest "
+          "jobs run; 1.00 is linear)")
+    print(f"{'row':<28} {'jobs':>4}  {'fio IOPS':>12} {'eff':>5}  {'iog IOPS':>12} {'eff':>5}  "
+          f"{'ratio':>6}")
+    for name, runs in by_base.items():
+        runs.sort(key=lambda r: r[0].numjobs)
+        first = runs[0]
+        for row, fio, io in runs:
+            effs = []
+            for m, m0 in ((fio, first[1]), (io, first[2])):
+                scale = row.numjobs / first[0].numjobs
+                effs.append(fmt(ratio(m.iops, None if m0.iops is None else m0.iops * scale),
+                                1, 2))
+            than_fio = fmt_ratio(ratio(io.iops, fio.iops))
+            print(f"{name:<28} {row.numjobs:>4}  {fmt(fio.iops, 1, 0):>12} {effs[0]:>5}  "
+                  f"{fmt(io.iops, 1, 0):>12} {effs[1]:>5}  {than_fio:>6}")
+
+
 def environment() -> dict:
     fio_version = subprocess.run(["fio", "--version"], capture_output=True, text=True).stdout
     from iogate.engine import native
@@ -483,12 +536,19 @@ def main(argv: list[str] | None = None) -> int:
                          "file system must allow O_DIRECT)")
     ap.add_argument("--keep", action="store_true", help="keep the test file afterwards")
     ap.add_argument("--json", metavar="OUT", help="save every run's figures as JSON here")
+    ap.add_argument("--jobs", metavar="N,M,...", type=lambda t: [int(n) for n in t.split(",")],
+                    default=[], help="run each CPU-bound row (null, page cache) at each of "
+                    "these numjobs and add a scaling table (e.g. 1,4,16)")
     args = ap.parse_args(argv)
+    if any(n < 1 for n in args.jobs):
+        ap.error("--jobs takes counts of at least 1")
     if args.rounds < 1 or args.runtime < 1:
         ap.error("--rounds and --runtime must be at least 1")
     if shutil.which("fio") is None:
         ap.error("fio is not installed")
-    rows = choose_rows(args.rows)
+    scaled = with_jobs(choose_rows(args.rows), sorted(set(args.jobs)))
+    rows = [row for row, _ in scaled]
+    base_of = {row.name: base for row, base in scaled}
 
     env = environment()
     print(f"{env['fio']}, iogate {env['iogate_version']} ({env['iogate_library']}), "
@@ -541,6 +601,7 @@ def main(argv: list[str] | None = None) -> int:
             shutil.rmtree(datadir, ignore_errors=True)
 
     print_table(results, args)
+    print_scaling(results, base_of)
     if args.json:
         env["loadavg_end"] = os.getloadavg()
         doc = {"environment": env, "runtime_s": args.runtime, "rounds": args.rounds,

@@ -144,8 +144,8 @@ SAME_MEANING: dict[str, dict[str | None, str]] = {
     "serialize_overlap": {"1": "fio holds back a request whose blocks overlap one in flight, "
                                "so that a block has one writer at a time; iogate issues it, and "
                                "its verify accepts either contents of a block two writes raced "
-                               "on (with the random map requests overlap only where one pass "
-                               "over the region meets the next)"},
+                               "on (with the random map a verified workload's requests never "
+                               "overlap: its passes over the region do not meet in flight)"},
     "continue_on_error": dict.fromkeys(
         ("read", "write", "io", "verify", "all", "1"),
         "fio counts the I/O errors of this kind and goes on; iogate ends the case at the "
