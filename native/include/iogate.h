@@ -67,7 +67,8 @@ extern "C" {
  * toward size and the limits, iog_job_spec.write_layout (after
  * thinktime_spin_ns, an addition to 7). Revision 1: IOG_JOB_FILES_RANDOM and
  * IOG_JOB_FILES_SEQUENTIAL. Revision 2: iog_job_spec.cpus, IOG_JOB_CPUS_SPLIT. Revision 3:
- * IOG_ENGINE_RING, the IOG_JOB_RING_* flags, iog_job_spec.sqpoll_cpu. */
+ * IOG_ENGINE_RING, the IOG_JOB_RING_* flags, iog_job_spec.sqpoll_cpu, the NUMA fields
+ * (numa_cpu_nodes, numa_mem_nodes, numa_mem_mode), enum iog_numa_mem. */
 #define IOG_ABI_VERSION  8
 #define IOG_ABI_REVISION 3
 
@@ -111,6 +112,7 @@ extern "C" {
 #define IOG_CMDPRIO_MAX    16       /* command priority entries per direction (cmdprio)    */
 #define IOG_CPUS_MAX       1024     /* CPUs iog_job_spec.cpus can name (0 .. 1023)         */
 #define IOG_CPU_WORDS      16       /* words of iog_job_spec.cpus: IOG_CPUS_MAX / 64       */
+#define IOG_NUMA_NODES_MAX 64       /* NUMA nodes a job can name: bits of a uint64_t       */
 
 /* I/O engines are named (iog_job_spec.engine); the library lists the ones
  * it has with iog_engine_count and iog_engine_describe. */
@@ -299,6 +301,16 @@ struct iog_state_check {
     uint64_t torn;
     uint64_t misdirected;
     uint64_t read_errors;
+};
+
+/* iog_job_spec.numa_mem_mode: a thread's memory policy (set_mempolicy(2)'s). */
+enum iog_numa_mem {
+    IOG_NUMA_MEM_NONE = 0,       /* left as it is */
+    IOG_NUMA_MEM_DEFAULT = 1,    /* the system's default */
+    IOG_NUMA_MEM_LOCAL = 2,      /* the node of the CPU that allocates */
+    IOG_NUMA_MEM_PREFER = 3,     /* the one node of numa_mem_nodes first, others when full */
+    IOG_NUMA_MEM_BIND = 4,       /* only the nodes of numa_mem_nodes */
+    IOG_NUMA_MEM_INTERLEAVE = 5, /* page by page over the nodes of numa_mem_nodes */
 };
 
 /* What ended a session abnormally (iog_session_fault). */
@@ -681,6 +693,16 @@ struct iog_job_spec {
     /* With IOG_JOB_RING_SQPOLL_CPU: the CPU of each ring's submission polling thread. */
     uint32_t sqpoll_cpu;
     uint32_t ring_reserved; /* must be 0 */
+    /* NUMA placement, through libnuma (refused, -EOPNOTSUPP, where it cannot be loaded or
+     * the kernel has no NUMA support; a node the machine lacks is -EINVAL). Bit n is node n.
+     * numa_cpu_nodes: the threads run on the CPUs of these nodes (fio's numa_cpu_nodes; not
+     * with cpus). numa_mem_mode (enum iog_numa_mem) and numa_mem_nodes: each thread's memory
+     * policy, also applied to its request buffers, whose pages move to conform (fio's
+     * numa_mem_policy); PREFER takes one node, BIND and INTERLEAVE one or more. */
+    uint64_t numa_cpu_nodes;
+    uint64_t numa_mem_nodes;
+    uint32_t numa_mem_mode;
+    uint32_t numa_reserved; /* must be 0 */
 };
 
 /* iog_job_spec.write_layout: what a job that only writes finds before its

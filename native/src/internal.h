@@ -93,6 +93,7 @@ struct iog_worker {
     struct verify_state *verify;
     void *bufmem;
     size_t buf_stride;          /* bytes between two slots' buffers in bufmem */
+    size_t buf_len;             /* bytes of bufmem, a mapping of its own */
     struct iog_io *ios;         /* iodepth request slots */
     struct iog_io **free_slots; /* stack of idle slots */
     struct iog_io **done;       /* completions of one reap */

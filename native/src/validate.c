@@ -12,6 +12,7 @@
 #include "abi.h"
 #include "engine.h"
 #include "internal.h"
+#include "numa.h"
 #include "verify.h"
 
 #define MAX_NUMJOBS       1024
@@ -456,6 +457,8 @@ static int validate_spec(const struct iog_job_spec *j, uint32_t i, char *err, si
     if ((rc = validate_cpus(j, i, err, errlen)) != 0)
         return rc;
     if ((rc = validate_ring(j, i, e, err, errlen)) != 0)
+        return rc;
+    if ((rc = numa_check(j, i, err, errlen)) != 0)
         return rc;
     if ((j->flags & (IOG_JOB_OSYNC | IOG_JOB_ODSYNC)) &&
         (!job_uses_dir(j, IOG_DIR_WRITE) || strcmp(e->name, "mmap") == 0))

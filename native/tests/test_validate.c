@@ -225,6 +225,27 @@ static int test_ring_flags(void)
     return T_PASS;
 }
 
+/* NUMA placement: the fields' own rules, and a node the machine lacks (63 here). */
+static int test_numa_fields(void)
+{
+    struct iog_job_spec base = base_spec();
+    REJECT(j.numa_reserved = 1, "numa_reserved");
+    REJECT(j.numa_mem_mode = IOG_NUMA_MEM_INTERLEAVE + 1, "numa_mem_mode 6 is unknown");
+    REJECT((j.numa_mem_mode = IOG_NUMA_MEM_PREFER, j.numa_mem_nodes = 3), "prefer takes one node");
+    REJECT(j.numa_mem_mode = IOG_NUMA_MEM_BIND, "bind and interleave one or more");
+    REJECT((j.numa_mem_mode = IOG_NUMA_MEM_LOCAL, j.numa_mem_nodes = 1), "the other modes none");
+    REJECT((j.numa_cpu_nodes = 1, j.cpus[0] = 1), "numa_cpu_nodes and cpus exclude each other");
+    char err[IOG_ERR_MAX] = "";
+    iog_session *s = NULL;
+    struct iog_job_spec j = base;
+    j.numa_cpu_nodes = 1ull << 63;
+    int rc = iog_session_create(&j, 1, &s, err, sizeof(err));
+    /* without libnuma or NUMA: refused as such; else node 63 is not on this machine */
+    CHECK(rc == -EOPNOTSUPP || (rc == -EINVAL && strstr(err, "NUMA node 63 is not on this")));
+    CHECK(s == NULL);
+    return T_PASS;
+}
+
 static int test_null_engine_needs_no_filename(void)
 {
     struct iog_job_spec j = t_spec("null", IOG_RW_READ, 4096, 4096);
@@ -245,5 +266,6 @@ int main(void)
     RUN(test_job_index_in_message, result);
     RUN(test_null_engine_needs_no_filename, result);
     RUN(test_ring_flags, result);
+    RUN(test_numa_fields, result);
     FINISH(result);
 }

@@ -139,6 +139,12 @@ class JobSpec:
     # io_uring's fast paths (IOG_JOB_RING_*, fio's io_uring options): registered buffers,
     # registered files (iogate's default; fio's is not to), a submission polling thread
     # (on CPU sqpoll_cpu, when given) and polled completions
+    # NUMA placement (iog_job_spec.numa_*, fio's numa_cpu_nodes and numa_mem_policy): the
+    # nodes whose CPUs the threads run on; the memory policy (none, default, local, prefer,
+    # bind, interleave) and its nodes
+    numa_cpu_nodes: tuple[int, ...] = ()
+    numa_mem_policy: str = "none"
+    numa_mem_nodes: tuple[int, ...] = ()
     fixedbufs: bool = False
     registerfiles: bool = True
     sqpoll: bool = False

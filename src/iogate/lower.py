@@ -14,7 +14,7 @@ from dataclasses import replace
 from fractions import Fraction
 
 from iogate.job import PPM, BsEntry, JobSpec, PrioEntry, Zone, ioprio_value
-from iogate.spec.fields import cpu_list
+from iogate.spec.fields import cpu_list, node_list, numa_mem_policy
 from iogate.spec.keys import PLAIN
 from iogate.spec.models import JobFields, PreconditionStep, Workload
 from iogate.spec.modes import MIXED, Direction, directions_of, field_directions_of
@@ -134,6 +134,8 @@ def _job(job: JobFields, filenames: Sequence[str], seed: int) -> JobSpec:
     refill = bool(job.refill_buffers) or compress is not None \
         or job.dedupe_percentage is not None
     files = list(filenames)
+    policy = numa_mem_policy(job.numa_mem_policy) if job.numa_mem_policy is not None else \
+        ("none", ())
     return JobSpec(
         engine=job.ioengine,
         rw=job.rw,
@@ -182,6 +184,9 @@ def _job(job: JobFields, filenames: Sequence[str], seed: int) -> JobSpec:
         file_service=job.file_service_type,
         cpus=cpu_list(job.cpus_allowed) if job.cpus_allowed is not None else (),
         cpus_split=job.cpus_allowed_policy == "split",
+        numa_cpu_nodes=node_list(job.numa_cpu_nodes) if job.numa_cpu_nodes is not None else (),
+        numa_mem_policy=policy[0],
+        numa_mem_nodes=policy[1],
         fixedbufs=job.fixedbufs,
         registerfiles=job.registerfiles,
         sqpoll=job.sqthread_poll,

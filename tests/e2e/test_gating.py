@@ -350,8 +350,12 @@ workloads:
     rate_iops: ${RATE:-20000}
     repeat: ${REPEAT:-5}
     expect:
-      read.iops: ">= 0.95 * baseline"
+      read.iops: ">= 0.5 * baseline"
 """
+# The builds compared run at a quarter of the baseline's rate or at the same: a floor of half
+# the baseline keeps the margin of either from the bound wide, so that a busy machine slowing
+# the same build by a few percent (real, and significant over the baseline's tight runs) does
+# not decide it.
 
 
 def test_adaptive_repeats_stop_at_the_fewest_on_a_clear_verdict(tmp_path: Path) -> None:
@@ -396,7 +400,7 @@ def test_a_check_that_cannot_reach_significance_is_said_before_any_io(tmp_path: 
                     env={"REPEAT": "1"})
     assert record.returncode == 0, record.stdout + record.stderr
     slow = iogate("run", "a.suite.yaml", "--baseline", "one.json", "--json", "r.json",
-                  cwd=tmp_path, env={"REPEAT": "2", "RATE": "10000"})
+                  cwd=tmp_path, env={"REPEAT": "2", "RATE": "5000"})
     assert slow.returncode == 1, slow.stdout + slow.stderr
     warning, _, _rest = slow.stderr.partition("a.suite.yaml::paced: failed")
     assert "a.suite.yaml:12: a.suite.yaml::paced: read.iops: the baseline holds 1 run" in warning

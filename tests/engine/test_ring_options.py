@@ -47,7 +47,9 @@ def rings_while_running(spec: JobSpec) -> list[str]:
         session.start()
         while not session.wait(0.05):
             if not seen:
-                seen = [r for r in _rings() if r not in before]
+                # the kernel writes a ring's details only when it can take the ring's lock
+                # at once: a read that has them
+                seen = [r for r in _rings() if r not in before and "UserFiles:" in r]
         result = session.collect()
     assert result.metric("errors") == 0
     verify = result.jobs[0].verify

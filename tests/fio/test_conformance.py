@@ -104,6 +104,10 @@ RUNS: dict[str, Run] = {
     "example_latency_steadystate.fio": Run(
         not_run="steady mean latency in rounds of 10s, a window of 30 (5m) after a 1m ramp, at "
                 "most its runtime=1h, which --set runtime does not shorten"),
+    "numa.fio": Run(("filename={dir}/numa.data", "numa_cpu_nodes=0",
+                     "numa_mem_policy=interleave:0"),
+                    "filename=/dev/sdb1, a device; its job2 places threads and memory on NUMA "
+                    "nodes 0-1, and node 0 is the one every machine has"),
     "tiobench-example.fio": Run(),
     "xnvme-compare.fio": Run((f"filename={DEVICE}",),
                              "allow_file_create=0 on the --filename its usage names; its "
@@ -128,7 +132,6 @@ REFUSED: dict[str, Refusal] = {
     "disk-zone-profile.fio": Refusal("zonemode", ZONED),
     "enospc-pressure.fio": Refusal("ignore_error", ERRORS),
     "latency-profile.fio": Refusal("latency_target", SEARCH),
-    "numa.fio": Refusal("numa_cpu_nodes", "NUMA placement (`numa_*`)"),
     "sprandom.fio": Refusal("unknown fio option 'sprandom'", NEWER),
     "xnvme-fdp.fio": Refusal("unknown fio option 'fdp'", NEWER),
     "xnvme-pi.fio": Refusal("unknown fio option 'md_per_io_size'", NEWER),

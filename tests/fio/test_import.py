@@ -391,7 +391,7 @@ BAD = {
                        (27, "puts each block's offset in the pattern"),
                        (29, "with a minimum that is not a power of two")],
     "bad-unsupported.fio": [(4, "iogate's random workloads draw every offset"),
-                            (6, "numa_cpu_nodes is not supported"),
+                            (6, "gtod_cpu is not supported"),
                             (15, "hipri_percentage is not supported: an option of fio's"),
                             (17, "steadystate needs ss_dur of at least two check intervals (2s)"),
                             (19, "a range of delays")],

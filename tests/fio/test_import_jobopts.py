@@ -238,6 +238,21 @@ def test_io_uring_fast_paths_are_kept(body, ring) -> None:
         == ring
 
 
+@pytest.mark.parametrize(("body", "numa"), [
+    ("numa_cpu_nodes=0\nnuma_mem_policy=bind:0\n", ((0,), "bind", (0,))),
+    ("numa_cpu_nodes=0-1\nnuma_mem_policy=interleave:0-1\n", ((0, 1), "interleave", (0, 1))),
+    ("numa_cpu_nodes=all\nnuma_mem_policy=local\n", ((), "local", ())),
+])
+def test_numa_placement_is_kept(body, numa) -> None:
+    spec, _ = one("rw=read\n" + body)
+    assert (spec.numa_cpu_nodes, spec.numa_mem_policy, spec.numa_mem_nodes) == numa
+
+
+def test_numa_placement_that_cannot_be_kept_says_why() -> None:
+    assert "prefer takes one node" in refused("rw=read\nnuma_mem_policy=prefer:0-1\n")
+    assert "'x' is not a node list" in refused("rw=read\nnuma_cpu_nodes=x\n")
+
+
 def test_nonvectored_is_said_to_change_nothing() -> None:
     _, text = one("rw=randread\nioengine=io_uring\nnonvectored=0\n")
     assert "always non-vectored" in text

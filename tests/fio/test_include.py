@@ -43,13 +43,13 @@ def test_an_include_in_global_applies_to_every_job(tmp_path: Path) -> None:
 
 
 def test_problems_name_the_included_file_and_its_line(tmp_path: Path) -> None:
-    inc = write(tmp_path / "inc.fio", "bs=4k\nnuma_cpu_nodes=0\n")
+    inc = write(tmp_path / "inc.fio", "bs=4k\ngtod_cpu=0\n")
     job = write(tmp_path / "main.fio", "[a]\nsize=1m\ninclude inc.fio\nrw=radnread\n")
     with pytest.raises(SuiteError) as err:
         import_jobfile(job)
     shown = [str(p) for p in err.value.problems]
     assert shown[0].startswith(f"{job}:4:1: [a] rw=radnread")
-    assert shown[1].startswith(f"{inc}:2:1: [a] numa_cpu_nodes=0")
+    assert shown[1].startswith(f"{inc}:2:1: [a] gtod_cpu=0")
 
 
 @pytest.mark.parametrize(("files", "message"), [

@@ -27,6 +27,7 @@ VERIFY_RECORDS = 16  # verification failures kept in detail per job
 CMDPRIO_MAX = 16  # command priority entries per direction (cmdprio)
 CPUS_MAX = 1024  # CPUs a job's cpus can name (0 .. 1023)
 CPU_WORDS = 16  # 64-bit words of a job's cpus: CPUS_MAX / 64
+NUMA_NODES_MAX = 64  # NUMA nodes a job can name (0 .. 63)
 ENGINE_NAME_MAX = 32  # bytes of an engine name, with its NUL
 ENGINE_SUMMARY_MAX = 128  # bytes of an engine summary, with its NUL
 DISK_COUNTERS = 17  # counters of a block device's stat line

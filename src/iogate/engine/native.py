@@ -155,6 +155,8 @@ FILE_SERVICE_FLAGS = {"roundrobin": 0, "random": JOB_FILES_RANDOM,
                       "sequential": JOB_FILES_SEQUENTIAL}
 # iog_job_spec.write_layout (IOG_WRITE_LAYOUT_*), in value order: JobSpec.write_layout
 WRITE_LAYOUTS = ("data", "allocate", "none", "truncate", "keep_size", "posix")
+# enum iog_numa_mem, in value order: JobSpec.numa_mem_policy
+NUMA_MEMS = ("none", "default", "local", "prefer", "bind", "interleave")
 
 
 class IogBsEntry(ctypes.Structure):
@@ -506,7 +508,8 @@ class LibraryError(IogateError):
 # Enums these bindings list as names in value order: the C name of each is the prefix and the
 # name in capitals (DIRECTIONS[3] is IOG_DIR_TRIM).
 _ENUM_NAMES = (("IOG_DIR_", "DIRECTIONS"), ("IOG_LAT_", "LAT_KINDS"), ("IOG_STATE_", "STATES"),
-               ("IOG_VERIFY_", "VERIFY_KINDS"), ("IOG_WRITE_LAYOUT_", "WRITE_LAYOUTS"))
+               ("IOG_VERIFY_", "VERIFY_KINDS"), ("IOG_WRITE_LAYOUT_", "WRITE_LAYOUTS"),
+               ("IOG_NUMA_MEM_", "NUMA_MEMS"))
 # Names of this module that stand for no constant of iogate.h, or are compared otherwise.
 _NOT_CONSTANTS = frozenset({"UINT64_MAX", "ABI_REVISION"})
 

@@ -126,7 +126,11 @@ def job_struct(spec: JobSpec) -> ctypes.Structure:
         exit_mask=spec.exit_mask,
         write_layout=_choice("write layout", spec.write_layout,
                              {n: i for i, n in enumerate(native.WRITE_LAYOUTS)}),
-        sqpoll_cpu=spec.sqpoll_cpu or 0)
+        sqpoll_cpu=spec.sqpoll_cpu or 0,
+        numa_cpu_nodes=_node_mask(spec.numa_cpu_nodes),
+        numa_mem_mode=_choice("NUMA memory policy", spec.numa_mem_policy,
+                              {n: i for i, n in enumerate(native.NUMA_MEMS)}),
+        numa_mem_nodes=_node_mask(spec.numa_mem_nodes))
     for cpu in spec.cpus:
         if not 0 <= cpu < limits.CPUS_MAX:
             raise EngineError(errno.EINVAL, f"CPU {cpu}: the CPUs are 0 to "
@@ -214,6 +218,17 @@ def _choice(what: str, value: str, table: dict[str, int]) -> int:
         raise EngineError(errno.EINVAL, f"unknown {what} '{value}'; expected one of "
                                         f"{', '.join(table)}")
     return table[value]
+
+
+def _node_mask(nodes: tuple[int, ...]) -> int:
+    """NUMA nodes as iog_job_spec's bit mask (bit n: node n)."""
+    mask = 0
+    for node in nodes:
+        if not 0 <= node < limits.NUMA_NODES_MAX:
+            raise EngineError(errno.EINVAL, f"NUMA node {node}: the nodes are 0 to "
+                                            f"{limits.NUMA_NODES_MAX - 1}")
+        mask |= 1 << node
+    return mask
 
 
 def _in_range(limit: int, **values: int) -> None:

@@ -18,7 +18,7 @@ from iogate.fio.jobfile import (
     has_reference,
     suite_text,
 )
-from iogate.spec.fields import cpu_list
+from iogate.spec.fields import cpu_list, node_list, numa_mem_policy
 from iogate.units import format_size_exact
 
 
@@ -239,6 +239,29 @@ class IoOptions(JobState):
             self.put("cpus_allowed_policy", "split", policy,
                      "each thread on one CPU in turn; fio counts the threads over the whole "
                      "file, iogate each workload's from its first CPU")
+
+    def _numa(self) -> None:
+        """numa_cpu_nodes and numa_mem_policy: the suite keys of the same names."""
+        src = self.get_literal("numa_cpu_nodes")
+        if src is not None and (text := self.value(src)) is not None:
+            if text.strip() == "all":
+                self.note(src, "every node's CPUs: fio places the threads nowhere in "
+                          "particular, nor does iogate")
+            else:
+                try:
+                    node_list(text)
+                except ValueError as exc:
+                    self.refuse(src, f"numa_cpu_nodes: {exc}")
+                else:
+                    self.put("numa_cpu_nodes", text, src)
+        src = self.get_literal("numa_mem_policy")
+        if src is not None and (text := self.value(src)) is not None:
+            try:
+                numa_mem_policy(text)
+            except ValueError as exc:
+                self.refuse(src, f"numa_mem_policy: {exc}")
+            else:
+                self.put("numa_mem_policy", text, src)
 
     def _ring(self) -> None:
         """io_uring's fast paths: fixedbufs, registerfiles, sqthread_poll, sqthread_poll_cpu

@@ -81,6 +81,8 @@ VALUE_FORMS: Mapping[str, str] = {
     "time_based": _FLAG, "runtime": _TIME, "ramp_time": _TIME, "norandommap": _FLAG,
     "file_service_type": "roundrobin|random|sequential",
     "cpus_allowed": r"[0-9]+(,[0-9]+)*", "cpus_allowed_policy": "shared|split",
+    "numa_cpu_nodes": r"[0-9]+(,[0-9]+)*",
+    "numa_mem_policy": r"(default|local|prefer:[0-9]+|(bind|interleave):[0-9]+(,[0-9]+)*)",
     "fixedbufs": _FLAG, "registerfiles": _FLAG, "sqthread_poll": _FLAG,
     "sqthread_poll_cpu": _INT, "hipri": _FLAG,
     "random_distribution": r"(zipf|pareto):[0-9]+(\.[0-9]+)?|zoned:" + _SPLIT,
@@ -210,6 +212,11 @@ def job_options(spec: JobSpec) -> list[tuple[str, str]]:
         out.append(("cpus_allowed", ",".join(str(c) for c in spec.cpus)))
         if spec.cpus_split:
             out.append(("cpus_allowed_policy", "split"))
+    if spec.numa_cpu_nodes:
+        out.append(("numa_cpu_nodes", ",".join(str(n) for n in spec.numa_cpu_nodes)))
+    if spec.numa_mem_policy != "none":
+        out.append(("numa_mem_policy", spec.numa_mem_policy + (
+            ":" + ",".join(str(n) for n in spec.numa_mem_nodes) if spec.numa_mem_nodes else "")))
     out += _ring(spec)
     if spec.rw in RANDOM_MODES:
         if not spec.random_map:

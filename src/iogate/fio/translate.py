@@ -98,6 +98,7 @@ class _Job(ModeOptions, FileOptions, RegionOptions, PacingOptions, IoOptions,
         self._flow()
         self._priorities()
         self._placement()
+        self._numa()
         self._ring()
         self.bool_key("invalidate")
         self._write_layout()

@@ -191,8 +191,8 @@ _NO_TRIM = "it trims the blocks a verifying job wrote; iogate trims only in the 
            "modes (trim, randtrim, trimwrite, randtrimwrite), which do not verify"
 _USE_EXPECT = "state the bound as an expectation instead, e.g. read.iops: \">= 1000\" or " \
               "read.clat.p99: \"<= 2ms\""
-_NO_PIN = "iogate places its threads by cpus_allowed only: no NUMA policy, no locked or " \
-          "huge-page memory"
+_NO_PIN = "iogate places its threads by cpus_allowed or numa_cpu_nodes and their memory by " \
+          "numa_mem_policy: no locked or huge-page memory, no CPU for the clock"
 _NO_ZONES = "iogate does not run zoned block devices in zone mode"
 VERIFY_WAY = "iogate checks every written block with verify: md5, sha1, sha256, sha512, " \
              "crc64, crc32c, crc32, xxhash or meta, after the run or every verify_backlog " \
@@ -238,7 +238,7 @@ HINTS: dict[str, str] = {
     "max_latency": _USE_EXPECT,
     "continue_on_error": "an I/O error ends an iogate case as an error",
     "ignore_error": "an I/O error ends an iogate case as an error",
-    **dict.fromkeys(("numa_cpu_nodes", "numa_mem_policy", "gtod_cpu", "lockmem",
+    **dict.fromkeys(("gtod_cpu", "lockmem",
                      "hugepage-size", "mem"),
                     _NO_PIN),
     **dict.fromkeys(("zonemode", "zonesize", "zonecapacity", "zonerange", "zoneskip",

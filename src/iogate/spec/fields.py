@@ -37,7 +37,7 @@ from iogate import expr
 from iogate.engine import catalog
 
 # The limits of the engine's job spec (iogate.h), defined once in iogate.engine.limits.
-from iogate.engine.limits import CPUS_MAX, FILES_MAX, PATH_MAX
+from iogate.engine.limits import CPUS_MAX, FILES_MAX, NUMA_NODES_MAX, PATH_MAX
 from iogate.errors import spoken
 from iogate.expr import shown
 from iogate.metrics import LATENCIES, parse_metric
@@ -321,35 +321,76 @@ OutputPath = Annotated[str, AfterValidator(_check_output_path)]
 _CPU_RANGE = re.compile(r"\s*([0-9]+)\s*(?:-\s*([0-9]+)\s*)?")
 
 
-def cpu_list(text: str) -> tuple[int, ...]:
+def cpu_list(text: str, what: str = "CPU", limit: int = CPUS_MAX) -> tuple[int, ...]:
     """A CPU list as fio and Linux write it (``0-3,8``, ``5``) as its CPUs, sorted; raise
-    ValueError saying what is wrong."""
+    ValueError saying what is wrong. NUMA node lists are written alike (``what`` "node",
+    ``limit`` NUMA_NODES_MAX)."""
     cpus: set[int] = set()
     for part in text.split(","):
         m = _CPU_RANGE.fullmatch(part)
         if m is None:
-            raise ValueError(f"'{expr.shown(text)}' is not a CPU list: write CPU numbers and "
-                             "ranges, e.g. '0-3,8'")
+            raise ValueError(f"'{expr.shown(text)}' is not a {what} list: write {what} numbers "
+                             "and ranges, e.g. '0-3,8'")
         lo, hi = int(m.group(1)), int(m.group(2) or m.group(1))
-        if lo > hi or hi >= CPUS_MAX:
-            raise ValueError(f"'{part.strip()}': CPUs are 0 to {CPUS_MAX - 1}, a range low to "
+        if lo > hi or hi >= limit:
+            raise ValueError(f"'{part.strip()}': {what}s are 0 to {limit - 1}, a range low to "
                              "high")
         cpus.update(range(lo, hi + 1))
     return tuple(sorted(cpus))
 
 
-def _cpus(value: Any) -> str:
-    if type(value) is int:
-        value = str(value)
+def node_list(text: str) -> tuple[int, ...]:
+    """A list of NUMA nodes (``0-1``, ``2``), sorted; raise ValueError saying what is wrong."""
+    return cpu_list(text, "node", NUMA_NODES_MAX)
+
+
+def _listed(parse: Callable[[str], tuple[int, ...]], example: str) -> Callable[[Any], str]:
+    def check(value: Any) -> str:
+        if type(value) is int:
+            value = str(value)
+        if not isinstance(value, str):
+            raise ValueError(f"a list such as '{example}', or one number")
+        parse(value)
+        return value
+    return check
+
+
+CpuList = Annotated[str, BeforeValidator(_listed(cpu_list, "0-3,8")), WithJsonSchema({
+    "type": ["string", "integer"], "description": "CPU numbers and ranges, e.g. '0-3,8'"})]
+CpuNumber = Annotated[Integer, Field(ge=0, lt=CPUS_MAX)]
+NodeList = Annotated[str, BeforeValidator(_listed(node_list, "0-1")), WithJsonSchema({
+    "type": ["string", "integer"], "description": "NUMA node numbers and ranges, e.g. '0-1'"})]
+
+NUMA_MEM_MODES = ("default", "local", "prefer", "bind", "interleave")
+
+
+def numa_mem_policy(text: str) -> tuple[str, tuple[int, ...]]:
+    """fio's numa_mem_policy (``bind:0-1``, ``prefer:1``, ``local``) as (mode, nodes); raise
+    ValueError saying what is wrong."""
+    mode, sep, nodes = text.partition(":")
+    mode = mode.strip()
+    if mode not in NUMA_MEM_MODES:
+        raise ValueError(f"'{expr.shown(text)}': the policy is {spoken(NUMA_MEM_MODES, 'or')}")
+    listed = node_list(nodes) if sep else ()
+    if mode in ("default", "local") and listed:
+        raise ValueError(f"'{expr.shown(text)}': {mode} takes no nodes")
+    if mode == "prefer" and len(listed) != 1:
+        raise ValueError(f"'{expr.shown(text)}': prefer takes one node, e.g. 'prefer:1'")
+    if mode in ("bind", "interleave") and not listed:
+        raise ValueError(f"'{expr.shown(text)}': {mode} takes nodes, e.g. '{mode}:0-1'")
+    return mode, listed
+
+
+def _policy(value: Any) -> str:
     if not isinstance(value, str):
-        raise ValueError("a CPU list such as '0-3,8', or one CPU number")
-    cpu_list(value)
+        raise ValueError("a policy such as 'bind:0', 'interleave:0-1', 'prefer:1' or 'local'")
+    numa_mem_policy(value)
     return value
 
 
-CpuList = Annotated[str, BeforeValidator(_cpus), WithJsonSchema({
-    "type": ["string", "integer"], "description": "CPU numbers and ranges, e.g. '0-3,8'"})]
-CpuNumber = Annotated[Integer, Field(ge=0, lt=CPUS_MAX)]
+NumaMemPolicy = Annotated[str, BeforeValidator(_policy), WithJsonSchema({
+    "type": "string", "description": "default, local, prefer:NODE, bind:NODES or "
+                                     "interleave:NODES"})]
 
 
 # -- engines ------------------------------------------------------------------------------

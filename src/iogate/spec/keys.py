@@ -35,6 +35,8 @@ from iogate.spec.fields import (
     FileNames,
     Integer,
     IoEngine,
+    NodeList,
+    NumaMemPolicy,
     Percent,
     PositiveDuration,
     PositiveSize,
@@ -94,6 +96,13 @@ class JobKeys(BaseModel):
     cpus_allowed_policy: Literal["shared", "split"] = Field(default="shared", description=(
         "with cpus_allowed: shared, every thread on all of them; split, each thread on one of "
         "them, in turn (fio's cpus_allowed_policy)"))
+    numa_cpu_nodes: NodeList | None = Field(default=None, description=(
+        "the NUMA nodes whose CPUs the workload's threads run on, listed like CPUs ('0-1'; "
+        "fio's numa_cpu_nodes); not with cpus_allowed. Needs libnuma"))
+    numa_mem_policy: NumaMemPolicy | None = Field(default=None, description=(
+        "where the threads' memory and request buffers live (fio's numa_mem_policy): "
+        "default, local (the node of the CPU), prefer:NODE, bind:NODES or interleave:NODES; "
+        "omitted: as the system places it. Needs libnuma"))
     fixedbufs: bool = Field(default=False, description=(
         "io_uring: register the request buffers with the ring once and issue READ_FIXED / "
         "WRITE_FIXED, so no request maps its pages (fio's fixedbufs)"))

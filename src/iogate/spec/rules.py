@@ -144,6 +144,9 @@ def workload_rules(w: JobKeys) -> Iterator[tuple[tuple[str, ...], str]]:
     yield from _batch_rules(w, engine)
     yield from _prio_rules(w, engine)
     yield from _ring_rules(w, engine)
+    if w.numa_cpu_nodes is not None and w.cpus_allowed is not None:
+        yield ("numa_cpu_nodes", "cpus_allowed"), (
+            "numa_cpu_nodes and cpus_allowed both place the threads: keep one")
     if w.direct and not engine.direct:
         yield ("direct", "ioengine"), (
             f"{engine.name} cannot bypass the page cache: direct does not apply to it; remove "
