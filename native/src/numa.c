@@ -136,7 +136,7 @@ int numa_node_cpus(const struct iog_job_spec *j, cpu_set_t *set)
         if (!(j->numa_cpu_nodes >> n & 1))
             continue;
         if (lib.node_to_cpus(n, cpus) < 0) {
-            rc = -errno ? -errno : -EINVAL;
+            rc = errno ? -errno : -EINVAL;
             break;
         }
         for (unsigned c = 0; c < cpus->size && c < CPU_SETSIZE; c++)

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import errno
 import glob
-import os
 import re
 import threading
 import time
@@ -15,6 +14,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from tests.engine.test_cpus import _affinities
 
 from iogate.engine.session import Session, run
 from iogate.errors import EngineError
@@ -35,18 +35,6 @@ def node_cpus(node: int) -> tuple[int, ...]:
     return cpu_list((NODES / f"node{node}" / "cpulist").read_text().strip())
 
 
-def _threads() -> dict[str, str]:
-    out = {}
-    for task in glob.glob("/proc/self/task/*"):
-        try:
-            status = Path(task, "status").read_text()
-        except OSError:
-            continue
-        line = next(x for x in status.splitlines() if x.startswith("Cpus_allowed_list"))
-        out[os.path.basename(task)] = line.split()[1]
-    return out
-
-
 def _policies() -> Counter[str]:
     """How many of this process's mappings have each memory policy (numa_maps's second
     field)."""
@@ -57,14 +45,14 @@ def _policies() -> Counter[str]:
 def while_running(spec: JobSpec) -> tuple[list[str], Counter[str]]:
     """The affinities of the threads that appear during the run and the most mappings seen
     with each memory policy then, both read while it runs."""
-    before = set(_threads())
+    before = set(_affinities())
     seen: dict[str, str] = {}
     policies: Counter[str] = Counter()
     done = threading.Event()
 
     def watch() -> None:
         while not done.is_set():
-            seen.update({t: a for t, a in _threads().items() if t not in before})
+            seen.update({t: a for t, a in _affinities().items() if t not in before})
             for name, n in _policies().items():  # the most of each seen
                 policies[name] = max(policies[name], n)
             time.sleep(0.02)

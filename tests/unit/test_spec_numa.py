@@ -3,28 +3,13 @@ rule between them and cpus_allowed, and what they lower to."""
 
 from __future__ import annotations
 
-import textwrap
-from pathlib import Path
-
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from tests.unit.test_spec_ring import load, spec_of
 
 from iogate.errors import SuiteError
-from iogate.lower import lower
-from iogate.spec import load_suite
 from iogate.spec.fields import numa_mem_policy
-
-
-def load(tmp_path: Path, body: str):
-    f = tmp_path / "s.suite.yaml"
-    f.write_text("suite: s\nworkloads:\n  - name: w\n    size: 1MiB\n"
-                 + textwrap.indent(textwrap.dedent(body), "    "))
-    return load_suite(f, env={})
-
-
-def spec_of(tmp_path: Path, body: str):
-    return lower(load(tmp_path, body).cases[0].workload, filenames=["/var/tmp/x"], seed=1)
 
 
 @pytest.mark.parametrize(("body", "cpu_nodes", "policy", "mem_nodes"), [
