@@ -6,8 +6,10 @@ an output is added here, once.
    (:func:`iogate.settings.settings`), every output checked and claimed before anything
    else, the plugins configured.
 2. :meth:`SuiteRun.admit`: the cases, before any I/O: one id per case, no output over a
-   file they use, what the engine refuses (:mod:`iogate.admit`), the baseline and the
-   history they refer to. A :class:`Refused` says every reason; the answer is the warnings.
+   file they use, no block device written without the command line's permission
+   (:func:`iogate.targets.unpermitted`), what the engine refuses (:mod:`iogate.admit`), the
+   baseline and the history they refer to. A :class:`Refused` says every reason; the
+   answer is the warnings.
 3. :meth:`SuiteRun.run`: the cases of one unit (those that run together), with the run's
    gate, safety policy, engine and facts.
 4. :meth:`SuiteRun.document` and :meth:`SuiteRun.write`: the results document (the
@@ -93,6 +95,7 @@ class SuiteRun:
             refused.append(f"iogate: {exc}")
         if refused:
             raise Refused(refused)
+        refused += [f"iogate: {p}" for p in self._unpermitted(cases)]
         if self.backend == DEFAULT_BACKEND:
             from iogate import admit
 
@@ -113,6 +116,15 @@ class SuiteRun:
             raise Refused(refused)
         self.gate = gate
         return power_warnings(cases, gate)
+
+    def _unpermitted(self, cases: Sequence[Case]) -> list[str]:
+        """The cases that would write a block device the command line does not permit:
+        listed at once, before the first case runs (:func:`iogate.targets.unpermitted`)."""
+        from iogate.plan import targets_of
+        from iogate.targets import unpermitted
+
+        with targets_of(cases, self.settings.filename) as targets:
+            return unpermitted(cases, targets, self.settings.safety, self.prefix)
 
     def run(self, unit: Sequence[Case], **shown: Any) -> list[CaseResult]:
         """Run the cases of one unit (they run together): their results. ``shown`` are how

@@ -207,6 +207,34 @@ def _region_end(case: Case, nfiles: int) -> int:
     return w.offset + w.size // max(1, nfiles)
 
 
+def unpermitted(cases: Sequence[Case], targets: Sequence[Sequence[str]], policy: Policy,
+                prefix: str = "--") -> list[str]:
+    """Before anything runs: every case that would write a block device the command line
+    does not let it write (no ``--allow-destructive``, or the device not among those it
+    names), one line each, the option spelt with ``prefix``. Whether a permitted device is
+    blank and unused is checked when its case starts (:func:`guard`), on the device it holds."""
+    lines = []
+    for case, files in zip(cases, targets, strict=True):
+        if not _writes(case):
+            continue
+        for path in files:
+            rdev = _rdev(path) if "\0" not in path else None
+            if rdev is None:
+                continue
+            where = f"{case.path.name}::{case.id}: {path}"
+            if not policy.allow_destructive:
+                lines.append(f"{where} ({case.workload.rw}): a block device")
+            elif policy.devices and all(_rdev(name) != rdev for name in policy.devices):
+                lines.append(f"{where} ({case.workload.rw}): not among the devices named "
+                             f"with {prefix}allow-destructive= ({', '.join(policy.devices)})")
+    if not lines:
+        return []
+    return [f"nothing ran: these cases would write a block device, which needs "
+            f"{prefix}allow-destructive\n  on the command line (a suite alone cannot wipe a "
+            f"disk; {prefix}allow-destructive=DEVICE allows\n  only the devices it names):\n  "
+            + "\n  ".join(lines)]
+
+
 @contextlib.contextmanager
 def guard(cases: Sequence[Case], targets: Sequence[Sequence[str]], policy: Policy,
           on_wait: Callable[[str], None] | None = None) -> Iterator[Guard]:

@@ -191,8 +191,11 @@ def test_a_block_device_needs_allow_destructive(disk_dir: Path) -> None:
     with loop_device(disk_dir / "disk.img") as dev:
         before = digest(dev)
         proc, doc = run_suite(disk_dir, workload(dev))
-        assert proc.returncode == 3
-        assert "--allow-destructive" in doc["cases"][0]["error"]
+        assert proc.returncode == 2, proc.stdout + proc.stderr  # a usage error, nothing ran
+        assert "nothing ran: these cases would write a block device, which needs " \
+            "--allow-destructive\n" in proc.stderr
+        assert f"t.suite.yaml::w: {dev} (write): a block device" in proc.stderr
+        assert doc == {}
         assert digest(dev) == before
         # reading it is fine without the flag
         read, _ = run_suite(disk_dir, workload(dev, "randread"))
@@ -202,6 +205,54 @@ def test_a_block_device_needs_allow_destructive(disk_dir: Path) -> None:
         ok, _ = run_suite(disk_dir, workload(dev), "--allow-destructive")
         assert ok.returncode == 0, ok.stdout + ok.stderr
         assert digest(dev) != before
+
+
+@needs_loop
+def test_every_unpermitted_write_is_refused_before_any_case_runs(disk_dir: Path) -> None:
+    # Reads first, then writes, as a suite is often written: no read case runs (minutes on a
+    # real device) before the writes are refused, and every write case is named at once.
+    body = "".join(
+        f"  - name: {name}\n    ioengine: psync\n    rw: {rw}\n    size: 1MiB\n"
+        f"    filename: {{dev}}\n" for name, rw in (("seqread", "read"),
+                                                  ("randwrite", "randwrite"),
+                                                  ("seqwrite", "write"),
+                                                  ("trim", "trim")))
+    with loop_device(disk_dir / "a.img") as dev, loop_device(disk_dir / "b.img") as other:
+        before = digest(dev)
+        proc, doc = run_suite(disk_dir, body.format(dev=dev))
+        assert proc.returncode == 2, proc.stdout + proc.stderr
+        for name, rw in (("randwrite", "randwrite"), ("seqwrite", "write"), ("trim", "trim")):
+            assert f"t.suite.yaml::{name}: {dev} ({rw}): a block device" in proc.stderr
+        assert "seqread" not in proc.stderr  # reading needs no permission
+        assert ": passed" not in proc.stderr  # no case ran
+        assert doc == {}
+        # a device not among those named is listed the same way, and the flag alone beside
+        # the name does not widen it
+        for flags in ([f"--allow-destructive={other}"],
+                      ["--allow-destructive", f"--allow-destructive={other}"]):
+            proc, doc = run_suite(disk_dir, body.format(dev=dev), *flags)
+            assert proc.returncode == 2, proc.stdout + proc.stderr
+            assert f"t.suite.yaml::seqwrite: {dev} (write): not among the devices named " \
+                f"with --allow-destructive= ({other})" in proc.stderr
+            assert doc == {}
+        assert digest(dev) == before
+        # named, it runs: all four cases
+        proc, doc = run_suite(disk_dir, body.format(dev=dev), f"--allow-destructive={dev}")
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert [c["outcome"] for c in doc["cases"]] == ["passed"] * 4
+
+
+@needs_loop
+def test_pytest_refuses_an_unpermitted_device_write_as_a_usage_error(
+        disk_dir: Path, pytester: pytest.Pytester) -> None:
+    with loop_device(disk_dir / "a.img") as dev:
+        before = digest(dev)
+        pytester.makefile(".suite.yaml", t="suite: t\nworkloads:\n" + workload(dev))
+        result = pytester.runpytest("-p", "no:cacheprovider")
+        assert result.ret == pytest.ExitCode.USAGE_ERROR
+        result.stderr.fnmatch_lines(["*which needs --iogate-allow-destructive",
+                                     f"*t.suite.yaml::w: {dev} (write): a block device*"])
+        assert digest(dev) == before
 
 
 @needs_loop
