@@ -5,7 +5,10 @@ errors with one ``file:line:col: path: message`` line per problem; a failing exp
 its own item with a table of metric, expectation, observed value and verdict, the suite lines
 that asked for it and the workload as run. Measured metrics are attached as
 ``user_properties`` so JUnit XML carries them, each named with its base unit where the name
-does not say it (``read.clat.p99_ns``, ``read.bw_bytes_per_s``, ``read.iops``).
+does not say it (``read.clat.p99_ns``, ``read.bw_bytes_per_s``, ``read.iops``), after the
+suite's name, the target and the environment facts a CI server groups runs by (``firmware``,
+``device_model``, ``host``, ``kernel``). In JUnit XML a case's class is its suite's name (not
+its file's, which a CI server would split at ``.yaml``) and its name is the case's id.
 
 Under pytest-xdist the workers run the items and the controller reports: each case's result
 travels to the controller with its item's test report, and only the controller journals the
@@ -51,6 +54,10 @@ STARTED_KEY = pytest.StashKey[float]()
 CASE_RESULT_KEY = pytest.StashKey[Any]()
 # The attribute of a test report that carries its case's result (iogate.runner.CaseResult).
 REPORT_RESULT = "iogate_result"
+# The facts of the machine a session runs on (iogate.environment.capture), read once.
+FACTS_KEY = pytest.StashKey[dict[str, object]]()
+# The user property that names an item's suite: from it, its JUnit class.
+SUITE_PROPERTY = "suite"
 
 
 def _journal(config: pytest.Config) -> Any:
@@ -173,6 +180,9 @@ class WorkloadItem(pytest.Item):
     def __init__(self, *, case: Any, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.case = case
+        # on every report of the item, so that its JUnit class is its suite's name whatever
+        # phase ends it (_JunitClasses)
+        self.user_properties.append((SUITE_PROPERTY, case.suite_name))
 
     def runtest(self) -> None:
         from iogate.baseline import BaselineMatchError
@@ -198,6 +208,7 @@ class WorkloadItem(pytest.Item):
             self.stash[CASE_RESULT_KEY] = result  # reported to the controller (makereport)
         else:
             _record(self.config, result)
+        self.user_properties += _facts(self.config, result)
         for path, value in sorted(result.metrics.items()):
             self.user_properties.append((unit_name(path), value))
         self.user_properties.append(("outcome", result.outcome))
@@ -225,6 +236,22 @@ class WorkloadItem(pytest.Item):
 
     def reportinfo(self) -> tuple[Path, int, str]:
         return self.path, self.case.line - 1, f"{self.case.suite_name}::{self.case.id}"
+
+
+def _facts(config: pytest.Config, result: Any) -> list[tuple[str, object]]:
+    """The case's target and the facts a CI server groups runs by: the target's model and
+    firmware when it has them (else those the run was given), the host and kernel."""
+    from iogate.environment import GIVEN_KEYS, capture
+
+    machine = config.stash.get(FACTS_KEY, None)
+    if machine is None:
+        machine = config.stash[FACTS_KEY] = capture(given=config.stash[RUN_KEY].settings.facts)
+    facts = [("target", result.target)] if result.target else []
+    for key in GIVEN_KEYS:
+        value = result.environment.get(f"target.{key}", machine.get(key))
+        if value is not None:
+            facts.append((key, value))
+    return facts
 
 
 class _LiveProgress:
@@ -296,6 +323,29 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     config = session.config
     if not _is_worker(config) and config.pluginmanager.hasplugin("dsession"):
         config.pluginmanager.register(_XdistController(config), "iogate-xdist-controller")
+    from _pytest.junitxml import xml_key  # what pytest's record_xml_attribute fixture uses
+
+    xml = config.stash.get(xml_key, None)
+    if xml is not None:  # --junitxml, in the process that writes it
+        config.pluginmanager.register(_JunitClasses(xml), "iogate-junit-classes")
+
+
+class _JunitClasses:
+    """With ``--junitxml``: a case's ``classname`` is its suite's name (with pytest's
+    ``--junit-prefix`` before it), set before pytest's own reporter writes the element, for
+    every phase's report (an xdist worker's too: the suite travels as a user property)."""
+
+    def __init__(self, xml: Any) -> None:
+        self.xml = xml
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        suite = next((str(v) for k, v in report.user_properties if k == SUITE_PROPERTY), None)
+        # only the items of suites: their location's domain is "suite::case"
+        if suite is None or not report.location[2].startswith(f"{suite}::"):
+            return
+        name = f"{self.xml.prefix}.{suite}" if self.xml.prefix else suite
+        self.xml.node_reporter(report).add_attribute("classname", name)
 
 
 class _XdistController:

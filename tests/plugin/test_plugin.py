@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import platform
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import pytest
 from tests.e2e.test_history_cli import PACED
@@ -98,6 +100,40 @@ def test_metrics_reach_junit_xml_as_properties(pytester: pytest.Pytester) -> Non
         float(props["read.iops"]) * 4096, rel=1e-6)
     assert "read.rate_pct_pct" not in props
     assert props["outcome"] == "passed"
+
+
+def junit_cases(path: Path) -> dict[str, tuple[str, dict[str, str | None]]]:
+    """Each testcase element of a JUnit file by its name: its classname and properties."""
+    return {c.get("name", ""): (c.get("classname", ""),
+                                {p.get("name", ""): p.get("value")
+                                 for p in c.iter("property")})
+            for c in ET.parse(path).iter("testcase")}
+
+
+def test_junit_classes_cases_by_suite_and_carries_the_facts(pytester: pytest.Pytester) -> None:
+    # A suite file's name has dots of its own (demo.suite.yaml): a CI server splits a class
+    # at the last one, so the class is the suite's name, and a plain test beside keeps its own.
+    write_suite(pytester, NULL_SUITE)
+    pytester.makepyfile(test_plain="def test_plain():\n    pass\n")
+    result = pytester.runpytest("-p", "no:cacheprovider", "--junitxml=out.xml",
+                                "--iogate-fact", "firmware=FW-2.1",
+                                "--iogate-fact", "device_model=LabDrive 9")
+    result.assert_outcomes(passed=2, failed=1)
+    cases = junit_cases(pytester.path / "out.xml")
+    assert {name: c[0] for name, c in cases.items()} == {
+        "fast": "demo", "impossible": "demo", "test_plain": "test_plain"}
+    for name in ("fast", "impossible"):  # a failed case as well
+        props = cases[name][1]
+        assert props["suite"] == "demo"
+        assert props["firmware"] == "FW-2.1"
+        assert props["device_model"] == "LabDrive 9"
+        assert props["host"] == platform.node()
+        assert props["kernel"] == platform.release()
+    assert "suite" not in cases["test_plain"][1]
+    # pytest's prefix goes before the suite's name, as before a module's
+    pytester.runpytest("-p", "no:cacheprovider", "--junitxml=prefixed.xml",
+                       "--junit-prefix=lab1", "-k", "fast")
+    assert junit_cases(pytester.path / "prefixed.xml")["fast"][0] == "lab1.demo"
 
 
 def test_json_results_document(pytester: pytest.Pytester) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
@@ -140,6 +141,12 @@ def test_two_workers_give_the_results_of_one_process(mixed: pytest.Pytester) -> 
     summary = out.split("iogate results", 1)[1]
     for case_id in expected:
         assert case_id in summary
+    # JUnit, written by the controller from the workers' reports: classed by the suite
+    junit, _ = _run(mixed, "-n", "2", "--junitxml=out.xml")
+    junit.assert_outcomes(passed=5, failed=1)
+    classes = {c.get("name"): c.get("classname")
+               for c in ET.parse(mixed.path / "out.xml").iter("testcase")}
+    assert classes == dict.fromkeys(CASES, "mixed")
     # the members of the group ran on one worker
     workers = _workers(result)
     assert set(workers) == set(CASES), out
