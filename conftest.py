@@ -46,6 +46,14 @@ def pytest_configure(config: pytest.Config) -> None:
     config.add_cleanup(lambda: shutil.rmtree(state, ignore_errors=True))
 
 
+@pytest.fixture(autouse=True)
+def _laid_out_as_a_log(monkeypatch: pytest.MonkeyPatch) -> None:
+    """iogate lays its output out for COLUMNS where it is set, else for a CI log's 120
+    columns: every test sees the latter unless it sets COLUMNS itself (pytest-xdist's
+    workers inherit COLUMNS=80, which a run alone does not)."""
+    monkeypatch.delenv("COLUMNS", raising=False)
+
+
 @pytest.fixture
 def disk_dir() -> Iterator[Path]:
     """A temporary directory on a disk-backed filesystem, so O_DIRECT works (unlike tmpfs)."""

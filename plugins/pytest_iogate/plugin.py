@@ -230,12 +230,23 @@ class WorkloadItem(pytest.Item):
             from iogate.report import failure_report
 
             # pytest names the item in its summary line: the report's first line names
-            # the failed checks instead of repeating the id.
-            return failure_report(excinfo.value.result, named=False)
+            # the failed checks instead of repeating the id, and fits after
+            # "FAILED node - ".
+            return failure_report(excinfo.value.result, named=False,
+                                  columns=_columns(self.config),
+                                  taken=len(f"FAILED {self.nodeid} - "))
         return super().repr_failure(excinfo, style=style)
 
     def reportinfo(self) -> tuple[Path, int, str]:
         return self.path, self.case.line - 1, f"{self.case.suite_name}::{self.case.id}"
+
+
+def _columns(config: pytest.Config) -> int:
+    """The width of the session's output (:func:`iogate.text.width` of its terminal: 120
+    columns in a CI log)."""
+    from iogate.text import width
+
+    return width(config.stash.get(TERMINAL_KEY, None))
 
 
 def _facts(config: pytest.Config, result: Any) -> list[tuple[str, object]]:
@@ -442,11 +453,12 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         return
     from iogate.report import summary_table
 
+    columns = _columns(config)
     terminalreporter.write_sep("=", "iogate results")
-    terminalreporter.write_line(summary_table(results))
+    terminalreporter.write_line(summary_table(results, columns))
     from iogate.report import hosts_tables, sweep_tables
 
-    for extra in (sweep_tables(results), hosts_tables(results)):
+    for extra in (sweep_tables(results, columns), hosts_tables(results, columns)):
         if extra:
             terminalreporter.write_line("")
             terminalreporter.write_line(extra)

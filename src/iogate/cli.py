@@ -10,7 +10,7 @@ from __future__ import annotations
 # and everything imported before it runs is a moment in which it could not.
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, NoReturn, TextIO
 
 from iogate import ids, interrupts
 
@@ -382,14 +382,53 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
 def cmd_metrics(args: argparse.Namespace) -> int:
     from iogate.metrics import UNITS, families, pattern
+    from iogate.text import table, width
 
-    rows = [(pattern(f), UNITS[f.kind], f.about,
-             f"{f.plugin} plugin" if f.plugin else f.fio or "not measured")
+    rows = [(pattern(f), UNITS[f.kind],
+             f"{f.about} ({f'{f.plugin} plugin' if f.plugin else f.fio or 'not measured'})")
             for f in families()]
-    widths = [max(len(r[i]) for r in rows) for i in range(2)]
-    print(f"{'metric':<{widths[0]}}  {'unit':<{widths[1]}}  what (fio's source)")
-    for path, unit, about, fio in rows:
-        print(f"{path:<{widths[0]}}  {unit:<{widths[1]}}  {about} ({fio})")
+    print(table(("metric", "unit", "what (fio's source)"), rows, columns=width(sys.stdout),
+                notes=True))
+    return EXIT_OK
+
+
+def cmd_init(args: argparse.Namespace) -> int:
+    from iogate.spec import load_suite
+    from iogate.starter import StarterError, starter, suite_name
+
+    try:
+        text = starter(args.target, writes=args.writes)
+    except StarterError as exc:
+        print(f"iogate init: {exc}", file=sys.stderr)
+        return EXIT_INVALID
+    out = args.output or f"{suite_name(args.target)}.suite.yaml"
+    try:
+        with open(out, "x", encoding="utf-8") as f:  # never over an existing file
+            f.write(text)
+    except FileExistsError:
+        print(f"iogate init: {out} exists; name another file with -o FILE", file=sys.stderr)
+        return EXIT_INVALID
+    except OSError as exc:
+        print(f"iogate init: {out}: {exc.strerror}", file=sys.stderr)
+        return EXIT_RUNTIME
+    suite = load_suite(out)  # what it wrote is a valid suite (a SuiteError would be a bug)
+    print(f"{out}: {len(suite.cases)} case(s) for {args.target}; its first lines say how to "
+          "run it", file=sys.stderr)
+    return EXIT_OK
+
+
+def cmd_completion(args: argparse.Namespace) -> int:
+    from iogate.completion import script
+
+    print(script(args.shell, build_parser()), end="")
+    return EXIT_OK
+
+
+def cmd_devices(args: argparse.Namespace) -> int:
+    from iogate.devices import devices, render
+    from iogate.text import width
+
+    print(render(devices(), width(sys.stdout)))
     return EXIT_OK
 
 
@@ -400,6 +439,14 @@ def cmd_schema(args: argparse.Namespace) -> int:
 
     print(json.dumps(json_schema(), indent=2))
     return EXIT_OK
+
+
+def _fitted(text: str, stream: TextIO | None = None) -> str:
+    """``text`` wrapped to the width of ``stream``, standard output by default
+    (:mod:`iogate.text`)."""
+    from iogate.text import fit, width
+
+    return fit(text, width(stream or sys.stdout))
 
 
 def _say(message: str) -> None:
@@ -436,9 +483,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         return EXIT_INVALID
     try:
         for text in runner.admit(cases):
-            print(f"iogate: warning: {text}", file=sys.stderr)
+            print(_fitted(f"iogate: warning: {text}", sys.stderr), file=sys.stderr)
     except Refused as exc:
-        print(exc, file=sys.stderr)
+        print(_fitted(str(exc), sys.stderr), file=sys.stderr)
         return EXIT_INVALID
     run = runner.settings
     results: list[CaseResult] = []
@@ -493,9 +540,11 @@ def _run_units(cases: Sequence[Case], runner: SuiteRun, journal: Journal,
     from iogate.baseline import BaselineError
     from iogate.plan import case_id, expected_bytes, plan
     from iogate.progress import ProgressLine, schedule
+    from iogate.text import fit, width
 
     units = plan(cases)
     planned = schedule(units)  # the position and the ETA of the progress line
+    columns = width(sys.stderr)
     for index, unit in enumerate(units):
         label = " + ".join(case_id(c) for c in unit)
         line = ProgressLine(label, stream=sys.stderr, total_bytes=expected_bytes(unit),
@@ -514,11 +563,11 @@ def _run_units(cases: Sequence[Case], runner: SuiteRun, journal: Journal,
                 journal.append(result)
                 results.append(result)
                 # the position last: what reads "id: outcome" still does
-                print(f"{result.id}: {result.outcome}"
-                      + (f" ({result.error})" if result.error else "")
-                      + f" [{planned.position(index, n)}]", file=sys.stderr)
+                print(fit(f"{result.id}: {result.outcome}"
+                          + (f" ({result.error})" if result.error else "")
+                          + f" [{planned.position(index, n)}]", columns), file=sys.stderr)
                 for warning in result.warnings:
-                    print(f"{result.id}: warning: {warning}", file=sys.stderr)
+                    print(fit(f"{result.id}: warning: {warning}", columns), file=sys.stderr)
         if any(r.outcome == "interrupted" for r in unit_results):
             break
     return False
@@ -528,18 +577,20 @@ def _report_run(cases: Sequence[object], results: Sequence[CaseResult], wall_s: 
     """Print the tables and failure reports of a finished run (which took wall_s); the exit
     code."""
     from iogate import report
+    from iogate import text as fitted
     from iogate.outcome import OUTCOMES
 
-    print(report.results_table(results))
-    for text in (report.measured_table(results), report.sweep_tables(results),
-                 report.hosts_tables(results), report.warnings_text(results)):
+    columns = fitted.width(sys.stdout)
+    print(report.results_table(results, columns))
+    for text in (report.measured_table(results, columns), report.sweep_tables(results, columns),
+                 report.hosts_tables(results, columns), report.warnings_text(results, columns)):
         if text:
             print()
             print(text)
     for r in results:
         if r.outcome != "passed":
             print()
-            print(report.failure_report(r))
+            print(report.failure_report(r, columns=columns))
     counts = {o: sum(r.outcome == o for r in results)
               for o in OUTCOMES}
     not_run = len(cases) - len(results)
@@ -689,6 +740,25 @@ def build_parser() -> argparse.ArgumentParser:
 
     metrics = sub.add_parser("metrics", help="list the metrics expectations can use")
     metrics.set_defaults(func=cmd_metrics)
+    init = sub.add_parser("init", help="write a commented starter suite for a block device "
+                          "or a file")
+    init.add_argument("target", metavar="TARGET",
+                      help="a block device, an existing file, or a new file's path")
+    init.add_argument("-o", "--output", metavar="FILE",
+                      help="where to write it (default: NAME.suite.yaml here; never over an "
+                           "existing file)")
+    init.add_argument("--writes", action="store_true",
+                      help="add cases that write (never for a device carrying data or a file "
+                           "iogate did not create)")
+    init.set_defaults(func=cmd_init)
+    completion = sub.add_parser("completion", help="print the shell completion script")
+    completion.add_argument("shell", choices=("bash", "zsh"),
+                            help="bash: source <(iogate completion bash); zsh: write it as "
+                                 "_iogate in a directory of $fpath")
+    completion.set_defaults(func=cmd_completion)
+    devices = sub.add_parser("devices", help="list the block devices, and whether a run may "
+                             "write each")
+    devices.set_defaults(func=cmd_devices)
     return parser
 
 

@@ -29,6 +29,7 @@ from iogate.baseline import (
 from iogate.expect import format_value
 from iogate.metrics import DIRECTIONS, SCOPES, Kind, parse_metric
 from iogate.stats import Spread, regression, summary
+from iogate.text import LOG_WIDTH, fit, table, width
 
 EXIT_OK, EXIT_REGRESSED, EXIT_INVALID = 0, 1, 2
 
@@ -219,23 +220,16 @@ def _p_text(row: Row) -> str:
     return n if row.p_value is None else f"p={row.p_value:.3f} {n}"
 
 
-def render(comparison: Comparison) -> str:
+def render(comparison: Comparison, columns: int = LOG_WIDTH) -> str:
     """A table like benchstat's: medians with their spread (coefficient of variation), the
     change, the p-value with the sample counts, and the verdict; then the reasons for each
-    regression and the notes."""
+    regression and the notes; lines of at most ``columns`` where words allow."""
     headers = ("case", "metric", "old", "new", "delta", "p", "verdict")
-    right = {2, 3, 4}  # numbers line up on the right
     rows = [(r.case_id, r.metric, _value_text(r.metric, r.old), _value_text(r.metric, r.new),
              _delta_text(r.delta_pct), _p_text(r), r.verdict) for r in comparison.rows]
-    widths = [max([len(h), *(len(row[i]) for row in rows)]) for i, h in enumerate(headers)]
-
-    def line(cells: Sequence[str]) -> str:
-        return "  ".join(c.rjust(w) if i in right else c.ljust(w)
-                         for i, (c, w) in enumerate(zip(cells, widths, strict=True))).rstrip()
-
-    out = [line(headers), line(["-" * w for w in widths]), *(line(r) for r in rows)]
-    if not rows:
-        out = ["no case and metric measured on both sides"]
+    # numbers line up on the right
+    out = [table(headers, rows, columns=columns, right=(2, 3, 4))] if rows else \
+        ["no case and metric measured on both sides"]
     regressions = comparison.regressions
     if regressions:
         out += ["", "regressions:"]
@@ -246,7 +240,7 @@ def render(comparison: Comparison) -> str:
     out += ["", f"{len(regressions)} regression(s) in {len(comparison.rows)} comparison(s) "
                 f"(significance {comparison.alpha:g}, minimum effect "
                 f"{comparison.min_effect_pct:g}%; ~ = no significant difference)"]
-    return "\n".join(out)
+    return fit("\n".join(out), columns)
 
 
 # -- the iogate compare command (its parser and run: iogate.cli) ------------------------------
@@ -300,7 +294,7 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:  # an unknown --metric
         print(f"iogate compare: {exc}", file=sys.stderr)
         return EXIT_INVALID
-    print(render(comparison))
+    print(render(comparison, width(sys.stdout)))
     if not comparison.rows:
         return EXIT_INVALID
     return EXIT_REGRESSED if comparison.regressed else EXIT_OK

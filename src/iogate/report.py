@@ -11,17 +11,18 @@ import itertools
 import json
 import os
 import tempfile
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
-from iogate import __version__, environment, hooks
+from iogate import __version__, environment, hooks, text
 from iogate.errors import IogateError
 from iogate.expect import Check, expected_text, explain, format_value, observed_text, verdict
 from iogate.files import OutputError, write_whole
 from iogate.metrics import DIRECTIONS, LATENCIES, Kind, parse_metric
 from iogate.outcome import OUTCOMES, SCHEMA_VERSION, SPREAD_METRICS, CaseResult, host_spread
 from iogate.targets import lock_holder
+from iogate.text import LOG_WIDTH
 from iogate.textplot import latency_summary
 from iogate.units import format_duration_exact, format_size_exact
 
@@ -30,26 +31,20 @@ _SUMMARY_METRICS = ("read.iops", "read.bw", "read.clat.p99", "write.iops", "writ
                     "write.clat.p99")
 
 
-def table(headers: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
-    """A plain-text table with a header rule; columns sized to content."""
-    rows = [list(r) for r in rows]
-    widths = [len(h) for h in headers]
-    for r in rows:
-        for i, cell in enumerate(r):
-            widths[i] = max(widths[i], len(cell))
-    def line(cells: Sequence[str]) -> str:
-        return "  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)).rstrip()
-    out = [line(headers), line(["-" * w for w in widths])]
-    out += [line(r) for r in rows]
-    return "\n".join(out)
+def table(headers: Sequence[str], rows: Iterable[Sequence[str]], *,
+          columns: int = LOG_WIDTH, free: Collection[int] = ()) -> str:
+    """A plain-text table with a header rule, columns sized to content, at most ``columns``
+    wide: its last column is a note (a reason, an error), which goes under its row when too
+    long; its ``free`` columns wrap (:func:`iogate.text.table`)."""
+    return text.table(headers, rows, columns=columns, free=free, notes=True)
 
 
-def checks_table(checks: Sequence[Check]) -> str:
+def checks_table(checks: Sequence[Check], columns: int = LOG_WIDTH) -> str:
     """The checks of a case; a check against a baseline or the history says why in its row
     (:func:`iogate.expect.explain`)."""
     rows = [(c.key, expected_text(c), observed_text(c), verdict(c), explain(c))
             for c in checks]
-    return table(("metric", "expected", "observed", "verdict", "why"), rows)
+    return table(("metric", "expected", "observed", "verdict", "why"), rows, columns=columns)
 
 
 def latency_plots(result: CaseResult) -> list[str]:
@@ -87,10 +82,12 @@ def failed_checks_line(result: CaseResult) -> str:
     return "; ".join(failed_check_texts(result))
 
 
-def failure_report(result: CaseResult, *, named: bool = True) -> str:
-    """What a human needs to act on a failed case: the checks, their suite lines, the workload.
-    Its first line says what failed (the case's id first when ``named``: a front end that
-    names the case itself, such as pytest's summary, leaves it out)."""
+def failure_report(result: CaseResult, *, named: bool = True, columns: int = LOG_WIDTH,
+                   taken: int = 0) -> str:
+    """What a human needs to act on a failed case: the checks, their suite lines, the workload,
+    in lines of at most ``columns`` (where words allow), the first ``taken`` shorter. Its
+    first line says what failed (the case's id first when ``named``: a front end that names
+    the case itself, such as pytest's summary, leaves it out)."""
     case = result.case
     parts: list[str] = []
     prefix = f"{result.id}: " if named else ""
@@ -106,7 +103,7 @@ def failure_report(result: CaseResult, *, named: bool = True) -> str:
         if result.error:
             parts.append(result.error)
     if result.checks:
-        parts += ["", checks_table(result.checks)]
+        parts += ["", checks_table(result.checks, columns)]
     if result.warnings:
         parts += ["", "realized workload differs from the request:"]
         parts += [f"  - {w}" for w in result.warnings]
@@ -127,7 +124,7 @@ def failure_report(result: CaseResult, *, named: bool = True) -> str:
         parts += ["", f"steady-state rounds of {result.steady.metric}: {rounds}"]
     parts += ["", f"workload {case.id} as run (defaults merged, variables expanded):"]
     parts += ["  " + line for line in workload_lines(result)]
-    return "\n".join(parts)
+    return text.fit("\n".join(parts), columns, taken)
 
 
 _SIZE_KEYS = ("size", "offset")
@@ -169,7 +166,7 @@ def _metric_cell(result: CaseResult, path: str) -> str | None:
     return None if value is None else format_value(parse_metric(path).kind, value)
 
 
-def hosts_tables(results: Sequence[CaseResult]) -> str:
+def hosts_tables(results: Sequence[CaseResult], columns: int = LOG_WIDTH) -> str:
     """For each case run on a fleet: a row per host with its headline metrics and whether its
     per_host expectations held, then the fleet (the aggregate) and the spread. Empty when no
     case ran on hosts."""
@@ -187,7 +184,8 @@ def hosts_tables(results: Sequence[CaseResult]) -> str:
         spread = host_spread(r.hosts)
         rows.append(["spread", *(f"{spread[p]['spread_pct']:.1f}%" if p in spread else "-"
                                  for p in shown), ""])
-        out.append(f"hosts of {r.id}\n" + table(["host", *shown, "verdict"], rows))
+        out.append(f"hosts of {r.id}\n" + table(["host", *shown, "verdict"], rows,
+                                                 columns=columns))
     return "\n\n".join(out)
 
 
@@ -196,8 +194,10 @@ def _cell(metrics: Mapping[str, float], path: str) -> str:
     return "-" if value is None else format_value(parse_metric(path).kind, value)
 
 
-def summary_table(results: Sequence[CaseResult]) -> str:
-    """One line per case: verdict, the headline metrics, and the failed checks."""
+def summary_table(results: Sequence[CaseResult], columns: int = LOG_WIDTH) -> str:
+    """One line per case: verdict, the headline metrics, and the failed checks (these two
+    wrap, the problems going under the row where the table would be wider than
+    ``columns``)."""
     rows = []
     for r in results:
         shown = [f"{p}={cell}" for p in _SUMMARY_METRICS
@@ -210,14 +210,15 @@ def summary_table(results: Sequence[CaseResult]) -> str:
             failed = "; ".join(filter(None, [failed, f"{len(r.warnings)} warning(s)"]))
         verdict = r.outcome.upper() if r.outcome != "passed" else "passed"
         rows.append((r.id, verdict, f"{r.duration_s:.1f}s", " ".join(shown), failed))
-    return table(("case", "verdict", "time", "metrics", "problems"), rows)
+    return table(("case", "verdict", "time", "metrics", "problems"), rows, columns=columns,
+                 free=(-2,))
 
 
 _SWEEP_METRICS = ("read.iops", "read.bw", "read.clat.p50", "read.clat.p99", "write.iops",
                   "write.bw", "write.clat.p50", "write.clat.p99")
 
 
-def sweep_tables(results: Sequence[CaseResult]) -> str:
+def sweep_tables(results: Sequence[CaseResult], columns: int = LOG_WIDTH) -> str:
     """One table per swept workload: a row per point, the swept values, the headline metrics
     that were measured, and the verdict. Empty when nothing was swept."""
     by_workload: dict[tuple[str, str], list[CaseResult]] = {}
@@ -232,12 +233,13 @@ def sweep_tables(results: Sequence[CaseResult]) -> str:
                 + [_metric_cell(r, m) or "-" for m in shown]
                 + [r.outcome if r.outcome != "passed" else "passed"] for r in rows]
         out.append(f"sweep {Path(path).name}::{name}\n"
-                   + table([*names, *shown, "verdict"], body))
+                   + table([*names, *shown, "verdict"], body, columns=columns))
     return "\n\n".join(out)
 
 
-def results_table(results: Sequence[CaseResult]) -> str:
-    """Every check of every case: workload, metric, expectation, observed value, verdict."""
+def results_table(results: Sequence[CaseResult], columns: int = LOG_WIDTH) -> str:
+    """Every check of every case: workload, metric, expectation, observed value, verdict,
+    and why (a run that ended in an error says it there)."""
     rows = []
     for r in results:
         if not r.checks and r.outcome == "passed":
@@ -247,8 +249,9 @@ def results_table(results: Sequence[CaseResult]) -> str:
             rows.append((r.id, c.key, expected_text(c),
                          observed_text(c), verdict(c), explain(c)))
         if r.outcome in ("error", "crashed", "interrupted", "skipped"):
-            rows.append((r.id, "(run)", "-", r.error or r.outcome, r.outcome.upper(), ""))
-    return table(("case", "metric", "expected", "observed", "verdict", "why"), rows)
+            rows.append((r.id, "(run)", "-", "-", r.outcome.upper(), r.error or r.outcome))
+    return table(("case", "metric", "expected", "observed", "verdict", "why"), rows,
+                 columns=columns)
 
 
 # What a case without expectations shows of each direction it moved data in, as fio's
@@ -261,7 +264,7 @@ def _measured_rows(result: CaseResult) -> list[list[str]]:
             for d in DIRECTIONS if d != "total" and result.metrics.get(f"{d}.ios")]
 
 
-def measured_table(results: Sequence[CaseResult]) -> str:
+def measured_table(results: Sequence[CaseResult], columns: int = LOG_WIDTH) -> str:
     """What each case without expectations measured, a row per direction that moved data:
     IOPS, bandwidth and completion latency (mean, p50, p99, p99.9). Empty when every case
     had expectations or none moved data."""
@@ -269,12 +272,14 @@ def measured_table(results: Sequence[CaseResult]) -> str:
     if not rows:
         return ""
     return "measured\n" + table(("case", "dir", "iops", "bw", "clat mean", "p50", "p99",
-                                  "p99.9"), rows)
+                                  "p99.9"), rows, columns=columns)
 
 
-def warnings_text(results: Sequence[CaseResult]) -> str:
-    """Every realized-workload warning, one line each; empty when there are none."""
-    return "\n".join(f"{r.id}: warning: {w}" for r in results for w in r.warnings)
+def warnings_text(results: Sequence[CaseResult], columns: int = LOG_WIDTH) -> str:
+    """Every realized-workload warning, one each (wrapped to ``columns``); empty when there
+    are none."""
+    return text.fit("\n".join(f"{r.id}: warning: {w}" for r in results for w in r.warnings),
+                    columns)
 
 
 def journal_path(results_path: str | os.PathLike[str]) -> Path:

@@ -403,6 +403,7 @@ def test_a_check_that_cannot_reach_significance_is_said_before_any_io(tmp_path: 
                   cwd=tmp_path, env={"REPEAT": "2", "RATE": "5000"})
     assert slow.returncode == 1, slow.stdout + slow.stderr
     warning, _, _rest = slow.stderr.partition("a.suite.yaml::paced: failed")
+    warning = " ".join(warning.split())  # (wrapped to a log's width: the words in order)
     assert "a.suite.yaml:12: a.suite.yaml::paced: read.iops: the baseline holds 1 run" in warning
     assert "record the baseline with repeat: 3 or more" in warning
     assert "decided by effect size, too few runs for a test" in slow.stdout
