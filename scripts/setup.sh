@@ -4,6 +4,8 @@
 #   bash scripts/setup.sh smoke   set up, then run the smoke suite on a temporary file
 #   bash scripts/setup.sh test    set up, then check the C formatting, run the C tests
 #                                 (sanitized), lint, types and the full test suite
+#   bash scripts/setup.sh wheel   set up, then build a self-contained wheel into dist/
+#                                 (scripts/wheel.sh)
 #   bash scripts/setup.sh         set up only
 #
 # Set-up means: the system libraries the engine links against (installed with apt when missing
@@ -38,6 +40,8 @@ if [ "$mode" = test ]; then
     # power-loss verification: an ext4 loop mount shut down without flushing its log
     command -v xfs_io >/dev/null 2>&1 || need_pkgs+=(xfsprogs)
     command -v mkfs.ext4 >/dev/null 2>&1 || need_pkgs+=(e2fsprogs)
+    # the zsh completion script is loaded by a real zsh
+    command -v zsh >/dev/null 2>&1 || need_pkgs+=(zsh)
     # the history store on a shared database: a throwaway PostgreSQL cluster per test session
     compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || need_pkgs+=(postgresql)
     # the C formatting check (native/.clang-format): Debian's clang-format, unless one is on
@@ -78,6 +82,10 @@ setup)
 smoke)
     exec "$venv/bin/iogate" run suites/smoke.suite.yaml "${@:2}"
     ;;
+wheel)
+    say "a self-contained wheel: the engine and the libraries it links against"
+    exec bash scripts/wheel.sh "$venv/bin/python" dist
+    ;;
 test)
     say "C formatting: every C file of native/ as clang-format writes it (native/.clang-format)"
     clang_format=$(command -v clang-format 2>/dev/null || echo "$venv/bin/clang-format")
@@ -114,7 +122,7 @@ test)
     exec "$venv/bin/python" -m pytest -n "$workers" "${@:2}"
     ;;
 *)
-    say "unknown mode '$mode': use smoke, test or nothing"
+    say "unknown mode '$mode': use smoke, test, wheel or nothing"
     exit 2
     ;;
 esac

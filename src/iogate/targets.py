@@ -435,13 +435,9 @@ def _exclusive(where: str, fd: int, st: os.stat_result, policy: Policy) -> int:
         raise TargetError(
             f"{where}: not among the devices named with --allow-destructive= "
             f"({', '.join(policy.devices)}); refusing to write it")
-    try:
-        exclusive = os.open(f"/proc/self/fd/{fd}", os.O_RDONLY | os.O_EXCL | os.O_CLOEXEC)
-    except OSError as exc:
-        if exc.errno == errno.EBUSY:
-            raise TargetError(f"{where}: the device, a partition of it or a holder is mounted "
-                              "or in use; refusing to write it") from None
-        raise TargetError(f"{where}: cannot open it exclusively: {exc.strerror}") from None
+    exclusive, busy = _exclusive_open(fd)
+    if exclusive is None:
+        raise TargetError(f"{where}: {busy}; refusing to write it")
     signature = _signature(exclusive)
     if signature and not any(_named_by_identity(st.st_rdev, name) for name in pinned):
         os.close(exclusive)
@@ -450,6 +446,47 @@ def _exclusive(where: str, fd: int, st: os.stat_result, policy: Policy) -> int:
             "name it with --allow-destructive=/dev/disk/by-id/... (its serial or WWN is "
             "checked against the device)")
     return exclusive
+
+
+def _exclusive_open(fd: int) -> tuple[int | None, str]:
+    """An exclusive descriptor of the block device open as ``fd``, or None and why not."""
+    try:
+        return os.open(f"/proc/self/fd/{fd}", os.O_RDONLY | os.O_EXCL | os.O_CLOEXEC), ""
+    except OSError as exc:
+        if exc.errno == errno.EBUSY:
+            return None, "the device, a partition of it or a holder is mounted or in use"
+        return None, f"cannot open it exclusively: {exc.strerror}"
+
+
+def write_refusal(path: str) -> str | None:
+    """Why a run given ``--allow-destructive`` would still refuse to write the block device
+    ``path`` now, or None: mounted or in use, or carrying a signature (the checks of
+    :func:`guard`, made the same way and released at once), or read-only (where the
+    writes would fail)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOCTTY)
+    except OSError as exc:
+        return f"cannot open it: {exc.strerror}"
+    try:
+        exclusive, busy = _exclusive_open(fd)
+        if exclusive is None:
+            return busy
+        try:
+            signature = _signature(exclusive)
+        finally:
+            os.close(exclusive)
+        if signature:
+            return f"carries data ({signature})"
+        rdev = os.fstat(fd).st_rdev
+        try:
+            if Path(f"/sys/dev/block/{os.major(rdev)}:{os.minor(rdev)}/ro").read_text() \
+                    .strip() == "1":
+                return "read-only"
+        except OSError:
+            pass
+        return None
+    finally:
+        os.close(fd)
 
 
 def _rdev(name: str) -> int | None:
