@@ -154,7 +154,7 @@ def starter(path: str, writes: bool = False, today: _dt.date | None = None) -> s
     lines += [
         f"suite: {suite_name(path)}",
         "defaults:",
-        f"  filename: {path}",
+        f"  filename: {path if target.kind == 'device' else os.path.abspath(path)}",
         f"  ioengine: {_engine()}",
         "  direct: true  # the device, not the page cache",
     ]

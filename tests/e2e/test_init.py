@@ -70,6 +70,14 @@ def test_a_users_file_is_only_read(disk_dir: Path) -> None:
     assert digest(target) == before
 
 
+def test_a_relative_file_name_is_made_absolute(disk_dir: Path) -> None:
+    # the suite runs from anywhere: its target is where init was pointed
+    proc = init(disk_dir, "rel.data")
+    assert proc.returncode == 0, proc.stderr
+    [case] = load_suite(disk_dir / "rel.data.suite.yaml").cases[:1]
+    assert case.workload.filename == str(disk_dir / "rel.data")
+
+
 def test_an_existing_suite_is_never_replaced(disk_dir: Path) -> None:
     out = disk_dir / "mine.suite.yaml"
     out.write_text("suite: mine\n")
