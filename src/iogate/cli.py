@@ -57,14 +57,19 @@ def load_suites(paths: Sequence[str], overrides: Overrides | None = None
     from dataclasses import replace
 
     from iogate.errors import SuiteError
-    from iogate.fio.importer import is_jobfile, load_jobfile
+    from iogate.fio import is_jobfile
     from iogate.spec import load_suite
 
     suites, problems = [], []
     for path in _suite_files(paths):
         try:
-            suites.append(load_jobfile(path, overrides=overrides) if is_jobfile(path)
-                          else load_suite(path, overrides=overrides))
+            if is_jobfile(path):  # fio's vocabulary is loaded for job files alone
+                with interrupts.deferred():  # as the models are (_command)
+                    from iogate.fio.importer import load_jobfile
+
+                suites.append(load_jobfile(path, overrides=overrides))
+            else:
+                suites.append(load_suite(path, overrides=overrides))
         except SuiteError as exc:
             problems += exc.problems
     if problems:
@@ -97,8 +102,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 def cmd_export(args: argparse.Namespace) -> int:
     from iogate.files import check_output
-    from iogate.fio.exporter import export
     from iogate.plan import case_id
+
+    with interrupts.deferred():  # fio's adapters are built whole (_command)
+        from iogate.fio.exporter import export
 
     if args.output:
         check_output(args.output, "--output")
@@ -145,7 +152,9 @@ def cmd_import(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from iogate.files import check_output
-    from iogate.fio.importer import import_jobfile
+
+    with interrupts.deferred():  # fio's adapters are built whole (_command)
+        from iogate.fio.importer import import_jobfile
 
     out = args.output
     if out:
@@ -812,10 +821,10 @@ def _command(argv: Sequence[str] | None) -> int:
     try:
         with interrupts.deferred():
             # Imported whole before anything else, an interrupt then coming right after:
-            # pydantic builds the suite models and the importer's adapters as they are
-            # imported, and an interrupt in the middle would come out of it as another
-            # error (a SchemaError). The parser's own imports reach the models too.
-            import iogate.fio.translate
+            # pydantic builds the suite models as they are imported, and an interrupt in
+            # the middle would come out of it as another error (a SchemaError). The
+            # parser's own imports reach the models too. fio's importer, which builds
+            # adapters of its own, is imported so where a job file is read (load_suites).
             import iogate.spec.models  # noqa: F401
         args = build_parser().parse_args(argv)
         return int(args.func(args))

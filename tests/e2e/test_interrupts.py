@@ -343,14 +343,29 @@ class Watch(importlib.abc.MetaPathFinder):
         return None
 sys.meta_path.insert(0, Watch())
 from iogate.cli import main
-main(["metrics"])
+main(sys.argv[1:])
 print(json.dumps(held), file=sys.stderr)
 """
-    proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
-                          text=True, timeout=120, stdin=subprocess.DEVNULL)
-    assert proc.returncode == 0, proc.stderr
-    held = json.loads(proc.stderr.strip().splitlines()[-1])
-    assert held == {"iogate.spec.models": True, "iogate.fio.translate": True}
+    (tmp_path / "j.fio").write_text("[j]\nioengine=null\nrw=read\nsize=1m\n")
+    (tmp_path / "s.suite.yaml").write_text(
+        "suite: s\nworkloads:\n  - name: w\n    ioengine: null\n    rw: read\n"
+        "    size: 1MiB\n")
+    expected = {
+        # fio's importer is loaded for job files alone
+        ("metrics",): {"iogate.spec.models": True},
+        ("validate", "s.suite.yaml"): {"iogate.spec.models": True},
+        ("validate", "j.fio"): {"iogate.spec.models": True, "iogate.fio.translate": True},
+        ("import", "j.fio", "-o", "i.suite.yaml"): {"iogate.spec.models": True,
+                                                    "iogate.fio.translate": True},
+        ("export", "s.suite.yaml", "-o", "e.fio"): {"iogate.spec.models": True},
+    }
+    for argv, want in expected.items():
+        proc = subprocess.run([sys.executable, "-c", code, *argv], cwd=tmp_path,
+                              capture_output=True, text=True, timeout=120,
+                              stdin=subprocess.DEVNULL)
+        assert proc.returncode == 0, proc.stderr
+        held = json.loads(proc.stderr.strip().splitlines()[-1])
+        assert held == want, argv
 
 
 FINALIZER = """\

@@ -23,13 +23,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from iogate.errors import Problem, SuiteError
+from iogate.fio import is_jobfile
 from iogate.fio.groups import assign_exitall, assign_groups, assign_startdelays
 from iogate.fio.job_state import Workload
 from iogate.fio.jobfile import JobFile, Option, parse_lenient
 from iogate.fio.problems import Problems
 from iogate.fio.render import Imported, Origin, render
 from iogate.fio.translate import effective, link_readbacks, workload
-from iogate.interrupts import read_input
 from iogate.units import parse_size
 
 if TYPE_CHECKING:
@@ -171,22 +171,4 @@ def load_jobfile(path: Path | str, text: str | None = None,
     return suite
 
 
-def is_jobfile(path: Path | str) -> bool:
-    """A ``.fio`` file, or a regular file whose first line that is not blank or a comment
-    is a ``[section]`` (a suite starts with a key). Anything else (a FIFO, process
-    substitution) is read once, as what its name says: looking inside would consume it."""
-    p = Path(path)
-    if p.suffix.lower() == ".fio":
-        return True
-    try:
-        if not p.is_file():
-            return False
-        head = read_input(p, 64 * 1024).decode("utf-8", "replace")
-    except OSError:
-        return False
-    for line in head.splitlines():
-        s = line.strip()
-        if s and s[0] not in ";#":
-            return s.startswith("[") and s.endswith("]")
-    return False
 
