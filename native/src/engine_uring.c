@@ -31,10 +31,11 @@
 struct uring_data {
     struct io_uring ring;
     int ring_ready;
-    int fixed_files; /* the worker's fds are registered, fds[i] as index i */
-    int fixed_bufs;  /* each slot's buffer is registered, slot i as index i */
-    int sqpoll;      /* a kernel thread takes the submissions */
-    int disabled;    /* created disabled; the worker thread enables it */
+    int fixed_files;  /* the worker's fds are registered, fds[i] as index i */
+    int fixed_bufs;   /* each slot's buffer is registered, slot i as index i */
+    int sqpoll;       /* a kernel thread takes the submissions */
+    int disabled;     /* created disabled; the worker thread enables it */
+    unsigned prepped; /* requests prepared since the last submit */
     unsigned ncqes;
     struct io_uring_cqe *cqes[];
 };
@@ -212,13 +213,22 @@ static int uring_prep(struct iog_worker *w, struct iog_io *io)
     if (d->fixed_files)
         sqe->flags |= IOSQE_FIXED_FILE;
     io_uring_sqe_set_data(sqe, io);
+    d->prepped++;
     return 0;
 }
 
 static int uring_submit(struct iog_worker *w)
 {
     struct uring_data *d = w->engine_data;
-    return io_uring_submit(&d->ring);
+    int rc = io_uring_submit(&d->ring);
+    unsigned prepped = d->prepped;
+    d->prepped = 0;
+    /* With SQPOLL, io_uring_submit counts the entries the polling thread has not
+     * taken yet: 0 when it took them all at once. Every prepared entry is in the
+     * ring by then, and the thread takes it: all of them are submitted. */
+    if (d->sqpoll && rc >= 0)
+        return (int)prepped;
+    return rc;
 }
 
 static int uring_reap(struct iog_worker *w, unsigned min, struct iog_io **out, unsigned max,
