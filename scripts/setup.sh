@@ -3,9 +3,12 @@
 #
 #   bash scripts/setup.sh smoke   set up, then run the smoke suite on a temporary file
 #   bash scripts/setup.sh test    set up, then check the C formatting, run the C tests
-#                                 (sanitized), lint, types and the full test suite
+#                                 (sanitized), lint, types, the documentation build and the
+#                                 full test suite
 #   bash scripts/setup.sh wheel   set up, then build a self-contained wheel into dist/
 #                                 (scripts/wheel.sh)
+#   bash scripts/setup.sh docs    set up, then build the documentation site into build/docs
+#                                 (Sphinx, warnings are errors); `test` builds it too
 #   bash scripts/setup.sh         set up only
 #
 # Set-up means: the system libraries the engine links against (installed with apt when missing
@@ -73,7 +76,20 @@ fi
 export PIP_DISABLE_PIP_VERSION_CHECK=1
 "$venv/bin/python" -m pip install -q --upgrade pip >/dev/null
 say "building and installing iogate (native engine included)"
-"$venv/bin/python" -m pip install -q ".[test]"
+case "$mode" in
+docs) extras=docs ;;
+test) extras=test,docs ;;
+*) extras=test ;;
+esac
+"$venv/bin/python" -m pip install -q ".[$extras]"
+
+# The documentation site, every warning an error: a broken link or anchor, a page left out
+# of the table of contents, a reference page whose table no longer renders.
+build_docs() {
+    say "documentation: docs/ -> build/docs (Sphinx, warnings are errors)"
+    rm -rf build/docs
+    "$venv/bin/sphinx-build" -W --keep-going -n -q -b html docs build/docs
+}
 
 case "$mode" in
 setup)
@@ -81,6 +97,10 @@ setup)
     ;;
 smoke)
     exec "$venv/bin/iogate" run suites/smoke.suite.yaml "${@:2}"
+    ;;
+docs)
+    build_docs
+    say "done: build/docs/index.html"
     ;;
 wheel)
     say "a self-contained wheel: the engine and the libraries it links against"
@@ -113,8 +133,9 @@ test)
     bash scripts/sanitized-run.sh "$venv" "$build" "$tsan"
     say "lint (ruff) and types (mypy)"
     "$venv/bin/python" -m pip install -q ".[lint]"
-    "$venv/bin/ruff" check src plugins tests bench conftest.py
+    "$venv/bin/ruff" check src plugins tests bench docs conftest.py
     "$venv/bin/mypy"
+    build_docs
     # one worker per CPU, at most 4 (the tests share the machine's disk); IOGATE_TEST_WORKERS=N
     cpus=$(nproc 2>/dev/null || echo 1)
     workers=${IOGATE_TEST_WORKERS:-$((cpus > 4 ? 4 : cpus))}
@@ -122,7 +143,7 @@ test)
     exec "$venv/bin/python" -m pytest -n "$workers" "${@:2}"
     ;;
 *)
-    say "unknown mode '$mode': use smoke, test, wheel or nothing"
+    say "unknown mode '$mode': use smoke, test, wheel, docs or nothing"
     exit 2
     ;;
 esac

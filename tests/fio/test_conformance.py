@@ -7,7 +7,7 @@ engines iogate has, or that name none (fio's default psync): fio's ``examples/``
 For each, two tables say what each file does here: runs (imports; run with a small size and
 runtime plus the overrides it needs on this machine, each with its reason) and refusals (the
 import exits 2; the first problem names the expected reason). A file in neither table fails,
-so the tables stay complete; the README's tables of these counts are rendered from them and
+so the tables stay complete; the fio guide's tables of these counts are rendered from them and
 checked.
 """
 
@@ -25,7 +25,7 @@ from tests.e2e.test_cli import iogate
 
 EXAMPLES = Path(__file__).resolve().parent / "examples"
 TESTJOBS = Path(__file__).resolve().parent / "testjobs"
-README = Path(__file__).resolve().parents[2] / "README.md"
+GUIDE = Path(__file__).resolve().parents[2] / "docs" / "guides" / "fio.md"
 
 # The engines iogate has (fio's names); an example whose engines are all here is tested.
 ENGINES = frozenset({"psync", "sync", "pvsync", "pvsync2", "vsync", "libaio", "io_uring", "null",
@@ -56,7 +56,7 @@ class Run(NamedTuple):
 
 class Refusal(NamedTuple):
     """An example the import refuses: a substring of its first problem, and the reason's group
-    as the README counts it."""
+    as the fio guide counts it."""
 
     says: str
     group: str
@@ -175,7 +175,7 @@ TESTJOB_REFUSED: dict[str, Refusal] = {
 
 
 class Corpus(NamedTuple):
-    """A folder of fio's job files, what its files do here, and its README table's title."""
+    """A folder of fio's job files, what its files do here, and its fio guide table's title."""
 
     title: str
     folder: Path
@@ -203,8 +203,8 @@ def engines(path: Path) -> set[str]:
     return found or {FIO_DEFAULT_ENGINE}
 
 
-def readme_table(corpus: Corpus) -> str:
-    """The README's table of a corpus' counts, from its two tables."""
+def guide_table(corpus: Corpus) -> str:
+    """The fio guide's table of a corpus' counts, from its two tables."""
     groups = Counter(r.group for r in corpus.refused.values())
     validated = sum(1 for r in corpus.runs.values() if r.not_run)
     rows = [f"| import and run | {len(corpus.runs) - validated} |",
@@ -229,9 +229,9 @@ def test_the_tables_cover_exactly_the_files(corpus: Corpus) -> None:
 
 
 @pytest.mark.parametrize("corpus", CORPORA.values(), ids=CORPORA.keys())
-def test_the_readme_counts_come_from_the_tables(corpus: Corpus) -> None:
-    assert readme_table(corpus) in README.read_text(), \
-        f"README.md's 'Coming from fio' must carry this table:\n{readme_table(corpus)}"
+def test_the_guide_counts_come_from_the_tables(corpus: Corpus) -> None:
+    assert guide_table(corpus) in GUIDE.read_text(), \
+        f"docs/guides/fio.md must carry this table:\n{guide_table(corpus)}"
 
 
 @pytest.mark.parametrize(("corpus", "name"), [(c, n) for c in CORPORA.values() for n in c.names()],

@@ -12,7 +12,7 @@ own directory, where they are written. Its ``${VAR}`` templates get the values o
 Three tables say what each file does here: :data:`FIO_FAILS` (fio itself cannot run it here:
 not counted), :data:`REFUSED` (fio runs it, the import refuses it, for the reason given: a
 miss) and :data:`RUN_ERRORS` (both run it; iogate's case ends in an error for the reason
-given). Every other file must run in iogate as in fio (exit 0 or 1). The README's ratio is
+given). Every other file must run in iogate as in fio (exit 0 or 1). The fio guide's ratio is
 rendered from the tables and checked.
 """
 
@@ -29,7 +29,7 @@ import pytest
 from tests.fio.common import needs_fio
 
 CORPUS = Path(__file__).resolve().parent / "corpus"
-README = Path(__file__).resolve().parents[2] / "README.md"
+GUIDE = Path(__file__).resolve().parents[2] / "docs" / "guides" / "fio.md"
 FILES = sorted(p.name for p in CORPUS.glob("*.fio"))
 LICENCES = {"MIT", "Apache-2.0", "BSD-3-Clause", "BSD-2-Clause", "GPL-2.0-only",
             "GPL-2.0-or-later", "LGPL-2.1-or-later", "MPL-2.0", "CDDL-1.0", "ISC"}
@@ -104,7 +104,7 @@ def counts() -> tuple[int, int, int]:
     return len(FILES), ran_by_fio, ran_by_fio - len(REFUSED)
 
 
-def readme_line() -> str:
+def guide_line() -> str:
     files, fio_runs, iogate_runs = counts()
     return (f"Of the {files} job files of the corpus, fio 3.33 runs {fio_runs} here and "
             f"iogate {iogate_runs} of those ({100 * iogate_runs / fio_runs:.0f} %; "
@@ -126,8 +126,8 @@ def test_the_tables_name_only_files_of_the_corpus():
     assert not set(FIO_FAILS) & (set(REFUSED) | set(RUN_ERRORS) | set(VALIDATED_ONLY))
 
 
-def test_the_readme_states_the_ratio_of_the_tables():
-    assert readme_line() in " ".join(README.read_text().split())
+def test_the_guide_states_the_ratio_of_the_tables():
+    assert guide_line() in " ".join(GUIDE.read_text().split())
 
 
 @needs_fio

@@ -1,5 +1,5 @@
 """The JSON schema (``iogate schema``) against ``iogate validate``: the schema never refuses
-what validate accepts (shipped suites, the README's examples, variables and expressions
+what validate accepts (shipped suites, the documented examples, variables and expressions
 anywhere, generated workloads), refuses what a schema can tell is wrong, describes every
 key, and gives an editor the metric names to complete."""
 
@@ -82,39 +82,47 @@ def test_every_shipped_suite_passes_both(validator, path):
     assert schema_errors(validator, path.read_text()) == []
 
 
-def readme_documents() -> list[tuple[str, str]]:
-    """The README's YAML examples as suites: whole suites as they are; a list of workloads,
-    or keys of one workload, inside the smallest suite that holds them."""
-    text = (ROOT / "README.md").read_text()
+# The documents whose YAML examples are checked: the README and every documentation page.
+DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+
+
+def documented_examples() -> list[tuple[str, str]]:
+    """The YAML examples of the README and the documentation as suites: whole suites as they
+    are; a list of workloads, or keys of one workload, inside the smallest suite that holds
+    them."""
     out = []
-    for n, block in enumerate(re.findall(r"```ya?ml\n(.*?)```", text, re.S)):
-        lines = [line for line in block.splitlines()
-                 if line.strip() and not line.lstrip().startswith("#")]
-        first_key = lines[0].strip().removeprefix("- ").partition(":")[0]
-        if any(line.startswith("suite:") for line in lines):
-            doc = block
-        elif lines[0].lstrip().startswith("- name:"):
-            doc = ("suite: readme\ndefaults: {size: 16m}\nworkloads:\n"
-                   + textwrap.indent(textwrap.dedent(block), "  "))
-        elif first_key in WORKLOAD_KEYS:
-            doc = HEAD + textwrap.indent(textwrap.dedent(block), "    ")
-        else:
-            continue  # not a suite (a CI configuration, say)
-        out.append((f"block{n}:{lines[0].strip()[:30]}", doc))
+    for path in DOCUMENTS:
+        text = path.read_text(encoding="utf-8")
+        where = path.relative_to(ROOT)
+        for n, block in enumerate(re.findall(r"```ya?ml\n(.*?)```", text, re.S)):
+            lines = [line for line in block.splitlines()
+                     if line.strip() and not line.lstrip().startswith("#")]
+            first_key = lines[0].strip().removeprefix("- ").partition(":")[0]
+            if any(line.startswith("suite:") for line in lines):
+                doc = block
+            elif lines[0].lstrip().startswith("- name:"):
+                doc = ("suite: readme\ndefaults: {size: 16m}\nworkloads:\n"
+                       + textwrap.indent(textwrap.dedent(block), "  "))
+            elif first_key in WORKLOAD_KEYS:
+                doc = HEAD + textwrap.indent(textwrap.dedent(block), "    ")
+            else:
+                continue  # not a suite (a CI configuration, say)
+            out.append((f"{where}:block{n}:{lines[0].strip()[:30]}", doc))
     return out
 
 
-@pytest.mark.parametrize("doc", [d for _, d in readme_documents()],
-                         ids=[i for i, _ in readme_documents()])
-def test_every_readme_example_passes_both(validator, doc):
-    load_suite_text(doc, "README.md", env={})
+@pytest.mark.parametrize("doc", [d for _, d in documented_examples()],
+                         ids=[i for i, _ in documented_examples()])
+def test_every_documented_example_passes_both(validator, doc):
+    load_suite_text(doc, "example.yaml", env={})
     assert schema_errors(validator, doc) == []
 
 
-def test_the_readme_has_examples_of_each_shape():
-    ids = [i for i, _ in readme_documents()]
-    assert len(ids) >= 5
-    assert any("suite:" in d for _, d in readme_documents())
+def test_the_documents_have_examples_of_each_shape():
+    found = documented_examples()
+    assert len(found) >= 5
+    assert any("suite:" in d for _, d in found)
+    assert any(i.startswith("README.md:") for i, _ in found)
 
 
 WRITTEN = [  # each value as a suite may write it, with variables and expressions

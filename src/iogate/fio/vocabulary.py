@@ -9,6 +9,8 @@ for the same requests (:data:`ENGINE_ALIASES`) are the only engine names kept he
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 from iogate.engine import catalog
 from iogate.expr import shown
 from iogate.fio.jobfile import ValueProblem
@@ -30,6 +32,7 @@ __all__ = [
     "VERIFY_STATE",
     "VERIFY_WAY",
     "engine_for",
+    "fate",
 ]
 
 # -- what fio has -------------------------------------------------------------------------
@@ -265,6 +268,93 @@ HINTS: dict[str, str] = {
     "serialize_overlap": "iogate does not hold back a request whose blocks overlap one in "
                          "flight",
 }
+
+# fio's options the import converts that no suite key is named after (a suite key of the
+# same name is the option itself), and what each becomes; the options of HINTS listed here
+# convert only where the text says, and are refused with their hint elsewhere.
+CONVERTED: dict[str, str] = {
+    "name": "the workload's name (renamed to iogate's name rules, with a comment, when needed)",
+    "description": "a comment above the workload",
+    "stonewall": "the end of a group: the jobs between two stonewalls share a group: and run "
+                 "together",
+    "wait_for": "accepted where iogate runs the jobs the same way (the job waited for ends "
+                "before this one starts), refused where it cannot",
+    "exit_what": "with exitall: which workloads a finished one stops (exitall: true for its "
+                 "group, or the list of fio's reporting group)",
+    "buffered": "direct, its opposite",
+    "cpumask": "cpus_allowed: the CPUs of the mask, as a list",
+    "create_on_open": "the file is made when the job opens it, never allocated first "
+                      "(fallocate: none)",
+    "directory": "the files fio names itself in it ($jobname.$jobnum.$filenum); a clone with "
+                 "files of its own becomes a workload of its own, all in one group",
+    "nrfiles": "with directory or filename_format, that many files named as fio names them; "
+               "otherwise refused: name each file, filename=a:b:c",
+    "filename_format": "with $jobname, $jobnum and $filenum, the files named as fio names "
+                       "them; otherwise refused: name the files in filename",
+    "openfiles": "accepted at nrfiles or more (every file open, as iogate keeps them), and 1 "
+                 "with file_service_type=random as file_service_type: sequential; fewer is "
+                 "refused",
+    "filesize": "the files' size; a smaller size becomes io_size, the amount moved",
+    "fsync_on_close": "end_fsync",
+    "iodepth_batch": "iodepth_batch_submit",
+    "kb_base": "how the job's sizes are read (1000: 4KiB is 4000 bytes); the suite has them "
+               "in bytes",
+    "loops": "io_size and number_ios that many times over, with a comment (fio starts each "
+             "pass at the region's start)",
+    "nonvectored": "a note: iogate's io_uring requests are never vectored",
+    "offset_increment": "one workload per clone, each with its own region, in one group",
+    "rate_min": "an expectation on every interval of rate_cycle (read.bw: \">= 1MiB/s in all "
+                "of 1s\"): fio ends the job, iogate fails the case",
+    "rate_iops_min": "an expectation on every interval of rate_cycle (read.iops: \">= 100 in "
+                     "all of 1s\")",
+    "rate_cycle": "the interval of the rate_min and rate_iops_min expectations",
+    "rw_sequencer": "sequential is noted (a sequential job's offsets are sequential either "
+                    "way); identical with an offset modifier is refused",
+    "scramble_buffers": "a note: iogate never alters a buffer a little; refill_buffers gives "
+                        "every write new contents",
+    "steadystate": "steady_state: iops:10% is deviation_pct: 10, iops_slope:0.5% a slope_pct "
+                   "over the window, lat and lat_slope the mean completion latency; absolute "
+                   "limits are refused",
+    "steadystate_duration": "steady_state's window, in rounds of steadystate_check_interval",
+    "steadystate_ramp_time": "steady_state's rounds before the window starts",
+    "steadystate_check_interval": "steady_state's round (one second unless given)",
+    "verify_interval": "accepted when a multiple of 512 or at least the block size (iogate "
+                       "checks every sector's stamp and the whole block)",
+    "verify_pattern": "buffer_pattern, with verify: crc32c when the job has no verify of its "
+                      "own",
+    **VERIFY_STATE,
+}
+
+
+def fate(option: str, keys: Collection[str]) -> str:
+    """What fio's job ``option`` becomes when a job file is imported, in a sentence:
+    ``keys`` are the suite's workload keys (an option of the same name is that key)."""
+    if option in ALIASES and option not in keys:
+        return f"the same as {ALIASES[option]}"
+    said: list[str] = []
+    if option in keys:
+        said.append(f"the suite key {option}, in fio's meaning")
+    elif option in CONVERTED:
+        said.append(CONVERTED[option])
+    if option in OUTPUT_ONLY:
+        said.append(f"accepted with a note: {OUTPUT_ONLY[option]}")
+    if option in AT_DEFAULT and not said:
+        said.append(f"accepted at fio's default ({', '.join(AT_DEFAULT[option])})")
+    for value, meaning in SAME_MEANING.get(option, {}).items():
+        said.append(f"accepted{'' if value is None else ' as ' + value} with a note: "
+                    f"{meaning}")
+    if option in VERIFY_REFUSED:
+        said.append(f"refused: {VERIFY_REFUSED[option]}")
+    if said:
+        if option in HINTS and HINTS[option] and option not in CONVERTED:
+            said.append(f"other values refused: {HINTS[option]}")
+        return "; ".join(said)
+    if HINTS.get(option):
+        return f"refused: {HINTS[option]}"
+    if option in ENGINE_OPTIONS:
+        return "refused: an option of fio's I/O engines; iogate's engines take none"
+    return "refused: iogate has no such setting"
+
 
 # -- rw -----------------------------------------------------------------------------------
 

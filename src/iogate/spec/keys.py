@@ -3,14 +3,14 @@
 
 :class:`JobKeys` is that table as a strict pydantic model, read by everything that needs to
 know the keys: :mod:`iogate.spec.rules` (the rules between them), :mod:`iogate.spec.models`
-(the models of a suite, which add the rules' check to it), the JSON schema and the README's
-key reference. Sizes are in bytes and durations in nanoseconds once validated; numeric keys
-also take arithmetic (:mod:`iogate.expr`).
+(the models of a suite, which add the rules' check to it), the JSON schema and the
+documentation's key reference. Sizes are in bytes and durations in nanoseconds once
+validated; numeric keys also take arithmetic (:mod:`iogate.expr`).
 
 A plain key (:class:`Plain`, beside its type) also says which member of the engine's job
 struct and which fio option it is; :data:`PLAIN` lists them for lowering, the job struct,
-fio's import and export and :func:`reference_table`. :data:`KEY_KINDS` says which keys are
-sizes and durations, read from their types.
+fio's import and export and the documentation's key reference. :data:`KEY_KINDS` says which
+keys are sizes and durations, read from their types.
 """
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ class Plain:
     (durations in ns, sizes in bytes, counts, true as 1; unset is 0, which the library
     reads as "off"), fio reads and writes it as one option in one unit, and it has no rule
     but, at most, one key it needs. Nothing else names a plain key: lowering, the job struct,
-    fio's import and export, the rules and the README's key reference read these rows
+    fio's import and export, the rules and the documentation's key reference read these rows
     (:data:`PLAIN`)."""
 
     member: str  # the member of struct iog_job_spec (native/include/iogate.h)
@@ -346,21 +346,6 @@ PLAIN: dict[str, Plain] = {
     key: row for key, field in JobKeys.model_fields.items()
     for row in field.metadata if isinstance(row, Plain)}
 
-_FIO_UNITS = {"count": "", "us": " (microseconds)", "size": " (bytes)", "bool": " (0 or 1)"}
-
-
-def reference_table() -> str:
-    """The README's table of the plain keys, from their rows: key, meaning, default, and the
-    fio option it reads and writes."""
-    lines = ["| key | value | default | fio |", "|---|---|---|---|"]
-    for key, row in PLAIN.items():
-        field = JobKeys.model_fields[key]
-        default = field.default
-        shown = "none" if default is None else str(default).lower()
-        needs = f"; needs `{row.needs}`" if row.needs else ""
-        lines.append(f"| `{key}` | {field.description}{needs} | {shown} | "
-                     f"`{row.fio}`{_FIO_UNITS[row.fio_unit]} |")
-    return "\n".join(lines) + "\n"
 
 
 def _kind(field: FieldInfo) -> Literal["size", "duration"] | None:
