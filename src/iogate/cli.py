@@ -253,9 +253,9 @@ def cmd_history(args: argparse.Namespace) -> int:
             return _trend(args)
         rows = runs(args.store, _filters(args))
     except (HistoryError, ChangesError, FigureError) as exc:
-        print(f"iogate: {exc}", file=sys.stderr)
+        print(_fitted(f"iogate: {exc}", sys.stderr), file=sys.stderr)
         return EXIT_INVALID
-    print(render_runs(rows))
+    print(_fitted(render_runs(rows)))
     return EXIT_OK
 
 
@@ -276,7 +276,7 @@ def _accept(args: argparse.Namespace) -> int:
     try:
         accepted = accept(dest, run_id, filters=_filters(args), by=args.by)
     except HistoryError as exc:
-        print(f"iogate: {exc}", file=sys.stderr)
+        print(_fitted(f"iogate: {exc}", sys.stderr), file=sys.stderr)
         return EXIT_INVALID
     if not accepted:
         print(f"{shown(dest)}: nothing to accept: every case chosen passed or was accepted "
@@ -284,9 +284,9 @@ def _accept(args: argparse.Namespace) -> int:
         return EXIT_OK
     nruns = len({a.run_id for a in accepted})
     by = f" by {accepted[0].by}" if accepted[0].by else ""
-    print(f"{shown(dest)}: accepted {len(accepted)} case(s) of {nruns} run(s) into the norm"
-          f"{by}; history expectations are judged against them from now on:\n"
-          + render_accepted(accepted))
+    print(_fitted(f"{shown(dest)}: accepted {len(accepted)} case(s) of {nruns} run(s) into "
+                  f"the norm{by}; history expectations are judged against them from now on:\n"
+                  + render_accepted(accepted)))
     return EXIT_OK
 
 
@@ -321,10 +321,11 @@ def _trend(args: argparse.Namespace) -> int:
     ((key, points),) = series.items()
     findings = trend.detect({key: points})
     norm = sum(p.in_norm for p in points)
-    print(f"{key[0]}{f' on {key[1]}' if key[1] else ''}: {key[2]}: {len(points)} runs, "
-          f"{norm} in the norm (passed or accepted)\n" + trend.render_points(key[2], points))
-    print(trend.render(findings, 1, changes.RECENT) if findings else
-          f"{key[0]}: {key[2]}: {len(points)} runs, no change point")
+    print(_fitted(f"{key[0]}{f' on {key[1]}' if key[1] else ''}: {key[2]}: {len(points)} "
+                  f"runs, {norm} in the norm (passed or accepted)\n"
+                  + trend.render_points(key[2], points)))
+    print(_fitted(trend.render(findings, 1, changes.RECENT) if findings else
+                  f"{key[0]}: {key[2]}: {len(points)} runs, no change point"))
     forms = [form for form in ("png", "html") if getattr(args, form)]
     if not forms:
         return EXIT_OK
@@ -356,9 +357,9 @@ def cmd_detect(args: argparse.Namespace) -> int:
         findings = trend.detect(series, trend.Options(args.alpha, args.min_change,
                                                       args.min_runs))
     except (HistoryError, ChangesError, ValueError) as exc:
-        print(f"iogate: {exc}", file=sys.stderr)
+        print(_fitted(f"iogate: {exc}", sys.stderr), file=sys.stderr)
         return EXIT_INVALID
-    print(trend.render(findings, len(series), args.recent))
+    print(_fitted(trend.render(findings, len(series), args.recent)))
     new = [f for f in findings if f.regression and f.new(args.recent)]
     if args.json:
         import json

@@ -101,3 +101,53 @@ def test_pytest_output_fits_120_columns(disk_dir: Path, pytester: pytest.Pyteste
     assert "    problems: " in ours
     assert "an existing file iogate did not create (iogate knows its own files by their " \
         "identity" in _words(ours)
+
+
+HISTORY_SUITE = """\
+suite: kept
+workloads:
+  - name: a-case-whose-expectation-no-run-meets-so-that-it-can-be-accepted-into-the-norm
+    ioengine: null
+    rw: randread
+    size: 1MiB
+    expect:
+      read.iops: ">= 1000G"
+"""
+# labels a CI system records with each run: long values, as build URLs and branch names are
+LABELS = {"pipeline": "https://ci.example.com/storage/firmware-gate/pipelines/12345678/jobs",
+          "branch": "release/2026.11/nvme-firmware-candidate-with-a-long-name",
+          "runner": "lab-rack-17-slot-4-nvme-gen5-x4-under-test"}
+
+
+def test_history_listings_fit_120_columns(disk_dir: Path) -> None:
+    suite = disk_dir / "kept.suite.yaml"
+    suite.write_text(HISTORY_SUITE)
+    store = disk_dir / "runs.sqlite"
+    labels = [arg for k, v in LABELS.items() for arg in ("--label", f"{k}={v}")]
+    for _ in range(2):
+        proc = subprocess.run([*IOGATE, "run", str(suite), "--history", str(store), *labels],
+                              cwd=disk_dir, capture_output=True, text=True, timeout=300,
+                              env=_env())
+        assert proc.returncode == 1, proc.stdout + proc.stderr
+    commands = {
+        "history": ["history", str(store)],
+        "trend": ["history", str(store), "--metric", "read.iops"],
+        "detect": ["detect", str(store)],
+        "accept": ["history", "accept", str(store), "--label", f"branch={LABELS['branch']}"],
+    }
+    outputs = {}
+    for name, argv in commands.items():
+        proc = subprocess.run([*IOGATE, *argv], cwd=disk_dir, capture_output=True, text=True,
+                              timeout=300, env=_env())
+        assert proc.returncode == 0, (name, proc.stdout + proc.stderr)
+        widest = max(proc.stdout.splitlines(), key=len)
+        assert len(widest) <= 120, (name, widest)
+        outputs[name] = proc.stdout
+    # wrapped, not cut: every label is in the listing whole
+    for key, value in LABELS.items():
+        assert f"{key}={value}" in _words(outputs["history"])
+    assert "a-case-whose-expectation-no-run-meets" in outputs["accept"]
+    # a wide terminal keeps a run to its line
+    wide = subprocess.run([*IOGATE, "history", str(store)], cwd=disk_dir, capture_output=True,
+                          text=True, timeout=300, env=_env(COLUMNS="400"))
+    assert max(len(line) for line in wide.stdout.splitlines()) > 120
