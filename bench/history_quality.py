@@ -29,7 +29,7 @@ store's series are loaded; one history also goes through a real store and the co
     .venv/bin/python bench/history_quality.py                 # the figures, about 1 minute
 
 ``bench/history_runs.json`` holds runs recorded this way with ``--pace rate`` (the figures
-in the README); ``--runs FILE`` reads or records another set.
+in the history guide, docs/guides/history.md); ``--runs FILE`` reads or records another set.
 """
 
 from __future__ import annotations

@@ -230,7 +230,7 @@ def test_a_workload_without_size_or_filename_is_refused(validator, doc, refused)
 def test_the_malformed_corpus_never_passes_validate_where_the_schema_refuses_more(validator):
     """Every document of the malformed corpus that is YAML at all: validate refuses it (its
     own test says how); the schema may accept some (rules between fields), and must not be
-    the only one to refuse anything in the shipped and README documents (above). Here: the
+    the only one to refuse anything in the shipped and documented examples (above). Here: the
     schema's verdicts are counted, so that a schema that stopped refusing shows."""
     from tests.unit.test_malformed import CORPUS
 
