@@ -283,8 +283,8 @@ CONVERTED: dict[str, str] = {
                  "group, or the list of fio's reporting group)",
     "buffered": "direct, its opposite",
     "cpumask": "cpus_allowed: the CPUs of the mask, as a list",
-    "create_on_open": "the file is made when the job opens it, never allocated first "
-                      "(fallocate: none)",
+    "create_on_open": "for a job that only writes, fallocate: none (the file grows as it is "
+                      "written); a job that reads has its file laid out first all the same",
     "directory": "the files fio names itself in it ($jobname.$jobnum.$filenum); a clone with "
                  "files of its own becomes a workload of its own, all in one group",
     "nrfiles": "with directory or filename_format, that many files named as fio names them; "
