@@ -73,6 +73,13 @@ def test_realized_mix_matches_rwmixread(mix: int, seed: int, rw: str) -> None:
        read_share=st.integers(10, 90))
 def test_achieved_rate_matches_the_request(iops: int, seconds: float, process: str,
                                            mixed: bool, read_share: int) -> None:
+    """Every request of a size-based run is issued, each at its due time or later: the n-th
+    request of a direction is due about n / rate after the start (exactly, linear; a Gamma
+    with standard deviation sqrt(n) / rate, Poisson), so the run's time is that, plus at
+    most how late a request was issued (``lag``), which a thread the scheduler keeps waiting
+    on a busy machine shows and a pacing too slow does not. A pacing too fast fails either
+    way: no lateness makes a run shorter than its schedule."""
+    n = int(iops * seconds)
     if mixed:
         read_iops = iops * read_share // 100
         rates = {"read": read_iops, "write": iops - read_iops}
@@ -80,13 +87,20 @@ def test_achieved_rate_matches_the_request(iops: int, seconds: float, process: s
     else:
         rates = {"read": iops, "write": 0}
         s = spec(rw="randread", rate_iops_read=iops)
-    s.time_based, s.runtime_ns, s.rate_process = True, int(seconds * 1e9), process
+    s.size, s.rate_process = n * 4 * KiB, process
     result = run([s])
+    job = result.jobs[0]
+    assert job.read.ios + job.write.ios == n  # one pass over the region, every block once
     for name, rate in rates.items():
         if not rate:
             continue
-        d = result.jobs[0].direction(name)
-        expected = rate * d.runtime_ns / 1e9
-        # A Poisson count has sigma sqrt(expected); a linear schedule is tighter still.
-        assert abs(d.ios - expected) <= max(0.02 * expected, Z * math.sqrt(expected)) + 1, \
-            (name, rate, d.ios, expected)
+        d = job.direction(name)
+        due = d.ios / rate  # s: when this direction's last request was due
+        took = d.runtime_ns / 1e9
+        late = d.lag.max / 1e9
+        # linear: the clock's and the count's rounding; Poisson: the arrival time's spread
+        spread = 0.01 * due if process == "linear" else Z * math.sqrt(d.ios) / rate
+        tol = spread + 2 / rate
+        assert due <= took + tol, ("faster than the rate", name, rate, d.ios, took)
+        assert due >= took - late - tol, ("slower than the rate and its lateness", name, rate,
+                                          d.ios, took, late)
