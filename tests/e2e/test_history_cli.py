@@ -27,9 +27,11 @@ def iogate(*args: str, cwd: Path, env: dict[str, str] | None = None
            ) -> subprocess.CompletedProcess[str]:
     import os
 
+    # lines as wide as the output needs: these tests read messages whole (how they wrap to a
+    # log's width is tests/e2e/test_output_width.py's)
     return subprocess.run([*IOGATE, *args], cwd=cwd, capture_output=True, text=True,
                           timeout=120, stdin=subprocess.DEVNULL,
-                          env={**os.environ, **(env or {})})
+                          env={**os.environ, "COLUMNS": "100000", **(env or {})})
 
 
 def test_runs_are_recorded_and_listed(tmp_path: Path) -> None:

@@ -85,8 +85,11 @@ conn.rollback()
 
 
 def iogate(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``iogate ARGS``, its output laid out on lines as wide as it needs: these tests read
+    messages whole (how they wrap to a log's width is tests/e2e/test_output_width.py's)."""
     return subprocess.run([*IOGATE, *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=300, stdin=subprocess.DEVNULL)
+                          timeout=300, stdin=subprocess.DEVNULL,
+                          env={**os.environ, "COLUMNS": "100000"})
 
 
 def digest(path: Path | str) -> str:
