@@ -43,10 +43,7 @@ from iogate.expr import shown
 from iogate.metrics import LATENCIES, parse_metric
 from iogate.units import parse_duration, parse_size
 
-# defer_build: a model's validator is built when it first validates, so what a run never
-# uses (the base models of the keys, the precondition steps of a suite without them) is
-# never built; pydantic's class creation is most of the interpreter's start-up.
-STRICT = ConfigDict(strict=True, extra="forbid", frozen=True, defer_build=True)
+STRICT = ConfigDict(strict=True, extra="forbid", frozen=True)
 
 SECTOR = 512  # O_DIRECT alignment that works on every common device
 
