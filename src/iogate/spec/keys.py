@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal, get_args
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 from pydantic.fields import FieldInfo
 
 from iogate.spec.blocks import BlockAlign, BlockSize, BlockSizes, BsRangeField, BsSplitField
@@ -77,9 +77,14 @@ class JobKeys(BaseModel):
     """What one engine job runs: every workload key except its name, expectations and phases.
 
     Sizes in bytes, durations in nanoseconds.
+
+    Never validated itself, nor is :class:`iogate.spec.models.JobFields`: only the models
+    made from them are (:class:`iogate.spec.models.Workload`, ``PreconditionStep``), so
+    neither builds a validator of its own (``defer_build``; a model made from them builds
+    its own, at import).
     """
 
-    model_config = STRICT
+    model_config = STRICT | ConfigDict(defer_build=True)
     filename: FileNames | None = Field(default=None, description=(
         "the file or block device the workload runs on, or a list of them (one job over several"
         " files, each an equal part of size); omitted: a temporary file in $IOGATE_TMPDIR (else"

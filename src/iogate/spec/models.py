@@ -50,6 +50,9 @@ from iogate.spec.modes import RwMode, is_mixed
 from iogate.spec.rules import workload_rules
 from iogate.units import format_size_exact
 
+# What a model validated itself adds to the job keys' config: it is built at import, while
+# interrupts are held (iogate.interrupts), not when it first validates.
+BUILT = ConfigDict(defer_build=False)
 WITHOUT_RULES = "without_rules"  # validation context: leave the rules between fields out
 
 
@@ -221,6 +224,7 @@ EXIT_MASK_JOBS = 64  # an exitall list is a mask of 64 bits over the jobs of one
 class Workload(JobFields):
     """One validated workload, defaults merged."""
 
+    model_config = BUILT
     name: Name = Field(description=ABOUT["name"])
     group: Name | None = Field(default=None, description=ABOUT["group"])
     exitall: ExitAll = False
@@ -235,6 +239,7 @@ class Workload(JobFields):
 class PreconditionStep(JobFields):
     """A step run before its workload, not measured; ``loops`` passes over the region."""
 
+    model_config = BUILT
     rw: RwMode  # required: a step says what it does
     loops: AtLeastOne = Field(default=1, description=ABOUT["loops"])
 
