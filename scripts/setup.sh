@@ -22,7 +22,8 @@ mode=${1:-setup}
 venv=${IOGATE_VENV:-$here/.venv}
 python=${PYTHON:-python3}
 
-say() { printf 'setup: %s\n' "$*" >&2; }
+# each line with the seconds since the start, so that a CI log says where its time went
+say() { printf 'setup: [%4ds] %s\n' "$SECONDS" "$*" >&2; }
 
 need_pkgs=()
 [ -f /usr/include/liburing.h ] || need_pkgs+=(liburing-dev)
