@@ -27,9 +27,14 @@ workloads:
     rate_iops: ${RATE:-20000}
     repeat: 5
     expect:
-      read.iops: ">= 0.95 * baseline"
+      read.iops: ">= 0.8 * baseline"
       read.iops@cv: "<= 10%"
 """
+# The regression the gate must catch: half the rate recorded. The same build must pass: on a
+# busy machine a time-based run that the scheduler holds up near its end loses the requests
+# due meanwhile, a few percent of a 200 ms run, which a floor of 0.95 could not tell from a
+# regression.
+SLOWER = {"RATE": "10000"}
 
 
 def iogate(*args: str, cwd: Path, env: dict[str, str] | None = None
@@ -95,12 +100,17 @@ def test_baseline_gate_fails_a_real_regression_and_passes_itself(tmp_path: Path)
     assert same.returncode == 0, same.stdout + same.stderr
 
     slow = iogate("run", "g.suite.yaml", "--baseline", "base.json", "--json", "new.json",
-                  cwd=tmp_path, env={"RATE": "17000"})  # 15% slower than recorded
+                  cwd=tmp_path, env=SLOWER)
     assert slow.returncode == 1, slow.stdout + slow.stderr
-    # the row says why: the effect against the baseline's runs, the test and its level
-    assert re.search(r"regression: -1[45]\.\d% vs baseline (19\.9\dk|20k)", slow.stdout)
-    assert "(5 runs), n=5, p=" in slow.stdout
+    # the row says why: the effect against the baseline's runs, the test and its level; the
+    # effect is the one between the medians the two documents hold
+    effect = re.search(r"regression: (-\d+\.\d)% vs baseline \S+k ±", slow.stdout)
+    assert effect, slow.stdout
+    [entry] = json.loads((tmp_path / "base.json").read_text())["entries"]
     [case] = json.loads((tmp_path / "new.json").read_text())["cases"]
+    change = 100 * (case["metrics"]["read.iops"] / entry["metrics"]["read.iops"] - 1)
+    assert float(effect.group(1)) == pytest.approx(change, abs=0.051)
+    assert "(5 runs), n=5, p=" in slow.stdout
     assert len(case["samples"]["read.iops"]) == 5
     [failed] = [c for c in case["checks"] if not c["passed"]]
     assert failed["metric"] == "read.iops"
@@ -126,13 +136,13 @@ def test_baseline_failure_is_the_failure_of_its_pytest_item(pytester: pytest.Pyt
     (pytester.path / "g.suite.yaml").write_text(GATE)
     pytester.runpytest("-p", "no:cacheprovider", "--iogate-save-baseline=base.json"
                        ).assert_outcomes(passed=1)
-    os.environ["RATE"] = "17000"
+    os.environ["RATE"] = SLOWER["RATE"]
     try:
         result = pytester.runpytest("-p", "no:cacheprovider", "--iogate-baseline=base.json")
     finally:
         del os.environ["RATE"]
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*read.iops*>= 0.95 * baseline*FAIL*"])
+    result.stdout.fnmatch_lines(["*read.iops*>= 0.8 * baseline*FAIL*"])
 
 
 def test_windowed_expectations_judge_intervals(tmp_path: Path) -> None:
