@@ -79,7 +79,7 @@ export PIP_DISABLE_PIP_VERSION_CHECK=1
 say "building and installing iogate (native engine included)"
 case "$mode" in
 docs) extras=docs ;;
-test) extras=test,docs ;;
+test) extras=test,docs,lint ;;  # one install: each builds the engine again
 *) extras=test ;;
 esac
 "$venv/bin/python" -m pip install -q ".[$extras]"
@@ -133,7 +133,6 @@ test)
     say "an end-to-end suite against the sanitized engines"
     bash scripts/sanitized-run.sh "$venv" "$build" "$tsan"
     say "lint (ruff) and types (mypy)"
-    "$venv/bin/python" -m pip install -q ".[lint]"
     "$venv/bin/ruff" check src plugins tests bench docs conftest.py
     "$venv/bin/mypy"
     build_docs
