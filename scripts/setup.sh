@@ -79,7 +79,7 @@ export PIP_DISABLE_PIP_VERSION_CHECK=1
 say "building and installing iogate (native engine included)"
 case "$mode" in
 docs) extras=docs ;;
-test) extras=test,docs,lint ;;  # one install: each builds the engine again
+test) extras=test,docs,lint ;; # in one install: each `pip install .` builds the engine anew
 *) extras=test ;;
 esac
 "$venv/bin/python" -m pip install -q ".[$extras]"
