@@ -35,6 +35,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 
+from iogate import interrupts
 from iogate.errors import IogateError
 
 # Kinds of file that are never written, by their stat type.
@@ -201,14 +202,16 @@ def _check_directory(directory: Path, shown: str | os.PathLike[str], option: str
         raise OutputError(shown, f"the directory {directory} does not exist", option)
     if not directory.is_dir():
         raise OutputError(shown, f"{directory} is not a directory", option)
-    try:
-        fd, tmp = _create_temporary(directory, name, 0o600)
-    except OSError as exc:
-        raise OutputError(shown, f"cannot write in {directory}: {exc.strerror or exc}",
-                          option) from None
-    os.close(fd)
-    with contextlib.suppress(OSError):
-        os.unlink(tmp)
+    # An interrupt waits for the file to be gone: the check leaves nothing behind.
+    with interrupts.deferred():
+        try:
+            fd, tmp = _create_temporary(directory, name, 0o600)
+        except OSError as exc:
+            raise OutputError(shown, f"cannot write in {directory}: {exc.strerror or exc}",
+                              option) from None
+        os.close(fd)
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
 
 
 def check_output(path: str | os.PathLike[str], option: str | None = None,
@@ -295,19 +298,21 @@ def _made_anew(path: str | os.PathLike[str], option: str | None,
     renamed over the target, the directory synced; its descriptor (open) and the target."""
     target = _final(Path(path))
     st = _existing(target, path, option)
+    fd, tmp = -1, None
     try:
-        fd, tmp = _create_temporary(target.parent, target.name, 0o666)
-    except OSError as exc:
-        raise OutputError(path, f"cannot be written: {exc.strerror or exc}", option) from None
-    try:
+        # Made and known together: an interrupt comes after both, and the file is removed.
+        with interrupts.deferred():
+            fd, tmp = _create_temporary(target.parent, target.name, 0o666)
         _keep_mode(fd, st)
         fill(fd)
         os.fsync(fd)
         os.replace(tmp, target)
     except BaseException as exc:
-        os.close(fd)
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
+        if fd >= 0:
+            os.close(fd)
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
         if isinstance(exc, OSError):
             raise OutputError(path, f"cannot be written: {exc.strerror or exc}",
                               option) from None
