@@ -821,12 +821,6 @@ def _command(argv: Sequence[str] | None) -> int:
 
     try:
         with interrupts.deferred():
-            if (sys.argv[1:] if argv is None else list(argv))[:1] == ["run"]:
-                # The engine's fork server starts first, its interpreter beside this one's
-                # imports that follow, so that the first case does not wait for it.
-                from iogate.engine import forkserver
-
-                forkserver.prestart()
             # Imported whole before anything else, an interrupt then coming right after:
             # pydantic builds the suite models as they are imported, and an interrupt in
             # the middle would come out of it as another error (a SchemaError). The

@@ -4,12 +4,10 @@ serves session after session while each ends with its result, and only then."""
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -167,35 +165,3 @@ def test_a_worker_of_another_process_state_is_not_reused(served) -> None:
         assert _worker_pid() != pid  # a worker takes on the runner's state when it starts
     finally:
         os.umask(old)
-
-
-EARLY = """
-import importlib.abc, json, sys
-seen = {}
-class Watch(importlib.abc.MetaPathFinder):
-    def find_spec(self, name, path, target=None):
-        if name == "iogate.spec.models":
-            fs = sys.modules.get("iogate.engine.forkserver")
-            seen["server started"] = fs is not None and fs.current() is not None
-        return None
-sys.meta_path.insert(0, Watch())
-from iogate.cli import main
-seen["exit"] = main(sys.argv[1:])
-print(json.dumps(seen), file=sys.stderr)
-"""
-
-
-@pytest.mark.parametrize(("command", "started"), [("run", True), ("validate", False)])
-def test_a_run_starts_the_server_before_it_imports_the_suite_models(
-        tmp_path: Path, command: str, started: bool) -> None:
-    # Its interpreter starts beside the command's own imports, so that the first case does
-    # not wait for it; a command that runs no case starts none.
-    (tmp_path / "s.suite.yaml").write_text(
-        "suite: s\nworkloads:\n  - name: w\n    ioengine: null\n    rw: read\n"
-        "    size: 1MiB\n")
-    proc = subprocess.run([sys.executable, "-c", EARLY, command, "s.suite.yaml"],
-                          cwd=tmp_path, capture_output=True, text=True, timeout=120,
-                          stdin=subprocess.DEVNULL)
-    assert proc.returncode == 0, proc.stderr
-    seen = json.loads(proc.stderr.strip().splitlines()[-1])
-    assert seen == {"server started": started, "exit": 0}

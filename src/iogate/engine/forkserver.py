@@ -4,8 +4,7 @@ the runner's memory.
 Forking copies the page tables of the process that forks: a runner holding the results of
 thousands of cases would make every engine process slower to start. The fork server is a
 fresh interpreter (``python -m iogate.engine.forkserver``, started once, lazily, by
-:func:`spawn`, or early by :func:`prestart`) that imports only the engine, so it stays
-small whatever the runner holds.
+:func:`spawn`) that imports only the engine, so it stays small whatever the runner holds.
 It forks the engine's worker processes (:func:`iogate.engine.worker.serve`), each of
 which serves sessions one after another until it dies or is let go.
 
@@ -90,13 +89,6 @@ class ForkServer:
         self._exited: dict[int, int] = {}
         self._pending: list[tuple[Any, ...]] = []  # read, not yet returned (see _receive)
         self._lock = threading.Lock()
-        self._ready = False
-
-    def wait_ready(self) -> None:
-        """Until the server has said it is ready (its first message), at most
-        START_TIMEOUT_S; ServerGone, the server let go, when it does not."""
-        if self._ready:
-            return
         try:
             reply = self._next(START_TIMEOUT_S)
         except BaseException:
@@ -105,7 +97,6 @@ class ForkServer:
         if reply[0] != "ready":
             self.close()
             raise ServerGone(f"unexpected first message {reply[0]!r}")
-        self._ready = True
 
     def _next(self, timeout: float | None = None) -> tuple[Any, ...]:
         """The next message that is not an exit report (those are kept for wait())."""
@@ -210,26 +201,13 @@ def server() -> ForkServer | None:
         if _server is not None and (not _server.alive() or _server.key != _server_key()):
             _server.close()
             _server = None
-        try:
-            if _server is None:
+        if _server is None:
+            try:
                 _server = ForkServer()
-            _server.wait_ready()
-        except (OSError, ServerGone, subprocess.SubprocessError) as exc:
-            _server = None
-            _disabled_reason = str(exc)
-            return None
+            except (OSError, ServerGone, subprocess.SubprocessError) as exc:
+                _disabled_reason = str(exc)
+                return None
         return _server
-
-
-def prestart() -> None:
-    """Start the server now without waiting for it, so that its interpreter starts while
-    this one goes on (the command's own imports): a run's first case then finds it ready.
-    Nothing when it is off, already running, or cannot start (server() tries again)."""
-    global _server
-    with _server_lock:
-        if _server is None and enabled():
-            with contextlib.suppress(OSError, subprocess.SubprocessError):
-                _server = ForkServer()
 
 
 def discard(dead: ForkServer) -> None:
