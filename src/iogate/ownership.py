@@ -32,6 +32,8 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+from iogate import interrupts
+
 STATE_ENV = "IOGATE_STATE_DIR"
 _AT_EMPTY_PATH = 0x1000
 _STATX_BTIME = 0x800
@@ -191,18 +193,23 @@ def _exists(name: str, ledger: int) -> bool:
 def _write(ledger: int, name: str, text: str) -> None:
     """``text`` as the entry ``name``, whole: a temporary entry renamed over it."""
     tmp = f".{name}.{secrets.token_hex(4)}.tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600,
-                 dir_fd=ledger)
+    fd = -1
     try:
+        # Made and known together: an interrupt comes after both, and the entry is removed.
+        with interrupts.deferred():
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600,
+                         dir_fd=ledger)
         with open(fd, "w", closefd=False) as f:
             f.write(text)
         os.rename(tmp, name, src_dir_fd=ledger, dst_dir_fd=ledger)
     except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp, dir_fd=ledger)
+        if fd >= 0:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp, dir_fd=ledger)
         raise
     finally:
-        os.close(fd)
+        if fd >= 0:
+            os.close(fd)
 
 
 def _sweep(ledger: int, device: str) -> None:
