@@ -308,9 +308,8 @@ def _made_anew(path: str | os.PathLike[str], option: str | None,
         os.fsync(fd)
         os.replace(tmp, target)
     except BaseException as exc:
-        if fd >= 0:
+        if tmp is not None:  # made (fd with it)
             os.close(fd)
-        if tmp is not None:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
         if isinstance(exc, OSError):
