@@ -415,8 +415,11 @@ void *monitor_main(void *arg)
     analysis_finish(s);
     pthread_mutex_lock(&s->lock);
     s->t_done = clock_now_ns();
-    __atomic_store_n(&s->state, IOG_STATE_DONE, __ATOMIC_RELEASE);
+    /* finished before DONE is shown: a poll that reads DONE finds iog_session_wait(s, 0)
+     * returning 0 and the results readable (session.c's progress() reads them in the
+     * other order) */
     __atomic_store_n(&s->monitor_done, 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&s->state, IOG_STATE_DONE, __ATOMIC_RELEASE);
     pthread_cond_broadcast(&s->cond);
     pthread_mutex_unlock(&s->lock);
     return NULL;

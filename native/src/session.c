@@ -285,6 +285,10 @@ static void progress(iog_session *s, struct iog_progress *out)
     memset(out, 0, sizeof(*out));
     out->jobs = s->njobs;
     int state = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
+    /* DONE exactly when iog_session_wait(s, 0) says finished: also in the moment
+     * between the monitor's two stores (monitor.c: finished, then DONE) */
+    if (state != IOG_STATE_DONE && __atomic_load_n(&s->monitor_done, __ATOMIC_ACQUIRE))
+        state = IOG_STATE_DONE;
     if (state == IOG_STATE_CREATED)
         return;
     for (uint32_t j = 0; state != IOG_STATE_LAYOUT && j < s->njobs; j++) {
