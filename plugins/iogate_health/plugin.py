@@ -32,16 +32,18 @@ import time
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from iogate.hooks import NotMeasured, hookimpl
+from iogate.ids import case_id
 from iogate.metrics import Family, Form, Kind
 from iogate.outcome import CaseResult
-from iogate.plan import case_id
 from iogate.results import RunResult
-from iogate.spec import Case
 from iogate_health.parse import from_nvme_cli, from_smartctl, smartctl_messages
 from iogate_sysinfo.plugin import target_facts
+
+if TYPE_CHECKING:  # loaded with the plugins by every command, most of which read no suite
+    from iogate.spec import Case
 
 PLUGIN = "iogate_health"
 SCOPE = "health"

@@ -20,9 +20,10 @@ from dataclasses import replace
 from typing import Any
 
 from iogate.errors import EngineError, Problem, SuiteError, TargetError
+from iogate.ids import case_id
 from iogate.job import JobSpec
 from iogate.lower import lower
-from iogate.plan import case_id, seed_for, sized
+from iogate.plan import seed_for, sized
 from iogate.spec.loader import format_path, load_yaml, mark_of
 from iogate.spec.models import JobFields
 from iogate.spec.suite import Case

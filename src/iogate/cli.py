@@ -9,7 +9,7 @@ from __future__ import annotations
 # Few imports here, none heavy: the command handles interrupts from the first line of main,
 # and everything imported before it runs is a moment in which it could not.
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, NoReturn, TextIO
 
 from iogate import ids, interrupts
@@ -64,7 +64,7 @@ def load_suites(paths: Sequence[str], overrides: Overrides | None = None
     for path in _suite_files(paths):
         try:
             if is_jobfile(path):  # fio's vocabulary is loaded for job files alone
-                with interrupts.deferred():  # as the models are (_command)
+                with interrupts.deferred():  # built whole, as iogate.spec's models are
                     from iogate.fio.importer import load_jobfile
 
                 suites.append(load_jobfile(path, overrides=overrides))
@@ -102,9 +102,9 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 def cmd_export(args: argparse.Namespace) -> int:
     from iogate.files import check_output
-    from iogate.plan import case_id
+    from iogate.ids import case_id
 
-    with interrupts.deferred():  # fio's adapters are built whole (_command)
+    with interrupts.deferred():  # built whole, as iogate.spec's models are
         from iogate.fio.exporter import export
 
     if args.output:
@@ -153,7 +153,7 @@ def cmd_import(args: argparse.Namespace) -> int:
 
     from iogate.files import check_output
 
-    with interrupts.deferred():  # fio's adapters are built whole (_command)
+    with interrupts.deferred():  # built whole, as iogate.spec's models are
         from iogate.fio.importer import import_jobfile
 
     out = args.output
@@ -471,7 +471,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     import time
 
     from iogate import report
-    from iogate.plan import case_id
+    from iogate.ids import case_id
     from iogate.settings import UsageError
     from iogate.suiterun import Refused, SuiteRun
 
@@ -548,7 +548,8 @@ def _run_units(cases: Sequence[Case], runner: SuiteRun, journal: Journal,
     added to ``results`` and said on stderr at once, until all ran or one was interrupted;
     True when a case the baseline could not judge ended the run (said on stderr)."""
     from iogate.baseline import BaselineError
-    from iogate.plan import case_id, expected_bytes, plan
+    from iogate.ids import case_id
+    from iogate.plan import expected_bytes, plan
     from iogate.progress import ProgressLine, schedule
     from iogate.text import fit, width
 
@@ -633,73 +634,102 @@ def _parser_class() -> type[argparse.ArgumentParser]:
     return _Parser
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The command's parser. Every command is listed with its help; with ``command``, only
+    that one is given its arguments (none for ""; see :func:`_chosen`), so that a command
+    does not import what the others' arguments need (a run's reach the plugins, the engine
+    and the suite models); without it, every one is (the completion script, the
+    reference)."""
     _Parser = _parser_class()
     parser = _Parser(prog="iogate", description="Declarative storage test suites with I/O SLOs.")
     from iogate import __version__
 
     parser.add_argument("--version", action="version", version=f"iogate {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    for name, about, arguments in COMMANDS:
+        subparser = sub.add_parser(name, help=about)
+        if command is None or command == name:
+            arguments(subparser)
+    return parser
 
-    run = sub.add_parser("run", help="run suites and judge their expectations")
+
+def _chosen(argv: Sequence[str]) -> str:
+    """The command named on the command line ``argv``: its first word that is not an option
+    (the options before a command, --version and --help, take no value); "" if none."""
+    return next((word for word in argv if not word.startswith("-")), "")
+
+
+def _run_arguments(run: argparse.ArgumentParser) -> None:
     run.add_argument("paths", nargs="+", metavar="PATH",
                      help="suite files, fio job files (.fio) or directories")
     run.add_argument("-k", metavar="SUBSTRING", help=K_HELP)
-    from iogate.settings import add_option, add_options
+    from iogate.settings import add_options
 
     add_options(run.add_argument, "--")
     run.set_defaults(func=cmd_run)
 
-    compare = sub.add_parser("compare", help="compare two results or baseline files")
+
+def _compare_arguments(compare: argparse.ArgumentParser) -> None:
     from iogate import compare as compare_module
 
     compare_module.add_arguments(compare)
     compare.set_defaults(func=compare_module.run)
 
-    export = sub.add_parser("export", help="write a suite's cases as a fio job file")
+
+def _export_arguments(export: argparse.ArgumentParser) -> None:
     export.add_argument("suite", metavar="SUITE", help="the suite file")
     export.add_argument("-o", "--output", metavar="FILE",
                         help="write the job file to FILE (default: standard output)")
     export.add_argument("-k", metavar="SUBSTRING", help=K_HELP)
     export.add_argument("--filename", metavar="PATH",
                         help="the target of every case, as with run --filename")
-    add_option(export.add_argument, "--", "set")
+    _set_option(export)
     export.set_defaults(func=cmd_export)
 
-    imp = sub.add_parser("import", help="turn a fio job file into a suite")
+
+def _set_option(parser: argparse.ArgumentParser) -> None:
+    """--set, which a command that loads suites shares with a run."""
+    from iogate.settings import add_option
+
+    add_option(parser.add_argument, "--", "set")
+
+
+def _import_arguments(imp: argparse.ArgumentParser) -> None:
     imp.add_argument("jobfile", metavar="JOB.fio", help="the fio job file")
     imp.add_argument("-o", "--output", metavar="FILE",
                      help="write the suite to FILE (default: standard output)")
     imp.set_defaults(func=cmd_import)
 
-    validate = sub.add_parser("validate", help="check suites without running them")
+
+def _validate_arguments(validate: argparse.ArgumentParser) -> None:
     validate.add_argument("paths", nargs="+", metavar="PATH")
-    add_option(validate.add_argument, "--", "set")
+    _set_option(validate)
     validate.set_defaults(func=cmd_validate)
 
-    schema = sub.add_parser("schema", help="print the JSON Schema of suite files")
+
+def _schema_arguments(schema: argparse.ArgumentParser) -> None:
     schema.set_defaults(func=cmd_schema)
 
-    verify = sub.add_parser("verify", help="after a crash or power cut, check the targets of "
-                            "workloads with verify_state against what they recorded")
+
+def _verify_arguments(verify: argparse.ArgumentParser) -> None:
     from iogate import powerloss
 
     powerloss.add_arguments(verify)
-    add_option(verify.add_argument, "--", "set")
+    _set_option(verify)
     verify.set_defaults(func=cmd_verify)
 
-    history = sub.add_parser("history", usage=HISTORY_USAGE,
-                             help="list the runs a history store holds, or the trend of one "
-                             "metric; history accept: take a run's failed cases into the norm",
-                             description="List the runs of a history store, or the trend of "
-                             "one metric. 'history accept DEST RUN_ID' (a start of the id "
-                             "will do), or 'history accept DEST --label build=b7' for every "
-                             "run of a build, takes the cases of the runs that did not pass "
-                             "into the norm that history expectations are judged against "
-                             "(-k and the other filters narrow which cases).")
-    _store_arguments(history)
+
+def _history_arguments(history: argparse.ArgumentParser) -> None:
     import argparse
 
+    history.usage = HISTORY_USAGE
+    history.description = (
+        "List the runs of a history store, or the trend of one metric. 'history accept DEST "
+        "RUN_ID' (a start of the id will do), or 'history accept DEST --label build=b7' for "
+        "every run of a build, takes the cases of the runs that did not pass into the norm "
+        "that history expectations are judged against (-k and the other filters narrow which "
+        "cases).")
+    _store_arguments(history)
     history.add_argument("more", nargs="*", help=argparse.SUPPRESS)
     history.add_argument("--by", metavar="NAME", help="(accept) who accepts, kept with the "
                          "time (default: the user)")
@@ -710,11 +740,10 @@ def build_parser() -> argparse.ArgumentParser:
                          "page: the plot, the change points, every run")
     history.set_defaults(func=cmd_history)
 
+
+def _detect_arguments(detect: argparse.ArgumentParser) -> None:
     from iogate import changes
 
-    detect = sub.add_parser("detect", help="find where metrics changed level across the runs "
-                            "of a history store; exit 1 when a regression starts among the "
-                            "newest runs")
     _store_arguments(detect)
     detect.add_argument("--metric", metavar="PATTERN", action="append",
                         help="metrics to look at (repeatable, shell wildcards); default: IOPS, "
@@ -733,8 +762,9 @@ def build_parser() -> argparse.ArgumentParser:
     detect.add_argument("--json", metavar="FILE", help="also write the change points to FILE")
     detect.set_defaults(func=cmd_detect)
 
-    baseline = sub.add_parser("baseline", help="manage baseline files")
-    actions = baseline.add_subparsers(dest="action", required=True, parser_class=_Parser)
+
+def _baseline_arguments(baseline: argparse.ArgumentParser) -> None:
+    actions = baseline.add_subparsers(dest="action", required=True, parser_class=type(baseline))
     promote = actions.add_parser(
         "promote", help="store a reviewed results document's cases in a baseline without "
         "running them again (merged into it, as run --save-baseline does)")
@@ -748,10 +778,12 @@ def build_parser() -> argparse.ArgumentParser:
     promote.add_argument("-k", metavar="SUBSTRING", help=K_HELP)
     promote.set_defaults(func=cmd_baseline_promote)
 
-    metrics = sub.add_parser("metrics", help="list the metrics expectations can use")
+
+def _metrics_arguments(metrics: argparse.ArgumentParser) -> None:
     metrics.set_defaults(func=cmd_metrics)
-    init = sub.add_parser("init", help="write a commented starter suite for a block device "
-                          "or a file")
+
+
+def _init_arguments(init: argparse.ArgumentParser) -> None:
     init.add_argument("target", metavar="TARGET",
                       help="a block device, an existing file, or a new file's path")
     init.add_argument("-o", "--output", metavar="FILE",
@@ -761,15 +793,40 @@ def build_parser() -> argparse.ArgumentParser:
                       help="add cases that write (never for a device carrying data or a file "
                            "iogate did not create)")
     init.set_defaults(func=cmd_init)
-    completion = sub.add_parser("completion", help="print the shell completion script")
+
+
+def _completion_arguments(completion: argparse.ArgumentParser) -> None:
     completion.add_argument("shell", choices=("bash", "zsh"),
                             help="bash: source <(iogate completion bash); zsh: write it as "
                                  "_iogate in a directory of $fpath")
     completion.set_defaults(func=cmd_completion)
-    devices = sub.add_parser("devices", help="list the block devices, and whether a run may "
-                             "write each")
+
+
+def _devices_arguments(devices: argparse.ArgumentParser) -> None:
     devices.set_defaults(func=cmd_devices)
-    return parser
+
+
+# The commands, in the order the help lists them: name, what it does, its arguments.
+COMMANDS: tuple[tuple[str, str, Callable[[argparse.ArgumentParser], None]], ...] = (
+    ("run", "run suites and judge their expectations", _run_arguments),
+    ("compare", "compare two results or baseline files", _compare_arguments),
+    ("export", "write a suite's cases as a fio job file", _export_arguments),
+    ("import", "turn a fio job file into a suite", _import_arguments),
+    ("validate", "check suites without running them", _validate_arguments),
+    ("schema", "print the JSON Schema of suite files", _schema_arguments),
+    ("verify", "after a crash or power cut, check the targets of workloads with verify_state "
+     "against what they recorded", _verify_arguments),
+    ("history", "list the runs a history store holds, or the trend of one metric; history "
+     "accept: take a run's failed cases into the norm", _history_arguments),
+    ("detect", "find where metrics changed level across the runs of a history store; exit 1 "
+     "when a regression starts among the newest runs", _detect_arguments),
+    ("baseline", "manage baseline files", _baseline_arguments),
+    ("metrics", "list the metrics expectations can use", _metrics_arguments),
+    ("init", "write a commented starter suite for a block device or a file", _init_arguments),
+    ("completion", "print the shell completion script", _completion_arguments),
+    ("devices", "list the block devices, and whether a run may write each",
+     _devices_arguments),
+)
 
 
 def _store_arguments(parser: argparse.ArgumentParser) -> None:
@@ -803,7 +860,7 @@ def main(argv: Sequence[str] | None = None, *, hold_signals: bool = False) -> in
         with interrupts.handled(hold_after=hold_signals):
             return _command(argv)
     except BaseException as exc:  # an interrupt that came as the command began or ended
-        from iogate.engine.native import LibraryError
+        from iogate.errors import LibraryError
 
         if isinstance(exc, LibraryError):  # no verdict: iogate cannot run at all
             print(f"iogate: {exc}", file=sys.stderr)
@@ -820,14 +877,13 @@ def _command(argv: Sequence[str] | None) -> int:
     from iogate.settings import UsageError
 
     try:
-        with interrupts.deferred():
-            # Imported whole before anything else, an interrupt then coming right after:
-            # pydantic builds the suite models as they are imported, and an interrupt in
-            # the middle would come out of it as another error (a SchemaError). The
-            # parser's own imports reach the models too. fio's importer, which builds
-            # adapters of its own, is imported so where a job file is read (load_suites).
-            import iogate.spec.models  # noqa: F401
-        args = build_parser().parse_args(argv)
+        words = sys.argv[1:] if argv is None else argv
+        args = build_parser(_chosen(words)).parse_args(words)
+        # Every command knows the plugins' metric rows (health.*), which they hand over to
+        # iogate.metrics as they load
+        from iogate.hooks import get_plugin_manager
+
+        get_plugin_manager()
         return int(args.func(args))
     except SuiteError as exc:
         print(str(exc), file=sys.stderr)

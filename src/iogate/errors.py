@@ -56,6 +56,13 @@ class EngineError(IogateError):
         return self.message
 
 
+class LibraryError(IogateError):
+    """The engine's library (:mod:`iogate.engine.native`) cannot be used: missing, not a
+    shared library, not libiogate, of another ABI version or an older revision, or with a
+    constant of another value. Not an engine's refusal of a job: iogate cannot run at all
+    (the command's exit code is 3, a runtime error)."""
+
+
 class RealizedWorkloadWarning(UserWarning):
     """What ran differs from what the suite asked for by more than sampling noise explains."""
 

@@ -1,5 +1,5 @@
-"""Case ids: how a sweep point is written in one, how ``-k`` selects by them, and the ids of
-earlier versions read as today's.
+"""Case ids: a case's id outside its suite (:func:`case_id`), how a sweep point is written
+in one, how ``-k`` selects by them, and the ids of earlier versions read as today's.
 
 A case id is the workload's name, with its sweep point in brackets: ``qd[bs:4k-iodepth:32]``
 (each variable and its value joined by ``:``, the variables by ``-``, in the order the sweep
@@ -14,6 +14,19 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from pathlib import PurePath
+from typing import Protocol
+
+
+class Case(Protocol):
+    """What an id is made of: the suite file a case comes from and its id in it (a
+    :class:`iogate.spec.Case`)."""
+
+    @property
+    def path(self) -> PurePath: ...
+
+    @property
+    def id(self) -> str: ...
 
 _NAME = r"[A-Za-z_][A-Za-z0-9_]*"
 # An id of the earlier form: its point starts with a variable joined to its value by '='.
@@ -21,6 +34,12 @@ _EARLIER = re.compile(r"(?P<head>.*\[)(?P<point>" + _NAME + r"=.*)\]\Z", re.S)
 _EARLIER_JOIN = re.compile(r"(^|-)(" + _NAME + r")=")
 # A sweep point in an id: the bracketed tail.
 _POINT = re.compile(r"\[([^\[\]]*)\]\Z")
+
+
+def case_id(case: Case) -> str:
+    """The id of a case everywhere outside its suite: ``FILE::ID``, the suite file's name and
+    the case's id in it (its test id under pytest)."""
+    return f"{case.path.name}::{case.id}"
 
 
 def point_label(variables: Mapping[str, str]) -> str:

@@ -27,10 +27,10 @@ from iogate.expect import (
     evaluate_window,
     tally_window,
 )
+from iogate.ids import case_id
 from iogate.job import JobSpec
 from iogate.metrics import MetricPath, parse_metric
 from iogate.outcome import LOCAL_HOST, CaseResult, SteadyRounds, series_of
-from iogate.plan import case_id
 from iogate.realized import device_warnings, no_io, realized_warnings, requested
 from iogate.results import (
     LatencyStats,

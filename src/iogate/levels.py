@@ -13,8 +13,8 @@ from collections.abc import Mapping
 
 from iogate.changes import last_level
 from iogate.history import HistoryError, is_url, load
+from iogate.ids import case_id
 from iogate.judge import HistoryLevel
-from iogate.plan import case_id
 from iogate.spec import Case
 
 MIN_HISTORY = 5  # fewest recorded runs of a case that ``history`` is judged against

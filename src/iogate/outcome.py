@@ -8,13 +8,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from iogate.expect import Check, explain
+from iogate.ids import case_id
 from iogate.metrics import DIRECTIONS
-from iogate.plan import case_id
 from iogate.results import Interval, RunResult
-from iogate.spec import Case
+
+if TYPE_CHECKING:  # a result holds its case; reading one needs no suite models
+    from iogate.spec import Case
 
 # The version of the results document (``--json``): what a case and the document around it
 # hold. Changed whenever a reader of an older document would misread the new one.

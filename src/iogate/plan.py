@@ -22,6 +22,7 @@ from typing import TypeVar
 
 from iogate import interrupts
 from iogate.errors import TargetError, UsageError
+from iogate.ids import case_id
 from iogate.job import JobSpec
 from iogate.lower import lower
 from iogate.spec import Case
@@ -35,10 +36,6 @@ from iogate.spec.rules import block_table
 TEST_CRASH_ENV = "IOGATE_TEST_CRASH"
 
 JobT = TypeVar("JobT", bound=JobFields)
-
-
-def case_id(case: Case) -> str:
-    return f"{case.path.name}::{case.id}"
 
 
 def seed_for(case: Case) -> int:

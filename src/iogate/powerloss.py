@@ -141,7 +141,8 @@ def run(args: argparse.Namespace, suites: Sequence[LoadedSuite]) -> int:
     """The ``verify`` command on the ``suites`` its arguments named: its exit code. Its
     output file was checked before the suites were loaded."""
     from iogate.files import write_whole
-    from iogate.plan import case_id, targets_of
+    from iogate.ids import case_id
+    from iogate.plan import targets_of
 
     cases = [c for s in suites for c in s.cases
              if c.workload.verify_state and (not args.k or args.k in case_id(c))]

@@ -282,7 +282,8 @@ def case_files(cases: Sequence[Case], filename: str | None
     files, and the others (their suites, and their targets as a run computes them,
     :func:`iogate.plan.targets_of`, ``filename`` being ``--filename``)."""
     from iogate.files import Claim
-    from iogate.plan import case_id, targets_of
+    from iogate.ids import case_id
+    from iogate.plan import targets_of
 
     states = [Claim(c.workload.verify_state, role=f"the verify_state file of {case_id(c)} "
                     f"({c.workload.verify_state})") for c in cases if c.workload.verify_state]

@@ -30,8 +30,8 @@ from typing import Any
 from iogate import hooks
 from iogate.errors import IogateError, UsageError
 from iogate.files import Claim, OutputError, claiming
+from iogate.ids import case_id
 from iogate.outcome import CaseResult
-from iogate.plan import case_id
 from iogate.settings import RunSettings, check_paths, settings
 from iogate.spec.suite import Case
 

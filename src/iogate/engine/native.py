@@ -54,7 +54,7 @@ from iogate.engine.limits import (
     VERIFY_RECORDS,
 )
 from iogate.engine.limits import WEIGHT_TOTAL as WEIGHT_TOTAL  # the weights of iog_bs_entry
-from iogate.errors import EngineError, IogateError
+from iogate.errors import EngineError, LibraryError
 
 if TYPE_CHECKING:
     from _ctypes import _CData
@@ -496,13 +496,6 @@ def _declare(lib: ctypes.CDLL) -> None:
     fn("iog_hist_percentiles", c_int,
        [POINTER(c_uint64), c_uint32, c_uint32, POINTER(c_double), c_uint32, c_uint64, c_uint64,
         POINTER(c_uint64)])
-
-
-class LibraryError(IogateError):
-    """The library cannot be used: missing, not a shared library, not libiogate, of another
-    ABI version or an older revision, or with a constant of another value. Not an engine's
-    refusal of a job: iogate cannot run at all (the command's exit code is 3, a runtime
-    error)."""
 
 
 # Enums these bindings list as names in value order: the C name of each is the prefix and the

@@ -72,7 +72,6 @@ from iogate.backends import Backend
 from iogate.diskstats import DiskStats, Sample
 from iogate.errors import EngineError
 from iogate.fio.hosts import Host
-from iogate.fio.options import FioUnsupported, exitall_options, job_options, render_jobfile
 from iogate.histogram import Histogram, bucket_index
 from iogate.hooks import hookimpl
 from iogate.job import JobSpec, open_pinned
@@ -157,6 +156,10 @@ def section_names(specs: Sequence[JobSpec]) -> list[str]:
 def jobfile(specs: Sequence[JobSpec]) -> str:
     """The job file that runs ``specs`` together. FioUnsupported names every feature of
     every job that fio cannot run as iogate would."""
+    # fio's options are made from the table of suite keys (iogate.spec), imported when a
+    # job file is written rather than with this plugin, which every command loads
+    from iogate.fio.options import FioUnsupported, exitall_options, job_options, render_jobfile
+
     if not specs:
         raise EngineError(errno.EINVAL, "a run needs at least one job")
     sections: list[tuple[str, list[tuple[str, str]]]] = []
@@ -287,6 +290,8 @@ def _readonly(specs: Sequence[JobSpec], hosts: Sequence[Host]) -> list[str]:
     if not any(s.does("write") or s.does("trim") for s in specs):
         return ["--readonly"]
     if any(s.no_layout and not s.fill for s in specs):
+        from iogate.fio.options import FioUnsupported  # as in jobfile()
+
         raise FioUnsupported(["a job reading a file iogate did not create, run together with "
                               "jobs that write (fio would extend that file; its --readonly "
                               "is the whole run's): run them apart"])

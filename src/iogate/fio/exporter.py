@@ -28,9 +28,10 @@ from iogate.fio.options import (
     render_jobfile,
     section_name,
 )
+from iogate.ids import case_id
 from iogate.job import JobSpec
 from iogate.lower import exit_masks, lower, lower_step
-from iogate.plan import case_id, plan, scratch_dir, seed_for
+from iogate.plan import plan, scratch_dir, seed_for
 from iogate.spec import Case, LoadedSuite
 from iogate.spec.fields import Share
 from iogate.spec.models import JobFields

@@ -12,16 +12,23 @@ words, :mod:`~iogate.spec.translate`; the JSON schema, :mod:`~iogate.spec.schema
 
 from __future__ import annotations
 
-from iogate.spec.models import PreconditionStep, SteadyState, Workload
-from iogate.spec.suite import (
-    MAX_WORKLOADS,
-    Case,
-    LoadedSuite,
-    load_suite,
-    load_suite_text,
-    validate_paths,
-)
-from iogate.spec.sweep import SweepPoint
+from iogate import interrupts
+
+# pydantic builds the models as their modules are imported, and an interrupt in the middle
+# would come out of it as another error (a SchemaError, with a traceback): they are
+# imported here, with SIGINT and SIGTERM held, whichever of the package's modules is
+# imported first (the package comes before any of them), an interrupt then coming after.
+with interrupts.deferred():
+    from iogate.spec.models import PreconditionStep, SteadyState, Workload
+    from iogate.spec.suite import (
+        MAX_WORKLOADS,
+        Case,
+        LoadedSuite,
+        load_suite,
+        load_suite_text,
+        validate_paths,
+    )
+    from iogate.spec.sweep import SweepPoint
 
 __all__ = [
     "MAX_WORKLOADS",
