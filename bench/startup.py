@@ -8,6 +8,8 @@ the wall time and of the CPU (user + system, children included, from wait4) of t
 command. iogate runs as a user runs it (``python -m iogate run``, the suite in a temporary
 directory, no results file); its own breakdown of the wall time follows, from one run with
 ``-X importtime`` (the imports) and the fork server's start (which the first case waits for).
+So do the medians of iogate's commands that read no suite (--help, metrics, compare), whose
+whole cost is the fixed one: no suite model and no engine.
 
     .venv/bin/python bench/startup.py [--rounds 10]
 """
@@ -33,6 +35,9 @@ workloads:
     rw: read
     size: 4KiB
 """
+# iogate's commands that read no suite, timed too: their cost is the fixed cost alone (no
+# suite model, no engine); r.json is the results document of the first run.
+COMMANDS = (("--help",), ("metrics",), ("compare", "r.json", "r.json"))
 FIO = ["fio", "--name=one", "--ioengine=null", "--rw=read", "--size=4k", "--bs=4k",
        "--output-format=json", "--output=/dev/null"]
 
@@ -73,12 +78,15 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="iogate-startup-") as tmp:
         cwd = Path(tmp)
         (cwd / "startup.suite.yaml").write_text(SUITE)
-        timed(iogate, cwd)  # compiled modules in place, caches warm, as on a second run
+        # compiled modules in place, caches warm, as on a second run
+        timed([*iogate, "--json", "r.json"], cwd)
         timed(FIO, cwd)
         for r in range(args.rounds):
             order = ("fio", "iogate") if r % 2 == 0 else ("iogate", "fio")
             for tool in order:
                 runs[tool].append(timed(FIO if tool == "fio" else iogate, cwd))
+        commands = {" ".join(c): [timed([sys.executable, "-m", "iogate", *c], cwd)
+                                  for _ in range(args.rounds)] for c in COMMANDS}
         imports = import_breakdown(cwd)
     print(f"{args.rounds} rounds, medians; {os.cpu_count()} CPUs, load "
           f"{os.getloadavg()[0]:.2f}")
@@ -89,6 +97,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{tool:<8} {medians[tool][0]:>8.3f} {medians[tool][1]:>8.3f}")
     print(f"{'ratio':<8} {medians['iogate'][0] / medians['fio'][0]:>7.2f}x "
           f"{medians['iogate'][1] / medians['fio'][1]:>7.2f}x")
+    print("\niogate's commands that read no suite (medians):")
+    for command, rs in commands.items():
+        print(f"  iogate {command:<24} {statistics.median(w for w, _ in rs):>8.3f} "
+              f"{statistics.median(c for _, c in rs):>8.3f}")
     print("\niogate's slowest top-level imports in one run (cumulative s):")
     for name, s in imports[:8]:
         print(f"  {s:6.3f}  {name}")
