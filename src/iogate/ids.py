@@ -18,9 +18,9 @@ from pathlib import PurePath
 from typing import Protocol
 
 
-class Case(Protocol):
-    """What an id is made of: the suite file a case comes from and its id in it (a
-    :class:`iogate.spec.Case`)."""
+class Identified(Protocol):
+    """What a case's id is made of: the suite file it comes from and its id in it (an
+    :class:`iogate.spec.Case` has both)."""
 
     @property
     def path(self) -> PurePath: ...
@@ -36,7 +36,7 @@ _EARLIER_JOIN = re.compile(r"(^|-)(" + _NAME + r")=")
 _POINT = re.compile(r"\[([^\[\]]*)\]\Z")
 
 
-def case_id(case: Case) -> str:
+def case_id(case: Identified) -> str:
     """The id of a case everywhere outside its suite: ``FILE::ID``, the suite file's name and
     the case's id in it (its test id under pytest)."""
     return f"{case.path.name}::{case.id}"
