@@ -637,9 +637,8 @@ def _parser_class() -> type[argparse.ArgumentParser]:
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The command's parser. Every command is listed with its help; with ``command``, only
     that one is given its arguments (none for ""; see :func:`_chosen`), so that a command
-    does not import what the others' arguments need (a run's reach the plugins, the engine
-    and the suite models); without it, every one is (the completion script, the
-    reference)."""
+    does not import what the others' arguments need (verify's reach the suite models);
+    without it, every one is (the completion script, the reference)."""
     _Parser = _parser_class()
     parser = _Parser(prog="iogate", description="Declarative storage test suites with I/O SLOs.")
     from iogate import __version__

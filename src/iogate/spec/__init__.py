@@ -8,6 +8,9 @@ variables, :mod:`~iogate.spec.variables`; sweeps, :mod:`~iogate.spec.sweep`; the
 :mod:`~iogate.spec.keys`; rules between keys, :mod:`~iogate.spec.rules`; the models,
 :mod:`~iogate.spec.models`; their errors in plain
 words, :mod:`~iogate.spec.translate`; the JSON schema, :mod:`~iogate.spec.schema`.
+
+Importing the package (which any of its modules' import does first) builds every model,
+with SIGINT and SIGTERM held until they are built.
 """
 
 from __future__ import annotations
