@@ -87,16 +87,19 @@ sys.exit(main(sys.argv[1:]))
 """
 
 
-@pytest.mark.parametrize("argv", [
-    ["--help"], ["--version"], ["history", "--help"], ["detect", "--help"],
-    ["baseline", "--help"], ["metrics"], ["compare", "--help"],
+@pytest.mark.parametrize(("argv", "code"), [
+    (["--help"], 0), (["--version"], 0), (["metrics"], 0), (["compare", "--help"], 0),
+    # past the parser, the plugins loaded: refused for a missing file
+    (["history", "nosuch.db"], 2), (["detect", "nosuch.db"], 2),
+    (["compare", "nosuch.json", "nosuch.json"], 2),
+    (["baseline", "promote", "nosuch.json", "-o", "b.json"], 2),
 ])
 def test_a_command_that_reads_no_suite_imports_no_suite_models(
-        argv: list[str], tmp_path: Path) -> None:
+        argv: list[str], code: int, tmp_path: Path) -> None:
     proc = subprocess.run([sys.executable, "-c", PROBE, *argv], cwd=tmp_path,
                           capture_output=True, text=True, timeout=120,
                           stdin=subprocess.DEVNULL)
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == code, proc.stderr
     modules = json.loads(proc.stdout.strip().splitlines()[-1])
     assert [m for m in modules if m.startswith(HEAVY)] == []
 
