@@ -102,7 +102,6 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 def cmd_export(args: argparse.Namespace) -> int:
     from iogate.files import check_output
-    from iogate.ids import case_id
 
     with interrupts.deferred():  # built whole, as iogate.spec's models are
         from iogate.fio.exporter import export
@@ -115,7 +114,7 @@ def cmd_export(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return EXIT_INVALID
     suite = suites[0]
-    cases = [c for c in suite.cases if ids.selects(case_id(c), args.k or "")]
+    cases = [c for c in suite.cases if ids.selects(ids.case_id(c), args.k or "")]
     if not cases:
         print(f"iogate: no case matches -k {args.k!r}", file=sys.stderr)
         return EXIT_INVALID
@@ -471,7 +470,6 @@ def cmd_run(args: argparse.Namespace) -> int:
     import time
 
     from iogate import report
-    from iogate.ids import case_id
     from iogate.settings import UsageError
     from iogate.suiterun import Refused, SuiteRun
 
@@ -487,7 +485,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         return EXIT_INVALID
     suites = load_suites(args.paths, runner.settings.overrides)
     cases = [c for s in suites for c in s.cases
-             if ids.selects(case_id(c), args.k or "")]
+             if ids.selects(ids.case_id(c), args.k or "")]
     if not cases:
         print(f"iogate: no case matches -k {args.k!r}", file=sys.stderr)
         return EXIT_INVALID
@@ -548,7 +546,6 @@ def _run_units(cases: Sequence[Case], runner: SuiteRun, journal: Journal,
     added to ``results`` and said on stderr at once, until all ran or one was interrupted;
     True when a case the baseline could not judge ended the run (said on stderr)."""
     from iogate.baseline import BaselineError
-    from iogate.ids import case_id
     from iogate.plan import expected_bytes, plan
     from iogate.progress import ProgressLine, schedule
     from iogate.text import fit, width
@@ -557,7 +554,7 @@ def _run_units(cases: Sequence[Case], runner: SuiteRun, journal: Journal,
     planned = schedule(units)  # the position and the ETA of the progress line
     columns = width(sys.stderr)
     for index, unit in enumerate(units):
-        label = " + ".join(case_id(c) for c in unit)
+        label = " + ".join(ids.case_id(c) for c in unit)
         line = ProgressLine(label, stream=sys.stderr, total_bytes=expected_bytes(unit),
                             schedule=planned, unit=index)
         try:

@@ -33,6 +33,7 @@ from typing import Any
 from iogate.engine import native
 from iogate.engine.session import encode_files, verify_failure
 from iogate.errors import EngineError
+from iogate.ids import case_id
 from iogate.inputs import InputError, check_regular
 from iogate.results import VerifyFailure
 from iogate.spec import Case, LoadedSuite
@@ -141,7 +142,6 @@ def run(args: argparse.Namespace, suites: Sequence[LoadedSuite]) -> int:
     """The ``verify`` command on the ``suites`` its arguments named: its exit code. Its
     output file was checked before the suites were loaded."""
     from iogate.files import write_whole
-    from iogate.ids import case_id
     from iogate.plan import targets_of
 
     cases = [c for s in suites for c in s.cases

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from iogate.errors import UsageError
+from iogate.ids import case_id
 
 if TYPE_CHECKING:
     from iogate.baseline import SaveBaseline
@@ -282,7 +283,6 @@ def case_files(cases: Sequence[Case], filename: str | None
     files, and the others (their suites, and their targets as a run computes them,
     :func:`iogate.plan.targets_of`, ``filename`` being ``--filename``)."""
     from iogate.files import Claim
-    from iogate.ids import case_id
     from iogate.plan import targets_of
 
     states = [Claim(c.workload.verify_state, role=f"the verify_state file of {case_id(c)} "
