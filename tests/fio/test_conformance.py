@@ -23,6 +23,8 @@ from typing import NamedTuple
 import pytest
 from tests.e2e.test_cli import iogate
 
+from iogate.cli import main
+
 EXAMPLES = Path(__file__).resolve().parent / "examples"
 TESTJOBS = Path(__file__).resolve().parent / "testjobs"
 GUIDE = Path(__file__).resolve().parents[2] / "docs" / "guides" / "fio.md"
@@ -236,25 +238,29 @@ def test_the_guide_counts_come_from_the_tables(corpus: Corpus) -> None:
 
 @pytest.mark.parametrize(("corpus", "name"), [(c, n) for c in CORPORA.values() for n in c.names()],
                          ids=[f"{k}/{n}" for k, c in CORPORA.items() for n in c.names()])
-def test_a_job_file_imports_and_runs_or_is_refused_as_expected(corpus: Corpus, name: str,
-                                                               disk_dir: Path) -> None:
+def test_a_job_file_imports_and_runs_or_is_refused_as_expected(
+        corpus: Corpus, name: str, disk_dir: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
     path = corpus.folder / name
-    imported = iogate("import", str(path), "-o", str(disk_dir / "imported.yaml"), cwd=disk_dir)
+    # The import is the command in this process (its own tests run it as a process); the run
+    # below is a process of its own, as a user starts it.
+    monkeypatch.chdir(disk_dir)
+    code = main(["import", str(path), "-o", str(disk_dir / "imported.yaml")])
+    said = capsys.readouterr().err
     if name in corpus.refused:
         refusal = corpus.refused[name]
-        assert imported.returncode == 2, imported.stdout + imported.stderr
-        first = imported.stderr.splitlines()[0]
+        assert code == 2, said
+        first = said.splitlines()[0]
         assert first.startswith(f"{path}:"), first  # located at the file and line
-        assert refusal.says in first, imported.stderr
+        assert refusal.says in first, said
         return
     if name not in corpus.runs:
         pytest.fail(f"{name} is in neither table: run `iogate import` on it and add it to the "
                     "one that says what it does")
-    assert imported.returncode == 0, imported.stderr
+    assert code == 0, said
     run = corpus.runs[name]
     if run.not_run:
-        checked = iogate("validate", str(path), cwd=disk_dir)
-        assert checked.returncode == 0, checked.stdout + checked.stderr
+        assert main(["validate", str(path)]) == 0, capsys.readouterr()
         return
     args = [a for s in (*SMALL, *run.sets) for a in ("--set", s.format(dir=disk_dir))]
     if run.device:
