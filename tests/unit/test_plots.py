@@ -4,6 +4,7 @@ and write errors, on results of real null-engine and psync runs."""
 from __future__ import annotations
 
 import base64
+import contextlib
 import csv
 import importlib.metadata
 import json
@@ -103,17 +104,24 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[CaseResul
         shutil.rmtree(disk, ignore_errors=True)
 
 
-@pytest.fixture
-def pm() -> Iterator[pluggy.PluginManager]:
-    """A manager with only the report plugin, made the process-wide one for the test."""
+@contextlib.contextmanager
+def report_plugin_only() -> Iterator[pluggy.PluginManager]:
+    """A manager with only the report plugin, the process-wide one while it is held."""
     manager = hooks.new_plugin_manager(load_entrypoints=False)
     manager.register(plugin)
     old = hooks.set_plugin_manager(manager)
     try:
         yield manager
     finally:
-        plugin.iogate_configure(options={})  # no report asked for beyond this test
+        plugin.iogate_configure(options={})  # no report asked for beyond its holder
         hooks.set_plugin_manager(old)
+
+
+@pytest.fixture
+def pm() -> Iterator[pluggy.PluginManager]:
+    """The report plugin alone, for the test."""
+    with report_plugin_only() as manager:
+        yield manager
 
 
 def report(pm: pluggy.PluginManager, results: list[CaseResult], **options: str | None
@@ -134,22 +142,15 @@ class Written(NamedTuple):
 
 
 @pytest.fixture(scope="module")
-def written(results: list[CaseResult], tmp_path_factory: pytest.TempPathFactory
-            ) -> Iterator[Written]:
+def written(results: list[CaseResult], tmp_path_factory: pytest.TempPathFactory) -> Written:
     """The artifacts and the page of every case, drawn once for the tests that read them
     (drawing is the slow part): with only the report plugin, as ``pm`` has it."""
     root = tmp_path_factory.mktemp("written")
     page = root / "page" / "report.html"
     page.parent.mkdir()
-    manager = hooks.new_plugin_manager(load_entrypoints=False)
-    manager.register(plugin)
-    old = hooks.set_plugin_manager(manager)
-    try:
+    with report_plugin_only() as manager:
         document = report(manager, results, artifacts=str(root / "artifacts"), html=str(page))
-        yield Written(document, root / "artifacts", page)
-    finally:
-        plugin.iogate_configure(options={})
-        hooks.set_plugin_manager(old)
+    return Written(document, root / "artifacts", page)
 
 
 def by_name(results: list[CaseResult], name: str) -> CaseResult:
